@@ -1,0 +1,45 @@
+import { defineConfig } from '@playwright/test';
+import { resolveChromium } from './e2e/fixtures/chromium';
+
+/**
+ * End-to-end tests drive the built studio (`vite build` + `vite preview`) in real Chromium. Several pages of
+ * one browser context share IndexedDB, Web Locks and BroadcastChannel, exactly like tabs. The browser is
+ * never downloaded: see `resolveChromium`.
+ */
+const port = Number(process.env.SHUTTLE_E2E_PORT ?? 4173);
+
+export default defineConfig({
+  testDir: 'e2e',
+  testMatch: '**/*.spec.ts',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  reporter: [['list'], ['json', { outputFile: '.test-reports/e2e.json' }]],
+  use: {
+    baseURL: `http://localhost:${port}`,
+    viewport: { width: 1280, height: 800 },
+    launchOptions: {
+      executablePath: resolveChromium(),
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
+    },
+    trace: 'retain-on-failure',
+  },
+  webServer: {
+    command: `npx vite build --logLevel warn && npx vite preview --port ${port} --strictPort`,
+    url: `http://localhost:${port}`,
+    reuseExistingServer: false,
+    timeout: 180_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  },
+});

@@ -1,0 +1,48 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from 'vite';
+import react from '@vitejs/plugin-react';
+
+/**
+ * The built app ships a Content-Security-Policy that allows only its own origin. Workers are module workers
+ * (`worker.format: 'es'`). Authored workflow code is evaluated inside the worker with `new Function`, which
+ * is why the policy keeps `'unsafe-eval'` for scripts (and only that); nothing else loads from elsewhere.
+ */
+const contentSecurityPolicy = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-eval'",
+  "worker-src 'self' blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self' ws://localhost:*",
+  "object-src 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+export default defineConfig({
+  plugins: [
+    react(),
+    {
+      name: 'shuttle-csp',
+      transformIndexHtml: {
+        order: 'post',
+        handler: (html, context) =>
+          context.server
+            ? html
+            : html.replace(
+                '<head>',
+                `<head>\n    <meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy}" />`,
+              ),
+      },
+    },
+  ],
+  worker: { format: 'es' },
+  server: { port: 5173, strictPort: true },
+  preview: { port: 5173, strictPort: true },
+  build: { target: 'es2022', sourcemap: true, chunkSizeWarningLimit: 2000 },
+  test: {
+    include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
+    environment: 'node',
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
