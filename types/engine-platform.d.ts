@@ -1,3 +1,4 @@
+/* eslint-disable no-var -- ambient global declarations must use var */
 /**
  * The few web-interoperable globals the engine may use. They exist in every runtime the engine targets
  * (Node 20+, browsers, Web Workers), but the ES lib does not declare them, and `src/engine` is typechecked
