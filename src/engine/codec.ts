@@ -1,0 +1,94 @@
+/**
+ * Payloads (inputs, results, signals, update arguments, state) are stored as JSON. This module checks that
+ * a value is plain JSON data and within the size limit *before* anything is written, so bad input fails
+ * with a typed error at the caller and nothing half-written is left behind.
+ *
+ * Top-level `undefined` means "no value" (a signal without payload, an activity that returns nothing) and
+ * round-trips as `undefined`; everywhere else only plain data is accepted: objects with a plain prototype,
+ * arrays, strings, finite numbers, booleans and null. Functions, symbols, BigInt, NaN/Infinity, cycles and
+ * class instances (Date, Map, …) are rejected, naming the path to the offending value.
+ */
+import { PayloadNotSerializableError, PayloadTooLargeError } from './errors';
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+const encoder = new TextEncoder();
+
+export function utf8Bytes(text: string): number {
+  // Fast path: ASCII-only strings are one byte per code unit.
+  // eslint-disable-next-line no-control-regex
+  return /^[\u0000-\u007f]*$/.test(text) ? text.length : encoder.encode(text).length;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'is undefined';
+  if (typeof value === 'function') return 'is a function';
+  if (typeof value === 'symbol') return 'is a symbol';
+  if (typeof value === 'bigint') return 'is a BigInt';
+  if (typeof value === 'number') return `is the number ${String(value)}`;
+  const ctor = (value as object).constructor?.name;
+  return `is a ${ctor ?? 'non-plain object'}`;
+}
+
+function checkPlain(value: unknown, path: string, seen: Set<object>, what: string): void {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (seen.has(value)) throw new PayloadNotSerializableError(what, path || 'the value', 'refers to itself (a cycle)');
+      seen.add(value);
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => {
+          if (item === undefined) throw new PayloadNotSerializableError(what, `${path}[${index}]`, 'is undefined');
+          checkPlain(item, `${path}[${index}]`, seen, what);
+        });
+      } else {
+        const proto = Object.getPrototypeOf(value) as unknown;
+        if (proto !== Object.prototype && proto !== null)
+          throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
+        for (const [key, item] of Object.entries(value)) {
+          if (item === undefined) continue; // dropped, as JSON does
+          checkPlain(item, path ? `${path}.${key}` : key, seen, what);
+        }
+      }
+      seen.delete(value);
+      return;
+    }
+    default:
+      throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
+  }
+}
+
+/**
+ * Encodes a payload for storage. Throws `PayloadNotSerializableError` or `PayloadTooLargeError`.
+ * `what` names the payload in messages, e.g. "Input of workflow 'order-1'".
+ */
+export function encodePayload(value: unknown, what: string, maxBytes: number): string | undefined {
+  if (value === undefined) return undefined;
+  checkPlain(value, '', new Set(), what);
+  const text = JSON.stringify(value);
+  const bytes = utf8Bytes(text);
+  if (bytes > maxBytes) throw new PayloadTooLargeError(what, bytes, maxBytes);
+  return text;
+}
+
+/** Validates a payload and returns a deep copy of it as stored (so callers never share mutable objects). */
+export function normalizePayload<T>(value: T, what: string, maxBytes: number): T {
+  const text = encodePayload(value, what, maxBytes);
+  return (text === undefined ? undefined : JSON.parse(text)) as T;
+}
+
+export function decodePayload(text: string | undefined): unknown {
+  return text === undefined ? undefined : (JSON.parse(text) as unknown);
+}
+
+/** Deep copy of plain JSON data. */
+export function cloneJson<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}

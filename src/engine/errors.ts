@@ -1,0 +1,340 @@
+/**
+ * Every error the engine raises is a named class carrying the fields a caller needs. Messages say what
+ * happened, to which workflow, and what the caller can do about it. Errors cross the worker boundary as
+ * `{ name, message, ...fields }` (see `serializeError`), so `name` is always the class name.
+ */
+
+export { StorageError } from '../storage/errors';
+
+type OwnerSummary = { engineId: string; epoch: number; expiresAt: number } | null;
+
+abstract class ShuttleError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+  }
+}
+
+export class WorkflowAlreadyExistsError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+  ) {
+    super(
+      `Workflow '${workflowId}' already exists and is ${status}. Choose another id, or wait until it ends (a finished workflow's id may be reused).`,
+    );
+  }
+}
+
+export class WorkflowNotFoundError extends ShuttleError {
+  constructor(readonly workflowId: string) {
+    super(`Workflow '${workflowId}' does not exist in this store. Check the id (ids are case-sensitive).`);
+  }
+}
+
+export class WorkflowNotRegisteredError extends ShuttleError {
+  constructor(
+    readonly workflowType: string,
+    readonly version?: number,
+  ) {
+    super(
+      version === undefined
+        ? `No workflow definition named '${workflowType}' is registered on this engine. Register it (engine.register) or pass it in createEngine({ workflows }).`
+        : `Workflow definition '${workflowType}' version ${version} is not registered on this engine. Register that version.`,
+    );
+  }
+}
+
+export class WorkflowVersionMismatchError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly workflowType: string,
+    readonly storedVersion: number,
+    readonly registeredVersions: number[],
+  ) {
+    super(
+      `Workflow '${workflowId}' was started with '${workflowType}' version ${storedVersion}, but this engine has only version(s) ${registeredVersions.join(', ') || 'none'}. ` +
+        `Register version ${storedVersion} alongside the new one so the running workflow can finish on the code it started with.`,
+    );
+  }
+}
+
+export class NonDeterminismError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly position: number,
+    readonly recorded: string,
+    readonly replayed: string,
+  ) {
+    super(
+      `Workflow '${workflowId}' is not deterministic: at operation #${position} the history recorded ${recorded}, but the code now yields ${replayed}. ` +
+        `Workflow code must yield the same operations in the same order; ship changed code under a new definition version.`,
+    );
+  }
+}
+
+export class PayloadTooLargeError extends ShuttleError {
+  constructor(
+    readonly what: string,
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`${what} is ${bytes} bytes, over the limit of ${limitBytes} bytes. Store large data elsewhere and pass a reference.`);
+  }
+}
+
+/** A payload (input, signal, update argument, result) cannot be stored as JSON. */
+export class PayloadNotSerializableError extends ShuttleError {
+  constructor(
+    readonly what: string,
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${what} cannot be stored: ${path ? `${path} ` : ''}${reason}. Pass plain JSON data (objects, arrays, strings, finite numbers, booleans, null).`);
+  }
+}
+
+export class InvalidOptionsError extends ShuttleError {
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+/** An argument that is not an option (an id, a name, a duration) is invalid. */
+export class InvalidArgumentError extends ShuttleError {
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+export class WorkflowFailedError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly failure: SerializedError,
+  ) {
+    super(`Workflow '${workflowId}' failed: ${failure.name}: ${failure.message}`, { cause: deserializeError(failure) });
+  }
+}
+
+export class WorkflowCancelledError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly reason?: string,
+  ) {
+    super(`Workflow '${workflowId}' was cancelled${reason ? `: ${reason}` : ''}.`);
+  }
+}
+
+export class WorkflowTerminatedError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly reason?: string,
+  ) {
+    super(`Workflow '${workflowId}' was terminated${reason ? `: ${reason}` : ''}.`);
+  }
+}
+
+export class WorkflowTimedOutError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly executionTimeoutMs: number,
+  ) {
+    super(`Workflow '${workflowId}' timed out: it did not finish within its execution timeout of ${executionTimeoutMs} ms.`);
+  }
+}
+
+/** Thrown inside a workflow at the operation it waits on after `engine.cancel(id)`. */
+export class CancelledError extends ShuttleError {
+  constructor(readonly reason?: string) {
+    super(`The workflow was cancelled${reason ? `: ${reason}` : ''}. Catch this to run cleanup operations.`);
+  }
+}
+
+/** Thrown inside a workflow when an activity failed for good (after its retries). */
+export class ActivityFailedError extends ShuttleError {
+  constructor(
+    readonly activityName: string,
+    readonly attempts: number,
+    readonly failure: SerializedError,
+  ) {
+    super(`Activity '${activityName}' failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${failure.name}: ${failure.message}`, {
+      cause: deserializeError(failure),
+    });
+  }
+}
+
+/** One activity attempt ran past its `timeoutMs`; its AbortSignal was aborted. */
+export class ActivityTimeoutError extends ShuttleError {
+  constructor(
+    readonly activityName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`Activity '${activityName}' attempt exceeded its timeout of ${timeoutMs} ms and was aborted.`);
+  }
+}
+
+/** Thrown inside a parent workflow when an awaited child did not complete. */
+export class ChildWorkflowFailedError extends ShuttleError {
+  constructor(
+    readonly childId: string,
+    readonly childStatus: string,
+    readonly failure: SerializedError | null,
+  ) {
+    super(`Child workflow '${childId}' ended ${childStatus}${failure ? `: ${failure.name}: ${failure.message}` : ''}.`, {
+      cause: failure ? deserializeError(failure) : undefined,
+    });
+  }
+}
+
+/** An update was rejected by its validator or its handler threw; nothing was applied. */
+export class UpdateRejectedError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly updateName: string,
+    readonly failure: SerializedError,
+  ) {
+    super(`Update '${updateName}' on workflow '${workflowId}' was rejected: ${failure.message}`);
+  }
+}
+
+export class UpdateTimeoutError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly updateName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Update '${updateName}' on workflow '${workflowId}' got no response within ${timeoutMs} ms; it was withdrawn and not applied. Is an engine with the workflow's definition running?`,
+    );
+  }
+}
+
+export class QueryFailedError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly queryName: string,
+    message: string,
+  ) {
+    super(`Query '${queryName}' on workflow '${workflowId}' failed: ${message}`);
+  }
+}
+
+/** The workflow is in a state where the requested action does not apply (e.g. resume of a running one). */
+export class InvalidWorkflowStateError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+    readonly action: string,
+  ) {
+    super(`Cannot ${action} workflow '${workflowId}': it is ${status}.`);
+  }
+}
+
+/** A stored record could not be decoded; the workflow fails closed and nothing overwrites the record. */
+export class CorruptRecordError extends ShuttleError {
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
+    super(`Stored record '${key}' is corrupt (${reason}). The workflow is stopped and the record left untouched for inspection.`);
+  }
+}
+
+export class EngineDisposedError extends ShuttleError {
+  constructor(readonly engineId: string) {
+    super(`Engine ${engineId} has shut down (or was deposed) and accepts no more calls. Create a new engine.`);
+  }
+}
+
+export class OwnershipModeMismatchError extends ShuttleError {
+  constructor(
+    readonly configuredMode: string,
+    readonly storedMode: string,
+    readonly establishedAt: number,
+  ) {
+    super(
+      `This store was established for ownership mode '${storedMode}' (at ${new Date(establishedAt).toISOString()}), but this engine is configured for '${configuredMode}'. ` +
+        `All engines sharing a store must use the same fencing mode; nothing was changed.`,
+    );
+  }
+}
+
+export class WorkflowClaimUnavailableError extends ShuttleError {
+  constructor(
+    readonly workflowId: string,
+    readonly heldBy: OwnerSummary,
+  ) {
+    super(
+      heldBy
+        ? `Workflow '${workflowId}' is owned by engine ${heldBy.engineId} at epoch ${heldBy.epoch} (claim expires ${new Date(heldBy.expiresAt).toISOString()}); this engine cannot run it now. It will move here by itself if that engine stops.`
+        : `Workflow '${workflowId}' was claimed by another engine at the same moment; this engine cannot run it now.`,
+    );
+  }
+}
+
+export class EngineLeaseNotHeldError extends ShuttleError {
+  constructor(readonly engineId: string) {
+    super(`Engine ${engineId} does not hold the store-wide lease (it was deposed or has shut down); it can make no writes. Create a new engine.`);
+  }
+}
+
+export class EngineLeaseAcquisitionTimeoutError extends ShuttleError {
+  constructor(
+    readonly engineId: string,
+    readonly heldBy: { engineId: string; epoch: number; expiresAt: number } | null,
+    readonly waitedMs: number,
+  ) {
+    super(
+      `Engine ${engineId} waited ${waitedMs} ms for the store-wide lease${heldBy ? `, held by ${heldBy.engineId} at epoch ${heldBy.epoch}` : ''}, and gave up. Stop the other engine or raise leaseWaitTimeoutMs.`,
+    );
+  }
+}
+
+/** Plain-data form of an error, as stored in history and records and sent across the worker boundary. */
+export type SerializedError = {
+  name: string;
+  message: string;
+  stack?: string;
+  /** Extra own enumerable fields of the error (e.g. `workflowId`), when they are plain data. */
+  details?: Record<string, unknown>;
+};
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const details: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(error)) {
+      if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
+      if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) details[key] = value;
+      else {
+        try {
+          details[key] = JSON.parse(JSON.stringify(value));
+        } catch {
+          // not plain data: leave it out
+        }
+      }
+    }
+    return {
+      name: error.name || 'Error',
+      message: error.message,
+      ...(error.stack ? { stack: error.stack } : {}),
+      ...(Object.keys(details).length > 0 ? { details } : {}),
+    };
+  }
+  if (typeof error === 'string') return { name: 'Error', message: error };
+  let message: string;
+  try {
+    message = JSON.stringify(error) ?? String(error);
+  } catch {
+    message = String(error);
+  }
+  return { name: 'Error', message: `Non-error value thrown: ${message}` };
+}
+
+/** Rebuilds an Error with the original name and message (the class itself does not survive storage). */
+export function deserializeError(serialized: SerializedError): Error {
+  const error = new Error(serialized.message);
+  error.name = serialized.name;
+  if (serialized.stack) error.stack = serialized.stack;
+  if (serialized.details) Object.assign(error, serialized.details);
+  return error;
+}

@@ -1,0 +1,71 @@
+/**
+ * Shuttle's engine: the public API. Everything a host or a workflow author uses is exported here; nothing
+ * else in `src/engine` is public. See engine.md and ownership.md for the contract.
+ */
+export { createEngine } from './engine';
+export type { Engine, WorkflowHandle, ShutdownReport } from './engine';
+export type { EngineOptions, OwnershipMode } from './options';
+export { ownershipModes } from './options';
+export type { StartOptions } from './lifecycle';
+export { defineWorkflow, Operation, describeCommand } from './workflow';
+export type {
+  ActivityContext,
+  ActivityFunction,
+  ActivityOptions,
+  AnyWorkflowDefinition,
+  ChildOptions,
+  Command,
+  ParentClosePolicy,
+  QueryHandler,
+  RetryPolicy,
+  UpdateDefinition,
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowInput,
+  WorkflowOutput,
+} from './workflow';
+export { SimulatedClock, systemClock, settle } from './clock';
+export type { Clock } from './clock';
+export type { Json, JsonObject } from './codec';
+export type { EngineEvent, EngineEventType, EngineListener, EngineWarning, WakeKind, ResultSettledVia } from './events';
+export type { EngineMetrics, ClaimOutcome } from './metrics';
+export type { ClaimInfo, ListFilter, ListPage, PendingOperation, WorkflowDescription, WorkflowOwner, WorkflowSummary } from './inspect';
+export type { ResultWaiterInfo } from './result-waiters';
+export type { FenceRejection, TimelineEntry, TimelineKind } from './records';
+export type { WorkflowStatus } from './keys';
+export { workflowStatuses } from './keys';
+export type { EngineLiveness } from './ownership/liveness';
+export { InMemoryLiveness } from './ownership/liveness';
+export {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  CancelledError,
+  ChildWorkflowFailedError,
+  CorruptRecordError,
+  EngineDisposedError,
+  EngineLeaseAcquisitionTimeoutError,
+  EngineLeaseNotHeldError,
+  InvalidArgumentError,
+  InvalidOptionsError,
+  InvalidWorkflowStateError,
+  NonDeterminismError,
+  OwnershipModeMismatchError,
+  PayloadNotSerializableError,
+  PayloadTooLargeError,
+  QueryFailedError,
+  StorageError,
+  UpdateRejectedError,
+  UpdateTimeoutError,
+  WorkflowAlreadyExistsError,
+  WorkflowCancelledError,
+  WorkflowClaimUnavailableError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowNotRegisteredError,
+  WorkflowTerminatedError,
+  WorkflowTimedOutError,
+  WorkflowVersionMismatchError,
+  deserializeError,
+  serializeError,
+} from './errors';
+export type { SerializedError } from './errors';

@@ -1,0 +1,367 @@
+/**
+ * Read-only views of the store for `describe`, `list`, `timeline` and the studio's claims screen. They read
+ * committed durable state only, so they give the same answer on every engine sharing the store. A corrupt
+ * record does not make a view throw: the workflow is reported with `corrupt` naming the key.
+ */
+import type { Storage } from '../storage/types';
+import type { Json, JsonObject } from './codec';
+import { CorruptRecordError, type SerializedError } from './errors';
+import { keys, unescapeId, workflowIdOf, workflowStatuses, type WorkflowStatus } from './keys';
+import { decodeHolder, tryDecodeEpoch } from './ownership/holder';
+import {
+  decodeCheckpoint,
+  decodeFenceRejection,
+  decodeRecord,
+  decodeTimelineEntry,
+  type Checkpoint,
+  type FenceRejection,
+  type Frontier,
+  type TimelineEntry,
+  type WorkflowRecord,
+} from './records';
+import { describeCommand } from './workflow';
+
+export type WorkflowOwner = { engineId: string; epoch: number; claimedAt: number; expiresAt: number };
+
+/** What a workflow waits on. */
+export type PendingOperation = {
+  position: number;
+  kind: Frontier['kind'];
+  name: string;
+  /** e.g. "activity 'charge' (attempt 2)", "signal 'approve'", "all of 3" */
+  summary: string;
+  since: number;
+  leaves: {
+    kind: string;
+    name: string;
+    done: boolean;
+    attempt?: number;
+    retrying?: boolean;
+    dueAt?: number;
+    childId?: string;
+    lastError?: SerializedError;
+  }[];
+};
+
+export type WorkflowDescription = {
+  workflowId: string;
+  workflowType: string;
+  version: number;
+  run: number;
+  status: WorkflowStatus;
+  input?: Json;
+  result?: Json;
+  error?: SerializedError;
+  reason?: string;
+  createdAt: number;
+  startAt?: number;
+  startedAt?: number;
+  endedAt?: number;
+  updatedAt: number;
+  executionTimeoutMs?: number;
+  parentId?: string;
+  /** Children started with parentClosePolicy 'terminate'. */
+  linkedChildren: string[];
+  owner: WorkflowOwner | null;
+  /** The stored fencing epoch (workflow-lease), or null when none was ever minted. */
+  epoch: number | null;
+  pending: PendingOperation | null;
+  /** Operations resolved so far. */
+  position: number;
+  state: JsonObject;
+  cancelRequested: boolean;
+  historyLength: number;
+  timelineLength: number;
+  corrupt?: { key: string; message: string };
+};
+
+export type WorkflowSummary = {
+  workflowId: string;
+  workflowType: string;
+  version: number;
+  status: WorkflowStatus;
+  createdAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  updatedAt: number;
+  owner: WorkflowOwner | null;
+  epoch: number | null;
+  waitingOn: string | null;
+  parentId?: string;
+  error?: string;
+  corrupt?: { key: string; message: string };
+};
+
+export type ListFilter = {
+  /** One status or several. */
+  status?: WorkflowStatus | WorkflowStatus[];
+  workflowType?: string;
+  /** Only workflows currently owned by this engine id. */
+  ownerEngineId?: string;
+  /** Only ids starting with this prefix. */
+  idPrefix?: string;
+  /** Page size, 1–1000. Default 100. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+};
+
+export type ListPage = { items: WorkflowSummary[]; nextCursor: string | null };
+
+export type ClaimInfo = {
+  workflowId: string;
+  holder: WorkflowOwner | null;
+  /** The exact stored holder string could not be decoded (reads as expired). */
+  holderCorrupt: boolean;
+  epoch: number | null;
+};
+
+export function summarizePending(frontier: Frontier | null): PendingOperation | null {
+  if (!frontier) return null;
+  const open = frontier.leaves.filter((leaf) => !leaf.done);
+  let summary: string;
+  if (frontier.kind === 'all' || frontier.kind === 'race') summary = `${frontier.kind} of ${frontier.leaves.length} (${open.map((leaf) => describeCommand(leaf)).join(', ')})`;
+  else {
+    const leaf = frontier.leaves[0];
+    summary = describeCommand(frontier);
+    if (leaf?.kind === 'activity' && leaf.attempt && leaf.attempt > 1) summary += ` (attempt ${leaf.attempt}${leaf.retrying ? ', backing off' : ''})`;
+    if (leaf?.kind === 'child' && leaf.childId) summary = `child '${leaf.childId}'`;
+  }
+  return {
+    position: frontier.pos,
+    kind: frontier.kind,
+    name: frontier.name,
+    summary,
+    since: frontier.since,
+    leaves: frontier.leaves.map((leaf) => ({
+      kind: leaf.kind,
+      name: leaf.name,
+      done: leaf.done,
+      ...(leaf.attempt !== undefined ? { attempt: leaf.attempt } : {}),
+      ...(leaf.retrying ? { retrying: true } : {}),
+      ...(leaf.dueAt !== undefined ? { dueAt: leaf.dueAt } : {}),
+      ...(leaf.childId ? { childId: leaf.childId } : {}),
+      ...(leaf.lastError ? { lastError: leaf.lastError } : {}),
+    })),
+  };
+}
+
+function ownerOf(raw: string | null): WorkflowOwner | null {
+  const holder = raw === null ? null : decodeHolder(raw);
+  return holder ? { engineId: holder.engineId, epoch: holder.epoch, claimedAt: holder.claimedAt, expiresAt: holder.expiresAt } : null;
+}
+
+function corruptOf(error: unknown): { key: string; message: string } {
+  if (error instanceof CorruptRecordError) return { key: error.key, message: error.message };
+  return { key: '?', message: error instanceof Error ? error.message : String(error) };
+}
+
+export async function describeWorkflow(storage: Storage, workflowId: string): Promise<WorkflowDescription | null> {
+  const [recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw] = await storage.getMany([
+    keys.record(workflowId),
+    keys.checkpoint(workflowId),
+    keys.ownerHolder(workflowId),
+    keys.ownerEpoch(workflowId),
+    keys.cancelRequest(workflowId),
+  ]);
+  if (!recordRaw) return null;
+  let record: WorkflowRecord;
+  try {
+    record = decodeRecord(keys.record(workflowId), recordRaw);
+  } catch (error) {
+    return {
+      workflowId,
+      workflowType: '?',
+      version: 0,
+      run: 0,
+      status: 'failed',
+      createdAt: 0,
+      updatedAt: 0,
+      linkedChildren: [],
+      owner: null,
+      epoch: null,
+      pending: null,
+      position: 0,
+      state: {},
+      cancelRequested: false,
+      historyLength: 0,
+      timelineLength: 0,
+      corrupt: corruptOf(error),
+    };
+  }
+  let checkpoint: Checkpoint | null = null;
+  let corrupt: { key: string; message: string } | undefined;
+  try {
+    checkpoint = checkpointRaw ? decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw) : null;
+  } catch (error) {
+    corrupt = corruptOf(error);
+  }
+  const epoch = tryDecodeEpoch(epochRaw ?? null);
+  if (epoch === undefined) corrupt = { key: keys.ownerEpoch(workflowId), message: `Stored record '${keys.ownerEpoch(workflowId)}' is corrupt (not a positive integer).` };
+  return {
+    workflowId,
+    workflowType: record.type,
+    version: record.version,
+    run: record.run,
+    status: record.status,
+    ...(record.input !== undefined ? { input: record.input } : {}),
+    ...(record.result !== undefined ? { result: record.result } : {}),
+    ...(record.error ? { error: record.error } : {}),
+    ...(record.reason ? { reason: record.reason } : {}),
+    createdAt: record.createdAt,
+    ...(record.startAt !== undefined ? { startAt: record.startAt } : {}),
+    ...(record.startedAt !== undefined ? { startedAt: record.startedAt } : {}),
+    ...(record.endedAt !== undefined ? { endedAt: record.endedAt } : {}),
+    updatedAt: checkpoint?.updatedAt ?? record.createdAt,
+    ...(record.executionTimeoutMs !== undefined ? { executionTimeoutMs: record.executionTimeoutMs } : {}),
+    ...(record.parent ? { parentId: record.parent.id } : {}),
+    linkedChildren: checkpoint?.linkedChildren ?? [],
+    owner: ownerOf(holderRaw ?? null),
+    epoch: epoch ?? null,
+    pending: summarizePending(checkpoint?.frontier ?? null),
+    position: checkpoint?.position ?? 0,
+    state: checkpoint?.state ?? {},
+    cancelRequested: cancelRaw !== null || checkpoint?.cancel?.delivered === true,
+    historyLength: checkpoint?.historyLength ?? 0,
+    timelineLength: checkpoint?.timelineLength ?? 0,
+    ...(corrupt ? { corrupt } : {}),
+  };
+}
+
+function assertStatus(status: unknown): asserts status is WorkflowStatus {
+  if (!workflowStatuses.includes(status as WorkflowStatus))
+    throw new TypeError(`Unknown status filter ${JSON.stringify(status)}; use one of ${workflowStatuses.join(', ')}.`);
+}
+
+/** Pages through workflows, newest-created last (key order), applying filters. */
+export async function listWorkflows(storage: Storage, filter: ListFilter = {}): Promise<ListPage> {
+  const limit = Math.min(Math.max(Math.floor(filter.limit ?? 100), 1), 1000);
+  const statuses = filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
+  statuses?.forEach(assertStatus);
+  const singleStatus = statuses && statuses.length === 1 ? statuses[0]! : null;
+  const prefix = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
+  const items: WorkflowSummary[] = [];
+  let after = filter.cursor;
+  if (!after && filter.idPrefix) after = undefined;
+  let nextCursor: string | null = null;
+  for (;;) {
+    const pageSize = Math.min(1000, Math.max(limit * 2, 50));
+    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: pageSize });
+    if (page.length === 0) break;
+    const ids = page.map(({ key }) => workflowIdOf(key, prefix)!);
+    const summaries = await summarize(storage, ids, singleStatus ? null : page.map(({ value }) => value));
+    for (let index = 0; index < summaries.length; index++) {
+      const summary = summaries[index]!;
+      after = page[index]!.key;
+      if (statuses && !statuses.includes(summary.status)) continue;
+      if (filter.workflowType && summary.workflowType !== filter.workflowType) continue;
+      if (filter.ownerEngineId && summary.owner?.engineId !== filter.ownerEngineId) continue;
+      if (filter.idPrefix && !summary.workflowId.startsWith(filter.idPrefix)) continue;
+      items.push(summary);
+      if (items.length === limit) {
+        nextCursor = index < summaries.length - 1 || page.length === pageSize ? after : null;
+        return { items, nextCursor };
+      }
+    }
+    if (page.length < pageSize) break;
+  }
+  return { items, nextCursor };
+}
+
+async function summarize(storage: Storage, ids: string[], recordRaws: (string | null)[] | null): Promise<WorkflowSummary[]> {
+  const extra = await storage.getMany(ids.flatMap((id) => [...(recordRaws ? [] : [keys.record(id)]), keys.checkpoint(id), keys.ownerHolder(id), keys.ownerEpoch(id)]));
+  const stride = recordRaws ? 3 : 4;
+  return ids.map((id, index) => {
+    const base = index * stride;
+    const recordRaw = recordRaws ? recordRaws[index]! : extra[base];
+    const [checkpointRaw, holderRaw, epochRaw] = extra.slice(recordRaws ? base : base + 1, base + stride);
+    try {
+      if (!recordRaw) throw new CorruptRecordError(keys.record(id), 'missing (the index names a workflow that does not exist)');
+      const record = decodeRecord(keys.record(id), recordRaw);
+      let checkpoint: Checkpoint | null = null;
+      let corrupt: { key: string; message: string } | undefined;
+      try {
+        checkpoint = checkpointRaw ? decodeCheckpoint(keys.checkpoint(id), checkpointRaw) : null;
+      } catch (error) {
+        corrupt = corruptOf(error);
+      }
+      const epoch = tryDecodeEpoch(epochRaw ?? null);
+      return {
+        workflowId: record.id,
+        workflowType: record.type,
+        version: record.version,
+        status: record.status,
+        createdAt: record.createdAt,
+        ...(record.startedAt !== undefined ? { startedAt: record.startedAt } : {}),
+        ...(record.endedAt !== undefined ? { endedAt: record.endedAt } : {}),
+        updatedAt: checkpoint?.updatedAt ?? record.createdAt,
+        owner: ownerOf(holderRaw ?? null),
+        epoch: epoch ?? null,
+        waitingOn: summarizePending(checkpoint?.frontier ?? null)?.summary ?? null,
+        ...(record.parent ? { parentId: record.parent.id } : {}),
+        ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
+        ...(corrupt ? { corrupt } : {}),
+      };
+    } catch (error) {
+      return {
+        workflowId: id,
+        workflowType: '?',
+        version: 0,
+        status: 'failed' as const,
+        createdAt: 0,
+        updatedAt: 0,
+        owner: null,
+        epoch: null,
+        waitingOn: null,
+        corrupt: corruptOf(error),
+      };
+    }
+  });
+}
+
+/** The durable timeline of a workflow's current run (or of `run`). */
+export async function readTimeline(storage: Storage, workflowId: string, options: { run?: number; after?: number; limit?: number } = {}): Promise<TimelineEntry[]> {
+  let run = options.run;
+  if (run === undefined) {
+    const raw = await storage.get(keys.record(workflowId));
+    if (!raw) return [];
+    run = decodeRecord(keys.record(workflowId), raw).run;
+  }
+  const prefix = keys.timelinePrefix(workflowId, run);
+  const entries: TimelineEntry[] = [];
+  let after = options.after !== undefined ? keys.timeline(workflowId, run, options.after) : undefined;
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  while (entries.length < limit) {
+    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: Math.min(1000, limit - entries.length) });
+    for (const { key, value } of page) entries.push(decodeTimelineEntry(key, value));
+    if (page.length < 1000) break;
+    after = page[page.length - 1]!.key;
+  }
+  return entries;
+}
+
+export async function readFenceRejections(storage: Storage, workflowId?: string): Promise<FenceRejection[]> {
+  const page = await storage.scan(workflowId ? keys.fenceRejectionPrefix(workflowId) : keys.fenceRejectionsPrefix, { limit: 1000 });
+  return page.flatMap(({ key, value }) => {
+    try {
+      return [decodeFenceRejection(key, value)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Every holder record with its epoch (the studio's claims screen). */
+export async function listClaims(storage: Storage): Promise<ClaimInfo[]> {
+  const holders = await storage.scan(keys.ownerHoldersPrefix);
+  const epochs = await storage.getMany(holders.map(({ key }) => keys.ownerEpoch(unescapeId(key.slice(keys.ownerHoldersPrefix.length)))));
+  return holders.map(({ key, value }, index) => {
+    const holder = ownerOf(value);
+    return {
+      workflowId: unescapeId(key.slice(keys.ownerHoldersPrefix.length)),
+      holder,
+      holderCorrupt: holder === null,
+      epoch: tryDecodeEpoch(epochs[index] ?? null) ?? null,
+    };
+  });
+}

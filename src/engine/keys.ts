@@ -1,0 +1,134 @@
+/**
+ * The engine's key layout, defined once. Every key the engine reads or writes is built (and parsed) here.
+ *
+ * Ids inside keys are escaped reversibly (`%` → `%25`, `:` → `%3A`), so a `:` in a workflow id can never
+ * forge another workflow's key, and `wf:a` is never a prefix of another workflow's keys because every
+ * per-workflow prefix ends with `:` after the escaped id. Numbers are zero-padded so that key order is
+ * numeric order.
+ */
+
+export function escapeId(id: string): string {
+  return id.replace(/%/g, '%25').replace(/:/g, '%3A');
+}
+
+export function unescapeId(escaped: string): string {
+  return escaped.replace(/%3A/g, ':').replace(/%25/g, '%');
+}
+
+function pad(value: number, width: number): string {
+  return String(value).padStart(width, '0');
+}
+
+/** Durable timers sort by due time: 15 digits of milliseconds cover every date until year 33658. */
+const timeWidth = 15;
+const seqWidth = 10;
+
+export type WorkflowStatus =
+  | 'pending'
+  | 'running'
+  | 'suspended'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated'
+  | 'timed-out';
+
+export const workflowStatuses: readonly WorkflowStatus[] = [
+  'pending',
+  'running',
+  'suspended',
+  'completed',
+  'failed',
+  'cancelled',
+  'terminated',
+  'timed-out',
+];
+
+export const keys = {
+  /** The workflow record: type, version, status, input, result or error, timestamps, parent, run number. */
+  record: (id: string) => `wf:${escapeId(id)}`,
+  recordPrefix: 'wf:',
+  /** The checkpoint: progress anchor written by every transition of the workflow (see checkpoint.ts). */
+  checkpoint: (id: string) => `wf-ckpt:${escapeId(id)}`,
+  checkpointPrefix: 'wf-ckpt:',
+  /** Replay history of one run: operation results and updates, in order. */
+  history: (id: string, run: number, seq: number) => `wf-hist:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
+  historyPrefix: (id: string, run: number) => `wf-hist:${escapeId(id)}:${pad(run, 6)}:`,
+  /** The human-readable timeline of one run. */
+  timeline: (id: string, run: number, seq: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
+  timelinePrefix: (id: string, run: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:`,
+  /** Status index for listing and for the reclaim scan. */
+  statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
+  statusIndexPrefix: (status: WorkflowStatus) => `wf-idx:${status}:`,
+  /** Buffered signals (unfenced: any engine may append), in send order. */
+  signal: (id: string, seq: number) => `sig:${escapeId(id)}:${pad(seq, seqWidth)}`,
+  signalPrefix: (id: string) => `sig:${escapeId(id)}:`,
+  signalsPrefix: 'sig:',
+  /** The next signal sequence number of a workflow (compare-and-swap counter). */
+  signalCounter: (id: string) => `sig-next:${escapeId(id)}`,
+  /** A cooperative cancellation request (unfenced). */
+  cancelRequest: (id: string) => `cancel:${escapeId(id)}`,
+  cancelRequestsPrefix: 'cancel:',
+  /** Update requests and responses. */
+  updateRequest: (id: string, updateId: string) => `upd:${escapeId(id)}:${escapeId(updateId)}`,
+  updateRequestPrefix: (id: string) => `upd:${escapeId(id)}:`,
+  updateRequestsPrefix: 'upd:',
+  updateResponse: (id: string, updateId: string) => `upr:${escapeId(id)}:${escapeId(updateId)}`,
+  updateResponsesPrefix: 'upr:',
+  /** Durable timers, sortable by due time. */
+  timer: (dueAt: number, id: string, name: string) => `timer:${pad(Math.max(0, Math.floor(dueAt)), timeWidth)}:${escapeId(id)}:${name}`,
+  timersPrefix: 'timer:',
+  /** Upper bound (exclusive scan cursor) for timers due at or before `time`. */
+  timersDueAfter: (time: number) => `timer:${pad(Math.max(0, Math.floor(time)), timeWidth)}:\uffff`,
+  /** Per-workflow fencing token and claim holder (workflow-lease). The epoch is never deleted. */
+  ownerEpoch: (id: string) => `wf-owner-epoch:${escapeId(id)}`,
+  ownerHolder: (id: string) => `wf-owner-holder:${escapeId(id)}`,
+  ownerHoldersPrefix: 'wf-owner-holder:',
+  ownerEpochsPrefix: 'wf-owner-epoch:',
+  /** Store-wide lease (lease mode) and the ownership mode marker. */
+  leaseEpoch: 'lease:epoch',
+  leaseHolder: 'lease:holder',
+  modeMarker: 'ownership-mode-marker',
+  /** Fence-rejection diagnostics: a deposed engine's refused write, drawn by the studio. */
+  fenceRejection: (id: string, at: number, engineId: string) =>
+    `fence-reject:${escapeId(id)}:${pad(Math.floor(at), timeWidth)}:${escapeId(engineId)}`,
+  fenceRejectionPrefix: (id: string) => `fence-reject:${escapeId(id)}:`,
+  fenceRejectionsPrefix: 'fence-reject:',
+  /** Engine presence records (heartbeat, label) for the studio. */
+  engine: (engineId: string) => `engine:${escapeId(engineId)}`,
+  enginesPrefix: 'engine:',
+  /** Workflow definitions authored in the studio (source text). */
+  definition: (name: string, version: number) => `def:${escapeId(name)}:${pad(version, 6)}`,
+  definitionsPrefix: 'def:',
+} as const;
+
+/** The part of `key` after `prefix`, split on `:` and unescaped. */
+function fields(key: string, prefix: string): string[] {
+  return key.slice(prefix.length).split(':');
+}
+
+export type ParsedTimerKey = { dueAt: number; workflowId: string; name: string };
+
+export function parseTimerKey(key: string): ParsedTimerKey | null {
+  if (!key.startsWith(keys.timersPrefix)) return null;
+  const [due, id, ...rest] = fields(key, keys.timersPrefix);
+  if (due === undefined || id === undefined || rest.length === 0) return null;
+  const dueAt = Number(due);
+  if (!Number.isFinite(dueAt)) return null;
+  return { dueAt, workflowId: unescapeId(id), name: rest.join(':') };
+}
+
+/** The workflow id of a key `<prefix><escaped id>[:…]`, or null if the key does not start with prefix. */
+export function workflowIdOf(key: string, prefix: string): string | null {
+  if (!key.startsWith(prefix)) return null;
+  const [id] = fields(key, prefix);
+  return id === undefined || id === '' ? null : unescapeId(id);
+}
+
+export function parseDefinitionKey(key: string): { name: string; version: number } | null {
+  if (!key.startsWith(keys.definitionsPrefix)) return null;
+  const [name, version] = fields(key, keys.definitionsPrefix);
+  if (name === undefined || version === undefined) return null;
+  const parsed = Number(version);
+  return Number.isSafeInteger(parsed) ? { name: unescapeId(name), version: parsed } : null;
+}

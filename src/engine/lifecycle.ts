@@ -1,0 +1,472 @@
+/**
+ * Transitions of a workflow that do not come from its own run: start (and child start), the delayed start
+ * firing, terminate / suspend / time out (external rotation), resume, cancel requests and signals.
+ *
+ * Every transition is one conditional batch through the fenced writer, built from values just read and
+ * conditioned on their exact strings (the record, the checkpoint, and under `workflow-lease` the epoch and
+ * holder). Input is validated before anything is read or written.
+ *
+ * - **start**: under `workflow-lease` the claim is folded into the create batch, so the winner of a start
+ *   race is the only engine that runs any code. The loser re-reads to tell a claim conflict
+ *   (`WorkflowClaimUnavailableError`) from an existing workflow (`WorkflowAlreadyExistsError`).
+ * - **rotation** (terminate, suspend, timeout): epoch + 1 and holder deleted together with the new status;
+ *   any engine may do it; the owner's next write is refused, so a terminal state is never overwritten.
+ *   Signals, cancel requests and updates do not rotate: the owner handles them.
+ * - **resume**: the suspended → running flip with the acquire folded in; the caller then drives it.
+ */
+import type { Condition, Operation, Storage } from '../storage/types';
+import type { Clock } from './clock';
+import { encodePayload, normalizePayload, type Json } from './codec';
+import {
+  CorruptRecordError,
+  InvalidArgumentError,
+  InvalidOptionsError,
+  InvalidWorkflowStateError,
+  WorkflowAlreadyExistsError,
+  WorkflowClaimUnavailableError,
+  WorkflowNotFoundError,
+  WorkflowNotRegisteredError,
+  serializeError,
+  type SerializedError,
+} from './errors';
+import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
+import { keys, type WorkflowStatus } from './keys';
+import type { OwnershipMode } from './options';
+import type { ClaimManager } from './ownership/claim-manager';
+import type { FencedWriter } from './ownership/fenced-write';
+import { decodeEpoch, readHolder } from './ownership/holder';
+import { buildRotation, type MintedClaim } from './ownership/transitions';
+import { claimKeysOf } from './ownership/claim-manager';
+import {
+  decodeCheckpoint,
+  decodeRecord,
+  isTerminal,
+  type CancelRequest,
+  type ParentLink,
+  type SignalRecord,
+  type TimerRecord,
+  type WorkflowRecord,
+} from './records';
+import type { ChildPlan, ChildRequest } from './run/workflow-run';
+import {
+  changeStatus,
+  executionTimerKey,
+  frontierTimerKeys,
+  newCheckpoint,
+  startTimerKey,
+  type TimelineNote,
+  type WorkflowView,
+} from './workflow-writes';
+import type { AnyWorkflowDefinition } from './workflow';
+
+export type StartOptions = {
+  /** The workflow id. Default: a random UUID. 1–256 characters. */
+  id?: string;
+  /** The workflow is `timed-out` if it has not finished this many ms after it started. */
+  executionTimeoutMs?: number;
+  /** Start later: the workflow is `pending` until then, in ms from now. */
+  startDelayMs?: number;
+};
+
+export type LifecycleDeps = {
+  storage: Storage;
+  writer: FencedWriter;
+  claims: ClaimManager | null;
+  clock: Clock;
+  random: () => number;
+  engineId: string;
+  mode: OwnershipMode;
+  maxPayloadBytes: number;
+  /** The registered definition of `type` (`version`: exactly that one; otherwise the newest). */
+  definition: (type: string, version?: number) => AnyWorkflowDefinition | undefined;
+  /** A claim landed with an enabling write: register it (workflow-lease) and drive the workflow here. */
+  claimed: (workflowId: string, workflowType: string, minted: MintedClaim | null, how: 'start' | 'resume' | 'acquire') => void;
+  /** A rotation landed: stop driving the workflow here if this engine did. */
+  rotated: (workflowId: string, record: WorkflowRecord) => void;
+  timerArmed: (dueAt: number) => void;
+};
+
+type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
+
+const maxAttempts = 5;
+
+function quote(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export class Lifecycle {
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  async #read(workflowId: string): Promise<Read | null> {
+    const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await this.deps.storage.getMany([
+      keys.record(workflowId),
+      keys.checkpoint(workflowId),
+      keys.ownerEpoch(workflowId),
+      keys.ownerHolder(workflowId),
+    ]);
+    if (!recordRaw) return null;
+    const record = decodeRecord(keys.record(workflowId), recordRaw);
+    if (!checkpointRaw) throw new CorruptRecordError(keys.checkpoint(workflowId), 'missing while its workflow record exists');
+    const checkpoint = decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw);
+    return { record, recordRaw, checkpoint, checkpointRaw, epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null };
+  }
+
+  #who(epoch: number) {
+    return { engineId: this.deps.engineId, epoch, now: this.deps.clock.now() };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // start
+
+  /** Validates start arguments before anything is read. */
+  validateStart(type: string, input: unknown, options: StartOptions): { id: string; input: Json | undefined; definition: AnyWorkflowDefinition } {
+    if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('start options must be an object like { id, executionTimeoutMs, startDelayMs }.');
+    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs']);
+    for (const key of Object.keys(options)) if (!known.has(key)) throw new InvalidOptionsError(`Unknown start option '${key}'; use id, executionTimeoutMs or startDelayMs.`);
+    const definition = this.deps.definition(type);
+    if (!definition) throw new WorkflowNotRegisteredError(type);
+    const id = options.id ?? uuidFrom(this.deps.random);
+    assertWorkflowId(id);
+    for (const name of ['executionTimeoutMs', 'startDelayMs'] as const) {
+      const value = options[name];
+      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (name === 'executionTimeoutMs' && value === 0)))
+        throw new InvalidOptionsError(`start option ${name} must be a ${name === 'startDelayMs' ? 'non-negative' : 'positive'} number of milliseconds; got ${quote(value)}.`);
+    }
+    const stored = normalizePayload(input, `Input of workflow '${id}'`, this.deps.maxPayloadBytes) as Json | undefined;
+    return { id, input: stored, definition };
+  }
+
+  /** Creates a workflow (pending or running) and, for running ones under workflow-lease, claims it. */
+  async start(type: string, input: unknown, options: StartOptions = {}): Promise<string> {
+    const { id, input: stored, definition } = this.validateStart(type, input, options);
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
+      if (!plan.ok) throw plan.error;
+      const outcome = await this.deps.writer.write(null, plan.conditions, plan.operations, `start workflow '${id}'`);
+      if (outcome.ok) {
+        plan.afterCommit();
+        return id;
+      }
+      // Tell a claim conflict from our own conflicts by re-reading.
+      const read = await this.#read(id);
+      const holder = readHolder(read?.holderRaw ?? null);
+      if (holder?.holder && holder.holder.engineId !== this.deps.engineId)
+        throw new WorkflowClaimUnavailableError(id, { engineId: holder.holder.engineId, epoch: holder.holder.epoch, expiresAt: holder.holder.expiresAt });
+      if (read && !isTerminal(read.record.status)) throw new WorkflowAlreadyExistsError(id, read.record.status);
+    }
+    throw new WorkflowClaimUnavailableError(id, null);
+  }
+
+  /** The create batch of a child workflow, to be committed with its parent's turn. */
+  async prepareChild(request: ChildRequest): Promise<ChildPlan> {
+    const definition = this.deps.definition(request.workflowType);
+    if (!definition) return { ok: false, error: stripped(new WorkflowNotRegisteredError(request.workflowType)) };
+    try {
+      assertWorkflowId(request.childId, 'Child workflow id');
+    } catch (error) {
+      return { ok: false, error: stripped(error) };
+    }
+    const parent: ParentLink = { id: request.parent.id, run: request.parent.run, pos: request.pos, member: request.member, closePolicy: request.closePolicy };
+    const plan = await this.#planCreate({ id: request.childId, definition, input: request.input as Json | undefined, options: {}, parent });
+    if (!plan.ok) return { ok: false, error: stripped(plan.error) };
+    return { ok: true, childId: request.childId, conditions: plan.conditions, operations: plan.operations, afterCommit: plan.afterCommit };
+  }
+
+  async #planCreate(args: {
+    id: string;
+    definition: AnyWorkflowDefinition;
+    input: Json | undefined;
+    options: StartOptions;
+    parent: ParentLink | undefined;
+  }): Promise<{ ok: true; conditions: Condition[]; operations: Operation[]; afterCommit: () => void } | { ok: false; error: Error }> {
+    const { id, definition, input, options, parent } = args;
+    const { clock, engineId, mode, claims } = this.deps;
+    const existing = await this.#read(id).catch((error: unknown) => {
+      if (error instanceof CorruptRecordError) return 'corrupt' as const;
+      throw error;
+    });
+    if (existing === 'corrupt') return { ok: false, error: new WorkflowAlreadyExistsError(id, 'stored with a corrupt record') };
+    if (existing && !isTerminal(existing.record.status)) return { ok: false, error: new WorkflowAlreadyExistsError(id, existing.record.status) };
+    const [epochRaw, holderRaw] = existing ? [existing.epochRaw, existing.holderRaw] : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id)]);
+    const now = clock.now();
+    const delayed = options.startDelayMs !== undefined && options.startDelayMs > 0;
+    const run = existing ? existing.record.run + 1 : 1;
+    const record: WorkflowRecord = {
+      v: 1,
+      id,
+      type: definition.name,
+      version: definition.version,
+      run,
+      status: delayed ? 'pending' : 'running',
+      ...(input === undefined ? {} : { input }),
+      createdAt: now,
+      ...(delayed ? { startAt: now + options.startDelayMs! } : { startedAt: now }),
+      ...(options.executionTimeoutMs !== undefined ? { executionTimeoutMs: options.executionTimeoutMs } : {}),
+      ...(parent ? { parent } : {}),
+      createdBy: engineId,
+    };
+    let minted: MintedClaim | null = null;
+    if (mode === 'workflow-lease' && !delayed) {
+      try {
+        minted = claims!.foldedClaim(id, { epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null });
+      } catch (error) {
+        return { ok: false, error: error as Error };
+      }
+    }
+    const epoch = minted?.epoch ?? 0;
+    const notes: TimelineNote[] = [
+      {
+        kind: delayed ? 'scheduled' : 'started',
+        detail: { workflowType: definition.name, version: definition.version, ...(delayed ? { startAt: record.startAt! } : {}), ...(parent ? { parentId: parent.id } : {}) },
+      },
+    ];
+    if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
+    const checkpoint = newCheckpoint(run, now);
+    const operations: Operation[] = [];
+    notes.forEach((note, seq) =>
+      operations.push({ type: 'put', key: keys.timeline(id, run, seq), value: JSON.stringify({ seq, at: now, engineId, epoch, kind: note.kind, detail: note.detail ?? {} }) }),
+    );
+    operations.push(
+      { type: 'put', key: keys.record(id), value: JSON.stringify(record) },
+      { type: 'put', key: keys.checkpoint(id), value: JSON.stringify({ ...checkpoint, timelineLength: notes.length }) },
+      { type: 'put', key: keys.statusIndex(record.status, id), value: record.type },
+    );
+    if (existing && existing.record.status !== record.status) operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
+    const timers: { key: string; timer: TimerRecord; dueAt: number }[] = [];
+    const startKey = startTimerKey(record);
+    if (startKey) timers.push({ key: startKey, timer: { workflowId: id, purpose: 'start', run }, dueAt: record.startAt! });
+    const executionKey = executionTimerKey(record);
+    if (executionKey) timers.push({ key: executionKey, timer: { workflowId: id, purpose: 'execution', run }, dueAt: record.startedAt! + record.executionTimeoutMs! });
+    for (const { key, timer } of timers) operations.push({ type: 'put', key, value: JSON.stringify(timer) });
+    const conditions: Condition[] = [
+      { key: keys.record(id), expected: existing?.recordRaw ?? null },
+      { key: keys.checkpoint(id), expected: existing?.checkpointRaw ?? null },
+    ];
+    if (minted) {
+      conditions.push(...minted.conditions);
+      operations.push(...minted.operations);
+    }
+    return {
+      ok: true,
+      conditions,
+      operations,
+      afterCommit: () => {
+        for (const { dueAt } of timers) this.deps.timerArmed(dueAt);
+        if (!delayed) this.deps.claimed(id, definition.name, minted, 'start');
+      },
+    };
+  }
+
+  /** A delayed start fell due: flip pending → running with the claim folded in. Any engine may do it. */
+  async startPending(workflowId: string): Promise<boolean> {
+    const { clock, mode, claims, engineId } = this.deps;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const read = await this.#read(workflowId);
+      if (!read || read.record.status !== 'pending') return false;
+      if (!this.deps.definition(read.record.type, read.record.version)) return false;
+      const now = clock.now();
+      if ((read.record.startAt ?? 0) > now) return false;
+      let minted: MintedClaim | null = null;
+      if (mode === 'workflow-lease') {
+        try {
+          minted = claims!.foldedClaim(workflowId, read);
+        } catch {
+          return false;
+        }
+      }
+      const epoch = minted?.epoch ?? 0;
+      const next: WorkflowRecord = { ...read.record, status: 'running', startedAt: now };
+      const notes: TimelineNote[] = [{ kind: 'started', detail: { workflowType: next.type, version: next.version, delayed: true } }];
+      if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: 'delayed-start' } });
+      const write = changeStatus(read, next, notes, this.#who(epoch));
+      const startKey = startTimerKey(read.record);
+      if (startKey) write.operations.push({ type: 'delete', key: startKey });
+      const executionKey = executionTimerKey(next);
+      if (executionKey) write.operations.push({ type: 'put', key: executionKey, value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord) });
+      if (minted) {
+        write.conditions.push(...minted.conditions);
+        write.operations.push(...minted.operations);
+      }
+      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `start delayed workflow '${workflowId}'`);
+      if (outcome.ok) {
+        if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
+        this.deps.claimed(workflowId, next.type, minted, 'start');
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // External rotation
+
+  /**
+   * Terminate, suspend or time out a workflow. Resolves with the new record, or null when the workflow was
+   * already in a state where the transition does not apply (then nothing is written).
+   */
+  async rotate(workflowId: string, target: 'terminated' | 'suspended' | 'timed-out', reason?: string): Promise<WorkflowRecord | null> {
+    assertWorkflowId(workflowId);
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000)) throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
+    const { clock, mode } = this.deps;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const read = await this.#read(workflowId);
+      if (!read) throw new WorkflowNotFoundError(workflowId);
+      const status = read.record.status;
+      const allowed: WorkflowStatus[] = target === 'suspended' ? ['running'] : ['running', 'pending', 'suspended'];
+      if (!allowed.includes(status)) {
+        if (target === 'timed-out' || isTerminal(status)) return null;
+        throw new InvalidWorkflowStateError(workflowId, status, target === 'suspended' ? 'suspend' : 'terminate');
+      }
+      const now = clock.now();
+      const rotation = mode === 'workflow-lease' ? buildRotation(claimKeysOf(workflowId), { epochRaw: read.epochRaw, storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw) }) : null;
+      const next: WorkflowRecord = { ...read.record, status: target, ...(reason ? { reason } : {}) };
+      if (target !== 'suspended') next.endedAt = now;
+      const detail = { ...(reason ? { reason } : {}), ...(rotation ? { newEpoch: rotation.epoch } : {}) };
+      const write = changeStatus(read, next, [{ kind: target, detail }], this.#who(rotation?.epoch ?? 0), target === 'suspended' ? {} : { frontier: null });
+      for (const key of frontierTimerKeys(read.checkpoint)) write.operations.push({ type: 'delete', key });
+      if (target !== 'suspended') {
+        const executionKey = executionTimerKey(read.record);
+        if (executionKey) write.operations.push({ type: 'delete', key: executionKey });
+        const startKey = startTimerKey(read.record);
+        if (startKey) write.operations.push({ type: 'delete', key: startKey });
+        write.operations.push({ type: 'delete', key: keys.cancelRequest(workflowId) });
+      }
+      if (rotation) {
+        write.conditions.push(...rotation.conditions);
+        write.operations.push(...rotation.operations);
+      }
+      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `${target} workflow '${workflowId}'`);
+      if (outcome.ok) {
+        this.deps.rotated(workflowId, next);
+        return next;
+      }
+    }
+    throw new InvalidWorkflowStateError(workflowId, 'changing too fast', target === 'suspended' ? 'suspend' : 'terminate');
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // resume
+
+  /**
+   * Suspended → running with the claim folded in, driven on this engine. For a running workflow with no
+   * live owner, claims it here; one with a live owner elsewhere throws `WorkflowClaimUnavailableError`.
+   */
+  async resume(workflowId: string): Promise<void> {
+    assertWorkflowId(workflowId);
+    const { mode, claims, engineId, clock } = this.deps;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const read = await this.#read(workflowId);
+      if (!read) throw new WorkflowNotFoundError(workflowId);
+      const { record } = read;
+      if (!this.deps.definition(record.type)) throw new WorkflowNotRegisteredError(record.type);
+      if (record.status === 'running') {
+        if (mode !== 'workflow-lease') return;
+        const result = await claims!.claim(workflowId, { allowTakeover: true, respectCooldown: false });
+        if (result.outcome === 'acquired' || result.outcome === 'taken-over') return;
+        if (result.outcome === 'unavailable')
+          throw new WorkflowClaimUnavailableError(workflowId, result.heldBy && { engineId: result.heldBy.engineId, epoch: result.heldBy.epoch, expiresAt: result.heldBy.expiresAt });
+        continue;
+      }
+      if (record.status !== 'suspended') throw new InvalidWorkflowStateError(workflowId, record.status, 'resume');
+      let minted: MintedClaim | null = null;
+      if (mode === 'workflow-lease') minted = claims!.foldedClaim(workflowId, read);
+      const epoch = minted?.epoch ?? 0;
+      const next: WorkflowRecord = { ...record, status: 'running' };
+      delete next.reason;
+      const notes: TimelineNote[] = [{ kind: 'resumed', detail: {} }];
+      if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: 'resume' } });
+      const write = changeStatus(read, next, notes, this.#who(epoch));
+      const dueTimes: number[] = [];
+      const frontier = read.checkpoint.frontier;
+      for (const leaf of frontier?.leaves ?? []) {
+        if (!leaf.timerKey || leaf.done || leaf.dueAt === undefined) continue;
+        const purpose: TimerRecord['purpose'] = leaf.kind === 'sleep' ? 'sleep' : leaf.kind === 'activity' ? 'retry' : 'timeout';
+        write.operations.push({ type: 'put', key: leaf.timerKey, value: JSON.stringify({ workflowId, purpose, run: record.run, pos: frontier!.pos, member: leaf.member } satisfies TimerRecord) });
+        dueTimes.push(leaf.dueAt);
+      }
+      if (minted) {
+        write.conditions.push(...minted.conditions);
+        write.operations.push(...minted.operations);
+      }
+      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `resume workflow '${workflowId}'`);
+      if (outcome.ok) {
+        for (const dueAt of dueTimes) this.deps.timerArmed(Math.max(dueAt, clock.now()));
+        this.deps.claimed(workflowId, record.type, minted, 'resume');
+        return;
+      }
+      const holder = readHolder((await this.deps.storage.get(keys.ownerHolder(workflowId))) ?? null);
+      if (holder?.holder) throw new WorkflowClaimUnavailableError(workflowId, { engineId: holder.holder.engineId, epoch: holder.holder.epoch, expiresAt: holder.holder.expiresAt });
+    }
+    throw new WorkflowClaimUnavailableError(workflowId, null);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // cancel, signal
+
+  /** Stores a cooperative cancellation request. A pending workflow is cancelled at once. */
+  async cancel(workflowId: string, reason?: string): Promise<'requested' | 'cancelled' | 'already-finished'> {
+    assertWorkflowId(workflowId);
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000)) throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const read = await this.#read(workflowId);
+      if (!read) throw new WorkflowNotFoundError(workflowId);
+      if (isTerminal(read.record.status)) return 'already-finished';
+      const now = this.deps.clock.now();
+      if (read.record.status === 'pending') {
+        const next: WorkflowRecord = { ...read.record, status: 'cancelled', endedAt: now, ...(reason ? { reason } : {}) };
+        const write = changeStatus(read, next, [{ kind: 'cancelled', detail: reason ? { reason } : {} }], this.#who(0), { frontier: null });
+        const startKey = startTimerKey(read.record);
+        if (startKey) write.operations.push({ type: 'delete', key: startKey });
+        const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `cancel pending workflow '${workflowId}'`);
+        if (outcome.ok) {
+          this.deps.rotated(workflowId, next);
+          return 'cancelled';
+        }
+        continue;
+      }
+      const request: CancelRequest = { ...(reason ? { reason } : {}), requestedAt: now, requestedBy: this.deps.engineId };
+      const outcome = await this.deps.writer.write(null, [], [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }], `request cancellation of '${workflowId}'`);
+      if (outcome.ok) return 'requested';
+    }
+    throw new InvalidWorkflowStateError(workflowId, 'changing too fast', 'cancel');
+  }
+
+  /** Buffers a signal durably, in send order (a compare-and-swap counter gives each its sequence number). */
+  async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
+    assertWorkflowId(workflowId);
+    assertHandlerName(name, 'Signal');
+    const text = encodePayload(payload, `Payload of signal '${name}' to workflow '${workflowId}'`, this.deps.maxPayloadBytes);
+    const recordRaw = await this.deps.storage.get(keys.record(workflowId));
+    if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
+    const record = decodeRecord(keys.record(workflowId), recordRaw);
+    if (isTerminal(record.status)) throw new InvalidWorkflowStateError(workflowId, record.status, `signal '${name}'`);
+    const counterKey = keys.signalCounter(workflowId);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const counterRaw = await this.deps.storage.get(counterKey);
+      const seq = counterRaw === null ? 0 : Number(counterRaw);
+      if (!Number.isSafeInteger(seq) || seq < 0) throw new CorruptRecordError(counterKey, 'signal counter is not a non-negative integer');
+      const signal: SignalRecord = { name, ...(text === undefined ? {} : { payload: JSON.parse(text) as Json }), sentAt: this.deps.clock.now(), sentBy: this.deps.engineId };
+      const outcome = await this.deps.writer.write(
+        null,
+        [{ key: counterKey, expected: counterRaw }],
+        [
+          { type: 'put', key: keys.signal(workflowId, seq), value: JSON.stringify(signal) },
+          { type: 'put', key: counterKey, value: String(seq + 1) },
+        ],
+        `signal '${name}' to '${workflowId}'`,
+      );
+      if (outcome.ok) return;
+    }
+    throw new InvalidWorkflowStateError(workflowId, 'receiving signals too fast', `signal '${name}'`);
+  }
+}
+
+function stripped(error: unknown): SerializedError {
+  const serialized = serializeError(error);
+  delete serialized.stack;
+  return serialized;
+}

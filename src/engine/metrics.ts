@@ -1,0 +1,39 @@
+/**
+ * Counters and gauges of one engine (`engine.metrics()`). Workflow ids are never labels: cardinality stays
+ * fixed however many workflows run.
+ */
+
+export type ClaimOutcome = 'acquired' | 'takeover' | 'lost_race' | 'deposed' | 'backoff_skipped';
+
+export type EngineMetrics = {
+  claimAttempts: Record<ClaimOutcome, number>;
+  claimsHeld: number;
+  renewals: number;
+  renewalFailures: number;
+  claimsLost: number;
+  wakesDiscarded: number;
+  writesFencedOut: number;
+  resultWaitersPending: number;
+  resultWaitersSettled: number;
+  workflowsStarted: number;
+  workflowsFinished: number;
+  operationsCommitted: number;
+  activitiesRun: number;
+  storageTransactions: number;
+  groupedTransactions: number;
+  groupedBatches: number;
+};
+
+export class MetricsCounters {
+  claimAttempts: Record<ClaimOutcome, number> = { acquired: 0, takeover: 0, lost_race: 0, deposed: 0, backoff_skipped: 0 };
+  renewals = 0;
+  renewalFailures = 0;
+  claimsLost = 0;
+  wakesDiscarded = 0;
+  writesFencedOut = 0;
+  resultWaitersSettled = 0;
+  workflowsStarted = 0;
+  workflowsFinished = 0;
+  operationsCommitted = 0;
+  activitiesRun = 0;
+}

@@ -1,0 +1,167 @@
+/**
+ * `createEngine` options and their validation. Invalid options fail construction with an
+ * `InvalidOptionsError` that quotes the offending values; nothing is read or written first.
+ */
+import type { Storage } from '../storage/types';
+import { systemClock, systemRandom, type Clock } from './clock';
+import { InvalidOptionsError } from './errors';
+import type { EngineWarning } from './events';
+import type { EngineLiveness } from './ownership/liveness';
+import type { AnyWorkflowDefinition } from './workflow';
+
+export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
+export const ownershipModes: readonly OwnershipMode[] = ['none', 'lease', 'workflow-lease'];
+
+export type EngineOptions = {
+  /** Where everything is stored. Several engines may share one store. Required. */
+  storage: Storage;
+  /** Definitions registered at construction; more can be added with `engine.register`. */
+  workflows?: readonly AnyWorkflowDefinition[];
+  /**
+   * Who may run a workflow when several engines share the store (see ownership.md):
+   * `'none'` (default; one engine per store), `'lease'` (one engine at a time holds a store-wide lease),
+   * `'workflow-lease'` (every workflow has at most one owner, fenced by its epoch).
+   */
+  ownership?: OwnershipMode;
+  /**
+   * `'automatic'` (default): renewal, reclaim, polls and timers run on the clock's timers.
+   * `'manual'`: nothing runs on timers; the host calls `engine.runMaintenance()` more often than the renew
+   * interval. Not allowed with `'lease'`, which needs its own renewal timer.
+   */
+  backgroundTasks?: 'automatic' | 'manual';
+  /** Time source. Default: the platform clock. Tests inject `SimulatedClock`. */
+  clock?: Clock;
+  /** Random source in [0, 1) used for ids and `ctx.random()`. Default: `Math.random`. */
+  random?: () => number;
+  /** This engine's id. Default: a random UUID. */
+  engineId?: string;
+  /** A liveness oracle (Web Locks in the browser) that makes takeover after a crash immediate. */
+  liveness?: EngineLiveness;
+  /** Run `recoverAll()` during `createEngine`. Default true. */
+  recover?: boolean;
+  limits?: {
+    /** Largest input, result, signal, update argument or state, in bytes of JSON. Default 256 KiB. */
+    maxPayloadBytes?: number;
+  };
+  /** Receives warnings (claim lost, wake discarded, corrupt record). Default: console.warn. */
+  onWarning?: (warning: EngineWarning) => void;
+  /** workflow-lease: how long a claim lives without renewal, in ms. Default 30,000. */
+  workflowClaimTtlMs?: number;
+  /** workflow-lease: how often claims are renewed (and polls run), in ms. Default 5,000. */
+  workflowClaimRenewIntervalMs?: number;
+  /** lease: how long the store-wide lease lives without renewal, in ms. Default 30,000. */
+  leaseTtlMs?: number;
+  /** lease: how often the lease is renewed, in ms. Default 5,000. */
+  leaseRenewIntervalMs?: number;
+  /** lease: how long `createEngine` waits for the lease before failing, in ms. Default 60,000. */
+  leaseWaitTimeoutMs?: number;
+  /** Most candidates the reclaim scan examines per pass (it resumes where it stopped). Default 200. */
+  reclaimBatchSize?: number;
+  /** How long an uncollected update response is kept, in ms. Default 600,000. */
+  updateResponseRetentionMs?: number;
+};
+
+export type ResolvedOptions = {
+  storage: Storage;
+  workflows: readonly AnyWorkflowDefinition[];
+  ownership: OwnershipMode;
+  backgroundTasks: 'automatic' | 'manual';
+  clock: Clock;
+  random: () => number;
+  engineId: string | undefined;
+  liveness: EngineLiveness | undefined;
+  recover: boolean;
+  maxPayloadBytes: number;
+  onWarning: (warning: EngineWarning) => void;
+  /** Claim (workflow-lease) or lease (lease) TTL; for 'none', the poll interval basis. */
+  ttlMs: number;
+  renewIntervalMs: number;
+  leaseWaitTimeoutMs: number;
+  reclaimBatchSize: number;
+  updateResponseRetentionMs: number;
+};
+
+const defaultWarning = (warning: EngineWarning) => console.warn(`[shuttle] ${warning.name}: ${warning.message}`);
+
+function quote(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new InvalidOptionsError(`${name} must be a positive number of milliseconds; got ${quote(value)}.`);
+  return value;
+}
+
+function ttlAndRenew(ttlName: string, ttl: number, renewName: string, renew: number): void {
+  if (renew >= ttl)
+    throw new InvalidOptionsError(`${renewName} (${renew}) must be less than ${ttlName} (${ttl}).`);
+  if (ttl < 3 * renew)
+    throw new InvalidOptionsError(
+      `${ttlName} (${ttl}) must be at least 3 × ${renewName} (${renew}) = ${3 * renew}, so one missed renewal does not lose the claim.`,
+    );
+}
+
+export function resolveOptions(options: EngineOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('createEngine needs an options object with at least { storage }.');
+  const storage = options.storage;
+  if (!storage || typeof storage.get !== 'function' || typeof storage.conditionalBatch !== 'function')
+    throw new InvalidOptionsError('options.storage must be a Storage (e.g. new MemoryStorage() or new IndexedDbStorage()).');
+  const ownership = options.ownership ?? 'none';
+  if (!ownershipModes.includes(ownership))
+    throw new InvalidOptionsError(`Unknown ownership mode ${quote(ownership)}; use one of ${ownershipModes.map((m) => `'${m}'`).join(', ')}.`);
+  const backgroundTasks = options.backgroundTasks ?? 'automatic';
+  if (backgroundTasks !== 'automatic' && backgroundTasks !== 'manual')
+    throw new InvalidOptionsError(`backgroundTasks must be 'automatic' or 'manual'; got ${quote(backgroundTasks)}.`);
+  if (ownership === 'lease' && backgroundTasks === 'manual')
+    throw new InvalidOptionsError(
+      "ownership 'lease' cannot run with backgroundTasks 'manual': the store-wide lease needs its own renewal timer. Use 'automatic', or 'workflow-lease'.",
+    );
+  if (options.engineId !== undefined && (typeof options.engineId !== 'string' || options.engineId.length === 0 || options.engineId.length > 200))
+    throw new InvalidOptionsError(`engineId must be a non-empty string of at most 200 characters; got ${quote(options.engineId)}.`);
+  if (options.workflows !== undefined && !Array.isArray(options.workflows))
+    throw new InvalidOptionsError('options.workflows must be an array of definitions created with defineWorkflow.');
+
+  let ttlMs = 30_000;
+  let renewIntervalMs = 5_000;
+  let leaseWaitTimeoutMs = 60_000;
+  if (ownership === 'workflow-lease') {
+    ttlMs = positive('workflowClaimTtlMs', options.workflowClaimTtlMs, 30_000);
+    renewIntervalMs = positive('workflowClaimRenewIntervalMs', options.workflowClaimRenewIntervalMs, 5_000);
+    ttlAndRenew('workflowClaimTtlMs', ttlMs, 'workflowClaimRenewIntervalMs', renewIntervalMs);
+  } else if (ownership === 'lease') {
+    ttlMs = positive('leaseTtlMs', options.leaseTtlMs, 30_000);
+    renewIntervalMs = positive('leaseRenewIntervalMs', options.leaseRenewIntervalMs, 5_000);
+    leaseWaitTimeoutMs = positive('leaseWaitTimeoutMs', options.leaseWaitTimeoutMs, 60_000);
+    ttlAndRenew('leaseTtlMs', ttlMs, 'leaseRenewIntervalMs', renewIntervalMs);
+  } else if (options.workflowClaimRenewIntervalMs !== undefined && typeof options.workflowClaimRenewIntervalMs === 'number' && options.workflowClaimRenewIntervalMs > 0) {
+    // 'none' ignores claim options, but a poll interval is still useful for cross-call result waiters.
+    renewIntervalMs = options.workflowClaimRenewIntervalMs;
+  }
+  const maxPayloadBytes = positive('limits.maxPayloadBytes', options.limits?.maxPayloadBytes, 256 * 1024);
+  if (maxPayloadBytes > 900 * 1024)
+    throw new InvalidOptionsError(`limits.maxPayloadBytes (${maxPayloadBytes}) must be at most 921600 so a record always fits the storage value limit.`);
+  return {
+    storage,
+    workflows: options.workflows ?? [],
+    ownership,
+    backgroundTasks,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? systemRandom,
+    engineId: options.engineId,
+    liveness: options.liveness,
+    recover: options.recover ?? true,
+    maxPayloadBytes,
+    onWarning: options.onWarning ?? defaultWarning,
+    ttlMs,
+    renewIntervalMs,
+    leaseWaitTimeoutMs,
+    reclaimBatchSize: Math.floor(positive('reclaimBatchSize', options.reclaimBatchSize, 200)),
+    updateResponseRetentionMs: positive('updateResponseRetentionMs', options.updateResponseRetentionMs, 600_000),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The shapes of everything the engine stores, and their decoders. Decoding is strict: a record that does
+ * not have the expected shape raises `CorruptRecordError` naming its key, and the caller fails that one
+ * workflow closed (never overwriting the record). Ownership values decode fail-closed in ownership/holder.ts.
+ */
+import type { Json, JsonObject } from './codec';
+import { CorruptRecordError, type SerializedError } from './errors';
+import type { WorkflowStatus } from './keys';
+import { workflowStatuses } from './keys';
+import type { ParentClosePolicy } from './workflow';
+
+export const terminalStatuses: ReadonlySet<WorkflowStatus> = new Set([
+  'completed',
+  'failed',
+  'cancelled',
+  'terminated',
+  'timed-out',
+]);
+
+export function isTerminal(status: WorkflowStatus): boolean {
+  return terminalStatuses.has(status);
+}
+
+export type ParentLink = { id: string; run: number; pos: number; member: number; closePolicy: ParentClosePolicy };
+
+/** `wf:<id>`: changes only on status transitions (never on an ordinary step). */
+export type WorkflowRecord = {
+  v: 1;
+  id: string;
+  type: string;
+  version: number;
+  /** Run number: 1 for the first run of this id, +1 each time a finished id is started again. */
+  run: number;
+  status: WorkflowStatus;
+  input?: Json;
+  result?: Json;
+  error?: SerializedError;
+  /** Why it was cancelled, terminated or suspended. */
+  reason?: string;
+  createdAt: number;
+  /** Pending (delayed start) workflows start at this time. */
+  startAt?: number;
+  startedAt?: number;
+  endedAt?: number;
+  executionTimeoutMs?: number;
+  parent?: ParentLink;
+  createdBy: string;
+};
+
+/** One leaf operation of the frontier (the operation the workflow waits on). */
+export type Leaf = {
+  member: number;
+  kind: 'activity' | 'sleep' | 'signal' | 'until' | 'child';
+  name: string;
+  done: boolean;
+  /** Activities: the attempt that runs next (or runs now). */
+  attempt?: number;
+  /** A durable timer belonging to this leaf (sleep, retry backoff or timeout) and when it is due. */
+  timerKey?: string;
+  dueAt?: number;
+  /** Activities waiting for a retry backoff. */
+  retrying?: boolean;
+  lastError?: SerializedError;
+  /** Children: the child workflow id and how the parent relates to it. */
+  childId?: string;
+  closePolicy?: ParentClosePolicy;
+};
+
+export type Frontier = {
+  pos: number;
+  kind: 'activity' | 'sleep' | 'signal' | 'until' | 'child' | 'all' | 'race';
+  name: string;
+  since: number;
+  leaves: Leaf[];
+};
+
+/** `wf-ckpt:<id>`: the progress anchor. Every transition of the workflow rewrites it (and conditions on it). */
+export type Checkpoint = {
+  v: 1;
+  run: number;
+  /** Number of history entries of this run (the next history sequence number). */
+  historyLength: number;
+  /** Number of timeline entries of this run (the next timeline sequence number). */
+  timelineLength: number;
+  /** Operations resolved so far (the position of the frontier). */
+  position: number;
+  state: JsonObject;
+  frontier: Frontier | null;
+  cancel: { reason?: string; requestedAt: number; delivered: boolean } | null;
+  /** Children started with parentClosePolicy 'terminate' that are terminated when this workflow ends. */
+  linkedChildren: string[];
+  updatedAt: number;
+};
+
+export type HistoryEntry =
+  | {
+      t: 'op';
+      pos: number;
+      /** Member index inside `all` / `race`; absent for a simple operation or a whole-operation outcome. */
+      member?: number;
+      kind: string;
+      name: string;
+      ok: true;
+      value?: Json;
+    }
+  | {
+      t: 'op';
+      pos: number;
+      member?: number;
+      kind: string;
+      name: string;
+      ok: false;
+      error: SerializedError;
+      /** A delivered cancellation: the whole operation threw CancelledError. */
+      cancelled?: true;
+    }
+  | { t: 'update'; pos: number; updateId: string; name: string; stateAfter: JsonObject };
+
+export type TimelineKind =
+  | 'started'
+  | 'scheduled'
+  | 'claim-acquired'
+  | 'claim-taken-over'
+  | 'claim-released'
+  | 'activity-started'
+  | 'activity-completed'
+  | 'activity-failed'
+  | 'activity-retry-scheduled'
+  | 'timer-armed'
+  | 'timer-fired'
+  | 'signal-received'
+  | 'signal-consumed'
+  | 'wait-completed'
+  | 'update-applied'
+  | 'update-rejected'
+  | 'child-started'
+  | 'child-completed'
+  | 'cancel-requested'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated'
+  | 'suspended'
+  | 'resumed'
+  | 'timed-out';
+
+export type TimelineEntry = {
+  seq: number;
+  at: number;
+  engineId: string;
+  /** The epoch under which it was written (0 outside workflow-lease). */
+  epoch: number;
+  kind: TimelineKind;
+  detail: JsonObject;
+};
+
+export type TimerRecord = {
+  workflowId: string;
+  /** `sleep`, `retry`, `timeout` (signal / until / activity-attempt), `start` (delayed start), `execution`. */
+  purpose: 'sleep' | 'retry' | 'timeout' | 'start' | 'execution';
+  run: number;
+  pos?: number;
+  member?: number;
+};
+
+export type SignalRecord = { name: string; payload?: Json; sentAt: number; sentBy: string };
+export type CancelRequest = { reason?: string; requestedAt: number; requestedBy: string };
+export type UpdateRequest = { updateId: string; name: string; arg?: Json; requestedAt: number; requestedBy: string };
+export type UpdateResponse =
+  | { updateId: string; ok: true; value?: Json; appliedAt: number; appliedBy: string }
+  | { updateId: string; ok: false; error: SerializedError; appliedAt: number; appliedBy: string };
+export type FenceRejection = {
+  workflowId: string;
+  engineId: string;
+  heldEpoch: number;
+  currentEpoch: number | null;
+  at: number;
+  what: string;
+};
+
+function parseJson(key: string, raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new CorruptRecordError(key, 'not valid JSON');
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function need(condition: boolean, key: string, reason: string): asserts condition {
+  if (!condition) throw new CorruptRecordError(key, reason);
+}
+
+const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+
+export function decodeRecord(key: string, raw: string): WorkflowRecord {
+  const value = parseJson(key, raw);
+  need(isObject(value), key, 'not an object');
+  need(value.v === 1, key, `unknown record version ${JSON.stringify(value.v)}`);
+  need(typeof value.id === 'string' && value.id.length > 0, key, 'missing id');
+  need(typeof value.type === 'string' && value.type.length > 0, key, 'missing type');
+  need(isCount(value.version) && (value.version as number) > 0, key, 'bad version');
+  need(isCount(value.run) && (value.run as number) > 0, key, 'bad run number');
+  need(workflowStatuses.includes(value.status as WorkflowStatus), key, `unknown status ${JSON.stringify(value.status)}`);
+  need(isTime(value.createdAt), key, 'bad createdAt');
+  return value as unknown as WorkflowRecord;
+}
+
+export function decodeCheckpoint(key: string, raw: string): Checkpoint {
+  const value = parseJson(key, raw);
+  need(isObject(value), key, 'not an object');
+  need(value.v === 1, key, `unknown checkpoint version ${JSON.stringify(value.v)}`);
+  need(isCount(value.run), key, 'bad run number');
+  need(isCount(value.historyLength), key, 'bad historyLength');
+  need(isCount(value.timelineLength), key, 'bad timelineLength');
+  need(isCount(value.position), key, 'bad position');
+  need(isObject(value.state), key, 'state is not an object');
+  need(value.frontier === null || isObject(value.frontier), key, 'bad frontier');
+  if (isObject(value.frontier)) need(Array.isArray(value.frontier.leaves), key, 'frontier without leaves');
+  need(Array.isArray(value.linkedChildren), key, 'bad linkedChildren');
+  return value as unknown as Checkpoint;
+}
+
+export function decodeHistoryEntry(key: string, raw: string): HistoryEntry {
+  const value = parseJson(key, raw);
+  need(isObject(value), key, 'not an object');
+  need(value.t === 'op' || value.t === 'update', key, 'unknown history entry type');
+  need(isCount(value.pos), key, 'bad position');
+  return value as unknown as HistoryEntry;
+}
+
+export function decodeTimelineEntry(key: string, raw: string): TimelineEntry {
+  const value = parseJson(key, raw);
+  need(isObject(value) && typeof value.kind === 'string' && isCount(value.seq), key, 'bad timeline entry');
+  return value as unknown as TimelineEntry;
+}
+
+function decodeLoose<T>(key: string, raw: string, check: (value: Record<string, unknown>) => boolean, what: string): T {
+  const value = parseJson(key, raw);
+  need(isObject(value) && check(value), key, `bad ${what}`);
+  return value as unknown as T;
+}
+
+export const decodeTimer = (key: string, raw: string) =>
+  decodeLoose<TimerRecord>(key, raw, (v) => typeof v.workflowId === 'string' && typeof v.purpose === 'string', 'timer');
+export const decodeSignal = (key: string, raw: string) =>
+  decodeLoose<SignalRecord>(key, raw, (v) => typeof v.name === 'string', 'signal');
+export const decodeCancelRequest = (key: string, raw: string) =>
+  decodeLoose<CancelRequest>(key, raw, (v) => isTime(v.requestedAt), 'cancel request');
+export const decodeUpdateRequest = (key: string, raw: string) =>
+  decodeLoose<UpdateRequest>(key, raw, (v) => typeof v.updateId === 'string' && typeof v.name === 'string', 'update request');
+export const decodeUpdateResponse = (key: string, raw: string) =>
+  decodeLoose<UpdateResponse>(key, raw, (v) => typeof v.updateId === 'string' && typeof v.ok === 'boolean', 'update response');
+export const decodeFenceRejection = (key: string, raw: string) =>
+  decodeLoose<FenceRejection>(key, raw, (v) => typeof v.workflowId === 'string', 'fence rejection');

@@ -1,0 +1,1254 @@
+/**
+ * One workflow's execution on this engine: replay from storage, then turns driven by wake events.
+ *
+ * Guarantees of this module:
+ * - **Replay**: the generator is re-run from the start and fed the recorded results in order; an operation
+ *   whose kind or name differs from the recorded one fails the workflow with `NonDeterminismError`. Update
+ *   entries restore the state their handler produced at the position it was applied.
+ * - **One commit per turn**: a turn handles one event (an activity finished, a timer fired, a signal or
+ *   update arrived, …), advances the generator as far as it can go without waiting, and commits everything it
+ *   learnt as one atomic batch through the fenced writer: history entries, timeline entries, the checkpoint,
+ *   timers to arm or delete, consumed signals, update responses, child creations, and on the last turn the
+ *   terminal record. Nothing in memory moves past a write that did not land: if the commit fails, the run is
+ *   dropped and (unless this engine was deposed) reloaded from storage.
+ * - **Activities** run only after the commit that reached them landed, so a deposed engine never starts one
+ *   for a position its successor owns. Their results are recorded before the generator sees them; a recorded
+ *   activity never runs again. An activity in flight when the engine dies runs again (at-least-once).
+ * - **Serial**: events of one run are handled one at a time, in arrival order (the mailbox).
+ * - **Wake guard**: an event that wakes a parked run passes `host.guardWake` first (ownership.md).
+ *
+ * A run's lifecycle goes through `reduceRunPhase`: loading → idle ⇄ busy → finished | dropped.
+ */
+import type { Condition, Operation as StorageOperation, Storage } from '../../storage/types';
+import type { Clock } from '../clock';
+import { cloneJson, encodePayload, normalizePayload, type Json, type JsonObject } from '../codec';
+import {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  CancelledError,
+  ChildWorkflowFailedError,
+  NonDeterminismError,
+  PayloadNotSerializableError,
+  PayloadTooLargeError,
+  WorkflowVersionMismatchError,
+  deserializeError,
+  serializeError,
+  type SerializedError,
+} from '../errors';
+import type { EngineEvent, EngineWarning, WakeKind } from '../events';
+import type { FencedWriter } from '../ownership/fenced-write';
+import { uuidFrom } from '../ids';
+import { keys, type WorkflowStatus } from '../keys';
+import type { MetricsCounters } from '../metrics';
+import {
+  decodeCancelRequest,
+  decodeCheckpoint,
+  decodeHistoryEntry,
+  decodeRecord,
+  decodeSignal,
+  decodeUpdateRequest,
+  isTerminal,
+  type Checkpoint,
+  type Frontier,
+  type HistoryEntry,
+  type Leaf,
+  type SignalRecord,
+  type TimelineEntry,
+  type TimelineKind,
+  type TimerRecord,
+  type UpdateRequest,
+  type UpdateResponse,
+  type WorkflowRecord,
+} from '../records';
+import {
+  describeCommand,
+  type AnyWorkflowDefinition,
+  type Command,
+  type LeafCommand,
+  type ParentClosePolicy,
+  type WorkflowContext,
+} from '../workflow';
+import { createContext } from './context';
+
+// ---------------------------------------------------------------------------------------------------------
+// Host: the narrow collaborators a run needs from its engine.
+
+export type ChildRequest = {
+  parent: WorkflowRecord;
+  pos: number;
+  member: number;
+  childId: string;
+  workflowType: string;
+  input: unknown;
+  closePolicy: ParentClosePolicy;
+};
+
+export type ChildPlan =
+  | { ok: true; childId: string; conditions: Condition[]; operations: StorageOperation[]; afterCommit: () => void }
+  | { ok: false; error: SerializedError };
+
+export type DropReason = 'deposed' | 'lost-race' | 'storage-error' | 'claim-lost' | 'wake-refused' | 'corrupt' | 'shutdown' | 'evicted' | 'rotated';
+
+export type RunHost = {
+  readonly engineId: string;
+  readonly storage: Storage;
+  readonly writer: FencedWriter;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly maxPayloadBytes: number;
+  /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
+  readonly manualTimers: boolean;
+  /** workflow-lease: release the claim (delete the holder) in the terminal and suspend commits. */
+  readonly releasesClaims: boolean;
+  readonly metrics: MetricsCounters;
+  emit(event: EngineEvent): void;
+  warn(warning: EngineWarning): void;
+  /** The epoch this engine holds for the workflow (0 when the mode has no per-workflow epochs). */
+  heldEpoch(workflowId: string): number | undefined;
+  /** Wake guard (ownership.md): true to proceed. */
+  guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
+  prepareChild(request: ChildRequest): Promise<ChildPlan>;
+  /** A durable timer due at `dueAt` was armed or found by this run. */
+  timerArmed(dueAt: number): void;
+  /** After the terminal commit landed. */
+  runFinished(run: WorkflowRun, record: WorkflowRecord): void;
+  /** The run stopped without finishing; the engine decides whether to reload it. */
+  runDropped(run: WorkflowRun, reason: DropReason, error?: unknown): void;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Events and phases
+
+export type RunEvent =
+  | { type: 'resync'; wake: WakeKind | null }
+  | { type: 'activity-settled'; pos: number; member: number; attempt: number; startedAt: number; outcome: { ok: true; value: unknown } | { ok: false; error: unknown } }
+  | { type: 'timer'; key: string }
+  | { type: 'signals' }
+  | { type: 'updates' }
+  | { type: 'cancel' }
+  | { type: 'child-settled'; childId: string; record: WorkflowRecord };
+
+export type RunPhase =
+  | { tag: 'loading' }
+  | { tag: 'idle'; parkedAt: number; parkedEpoch: number }
+  | { tag: 'busy' }
+  | { tag: 'finished'; status: WorkflowStatus }
+  | { tag: 'dropped'; reason: DropReason };
+
+type PhaseAction =
+  | { type: 'turn-started' }
+  | { type: 'parked'; at: number; epoch: number }
+  | { type: 'finished'; status: WorkflowStatus }
+  | { type: 'dropped'; reason: DropReason };
+
+export function reduceRunPhase(phase: RunPhase, action: PhaseAction): RunPhase {
+  if (phase.tag === 'finished' || phase.tag === 'dropped') return phase; // final
+  switch (action.type) {
+    case 'turn-started':
+      return { tag: 'busy' };
+    case 'parked':
+      return { tag: 'idle', parkedAt: action.at, parkedEpoch: action.epoch };
+    case 'finished':
+      return { tag: 'finished', status: action.status };
+    case 'dropped':
+      return { tag: 'dropped', reason: action.reason };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Turns
+
+type PendingTimeline = { kind: TimelineKind; detail: JsonObject; at?: number };
+
+/** Everything one turn learnt, committed as one batch. */
+class Turn {
+  readonly history: HistoryEntry[] = [];
+  readonly timeline: PendingTimeline[] = [];
+  readonly operations: StorageOperation[] = [];
+  readonly conditions: Condition[] = [];
+  readonly afterCommit: (() => void)[] = [];
+  readonly kinds: string[] = [];
+  /** Set when the checkpoint changed in a way that must be committed even without history. */
+  dirty = false;
+
+  put(key: string, value: string): void {
+    this.operations.push({ type: 'put', key, value });
+    this.dirty = true;
+  }
+
+  delete(key: string): void {
+    this.operations.push({ type: 'delete', key });
+    this.dirty = true;
+  }
+
+  note(kind: TimelineKind, detail: JsonObject = {}, at?: number): void {
+    this.timeline.push(at === undefined ? { kind, detail } : { kind, detail, at });
+    this.dirty = true;
+  }
+
+  get isEmpty(): boolean {
+    return !this.dirty && this.history.length === 0 && this.timeline.length === 0;
+  }
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+type RunningActivity = { controller: AbortController; attempt: number; timeout: unknown; deadline: number | undefined };
+
+const defaultRetry = { maxAttempts: 3, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 30_000 };
+
+function isOperationEntry(entry: HistoryEntry): entry is Extract<HistoryEntry, { t: 'op' }> {
+  return entry.t === 'op';
+}
+
+/** Rebuilds the error a recorded failure throws into the workflow, with its class where the engine owns it. */
+function materializeError(error: SerializedError): Error {
+  const details = error.details ?? {};
+  switch (error.name) {
+    case 'CancelledError':
+      return new CancelledError(typeof details.reason === 'string' ? details.reason : undefined);
+    case 'ActivityFailedError':
+      return new ActivityFailedError(String(details.activityName), Number(details.attempts), details.failure as SerializedError);
+    case 'ChildWorkflowFailedError':
+      return new ChildWorkflowFailedError(String(details.childId), String(details.childStatus), (details.failure as SerializedError | null) ?? null);
+    default:
+      return deserializeError(error);
+  }
+}
+
+/** Mutates `target` in place to equal `source`, keeping object identity where shapes match. */
+function reconcileInPlace(target: Record<string, unknown> | unknown[], source: Record<string, unknown> | unknown[]): void {
+  if (Array.isArray(target) && Array.isArray(source)) {
+    target.length = source.length;
+    source.forEach((value, index) => {
+      const current = target[index];
+      if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value)) reconcileInPlace(current, value);
+      else target[index] = value;
+    });
+    return;
+  }
+  const t = target as Record<string, unknown>;
+  const s = source as Record<string, unknown>;
+  for (const key of Object.keys(t)) if (!(key in s)) delete t[key];
+  for (const [key, value] of Object.entries(s)) {
+    const current = t[key];
+    if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value)) reconcileInPlace(current, value);
+    else t[key] = value;
+  }
+}
+
+function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
+  return typeof value === 'object' && value !== null;
+}
+
+function leafCommands(command: Command): LeafCommand[] {
+  return command.kind === 'all' || command.kind === 'race' ? command.members : [command as LeafCommand];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+export class WorkflowRun {
+  readonly id: string;
+  readonly #host: RunHost;
+  readonly #definition: AnyWorkflowDefinition | null;
+  #phase: RunPhase = { tag: 'loading' };
+
+  #record: WorkflowRecord;
+  #recordRaw: string;
+  #checkpoint: Checkpoint;
+  #checkpointRaw: string;
+
+  #state: JsonObject = {};
+  #replaying = false;
+  #ctx: WorkflowContext;
+  #generator: Generator<Command, unknown, unknown> | null = null;
+  /** The live command at the frontier (holds the functions and predicates the durable frontier cannot). */
+  #command: Command | null = null;
+  /** Recorded results at the frontier position, by member (-1: a whole-operation outcome), in order. */
+  #results = new Map<number, Extract<HistoryEntry, { t: 'op' }>>();
+  #resolutionOrder: number[] = [];
+  /** The first live advance after replay, when the history ended exactly at an unrecorded command. */
+  #pendingLiveCommand: Command | null = null;
+  #signals: { key: string; record: SignalRecord }[] = [];
+  #running = new Map<number, RunningActivity>();
+  #mailbox: RunEvent[] = [];
+  #draining = false;
+  #idleWaiters: (() => void)[] = [];
+
+  private constructor(host: RunHost, definition: AnyWorkflowDefinition | null, loaded: LoadedWorkflow) {
+    this.#host = host;
+    this.#definition = definition;
+    this.id = loaded.record.id;
+    this.#record = loaded.record;
+    this.#recordRaw = loaded.recordRaw;
+    this.#checkpoint = loaded.checkpoint;
+    this.#checkpointRaw = loaded.checkpointRaw;
+    this.#signals = loaded.signals;
+    const run = this;
+    this.#ctx = createContext({
+      workflowId: this.id,
+      workflowType: this.#record.type,
+      version: this.#record.version,
+      get state() {
+        return run.#state;
+      },
+      get isReplaying() {
+        return run.#replaying;
+      },
+    });
+  }
+
+  /**
+   * Reads the workflow from storage and replays it. Throws `CorruptRecordError` for an undecodable record;
+   * returns null when the workflow is not running (nothing to drive).
+   */
+  static async load(host: RunHost, workflowId: string, definitions: (type: string) => AnyWorkflowDefinition[]): Promise<WorkflowRun | null> {
+    const loaded = await loadWorkflow(host.storage, workflowId);
+    if (!loaded || loaded.record.status !== 'running') return null;
+    const candidates = definitions(loaded.record.type);
+    const definition = candidates.find((d) => d.version === loaded.record.version) ?? null;
+    const run = new WorkflowRun(host, definition, loaded);
+    if (!definition) {
+      // Registered under another version only (the engine never loads a type it lacks entirely).
+      run.#pendingFailure = new WorkflowVersionMismatchError(workflowId, loaded.record.type, loaded.record.version, candidates.map((d) => d.version));
+      return run;
+    }
+    run.#replay(loaded.history);
+    return run;
+  }
+
+  #pendingFailure: Error | null = null;
+
+  get phase(): RunPhase {
+    return this.#phase;
+  }
+
+  get record(): WorkflowRecord {
+    return this.#record;
+  }
+
+  get checkpoint(): Checkpoint {
+    return this.#checkpoint;
+  }
+
+  get isLive(): boolean {
+    return this.#phase.tag !== 'finished' && this.#phase.tag !== 'dropped';
+  }
+
+  /** Activity and child leaves and signal/update interest, for the engine's polls. */
+  get waitsOnSignals(): boolean {
+    return this.#checkpoint.frontier?.leaves.some((leaf) => leaf.kind === 'signal' && !leaf.done) ?? false;
+  }
+
+  get awaitedChildren(): string[] {
+    return (this.#checkpoint.frontier?.leaves ?? []).filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.childId && leaf.closePolicy === 'await').map((leaf) => leaf.childId!);
+  }
+
+  get hasWork(): boolean {
+    return this.#draining || this.#mailbox.length > 0 || this.#running.size > 0;
+  }
+
+  #dispatch(action: PhaseAction): void {
+    this.#phase = reduceRunPhase(this.#phase, action);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Mailbox
+
+  /** Queues an event; events are handled one at a time, in order. */
+  deliver(event: RunEvent): void {
+    if (!this.isLive) return;
+    this.#mailbox.push(event);
+    if (!this.#draining) void this.#drain();
+  }
+
+  /** Resolves when the mailbox is empty, no turn is running and no activity is in flight. */
+  whenIdle(): Promise<void> {
+    if (!this.hasWork) return Promise.resolve();
+    return new Promise((resolve) => this.#busyWaiters.push(resolve));
+  }
+
+  #busyWaiters: (() => void)[] = [];
+
+  #notifyIfIdle(): void {
+    if (this.hasWork && this.isLive) return;
+    const waiters = this.#busyWaiters;
+    this.#busyWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Resolves when the mailbox is empty and no turn is running (activities may still be in flight). */
+  whenQuiet(): Promise<void> {
+    if (!this.#draining && this.#mailbox.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#mailbox.length > 0 && this.isLive) {
+        const event = this.#mailbox.shift()!;
+        try {
+          await this.#handle(event);
+        } catch (error) {
+          this.drop('storage-error', error);
+        }
+      }
+    } finally {
+      this.#draining = false;
+      if (!this.isLive) this.#mailbox = [];
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+      this.#notifyIfIdle();
+    }
+  }
+
+  /** Stops driving this run: aborts its activities and forgets its context. Idempotent. */
+  drop(reason: DropReason, error?: unknown): void {
+    if (!this.isLive) return;
+    this.#dispatch({ type: 'dropped', reason });
+    this.#abortAll(reason === 'shutdown' ? 'engine shutting down' : `workflow no longer driven here (${reason})`);
+    this.#mailbox = [];
+    this.#host.runDropped(this, reason, error);
+    this.#notifyIfIdle();
+  }
+
+  #abortAll(why: string): void {
+    for (const [member, running] of this.#running) this.#abortActivity(member, running, why);
+  }
+
+  #abortActivity(member: number, running: RunningActivity, why: string): void {
+    if (running.timeout !== undefined) this.#host.clock.clearTimeout(running.timeout);
+    running.controller.abort(new CancelledError(why));
+    this.#running.delete(member);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Replay
+
+  #replay(history: HistoryEntry[]): void {
+    const definition = this.#definition!;
+    const byPos = new Map<number, HistoryEntry[]>();
+    for (const entry of history) {
+      const list = byPos.get(entry.pos) ?? [];
+      list.push(entry);
+      byPos.set(entry.pos, list);
+    }
+    const target = this.#checkpoint.position;
+    this.#replaying = true;
+    this.#state = {};
+    try {
+      this.#generator = definition.run(this.#ctx, this.#record.input);
+      let next = this.#step(() => this.#generator!.next());
+      let pos = 0;
+      for (;;) {
+        if (next.kind !== 'yield') {
+          if (pos < target) throw new NonDeterminismError(this.id, pos, describeRecorded(byPos.get(pos)), 'the end of the workflow');
+          // The history ends where the code ends: the run finishes on its first turn.
+          this.#replayEnd = next;
+          break;
+        }
+        const command = next.command;
+        const entries = byPos.get(pos) ?? [];
+        this.#checkDeterminism(pos, command, entries);
+        for (const entry of entries) if (entry.t === 'update') this.#restoreState(entry.stateAfter);
+        if (pos < target) {
+          this.#loadResults(entries);
+          const outcome = this.#outcome(command);
+          if (!outcome) throw new NonDeterminismError(this.id, pos, describeRecorded(entries), `${describeCommand(command)} (unfinished in the history)`);
+          this.#results.clear();
+          this.#resolutionOrder = [];
+          pos++;
+          next = this.#resume(outcome);
+          continue;
+        }
+        // The frontier.
+        const frontier = this.#checkpoint.frontier;
+        if (frontier && frontier.pos === pos) {
+          const leaves = leafCommands(command);
+          if (frontier.kind !== command.kind || frontier.name !== command.name || frontier.leaves.length !== leaves.length ||
+            frontier.leaves.some((leaf, i) => leaf.kind !== leaves[i]!.kind || leaf.name !== leaves[i]!.name))
+            throw new NonDeterminismError(this.id, pos, describeCommand(frontier), describeCommand(command));
+          this.#command = command;
+          this.#loadResults(entries);
+        } else {
+          this.#pendingLiveCommand = command;
+        }
+        break;
+      }
+    } catch (error) {
+      this.#pendingFailure = error instanceof Error ? error : new Error(String(error));
+      this.#state = cloneJson(this.#checkpoint.state);
+    } finally {
+      this.#replaying = false;
+    }
+  }
+
+  #replayEnd: Step | null = null;
+
+  #checkDeterminism(pos: number, command: Command, entries: HistoryEntry[]): void {
+    const leaves = leafCommands(command);
+    for (const entry of entries) {
+      if (!isOperationEntry(entry)) continue;
+      if (entry.member === undefined || entry.member < 0) {
+        if (entry.kind !== command.kind || entry.name !== command.name)
+          throw new NonDeterminismError(this.id, pos, `${describeCommand(entry)}`, describeCommand(command));
+        continue;
+      }
+      const leaf = leaves[entry.member];
+      if (command.kind !== 'all' && command.kind !== 'race') throw new NonDeterminismError(this.id, pos, `a member of ${entry.kind === 'all' ? 'all' : 'a parallel operation'}`, describeCommand(command));
+      if (!leaf || leaf.kind !== entry.kind || leaf.name !== entry.name)
+        throw new NonDeterminismError(this.id, pos, `member #${entry.member} ${describeCommand(entry)}`, leaf ? `member #${entry.member} ${describeCommand(leaf)}` : `${describeCommand(command)} without member #${entry.member}`);
+    }
+  }
+
+  #loadResults(entries: HistoryEntry[]): void {
+    this.#results.clear();
+    this.#resolutionOrder = [];
+    for (const entry of entries) {
+      if (!isOperationEntry(entry)) continue;
+      const member = entry.member ?? (!entry.ok && entry.cancelled ? -1 : 0);
+      if (this.#results.has(member)) continue;
+      this.#results.set(member, entry);
+      this.#resolutionOrder.push(member);
+    }
+  }
+
+  #restoreState(stateAfter: JsonObject): void {
+    reconcileInPlace(this.#state, cloneJson(stateAfter));
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Generator stepping
+
+  #step(advance: () => IteratorResult<Command, unknown>): Step {
+    try {
+      const result = advance();
+      if (result.done) return { kind: 'return', value: result.value };
+      return { kind: 'yield', command: result.value };
+    } catch (error) {
+      return { kind: 'throw', error };
+    }
+  }
+
+  #resume(outcome: Outcome): Step {
+    const generator = this.#generator!;
+    return outcome.ok ? this.#step(() => generator.next(outcome.value)) : this.#step(() => generator.throw(outcome.error));
+  }
+
+  /** The outcome of the frontier command given the recorded results, or null while it is still pending. */
+  #outcome(command: Command): Outcome | null {
+    const whole = this.#results.get(-1);
+    if (whole) return entryOutcome(whole);
+    if (command.kind === 'all') {
+      for (const member of this.#resolutionOrder) {
+        const entry = this.#results.get(member)!;
+        if (!entry.ok) return entryOutcome(entry);
+      }
+      if (command.members.every((_, index) => this.#results.has(index)))
+        return { ok: true, value: command.members.map((_, index) => (this.#results.get(index) as { value?: Json }).value) };
+      return null;
+    }
+    if (command.kind === 'race') {
+      const first = this.#resolutionOrder[0];
+      if (first === undefined) return null;
+      const entry = this.#results.get(first)!;
+      return entry.ok ? { ok: true, value: { index: first, value: entry.value } } : entryOutcome(entry);
+    }
+    const entry = this.#results.get(0);
+    return entry ? entryOutcome(entry) : null;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Event handling
+
+  async #handle(event: RunEvent): Promise<void> {
+    const wake = wakeKindOf(event, this.#checkpoint.frontier);
+    const parkedEpoch = this.#phase.tag === 'idle' ? this.#phase.parkedEpoch : this.#phase.tag === 'loading' ? (this.#host.heldEpoch(this.id) ?? 0) : null;
+    if (wake && parkedEpoch !== null) {
+      const proceed = await this.#host.guardWake(this.id, wake, parkedEpoch);
+      if (!proceed) {
+        this.drop('wake-refused');
+        return;
+      }
+    }
+    if (!this.isLive) return;
+    this.#dispatch({ type: 'turn-started' });
+    const turn = new Turn();
+    if (this.#pendingFailure) {
+      const error = this.#pendingFailure;
+      this.#pendingFailure = null;
+      this.#finish(turn, { kind: 'throw', error }, true);
+    } else if (this.#replayEnd) {
+      const end = this.#replayEnd;
+      this.#replayEnd = null;
+      this.#finish(turn, end, false);
+    } else {
+      if (this.#pendingLiveCommand) {
+        const command = this.#pendingLiveCommand;
+        this.#pendingLiveCommand = null;
+        await this.#advance(turn, { kind: 'yield', command });
+      }
+      if (this.isLive && !this.#finalRecord) await this.#apply(turn, event);
+    }
+    await this.#commit(turn);
+  }
+
+  async #apply(turn: Turn, event: RunEvent): Promise<void> {
+    switch (event.type) {
+      case 'resync':
+        await this.#resync(turn);
+        break;
+      case 'activity-settled':
+        this.#activitySettled(turn, event);
+        break;
+      case 'timer':
+        this.#timerFired(turn, event.key);
+        break;
+      case 'signals':
+        await this.#refreshSignals();
+        this.#consumeSignals(turn);
+        break;
+      case 'updates':
+        await this.#applyUpdates(turn);
+        break;
+      case 'cancel':
+        await this.#checkCancel(turn);
+        break;
+      case 'child-settled':
+        this.#childSettled(turn, event.childId, event.record);
+        break;
+    }
+    await this.#continueIfComplete(turn);
+  }
+
+  /** After load: find everything that happened while nobody drove the workflow. */
+  async #resync(turn: Turn): Promise<void> {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier) return;
+    await this.#checkCancel(turn);
+    if (this.#checkpoint.frontier !== frontier) return;
+    await this.#applyUpdates(turn);
+    this.#consumeSignals(turn);
+    const now = this.#host.clock.now();
+    for (const leaf of frontier.leaves) {
+      if (leaf.done || !leaf.timerKey || leaf.dueAt === undefined) continue;
+      if (leaf.dueAt <= now) this.#timerFired(turn, leaf.timerKey);
+      else this.#host.timerArmed(leaf.dueAt);
+    }
+    const childIds = frontier.leaves.filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.closePolicy === 'await' && leaf.childId).map((leaf) => leaf.childId!);
+    if (childIds.length > 0) {
+      const raws = await this.#host.storage.getMany(childIds.map((id) => keys.record(id)));
+      raws.forEach((raw, index) => {
+        if (!raw) return;
+        const record = decodeRecord(keys.record(childIds[index]!), raw);
+        if (isTerminal(record.status)) this.#childSettled(turn, record.id, record);
+      });
+    }
+  }
+
+  /** If the frontier is complete, move the generator on (possibly through several operations). */
+  async #continueIfComplete(turn: Turn): Promise<void> {
+    if (!this.#command || !this.#checkpoint.frontier) return;
+    const outcome = this.#outcome(this.#command);
+    if (!outcome) return;
+    this.#closeFrontier(turn);
+    await this.#advance(turn, this.#resume(outcome));
+  }
+
+  /** Leaves the frontier: deletes timers of unfinished leaves, aborts their activities. */
+  #closeFrontier(turn: Turn): void {
+    const frontier = this.#checkpoint.frontier!;
+    for (const leaf of frontier.leaves) {
+      if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
+      const running = this.#running.get(leaf.member);
+      if (running) this.#abortActivity(leaf.member, running, 'the operation was decided without this activity');
+    }
+    this.#checkpoint = { ...this.#checkpoint, frontier: null, position: frontier.pos + 1 };
+    this.#command = null;
+    this.#results.clear();
+    this.#resolutionOrder = [];
+    turn.dirty = true;
+  }
+
+  /** Runs the generator from `step` until it waits on something or ends. */
+  async #advance(turn: Turn, step: Step): Promise<void> {
+    let current = step;
+    for (;;) {
+      if (current.kind !== 'yield') {
+        this.#finish(turn, current, false);
+        return;
+      }
+      const command = current.command;
+      if (!isCommand(command)) {
+        current = this.#resume({ ok: false, error: new TypeError(`A workflow may only yield ctx operations (use yield* ctx.<operation>(…)); it yielded ${typeof command}.`) });
+        continue;
+      }
+      const pos = this.#checkpoint.position;
+      if (command.kind === 'now' || command.kind === 'random' || command.kind === 'uuid') {
+        const value = command.kind === 'now' ? this.#host.clock.now() : command.kind === 'random' ? this.#host.random() : uuidFrom(this.#host.random);
+        turn.history.push({ t: 'op', pos, kind: command.kind, name: command.name, ok: true, value });
+        this.#checkpoint = { ...this.#checkpoint, position: pos + 1 };
+        current = this.#resume({ ok: true, value });
+        continue;
+      }
+      await this.#arm(turn, command, pos);
+      if (!this.isLive) return;
+      const outcome = this.#outcome(command);
+      if (!outcome) return; // parked (or running activities)
+      this.#closeFrontier(turn);
+      current = this.#resume(outcome);
+    }
+  }
+
+  /** Makes `command` the frontier and arms its leaves (timers, signal checks, children, predicates). */
+  async #arm(turn: Turn, command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' }>, pos: number): Promise<void> {
+    const now = this.#host.clock.now();
+    const commands = leafCommands(command);
+    const composite = command.kind === 'all' || command.kind === 'race';
+    const leaves: Leaf[] = commands.map((leaf, member) => ({ member, kind: leaf.kind, name: leaf.name, done: false }));
+    this.#command = command;
+    this.#results.clear();
+    this.#resolutionOrder = [];
+    this.#checkpoint = { ...this.#checkpoint, frontier: { pos, kind: command.kind, name: command.name, since: now, leaves } };
+    turn.dirty = true;
+    for (const [member, leafCommand] of commands.entries()) {
+      if (composite && this.#outcome(command)) break; // a race already decided by an earlier member
+      const leaf = leaves[member]!;
+      switch (leafCommand.kind) {
+        case 'activity':
+          leaf.attempt = 1;
+          break;
+        case 'sleep':
+          this.#armTimer(turn, leaf, 'sleep', now + leafCommand.durationMs);
+          turn.note('timer-armed', { pos, member, durationMs: leafCommand.durationMs, dueAt: now + leafCommand.durationMs });
+          break;
+        case 'signal':
+          if (leafCommand.timeoutMs !== undefined) this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
+          this.#consumeSignals(turn);
+          break;
+        case 'until':
+          if (this.#evaluatePredicate(turn, leaf, leafCommand.predicate)) break;
+          if (leafCommand.timeoutMs !== undefined) this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
+          break;
+        case 'child':
+          await this.#armChild(turn, leaf, leafCommand, pos, composite);
+          break;
+      }
+      if (!this.isLive) return;
+    }
+  }
+
+  #armTimer(turn: Turn, leaf: Leaf, purpose: TimerRecord['purpose'], dueAt: number): void {
+    const pos = this.#checkpoint.frontier!.pos;
+    const key = keys.timer(dueAt, this.id, `${this.#record.run}.${pos}.${leaf.member}.${purpose}`);
+    const timer: TimerRecord = { workflowId: this.id, purpose, run: this.#record.run, pos, member: leaf.member };
+    turn.put(key, JSON.stringify(timer));
+    leaf.timerKey = key;
+    leaf.dueAt = dueAt;
+    turn.afterCommit.push(() => this.#host.timerArmed(dueAt));
+  }
+
+  async #armChild(turn: Turn, leaf: Leaf, command: Extract<LeafCommand, { kind: 'child' }>, pos: number, composite: boolean): Promise<void> {
+    const closePolicy = command.options.parentClosePolicy ?? 'await';
+    const childId = command.options.id ?? `${this.id}.child-${pos}${composite ? `.${leaf.member}` : ''}`;
+    leaf.childId = childId;
+    leaf.closePolicy = closePolicy;
+    let input: unknown;
+    try {
+      input = normalizePayload(command.input, `Input of child workflow '${childId}'`, this.#host.maxPayloadBytes);
+    } catch (error) {
+      this.#resolveLeaf(turn, leaf, { ok: false, error: serializeError(error) });
+      return;
+    }
+    const plan = await this.#host.prepareChild({ parent: this.#record, pos, member: leaf.member, childId, workflowType: command.name, input, closePolicy });
+    if (!plan.ok) {
+      this.#resolveLeaf(turn, leaf, { ok: false, error: plan.error });
+      return;
+    }
+    turn.conditions.push(...plan.conditions);
+    for (const operation of plan.operations) turn.operations.push(operation);
+    turn.afterCommit.push(plan.afterCommit);
+    turn.note('child-started', { pos, member: leaf.member, childId, workflowType: command.name, parentClosePolicy: closePolicy });
+    if (closePolicy === 'terminate') this.#checkpoint = { ...this.#checkpoint, linkedChildren: [...this.#checkpoint.linkedChildren, childId] };
+    if (closePolicy !== 'await') this.#resolveLeaf(turn, leaf, { ok: true, value: childId });
+  }
+
+  #evaluatePredicate(turn: Turn, leaf: Leaf, predicate: () => boolean): boolean {
+    let satisfied: boolean;
+    try {
+      satisfied = predicate() === true;
+    } catch (error) {
+      this.#resolveLeaf(turn, leaf, { ok: false, error: serializeError(error) });
+      return true;
+    }
+    if (satisfied) {
+      this.#resolveLeaf(turn, leaf, { ok: true, value: true });
+      turn.note('wait-completed', { pos: this.#checkpoint.frontier!.pos, member: leaf.member, satisfied: true });
+    }
+    return satisfied;
+  }
+
+  /** Records a leaf's result (history entry) and retires its timer. */
+  #resolveLeaf(turn: Turn, leaf: Leaf, result: { ok: true; value?: Json } | { ok: false; error: SerializedError }): void {
+    const frontier = this.#checkpoint.frontier!;
+    const composite = frontier.kind === 'all' || frontier.kind === 'race';
+    const base = { t: 'op' as const, pos: frontier.pos, kind: leaf.kind, name: leaf.name, ...(composite ? { member: leaf.member } : {}) };
+    const entry: Extract<HistoryEntry, { t: 'op' }> = result.ok
+      ? { ...base, ok: true, ...(result.value === undefined ? {} : { value: result.value }) }
+      : { ...base, ok: false, error: result.error };
+    leaf.done = true;
+    if (leaf.timerKey) {
+      turn.delete(leaf.timerKey);
+      delete leaf.timerKey;
+      delete leaf.dueAt;
+    }
+    turn.history.push(entry);
+    const member = composite ? leaf.member : 0;
+    this.#results.set(member, entry);
+    this.#resolutionOrder.push(member);
+  }
+
+  #leafAt(pos: number, member: number): Leaf | undefined {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier || frontier.pos !== pos) return undefined;
+    return frontier.leaves[member];
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Activities
+
+  #activitySettled(turn: Turn, event: Extract<RunEvent, { type: 'activity-settled' }>): void {
+    const leaf = this.#leafAt(event.pos, event.member);
+    const running = this.#running.get(event.member);
+    if (running && running.attempt === event.attempt && leaf && leaf.attempt === event.attempt) {
+      if (running.timeout !== undefined) this.#host.clock.clearTimeout(running.timeout);
+      this.#running.delete(event.member);
+    }
+    if (!leaf || leaf.done || leaf.kind !== 'activity' || leaf.attempt !== event.attempt || leaf.retrying) return; // stale
+    const command = leafCommands(this.#command!)[event.member] as Extract<LeafCommand, { kind: 'activity' }>;
+    const now = this.#host.clock.now();
+    const pos = event.pos;
+    turn.note('activity-started', { pos, member: event.member, name: leaf.name, attempt: event.attempt }, event.startedAt);
+    let outcome = event.outcome;
+    let stored: Json | undefined;
+    if (outcome.ok) {
+      try {
+        const text = encodePayload(outcome.value, `Result of activity '${leaf.name}'`, this.#host.maxPayloadBytes);
+        stored = text === undefined ? undefined : (JSON.parse(text) as Json);
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+    }
+    if (outcome.ok) {
+      turn.note('activity-completed', { pos, member: event.member, name: leaf.name, attempt: event.attempt, durationMs: now - event.startedAt });
+      this.#resolveLeaf(turn, leaf, stored === undefined ? { ok: true } : { ok: true, value: stored });
+      turn.kinds.push('activity');
+      return;
+    }
+    const failure = serializeError(outcome.error);
+    delete failure.stack;
+    turn.note('activity-failed', { pos, member: event.member, name: leaf.name, attempt: event.attempt, error: failure as unknown as JsonObject });
+    const retry = { ...defaultRetry, ...command.options.retry };
+    const nonRetryable = new Set([...(command.options.retry?.nonRetryable ?? []), 'PayloadNotSerializableError', 'PayloadTooLargeError']);
+    const cancelled = outcome.error instanceof CancelledError;
+    if (event.attempt < retry.maxAttempts && !nonRetryable.has(failure.name) && !cancelled) {
+      const wait = Math.min(retry.initialIntervalMs * retry.backoffCoefficient ** (event.attempt - 1), retry.maxIntervalMs);
+      leaf.attempt = event.attempt + 1;
+      leaf.retrying = true;
+      leaf.lastError = failure;
+      this.#armTimer(turn, leaf, 'retry', now + wait);
+      turn.note('activity-retry-scheduled', { pos, member: event.member, name: leaf.name, nextAttempt: event.attempt + 1, dueAt: now + wait, waitMs: wait });
+      return;
+    }
+    const error = new ActivityFailedError(leaf.name, event.attempt, failure);
+    this.#resolveLeaf(turn, leaf, { ok: false, error: stripStack(serializeError(error)) });
+    turn.kinds.push('activity');
+  }
+
+  /** Starts every activity leaf that is due to run and not running. Called after a commit landed. */
+  #startActivities(): void {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier || !this.#command || !this.isLive) return;
+    const commands = leafCommands(this.#command);
+    for (const leaf of frontier.leaves) {
+      if (leaf.kind !== 'activity' || leaf.done || leaf.retrying || this.#running.has(leaf.member)) continue;
+      const command = commands[leaf.member] as Extract<LeafCommand, { kind: 'activity' }>;
+      this.#runActivity(frontier.pos, leaf.member, leaf.attempt ?? 1, command);
+    }
+  }
+
+  #runActivity(pos: number, member: number, attempt: number, command: Extract<LeafCommand, { kind: 'activity' }>): void {
+    const { clock } = this.#host;
+    const controller = new AbortController();
+    const startedAt = clock.now();
+    const timeoutMs = command.options.timeoutMs;
+    const running: RunningActivity = { controller, attempt, timeout: undefined, deadline: timeoutMs === undefined ? undefined : startedAt + timeoutMs };
+    this.#running.set(member, running);
+    if (timeoutMs !== undefined && !this.#host.manualTimers)
+      running.timeout = clock.setTimeout(() => controller.abort(new ActivityTimeoutError(command.name, timeoutMs)), timeoutMs);
+    this.#host.metrics.activitiesRun++;
+    this.#host.emit({ type: 'activity.started', workflowId: this.id, name: command.name, attempt });
+    const aborted = new Promise<never>((_, reject) => {
+      if (controller.signal.aborted) reject(controller.signal.reason);
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    });
+    aborted.catch(() => undefined);
+    const work = (async () => command.fn({ attempt, signal: controller.signal, heartbeat: () => undefined }))();
+    Promise.race([work, aborted]).then(
+      (value) => this.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome: { ok: true, value } }),
+      (error: unknown) => this.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome: { ok: false, error } }),
+    );
+  }
+
+  /** Manual mode: aborts activity attempts whose timeout has passed. */
+  checkActivityDeadlines(now: number): void {
+    if (!this.#command) return;
+    const commands = leafCommands(this.#command);
+    for (const [member, running] of this.#running) {
+      if (running.deadline !== undefined && now >= running.deadline && !running.controller.signal.aborted) {
+        const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
+        running.controller.abort(new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0));
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Timers, signals, updates, cancellation, children
+
+  #timerFired(turn: Turn, key: string): void {
+    const frontier = this.#checkpoint.frontier;
+    const leaf = frontier?.leaves.find((candidate) => candidate.timerKey === key && !candidate.done);
+    if (!frontier || !leaf) return; // stale: already handled, or belongs to an earlier position
+    turn.note('timer-fired', { pos: frontier.pos, member: leaf.member, kind: leaf.kind });
+    if (leaf.kind === 'activity') {
+      turn.delete(key);
+      delete leaf.timerKey;
+      delete leaf.dueAt;
+      leaf.retrying = false;
+      return;
+    }
+    if (leaf.kind === 'sleep') this.#resolveLeaf(turn, leaf, { ok: true });
+    else if (leaf.kind === 'signal') this.#resolveLeaf(turn, leaf, { ok: true });
+    else if (leaf.kind === 'until') {
+      this.#resolveLeaf(turn, leaf, { ok: true, value: false });
+      turn.note('wait-completed', { pos: frontier.pos, member: leaf.member, satisfied: false });
+    }
+    turn.kinds.push(leaf.kind);
+  }
+
+  async #refreshSignals(): Promise<void> {
+    const entries = await this.#host.storage.scan(keys.signalPrefix(this.id));
+    this.#signals = entries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+  }
+
+  /** Hands buffered signals, oldest first, to the signal leaves waiting on their names. */
+  #consumeSignals(turn: Turn): void {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier || !this.#command) return;
+    for (const leaf of frontier.leaves) {
+      if (leaf.kind !== 'signal' || leaf.done) continue;
+      if ((frontier.kind === 'race') && this.#resolutionOrder.length > 0) return;
+      const index = this.#signals.findIndex((signal) => signal.record.name === leaf.name);
+      if (index < 0) continue;
+      const [signal] = this.#signals.splice(index, 1);
+      turn.delete(signal!.key);
+      turn.note('signal-received', { name: leaf.name, sentBy: signal!.record.sentBy }, signal!.record.sentAt);
+      turn.note('signal-consumed', { pos: frontier.pos, member: leaf.member, name: leaf.name });
+      this.#resolveLeaf(turn, leaf, signal!.record.payload === undefined ? { ok: true } : { ok: true, value: signal!.record.payload });
+      turn.kinds.push('signal');
+    }
+  }
+
+  async #applyUpdates(turn: Turn): Promise<void> {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier) return;
+    const entries = await this.#host.storage.scan(keys.updateRequestPrefix(this.id));
+    const requests = entries
+      .map(({ key, value }) => ({ key, request: decodeUpdateRequest(key, value) }))
+      .sort((a, b) => a.request.requestedAt - b.request.requestedAt || (a.key < b.key ? -1 : 1));
+    for (const { key, request } of requests) this.#applyUpdate(turn, key, request);
+    if (requests.length > 0) this.#recheckPredicates(turn);
+  }
+
+  #applyUpdate(turn: Turn, requestKey: string, request: UpdateRequest): void {
+    const { clock, engineId, maxPayloadBytes } = this.#host;
+    const pos = this.#checkpoint.frontier!.pos;
+    const handler = this.#definition?.updates?.[request.name];
+    const snapshot = cloneJson(this.#state);
+    let response: UpdateResponse;
+    try {
+      if (!handler) throw new Error(`workflow type '${this.#record.type}' has no update named '${request.name}'`);
+      const value = handler.handle(this.#state, request.arg);
+      const stored = normalizePayload(value, `Result of update '${request.name}'`, maxPayloadBytes) as Json | undefined;
+      encodePayload(this.#state, `State of workflow '${this.id}' after update '${request.name}'`, maxPayloadBytes);
+      response = { updateId: request.updateId, ok: true, ...(stored === undefined ? {} : { value: stored }), appliedAt: clock.now(), appliedBy: engineId };
+      turn.history.push({ t: 'update', pos, updateId: request.updateId, name: request.name, stateAfter: cloneJson(this.#state) });
+      turn.note('update-applied', { name: request.name, updateId: request.updateId });
+    } catch (error) {
+      reconcileInPlace(this.#state, snapshot);
+      response = { updateId: request.updateId, ok: false, error: stripStack(serializeError(error)), appliedAt: clock.now(), appliedBy: engineId };
+      turn.note('update-rejected', { name: request.name, updateId: request.updateId, error: (error instanceof Error ? error.message : String(error)) });
+    }
+    turn.delete(requestKey);
+    turn.put(keys.updateResponse(this.id, request.updateId), JSON.stringify(response));
+    turn.kinds.push('update');
+  }
+
+  #recheckPredicates(turn: Turn): void {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier || !this.#command) return;
+    const commands = leafCommands(this.#command);
+    for (const leaf of frontier.leaves) {
+      if (leaf.kind !== 'until' || leaf.done) continue;
+      if (frontier.kind === 'race' && this.#resolutionOrder.length > 0) return;
+      this.#evaluatePredicate(turn, leaf, (commands[leaf.member] as Extract<LeafCommand, { kind: 'until' }>).predicate);
+    }
+  }
+
+  async #checkCancel(turn: Turn): Promise<void> {
+    const key = keys.cancelRequest(this.id);
+    const raw = await this.#host.storage.get(key);
+    if (raw === null) return;
+    const request = decodeCancelRequest(key, raw);
+    turn.delete(key);
+    if (this.#checkpoint.cancel?.delivered) return; // cleanup after a delivered cancel is not cancelled again
+    const frontier = this.#checkpoint.frontier;
+    turn.note('cancel-requested', request.reason ? { reason: request.reason, requestedBy: request.requestedBy } : { requestedBy: request.requestedBy });
+    this.#checkpoint = { ...this.#checkpoint, cancel: { ...(request.reason ? { reason: request.reason } : {}), requestedAt: request.requestedAt, delivered: true } };
+    if (!frontier) return;
+    for (const leaf of frontier.leaves) {
+      if (leaf.kind === 'child' && !leaf.done && leaf.closePolicy === 'await' && leaf.childId) {
+        const childCancel = { reason: `parent '${this.id}' was cancelled`, requestedAt: this.#host.clock.now(), requestedBy: this.#host.engineId };
+        turn.put(keys.cancelRequest(leaf.childId), JSON.stringify(childCancel));
+      }
+    }
+    const error = stripStack(serializeError(new CancelledError(request.reason)));
+    const entry: Extract<HistoryEntry, { t: 'op' }> = { t: 'op', pos: frontier.pos, kind: frontier.kind, name: frontier.name, ok: false, error, cancelled: true };
+    turn.history.push(entry);
+    this.#results.set(-1, entry);
+    this.#resolutionOrder.push(-1);
+    turn.kinds.push('cancel');
+  }
+
+  #childSettled(turn: Turn, childId: string, child: WorkflowRecord): void {
+    const frontier = this.#checkpoint.frontier;
+    const leaf = frontier?.leaves.find((candidate) => candidate.kind === 'child' && candidate.childId === childId && !candidate.done);
+    if (!frontier || !leaf || !isTerminal(child.status)) return;
+    turn.note('child-completed', { pos: frontier.pos, member: leaf.member, childId, status: child.status });
+    if (child.status === 'completed') this.#resolveLeaf(turn, leaf, child.result === undefined ? { ok: true } : { ok: true, value: child.result });
+    else this.#resolveLeaf(turn, leaf, { ok: false, error: stripStack(serializeError(new ChildWorkflowFailedError(childId, child.status, child.error ?? (child.reason ? { name: 'Error', message: child.reason } : null)))) });
+    turn.kinds.push('child');
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Finishing
+
+  /** Builds the terminal transition from how the generator ended. */
+  #finish(turn: Turn, end: Step, engineFailure: boolean): void {
+    const { clock, maxPayloadBytes } = this.#host;
+    const cancelled = this.#checkpoint.cancel?.delivered === true && !engineFailure;
+    let status: WorkflowStatus;
+    let result: Json | undefined;
+    let error: SerializedError | undefined;
+    if (end.kind === 'return') {
+      try {
+        result = normalizePayload(end.value, `Result of workflow '${this.id}'`, maxPayloadBytes) as Json | undefined;
+        status = cancelled ? 'cancelled' : 'completed';
+      } catch (failure) {
+        status = 'failed';
+        error = stripStack(serializeError(failure));
+      }
+    } else {
+      const thrown = end.kind === 'throw' ? end.error : new Error('unreachable');
+      status = cancelled ? 'cancelled' : 'failed';
+      error = serializeError(thrown);
+    }
+    const record: WorkflowRecord = {
+      ...this.#record,
+      status,
+      ...(result === undefined ? {} : { result }),
+      ...(error === undefined ? {} : { error }),
+      ...(cancelled && this.#checkpoint.cancel?.reason ? { reason: this.#checkpoint.cancel.reason } : {}),
+      endedAt: clock.now(),
+    };
+    if (status !== 'completed') delete record.result;
+    this.#finalRecord = record;
+    const frontier = this.#checkpoint.frontier;
+    if (frontier) for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
+    this.#abortAll('the workflow ended');
+    if (this.#record.executionTimeoutMs !== undefined && this.#record.startedAt !== undefined)
+      turn.delete(keys.timer(this.#record.startedAt + this.#record.executionTimeoutMs, this.id, `${this.#record.run}.execution`));
+    for (const signal of this.#signals) turn.delete(signal.key);
+    this.#checkpoint = { ...this.#checkpoint, frontier: null };
+    this.#command = null;
+    turn.note(status, error ? { error: { name: error.name, message: error.message } } : result === undefined ? {} : { hasResult: true });
+    turn.kinds.push(status);
+  }
+
+  #finalRecord: WorkflowRecord | null = null;
+
+  // -------------------------------------------------------------------------------------------------------
+  // Commit
+
+  async #commit(turn: Turn): Promise<void> {
+    const host = this.#host;
+    if (!this.isLive) return;
+    const finalRecord = this.#finalRecord;
+    if (turn.isEmpty && !finalRecord) {
+      this.#park();
+      this.#startActivities();
+      return;
+    }
+    const now = host.clock.now();
+    const epoch = host.heldEpoch(this.id) ?? 0;
+    const checkpoint: Checkpoint = {
+      ...this.#checkpoint,
+      historyLength: this.#checkpoint.historyLength + turn.history.length,
+      timelineLength: this.#checkpoint.timelineLength + turn.timeline.length,
+      state: cloneJson(this.#state),
+      updatedAt: now,
+    };
+    const checkpointRaw = JSON.stringify(checkpoint);
+    const operations: StorageOperation[] = [];
+    turn.history.forEach((entry, index) =>
+      operations.push({ type: 'put', key: keys.history(this.id, this.#record.run, this.#checkpoint.historyLength + index), value: JSON.stringify(entry) }),
+    );
+    turn.timeline.forEach((item, index) => {
+      const seq = this.#checkpoint.timelineLength + index;
+      const entry: TimelineEntry = { seq, at: item.at ?? now, engineId: host.engineId, epoch, kind: item.kind, detail: item.detail };
+      operations.push({ type: 'put', key: keys.timeline(this.id, this.#record.run, seq), value: JSON.stringify(entry) });
+    });
+    operations.push({ type: 'put', key: keys.checkpoint(this.id), value: checkpointRaw });
+    let recordRaw = this.#recordRaw;
+    if (finalRecord) {
+      recordRaw = JSON.stringify(finalRecord);
+      operations.push({ type: 'put', key: keys.record(this.id), value: recordRaw });
+      operations.push({ type: 'delete', key: keys.statusIndex(this.#record.status, this.id) });
+      operations.push({ type: 'put', key: keys.statusIndex(finalRecord.status, this.id), value: finalRecord.type });
+      if (host.releasesClaims) operations.push({ type: 'delete', key: keys.ownerHolder(this.id) });
+    }
+    operations.push(...turn.operations);
+    const conditions: Condition[] = [{ key: keys.checkpoint(this.id), expected: this.#checkpointRaw }, ...turn.conditions];
+    try {
+      encodePayload(checkpoint.state, `State of workflow '${this.id}'`, host.maxPayloadBytes);
+    } catch (error) {
+      if (!finalRecord && (error instanceof PayloadTooLargeError || error instanceof PayloadNotSerializableError)) {
+        // The workflow put something unstorable in ctx.state: it fails (deterministically) instead of looping.
+        this.#checkpoint = { ...this.#checkpoint, state: {} };
+        this.#state = {};
+        const failTurn = new Turn();
+        this.#finish(failTurn, { kind: 'throw', error }, true);
+        this.#checkpoint = { ...this.#checkpoint, frontier: null };
+        return this.#commit(failTurn);
+      }
+      throw error;
+    }
+    const outcome = await host.writer.write(this.id, conditions, operations, finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`);
+    if (!outcome.ok) {
+      this.drop(outcome.reason === 'deposed' ? 'deposed' : 'lost-race');
+      return;
+    }
+    host.metrics.operationsCommitted += turn.history.filter(isOperationEntry).length;
+    this.#checkpoint = checkpoint;
+    this.#checkpointRaw = checkpointRaw;
+    this.#recordRaw = recordRaw;
+    if (turn.history.length > 0)
+      host.emit({ type: 'operation.committed', workflowId: this.id, position: checkpoint.position, kinds: turn.kinds });
+    for (const effect of turn.afterCommit) effect();
+    if (finalRecord) {
+      this.#record = finalRecord;
+      this.#dispatch({ type: 'finished', status: finalRecord.status });
+      host.runFinished(this, finalRecord);
+      return;
+    }
+    this.#park();
+    this.#startActivities();
+  }
+
+  #park(): void {
+    if (!this.isLive) return;
+    this.#dispatch({ type: 'parked', at: this.#host.clock.now(), epoch: this.#host.heldEpoch(this.id) ?? 0 });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+type Step = { kind: 'yield'; command: Command } | { kind: 'return'; value: unknown } | { kind: 'throw'; error: unknown };
+
+function entryOutcome(entry: Extract<HistoryEntry, { t: 'op' }>): Outcome {
+  return entry.ok ? { ok: true, value: entry.value } : { ok: false, error: materializeError(entry.error) };
+}
+
+function describeRecorded(entries: HistoryEntry[] | undefined): string {
+  const entry = entries?.find(isOperationEntry);
+  return entry ? describeCommand(entry) : 'nothing';
+}
+
+function stripStack(error: SerializedError): SerializedError {
+  const copy = { ...error };
+  delete copy.stack;
+  return copy;
+}
+
+function isCommand(value: unknown): value is Command {
+  return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string' && typeof (value as { name?: unknown }).name === 'string';
+}
+
+/** Which wake kind an event is, for the wake guard (null: not a wake, e.g. an activity finishing its step). */
+function wakeKindOf(event: RunEvent, frontier: Frontier | null): WakeKind | null {
+  switch (event.type) {
+    case 'resync':
+      return event.wake;
+    case 'activity-settled':
+      return frontier && frontier.leaves.length > 1 ? 'async-activity' : null;
+    case 'timer': {
+      const leaf = frontier?.leaves.find((candidate) => candidate.timerKey === event.key);
+      return leaf?.kind === 'until' ? 'wait-condition' : leaf?.kind === 'signal' ? 'signal' : 'sleep';
+    }
+    case 'signals':
+      return 'signal';
+    case 'updates':
+      return 'update';
+    case 'cancel':
+      return 'cancel-request';
+    case 'child-settled':
+      return 'child-completion';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Loading
+
+export type LoadedWorkflow = {
+  record: WorkflowRecord;
+  recordRaw: string;
+  checkpoint: Checkpoint;
+  checkpointRaw: string;
+  history: HistoryEntry[];
+  signals: { key: string; record: SignalRecord }[];
+};
+
+/** Reads everything needed to replay a workflow. Throws CorruptRecordError naming the bad key. */
+export async function loadWorkflow(storage: Storage, workflowId: string): Promise<LoadedWorkflow | null> {
+  const recordKey = keys.record(workflowId);
+  const checkpointKey = keys.checkpoint(workflowId);
+  const [recordRaw, checkpointRaw] = await storage.getMany([recordKey, checkpointKey]);
+  if (!recordRaw) return null;
+  const record = decodeRecord(recordKey, recordRaw);
+  if (!checkpointRaw) return null;
+  const checkpoint = decodeCheckpoint(checkpointKey, checkpointRaw);
+  const history: HistoryEntry[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await storage.scan(keys.historyPrefix(workflowId, record.run), { ...(after ? { after } : {}), limit: 500 });
+    for (const { key, value } of page) history.push(decodeHistoryEntry(key, value));
+    if (page.length < 500) break;
+    after = page[page.length - 1]!.key;
+  }
+  history.length = Math.min(history.length, checkpoint.historyLength);
+  const signalEntries = await storage.scan(keys.signalPrefix(workflowId));
+  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+  return { record, recordRaw, checkpoint, checkpointRaw, history, signals };
+}

@@ -1,0 +1,105 @@
+/**
+ * The durable timer scheduler. Timers live in storage (`timer:<dueAt>:<id>:<name>`), written in the same
+ * batch as the checkpoint that armed them, so a sleep, a retry backoff or a timeout survives crashes and
+ * handoffs and fires on whichever engine owns the workflow then.
+ *
+ * One mechanism in both background modes: `fireDue(now)` scans the timers due at `now` and hands each to the
+ * engine (which wakes its own workflows, leaves timers of workflows running elsewhere for their owner, and
+ * collects timers of finished, suspended or missing workflows). In automatic mode the scheduler then sleeps
+ * until the next timer due after `now`, and is woken early when a new, earlier timer is armed. In manual
+ * mode, `runMaintenance` calls `fireDue`.
+ */
+import type { Storage } from '../storage/types';
+import type { Clock } from './clock';
+import { keys, parseTimerKey } from './keys';
+import { decodeTimer, type TimerRecord } from './records';
+
+const pageSize = 200;
+
+export class TimerScheduler {
+  #handle: unknown = undefined;
+  #scheduledFor = Number.POSITIVE_INFINITY;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #stopped = false;
+
+  constructor(
+    private readonly deps: {
+      storage: Storage;
+      clock: Clock;
+      automatic: boolean;
+      fire: (key: string, timer: TimerRecord | null) => Promise<void>;
+      onError: (error: unknown) => void;
+    },
+  ) {}
+
+  /** A timer due at `dueAt` exists: make sure the scheduler wakes by then (automatic mode). */
+  notify(dueAt: number): void {
+    if (!this.deps.automatic || this.#stopped) return;
+    if (dueAt >= this.#scheduledFor) return;
+    this.#schedule(dueAt);
+  }
+
+  /** Fires every timer due at `now`. Overlapping calls share one pass (and run once more if asked). */
+  fireDue(now = this.deps.clock.now()): Promise<void> {
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#pass(now).finally(() => {
+      this.#running = null;
+      if (this.#again && !this.#stopped) {
+        this.#again = false;
+        void this.fireDue();
+      }
+    });
+    return this.#running;
+  }
+
+  async #pass(now: number): Promise<void> {
+    try {
+      let after: string | undefined;
+      const bound = keys.timersDueAfter(now);
+      for (;;) {
+        const page = await this.deps.storage.scan(keys.timersPrefix, { ...(after ? { after } : {}), limit: pageSize });
+        const due = page.filter(({ key }) => key < bound);
+        for (const { key, value } of due) {
+          let timer: TimerRecord | null;
+          try {
+            timer = decodeTimer(key, value);
+          } catch {
+            timer = null;
+          }
+          if (this.#stopped) return;
+          await this.deps.fire(key, timer);
+        }
+        if (due.length < page.length || page.length < pageSize) break;
+        after = page[page.length - 1]!.key;
+      }
+      if (this.deps.automatic && !this.#stopped) {
+        const [next] = await this.deps.storage.scan(keys.timersPrefix, { after: bound, limit: 1 });
+        const parsed = next ? parseTimerKey(next.key) : null;
+        this.#scheduledFor = Number.POSITIVE_INFINITY;
+        if (parsed) this.#schedule(parsed.dueAt);
+      }
+    } catch (error) {
+      this.deps.onError(error);
+    }
+  }
+
+  #schedule(dueAt: number): void {
+    if (this.#handle !== undefined) this.deps.clock.clearTimeout(this.#handle);
+    this.#scheduledFor = dueAt;
+    this.#handle = this.deps.clock.setTimeout(() => {
+      this.#handle = undefined;
+      this.#scheduledFor = Number.POSITIVE_INFINITY;
+      void this.fireDue();
+    }, Math.max(0, dueAt - this.deps.clock.now()));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#handle !== undefined) this.deps.clock.clearTimeout(this.#handle);
+    this.#handle = undefined;
+  }
+}

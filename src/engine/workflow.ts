@@ -1,0 +1,218 @@
+/**
+ * The public workflow API: `defineWorkflow`, the workflow context, and the operations a workflow yields.
+ *
+ * ## Determinism rules
+ *
+ * A workflow is a synchronous generator. It holds no durable state of its own: on recovery or handoff the
+ * engine re-runs it from the start and feeds it the recorded results of completed operations in order; the
+ * first unrecorded operation is where execution continues. Therefore workflow code must:
+ *
+ * - get time, randomness, ids and waiting only from `ctx` (`yield* ctx.now()`, `ctx.random()`, `ctx.uuid()`,
+ *   `ctx.sleep()`), never from `Date`, `Math.random`, `crypto` or `setTimeout`;
+ * - do side effects (network, storage, DOM, logging that matters) only inside activities;
+ * - yield the same operations (same kind, same name) in the same order for the same input and results.
+ *
+ * When replay meets a different operation at a recorded position, the workflow fails with
+ * `NonDeterminismError`. Ship changed code under a new definition `version`; workflows keep running on the
+ * version they started with.
+ *
+ * Every operation is used as `yield* ctx.<op>(…)`. Operations are also values: pass them unstarted to
+ * `ctx.all([...])` or `ctx.race([...])` to run them in parallel.
+ */
+import type { Json, JsonObject } from './codec';
+
+/** Options of `ctx.activity`. */
+export type ActivityOptions = {
+  /** Retry policy. Defaults: 3 attempts, 1,000 ms initial interval, ×2, 30,000 ms cap. */
+  retry?: RetryPolicy;
+  /** Bound on one attempt, in ms; the attempt's AbortSignal is aborted when it passes. Default: none. */
+  timeoutMs?: number;
+};
+
+export type RetryPolicy = {
+  /** Total attempts including the first. `1` disables retries. Default 3. */
+  maxAttempts?: number;
+  /** Wait before the second attempt, in ms. Default 1,000. */
+  initialIntervalMs?: number;
+  /** Multiplier applied to the wait after each failed attempt. Default 2. */
+  backoffCoefficient?: number;
+  /** Cap on one wait, in ms. Default 30,000. */
+  maxIntervalMs?: number;
+  /** Error names (`error.name`) that fail the activity at once, without retrying. */
+  nonRetryable?: string[];
+};
+
+/** What an activity function receives. */
+export type ActivityContext = {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Aborted when the attempt times out, the workflow is cancelled, or this engine loses the workflow. */
+  signal: AbortSignal;
+  /** Reports progress of a long activity (shown by the studio). */
+  heartbeat(details?: Json): void;
+};
+
+export type ActivityFunction<T> = (context: ActivityContext) => T | Promise<T>;
+
+export type ParentClosePolicy = 'await' | 'abandon' | 'terminate';
+
+export type ChildOptions = {
+  /** The child's workflow id. Default: derived from the parent's id and the operation position. */
+  id?: string;
+  /**
+   * `'await'` (default): the parent waits for the child's result; a child failure throws in the parent.
+   * `'abandon'`: returns the child id at once; the child lives on independently.
+   * `'terminate'`: returns the child id at once; the child is terminated when the parent ends.
+   */
+  parentClosePolicy?: ParentClosePolicy;
+};
+
+/** The leaf commands a workflow yields. Composite `all`/`race` contain leaves. */
+export type LeafCommand =
+  | { kind: 'activity'; name: string; fn: ActivityFunction<unknown>; options: ActivityOptions }
+  | { kind: 'sleep'; name: string; durationMs: number }
+  | { kind: 'signal'; name: string; timeoutMs: number | undefined }
+  | { kind: 'until'; name: string; predicate: () => boolean; timeoutMs: number | undefined }
+  | { kind: 'child'; name: string; input: unknown; options: ChildOptions };
+
+export type Command =
+  | LeafCommand
+  | { kind: 'all'; name: string; members: LeafCommand[] }
+  | { kind: 'race'; name: string; members: LeafCommand[] }
+  | { kind: 'now'; name: string }
+  | { kind: 'random'; name: string }
+  | { kind: 'uuid'; name: string };
+
+export type OperationKind = Command['kind'];
+
+/**
+ * A durable operation. `yield*` it inside a workflow to run it and get its result, or pass it to
+ * `ctx.all` / `ctx.race`.
+ */
+export class Operation<T> {
+  constructor(readonly command: Command) {}
+
+  *[Symbol.iterator](): Generator<Command, T, unknown> {
+    return (yield this.command) as T;
+  }
+}
+
+type OperationResult<O> = O extends Operation<infer T> ? T : never;
+
+export interface WorkflowContext<S extends JsonObject = JsonObject> {
+  readonly workflowId: string;
+  readonly workflowType: string;
+  readonly version: number;
+  /** JSON object saved with every checkpoint; queries read it, update handlers may change it. */
+  readonly state: S;
+  /** True while the engine is re-running recorded history (e.g. skip logging). */
+  readonly isReplaying: boolean;
+  activity<T>(name: string, fn: ActivityFunction<T>, options?: ActivityOptions): Operation<Awaited<T>>;
+  sleep(ms: number): Operation<void>;
+  waitForSignal<T = Json>(name: string, options?: { timeoutMs?: number }): Operation<T | undefined>;
+  waitUntil(predicate: () => boolean, options?: { timeoutMs?: number }): Operation<boolean>;
+  startChild<D extends AnyWorkflowDefinition>(
+    workflow: D | string,
+    input: WorkflowInput<D>,
+    options?: ChildOptions,
+  ): Operation<WorkflowOutput<D>>;
+  all<const Ops extends readonly Operation<unknown>[]>(
+    operations: Ops,
+  ): Operation<{ -readonly [K in keyof Ops]: OperationResult<Ops[K]> }>;
+  race<const Ops extends readonly Operation<unknown>[]>(
+    operations: Ops,
+  ): Operation<{ index: number; value: OperationResult<Ops[number]> }>;
+  now(): Operation<number>;
+  random(): Operation<number>;
+  uuid(): Operation<string>;
+}
+
+export type QueryHandler<S> = (state: Readonly<S>, arg: unknown) => unknown;
+
+export type UpdateDefinition<S> = {
+  /** Runs at the caller before anything is stored; throw to reject the update. */
+  validate?: (arg: unknown) => void;
+  /** Runs once, on the owning engine; may change `state`; its return value is the update's result. */
+  handle: (state: S, arg: unknown) => unknown;
+};
+
+export type WorkflowDefinition<I = unknown, O = unknown, S extends JsonObject = JsonObject> = {
+  /** The workflow type. Letters, digits, `-`, `_`, `.`; at most 100 characters. */
+  readonly name: string;
+  /** A positive integer. Running workflows stay on the version they started with. */
+  readonly version: number;
+  readonly run: (ctx: WorkflowContext<S>, input: I) => Generator<Command, O, unknown>;
+  readonly queries?: Record<string, QueryHandler<S>>;
+  readonly updates?: Record<string, UpdateDefinition<S>>;
+  /** Shown by the studio. */
+  readonly description?: string;
+  /** Prefilled in the studio's start dialog. */
+  readonly sampleInput?: I;
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyWorkflowDefinition = WorkflowDefinition<any, any, any>;
+export type WorkflowInput<D> = D extends WorkflowDefinition<infer I, unknown, JsonObject> ? I : unknown;
+export type WorkflowOutput<D> = D extends WorkflowDefinition<unknown, infer O, JsonObject> ? O : unknown;
+
+const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/**
+ * Declares a workflow type.
+ *
+ * @example
+ * export const greet = defineWorkflow({
+ *   name: 'greet',
+ *   version: 1,
+ *   *run(ctx, input: { name: string }) {
+ *     const text = yield* ctx.activity('compose', () => `Hello, ${input.name}`);
+ *     yield* ctx.sleep(1_000);
+ *     return text;
+ *   },
+ * });
+ */
+export function defineWorkflow<I, O, S extends JsonObject = JsonObject>(
+  definition: WorkflowDefinition<I, O, S>,
+): WorkflowDefinition<I, O, S> {
+  assertDefinition(definition);
+  return Object.freeze({ ...definition });
+}
+
+/** Throws a `TypeError` naming what is wrong with a would-be definition. */
+export function assertDefinition(definition: unknown): asserts definition is AnyWorkflowDefinition {
+  if (typeof definition !== 'object' || definition === null)
+    throw new TypeError('A workflow definition must be an object created with defineWorkflow({ name, version, run }).');
+  const { name, version, run, queries, updates } = definition as Record<string, unknown>;
+  if (typeof name !== 'string' || !namePattern.test(name))
+    throw new TypeError(
+      `Workflow name ${JSON.stringify(name)} is invalid: use 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
+    );
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)
+    throw new TypeError(`Workflow '${name}' has version ${JSON.stringify(version)}; the version must be a positive integer.`);
+  if (typeof run !== 'function') throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);
+  if (run.constructor?.name !== 'GeneratorFunction')
+    throw new TypeError(`Workflow '${name}': run must be a generator function (write \`*run(ctx, input) { … }\`).`);
+  for (const [label, table] of [
+    ['queries', queries],
+    ['updates', updates],
+  ] as const) {
+    if (table === undefined) continue;
+    if (typeof table !== 'object' || table === null)
+      throw new TypeError(`Workflow '${name}': ${label} must be an object of handlers.`);
+    for (const [handlerName, handler] of Object.entries(table)) {
+      const fn = label === 'queries' ? handler : (handler as { handle?: unknown } | null)?.handle;
+      if (typeof fn !== 'function')
+        throw new TypeError(`Workflow '${name}': ${label}.${handlerName} must be ${label === 'queries' ? 'a function' : 'an object with handle(state, arg)'}.`);
+    }
+  }
+}
+
+/** The workflow-type name of a definition or a name. */
+export function workflowTypeOf(workflow: AnyWorkflowDefinition | string): string {
+  return typeof workflow === 'string' ? workflow : workflow.name;
+}
+
+/** A short human description of a command, as used in NonDeterminismError and "waiting on" displays. */
+export function describeCommand(command: { kind: string; name: string }): string {
+  return command.name && command.name !== command.kind ? `${command.kind} '${command.name}'` : command.kind;
+}
