@@ -246,7 +246,7 @@ class ShuttleEngine implements Engine {
           metrics: this.#metrics,
           emit,
           warn,
-          isEligible: (type) => (this.#definitions.get(type)?.size ?? 0) > 0,
+          isEligible: (type) => options.claimWorkflows && (this.#definitions.get(type)?.size ?? 0) > 0,
           onClaimed: (workflowId, how) => this.#drive(workflowId, how === 'takeover' ? null : 'queued-start'),
           onLost: (workflowId) => this.#runs.get(workflowId)?.drop('claim-lost'),
           onCorrupt: (workflowId, error) => this.#markCorrupt(workflowId, error),
@@ -283,6 +283,7 @@ class ShuttleEngine implements Engine {
       maxPayloadBytes: options.maxPayloadBytes,
       definition: (type, version) => this.#definition(type, version),
       claimed: (workflowId, workflowType, minted, how) => this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
+      claimsOnStart: options.claimWorkflows,
       rotated: (workflowId, record) => this.#rotated(workflowId, record),
       timerArmed: (dueAt) => this.#timers.notify(dueAt),
     });
@@ -520,7 +521,7 @@ class ShuttleEngine implements Engine {
         for (const { key, value } of page) {
           const workflowId = workflowIdOf(key, keys.statusIndexPrefix('running'));
           if (!workflowId || this.#runs.has(workflowId) || this.#loading.has(workflowId) || this.#corrupt.has(workflowId)) continue;
-          if (!this.#definitions.has(value)) continue;
+          if (!this.#definitions.has(value) || !this.#options.claimWorkflows) continue;
           this.#drive(workflowId, null);
         }
         if (page.length < 500) break;
@@ -757,6 +758,7 @@ class ShuttleEngine implements Engine {
         void this.#waiters.recordChanged(workflowId).catch(() => undefined);
         void this.#updates.workflowChanged(workflowId).catch(() => undefined);
         void this.#childRecordChanged(workflowId);
+        if (this.#claims && !this.#registry!.has(workflowId)) this.#checkHolderSoon(workflowId);
       } else if (key.startsWith(keys.signalsPrefix)) {
         const run = this.#runs.get(workflowIdOf(key, keys.signalsPrefix) ?? '');
         if (run?.waitsOnSignals) run.deliver({ type: 'signals' });

@@ -80,6 +80,8 @@ export type LifecycleDeps = {
   /** The registered definition of `type` (`version`: exactly that one; otherwise the newest). */
   definition: (type: string, version?: number) => AnyWorkflowDefinition | undefined;
   /** A claim landed with an enabling write: register it (workflow-lease) and drive the workflow here. */
+  /** False for observer engines: starts create the workflow unclaimed, for another engine to run. */
+  claimsOnStart: boolean;
   claimed: (workflowId: string, workflowType: string, minted: MintedClaim | null, how: 'start' | 'resume' | 'acquire') => void;
   /** A rotation landed: stop driving the workflow here if this engine did. */
   rotated: (workflowId: string, record: WorkflowRecord) => void;
@@ -210,7 +212,7 @@ export class Lifecycle {
       createdBy: engineId,
     };
     let minted: MintedClaim | null = null;
-    if (mode === 'workflow-lease' && !delayed) {
+    if (mode === 'workflow-lease' && !delayed && this.deps.claimsOnStart) {
       try {
         minted = claims!.foldedClaim(id, { epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null });
       } catch (error) {
@@ -256,7 +258,7 @@ export class Lifecycle {
       operations,
       afterCommit: () => {
         for (const { dueAt } of timers) this.deps.timerArmed(dueAt);
-        if (!delayed) this.deps.claimed(id, definition.name, minted, 'start');
+        if (!delayed && this.deps.claimsOnStart) this.deps.claimed(id, definition.name, minted, 'start');
       },
     };
   }
@@ -267,6 +269,7 @@ export class Lifecycle {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read || read.record.status !== 'pending') return false;
+      if (!this.deps.claimsOnStart) return false;
       if (!this.deps.definition(read.record.type, read.record.version)) return false;
       const now = clock.now();
       if ((read.record.startAt ?? 0) > now) return false;

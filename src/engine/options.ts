@@ -39,6 +39,12 @@ export type EngineOptions = {
   liveness?: EngineLiveness;
   /** Run `recoverAll()` during `createEngine`. Default true. */
   recover?: boolean;
+  /**
+   * `false` makes an observer engine (the studio's viewer mode): it reads, signals, queries, updates,
+   * cancels, terminates and even starts workflows, but never claims or runs one; other engines do.
+   * Default true.
+   */
+  claimWorkflows?: boolean;
   limits?: {
     /** Largest input, result, signal, update argument or state, in bytes of JSON. Default 256 KiB. */
     maxPayloadBytes?: number;
@@ -71,6 +77,7 @@ export type ResolvedOptions = {
   engineId: string | undefined;
   liveness: EngineLiveness | undefined;
   recover: boolean;
+  claimWorkflows: boolean;
   maxPayloadBytes: number;
   onWarning: (warning: EngineWarning) => void;
   /** Claim (workflow-lease) or lease (lease) TTL; for 'none', the poll interval basis. */
@@ -156,6 +163,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     engineId: options.engineId,
     liveness: options.liveness,
     recover: options.recover ?? true,
+    claimWorkflows: options.claimWorkflows ?? true,
     maxPayloadBytes,
     onWarning: options.onWarning ?? defaultWarning,
     ttlMs,

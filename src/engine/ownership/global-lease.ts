@@ -4,7 +4,7 @@
  * (fenced-write.ts), so once the lease is stolen the whole engine is deposed: every later write fails at
  * once and the engine stops.
  */
-import type { Storage } from '../../storage/types';
+import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import { EngineLeaseAcquisitionTimeoutError } from '../errors';
 import { keys } from '../keys';
@@ -18,7 +18,7 @@ export type HeldLease = { epoch: number; epochRaw: string; holder: Holder; holde
 
 export type GlobalLeaseDeps = {
   storage: Storage;
-  commit: (conditions: import('../../storage/types').Condition[], operations: import('../../storage/types').Operation[]) => Promise<boolean>;
+  commit: (conditions: Condition[], operations: Operation[]) => Promise<boolean>;
   engineId: string;
   clock: Clock;
   ttlMs: number;

@@ -284,16 +284,17 @@ export class WorkflowRun {
     this.#checkpoint = loaded.checkpoint;
     this.#checkpointRaw = loaded.checkpointRaw;
     this.#signals = loaded.signals;
-    const run = this;
+    const readState = () => this.#state;
+    const readReplaying = () => this.#replaying;
     this.#ctx = createContext({
       workflowId: this.id,
       workflowType: this.#record.type,
       version: this.#record.version,
       get state() {
-        return run.#state;
+        return readState();
       },
       get isReplaying() {
-        return run.#replaying;
+        return readReplaying();
       },
     });
   }
