@@ -1,4 +1,5 @@
 /// <reference types="vitest/config" />
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 
@@ -38,7 +39,18 @@ export default defineConfig({
   worker: { format: 'es' },
   server: { port: 5173, strictPort: true },
   preview: { port: 5173, strictPort: true },
-  build: { target: 'es2022', sourcemap: true, chunkSizeWarningLimit: 2000 },
+  build: {
+    target: 'es2022',
+    sourcemap: true,
+    chunkSizeWarningLimit: 2000,
+    rolldownOptions: {
+      input: {
+        index: fileURLToPath(new URL('./index.html', import.meta.url)),
+        // The storage conformance suite's browser harness, driven by e2e/storage-conformance.spec.ts.
+        storageConformance: fileURLToPath(new URL('./storage-conformance.html', import.meta.url)),
+      },
+    },
+  },
   test: {
     include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     environment: 'node',

@@ -37,15 +37,18 @@ function checkPlain(value: unknown, path: string, seen: Set<object>, what: strin
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
+      if (!Number.isFinite(value))
+        throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
       return;
     case 'object': {
       if (value === null) return;
-      if (seen.has(value)) throw new PayloadNotSerializableError(what, path || 'the value', 'refers to itself (a cycle)');
+      if (seen.has(value))
+        throw new PayloadNotSerializableError(what, path || 'the value', 'refers to itself (a cycle)');
       seen.add(value);
       if (Array.isArray(value)) {
         value.forEach((item, index) => {
-          if (item === undefined) throw new PayloadNotSerializableError(what, `${path}[${index}]`, 'is undefined');
+          if (item === undefined)
+            throw new PayloadNotSerializableError(what, `${path}[${index}]`, 'is undefined');
           checkPlain(item, `${path}[${index}]`, seen, what);
         });
       } else {

@@ -66,7 +66,9 @@ export class Committer {
     const commit =
       groups.length === 1
         ? this.#storage.conditionalBatch(groups[0]!.conditions, groups[0]!.operations).then((ok) => [ok])
-        : this.#storage.commitGroups!(groups.map(({ conditions, operations }) => ({ conditions, operations })));
+        : this.#storage.commitGroups!(
+            groups.map(({ conditions, operations }) => ({ conditions, operations })),
+          );
     commit.then(
       (results) => done((pending, index) => pending.resolve(results[index] === true)),
       (error: unknown) => done((pending) => pending.reject(error)),

@@ -40,7 +40,10 @@ export class TestWorld {
   }
 
   /** Creates an engine on the shared store (manual background tasks unless overridden). */
-  async engine(workflows: readonly AnyWorkflowDefinition[], options: Partial<EngineOptions> = {}): Promise<TestEngine> {
+  async engine(
+    workflows: readonly AnyWorkflowDefinition[],
+    options: Partial<EngineOptions> = {},
+  ): Promise<TestEngine> {
     const events: EngineEvent[] = [];
     const warnings: EngineWarning[] = [];
     const engine = (await createEngine({

@@ -69,7 +69,13 @@ import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result
 import { WorkflowRun, type DropReason, type RunHost } from './run/workflow-run';
 import { TimerScheduler } from './timer-scheduler';
 import { UpdateCalls } from './update-calls';
-import { assertDefinition, workflowTypeOf, type AnyWorkflowDefinition, type WorkflowInput, type WorkflowOutput } from './workflow';
+import {
+  assertDefinition,
+  workflowTypeOf,
+  type AnyWorkflowDefinition,
+  type WorkflowInput,
+  type WorkflowOutput,
+} from './workflow';
 
 /** A reference to one workflow, whichever engine owns it. */
 export interface WorkflowHandle<O = unknown> {
@@ -105,12 +111,21 @@ export interface Engine {
    * const handle = await engine.start(orderWorkflow, { orderId: 'A-1', amount: 42 }, { id: 'order-A-1' });
    * const result = await handle.result();
    */
-  start<D extends AnyWorkflowDefinition>(workflow: D | string, input?: WorkflowInput<D>, options?: StartOptions): Promise<WorkflowHandle<WorkflowOutput<D>>>;
+  start<D extends AnyWorkflowDefinition>(
+    workflow: D | string,
+    input?: WorkflowInput<D>,
+    options?: StartOptions,
+  ): Promise<WorkflowHandle<WorkflowOutput<D>>>;
   handle<O = unknown>(workflowId: string): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T>;
   /** Validated at the caller; applied once by the owner. Default timeout 60,000 ms. */
-  update<T = unknown>(workflowId: string, name: string, arg?: unknown, options?: { timeoutMs?: number }): Promise<T>;
+  update<T = unknown>(
+    workflowId: string,
+    name: string,
+    arg?: unknown,
+    options?: { timeoutMs?: number },
+  ): Promise<T>;
   cancel(workflowId: string, reason?: string): Promise<void>;
   terminate(workflowId: string, reason?: string): Promise<void>;
   suspend(workflowId: string): Promise<void>;
@@ -139,7 +154,8 @@ export interface Engine {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as typeof Symbol.asyncDispose);
+const asyncDispose: typeof Symbol.asyncDispose =
+  Symbol.asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as typeof Symbol.asyncDispose);
 
 /**
  * Creates an engine over a store. Validates options, runs the construction gates (storage capability,
@@ -204,7 +220,10 @@ class ShuttleEngine implements Engine {
       }
     };
     this.#committer = new Committer(this.#storage);
-    this.#registry = options.ownership === 'workflow-lease' ? new ClaimRegistry({ renewIntervalMs: options.renewIntervalMs, ttlMs: options.ttlMs }) : null;
+    this.#registry =
+      options.ownership === 'workflow-lease'
+        ? new ClaimRegistry({ renewIntervalMs: options.renewIntervalMs, ttlMs: options.ttlMs })
+        : null;
     this.#lease =
       options.ownership === 'lease'
         ? new GlobalLease({
@@ -266,7 +285,8 @@ class ShuttleEngine implements Engine {
       emit,
       warn,
       heldEpoch: (workflowId) => (this.#registry ? this.#registry.get(workflowId)?.epoch : 0),
-      guardWake: (workflowId, kind, parkedEpoch) => (this.#claims ? this.#claims.guardWake(workflowId, kind, parkedEpoch) : Promise.resolve(true)),
+      guardWake: (workflowId, kind, parkedEpoch) =>
+        this.#claims ? this.#claims.guardWake(workflowId, kind, parkedEpoch) : Promise.resolve(true),
       prepareChild: (request) => this.#lifecycle.prepareChild(request),
       timerArmed: (dueAt) => this.#timers.notify(dueAt),
       runFinished: (run, record) => this.#runFinished(run, record),
@@ -282,7 +302,8 @@ class ShuttleEngine implements Engine {
       mode: options.ownership,
       maxPayloadBytes: options.maxPayloadBytes,
       definition: (type, version) => this.#definition(type, version),
-      claimed: (workflowId, workflowType, minted, how) => this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
+      claimed: (workflowId, workflowType, minted, how) =>
+        this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
       claimsOnStart: options.claimWorkflows,
       rotated: (workflowId, record) => this.#rotated(workflowId, record),
       timerArmed: (dueAt) => this.#timers.notify(dueAt),
@@ -305,19 +326,29 @@ class ShuttleEngine implements Engine {
       clock: this.#clock,
       automatic: options.backgroundTasks === 'automatic',
       fire: (key, timer) => this.#timerDue(key, timer),
-      onError: (error) => warn({ name: 'StorageWarning', message: `Durable timer scan failed (will retry): ${describe(error)}` }),
+      onError: (error) =>
+        warn({
+          name: 'StorageWarning',
+          message: `Durable timer scan failed (will retry): ${describe(error)}`,
+        }),
     });
     for (const definition of options.workflows) this.register(definition);
   }
 
   async open(): Promise<void> {
-    await checkModeMarker(this.#storage, (conditions, operations) => this.#writer.writeOwnership(conditions, operations), this.ownership, this.#clock.now());
+    await checkModeMarker(
+      this.#storage,
+      (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
+      this.ownership,
+      this.#clock.now(),
+    );
     if (this.#lease) {
       const held = await this.#lease.acquire();
       this.#hub.emit({ type: 'lease.acquired', epoch: held.epoch });
     }
     if (this.#options.liveness) this.#releaseLiveness = await this.#options.liveness.hold(this.id);
-    if (this.#storage.capabilities.changeFeed && this.#storage.watch) this.#unwatch = this.#storage.watch('', (changed) => this.#changed(changed));
+    if (this.#storage.capabilities.changeFeed && this.#storage.watch)
+      this.#unwatch = this.#storage.watch('', (changed) => this.#changed(changed));
     this.#state = 'open';
     if (this.#options.backgroundTasks === 'automatic') this.#startBackground();
     if (this.#options.recover) await this.recoverAll();
@@ -349,14 +380,19 @@ class ShuttleEngine implements Engine {
   // -------------------------------------------------------------------------------------------------------
   // Public API
 
-  async start<D extends AnyWorkflowDefinition>(workflow: D | string, input?: WorkflowInput<D>, options: StartOptions = {}): Promise<WorkflowHandle<WorkflowOutput<D>>> {
+  async start<D extends AnyWorkflowDefinition>(
+    workflow: D | string,
+    input?: WorkflowInput<D>,
+    options: StartOptions = {},
+  ): Promise<WorkflowHandle<WorkflowOutput<D>>> {
     this.#assertOpen();
     if (typeof workflow !== 'string') {
       assertDefinition(workflow);
       if (this.#definition(workflow.name, workflow.version) !== workflow) this.register(workflow);
     }
     const type = typeof workflow === 'string' ? workflow : workflow.name;
-    if (typeof type !== 'string' || type.length === 0) throw new InvalidArgumentError('start needs a workflow definition or a registered workflow type name.');
+    if (typeof type !== 'string' || type.length === 0)
+      throw new InvalidArgumentError('start needs a workflow definition or a registered workflow type name.');
     const id = await this.#lifecycle.start(type, input, options ?? {});
     this.#metrics.workflowsStarted++;
     return this.handle<WorkflowOutput<D>>(id);
@@ -416,13 +452,21 @@ class ShuttleEngine implements Engine {
     this.#assertOpen();
     assertWorkflowId(workflowId);
     assertHandlerName(name, 'Query');
-    const [recordRaw, checkpointRaw] = await this.#storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId)]);
+    const [recordRaw, checkpointRaw] = await this.#storage.getMany([
+      keys.record(workflowId),
+      keys.checkpoint(workflowId),
+    ]);
     if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
     const record = decodeRecord(keys.record(workflowId), recordRaw);
     const definition = this.#definition(record.type, record.version) ?? this.#definition(record.type);
     if (!definition) throw new WorkflowNotRegisteredError(record.type);
     const handler = definition.queries?.[name];
-    if (!handler) throw new QueryFailedError(workflowId, name, `workflow type '${record.type}' has no query named '${name}' (it has: ${Object.keys(definition.queries ?? {}).join(', ') || 'none'})`);
+    if (!handler)
+      throw new QueryFailedError(
+        workflowId,
+        name,
+        `workflow type '${record.type}' has no query named '${name}' (it has: ${Object.keys(definition.queries ?? {}).join(', ') || 'none'})`,
+      );
     const state = checkpointRaw ? decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw).state : {};
     let value: unknown;
     try {
@@ -433,23 +477,38 @@ class ShuttleEngine implements Engine {
     return normalizePayload(value, `Result of query '${name}'`, this.#options.maxPayloadBytes) as T;
   }
 
-  async update<T = unknown>(workflowId: string, name: string, arg?: unknown, options: { timeoutMs?: number } = {}): Promise<T> {
+  async update<T = unknown>(
+    workflowId: string,
+    name: string,
+    arg?: unknown,
+    options: { timeoutMs?: number } = {},
+  ): Promise<T> {
     this.#assertOpen();
     assertWorkflowId(workflowId);
     assertHandlerName(name, 'Update');
     const timeoutMs = options?.timeoutMs ?? 60_000;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
-      throw new InvalidOptionsError(`update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`);
-    const stored = normalizePayload(arg, `Argument of update '${name}' to workflow '${workflowId}'`, this.#options.maxPayloadBytes) as Json | undefined;
+      throw new InvalidOptionsError(
+        `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
+      );
+    const stored = normalizePayload(
+      arg,
+      `Argument of update '${name}' to workflow '${workflowId}'`,
+      this.#options.maxPayloadBytes,
+    ) as Json | undefined;
     const recordRaw = await this.#storage.get(keys.record(workflowId));
     if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
     const record = decodeRecord(keys.record(workflowId), recordRaw);
-    if (isTerminal(record.status)) throw new InvalidWorkflowStateError(workflowId, record.status, `apply update '${name}' to`);
+    if (isTerminal(record.status))
+      throw new InvalidWorkflowStateError(workflowId, record.status, `apply update '${name}' to`);
     const definition = this.#definition(record.type, record.version) ?? this.#definition(record.type);
     if (!definition) throw new WorkflowNotRegisteredError(record.type, record.version);
     const update = definition.updates?.[name];
     if (!update)
-      throw new UpdateRejectedError(workflowId, name, { name: 'Error', message: `workflow type '${record.type}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})` });
+      throw new UpdateRejectedError(workflowId, name, {
+        name: 'Error',
+        message: `workflow type '${record.type}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
+      });
     try {
       update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
     } catch (error) {
@@ -458,10 +517,21 @@ class ShuttleEngine implements Engine {
       throw new UpdateRejectedError(workflowId, name, failure);
     }
     const updateId = uuidFrom(this.#options.random);
-    const request: UpdateRequest = { updateId, name, ...(stored === undefined ? {} : { arg: stored }), requestedAt: this.#clock.now(), requestedBy: this.id };
+    const request: UpdateRequest = {
+      updateId,
+      name,
+      ...(stored === undefined ? {} : { arg: stored }),
+      requestedAt: this.#clock.now(),
+      requestedBy: this.id,
+    };
     const requestKey = keys.updateRequest(workflowId, updateId);
     const waiting = this.#updates.wait({ workflowId, updateId, name, timeoutMs });
-    const outcome = await this.#writer.write(null, [{ key: requestKey, expected: null }], [{ type: 'put', key: requestKey, value: JSON.stringify(request) }], `request update '${name}'`);
+    const outcome = await this.#writer.write(
+      null,
+      [{ key: requestKey, expected: null }],
+      [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
+      `request update '${name}'`,
+    );
     if (!outcome.ok) throw new EngineLeaseNotHeldError(this.id);
     this.#runs.get(workflowId)?.deliver({ type: 'updates' });
     return waiting as Promise<T>;
@@ -500,13 +570,24 @@ class ShuttleEngine implements Engine {
   async list(filter: ListFilter = {}): Promise<ListPage> {
     this.#assertOpen(true);
     const page = await listWorkflows(this.#storage, filter);
-    return { ...page, items: page.items.map((item) => (this.#corrupt.has(item.workflowId) && !item.corrupt ? { ...item, corrupt: this.#corrupt.get(item.workflowId)! } : item)) };
+    return {
+      ...page,
+      items: page.items.map((item) =>
+        this.#corrupt.has(item.workflowId) && !item.corrupt
+          ? { ...item, corrupt: this.#corrupt.get(item.workflowId)! }
+          : item,
+      ),
+    };
   }
 
-  async timeline(workflowId: string, options: { after?: number; limit?: number } = {}): Promise<TimelineEntry[]> {
+  async timeline(
+    workflowId: string,
+    options: { after?: number; limit?: number } = {},
+  ): Promise<TimelineEntry[]> {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
-    if ((await this.#storage.get(keys.record(workflowId))) === null) throw new WorkflowNotFoundError(workflowId);
+    if ((await this.#storage.get(keys.record(workflowId))) === null)
+      throw new WorkflowNotFoundError(workflowId);
     return readTimeline(this.#storage, workflowId, options);
   }
 
@@ -517,10 +598,19 @@ class ShuttleEngine implements Engine {
     } else {
       let after: string | undefined;
       for (;;) {
-        const page = await this.#storage.scan(keys.statusIndexPrefix('running'), { ...(after ? { after } : {}), limit: 500 });
+        const page = await this.#storage.scan(keys.statusIndexPrefix('running'), {
+          ...(after ? { after } : {}),
+          limit: 500,
+        });
         for (const { key, value } of page) {
           const workflowId = workflowIdOf(key, keys.statusIndexPrefix('running'));
-          if (!workflowId || this.#runs.has(workflowId) || this.#loading.has(workflowId) || this.#corrupt.has(workflowId)) continue;
+          if (
+            !workflowId ||
+            this.#runs.has(workflowId) ||
+            this.#loading.has(workflowId) ||
+            this.#corrupt.has(workflowId)
+          )
+            continue;
           if (!this.#definitions.has(value) || !this.#options.claimWorkflows) continue;
           this.#drive(workflowId, null);
         }
@@ -580,7 +670,11 @@ class ShuttleEngine implements Engine {
       const busy = [...this.#runs.values()].filter((run) => run.hasWork);
       const loads = [...this.#loading.values()];
       if (busy.length === 0 && loads.length === 0 && !this.#maintenance) return;
-      await Promise.race([...busy.map((run) => run.whenIdle()), ...loads, ...(this.#maintenance ? [this.#maintenance] : [])]);
+      await Promise.race([
+        ...busy.map((run) => run.whenIdle()),
+        ...loads,
+        ...(this.#maintenance ? [this.#maintenance] : []),
+      ]);
     }
   }
 
@@ -604,7 +698,9 @@ class ShuttleEngine implements Engine {
     if (this.#state !== 'open' && this.#state !== 'opening') return;
     if (this.#registry && !this.#registry.has(workflowId)) return;
     try {
-      const run = await WorkflowRun.load(this.#runHost, workflowId, (type) => [...(this.#definitions.get(type)?.values() ?? [])]);
+      const run = await WorkflowRun.load(this.#runHost, workflowId, (type) => [
+        ...(this.#definitions.get(type)?.values() ?? []),
+      ]);
       if (!run) {
         await this.#claims?.release(workflowId);
         return;
@@ -620,7 +716,11 @@ class ShuttleEngine implements Engine {
         await this.#claims?.release(workflowId).catch(() => false);
       } else {
         this.#reloads.add(workflowId);
-        this.#warn({ name: 'StorageWarning', workflowId, message: `Loading workflow '${workflowId}' failed (will retry): ${describe(error)}` });
+        this.#warn({
+          name: 'StorageWarning',
+          workflowId,
+          message: `Loading workflow '${workflowId}' failed (will retry): ${describe(error)}`,
+        });
       }
     }
   }
@@ -632,7 +732,12 @@ class ShuttleEngine implements Engine {
     this.#warn({ name: 'WorkflowCorruptWarning', workflowId, message: error.message });
   }
 
-  #claimedByEnablingWrite(workflowId: string, workflowType: string, minted: MintedClaim | null, how: 'start' | 'resume' | 'acquire'): void {
+  #claimedByEnablingWrite(
+    workflowId: string,
+    workflowType: string,
+    minted: MintedClaim | null,
+    how: 'start' | 'resume' | 'acquire',
+  ): void {
     if (minted) this.#claims!.registerClaim(workflowId, minted, how);
     if (how === 'resume') this.#hub.emit({ type: 'workflow.resumed', workflowId });
     else this.#hub.emit({ type: 'workflow.started', workflowId, workflowType, status: 'running' });
@@ -655,15 +760,23 @@ class ShuttleEngine implements Engine {
   }
 
   #afterWorkflowEnded(record: WorkflowRecord, linkedChildren: string[]): void {
-    if (record.parent) this.#runs.get(record.parent.id)?.deliver({ type: 'child-settled', childId: record.id, record });
+    if (record.parent)
+      this.#runs.get(record.parent.id)?.deliver({ type: 'child-settled', childId: record.id, record });
     if (isTerminal(record.status))
-      for (const childId of linkedChildren) void this.#lifecycle.rotate(childId, 'terminated', `parent '${record.id}' ended (${record.status})`).catch(() => undefined);
+      for (const childId of linkedChildren)
+        void this.#lifecycle
+          .rotate(childId, 'terminated', `parent '${record.id}' ended (${record.status})`)
+          .catch(() => undefined);
   }
 
   #runDropped(run: WorkflowRun, reason: DropReason, error: unknown): void {
     if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
     if (error && reason === 'storage-error')
-      this.#warn({ name: 'StorageWarning', workflowId: run.id, message: `Workflow '${run.id}' stopped on a storage error and will be reloaded: ${describe(error)}` });
+      this.#warn({
+        name: 'StorageWarning',
+        workflowId: run.id,
+        message: `Workflow '${run.id}' stopped on a storage error and will be reloaded: ${describe(error)}`,
+      });
     const stillOurs = this.#registry ? this.#registry.has(run.id) : this.#state === 'open';
     if (!stillOurs || this.#state !== 'open') return;
     if (reason === 'lost-race') {
@@ -680,7 +793,8 @@ class ShuttleEngine implements Engine {
     const run = this.#runs.get(workflowId);
     run?.drop('rotated');
     if (this.#registry?.has(workflowId)) this.#registry.dispatch(workflowId, { type: 'released' });
-    const event: EngineEvent = record.status === 'suspended' ? { type: 'workflow.suspended', workflowId } : finishedEvent(record);
+    const event: EngineEvent =
+      record.status === 'suspended' ? { type: 'workflow.suspended', workflowId } : finishedEvent(record);
     this.#hub.emit(event);
     if (isTerminal(record.status)) {
       this.#waiters.settleLocal(record);
@@ -694,7 +808,10 @@ class ShuttleEngine implements Engine {
     try {
       const raw = await this.#storage.get(keys.checkpoint(workflowId));
       const linked = raw ? decodeCheckpoint(keys.checkpoint(workflowId), raw).linkedChildren : [];
-      for (const childId of linked) await this.#lifecycle.rotate(childId, 'terminated', `parent '${workflowId}' ended (${record.status})`).catch(() => undefined);
+      for (const childId of linked)
+        await this.#lifecycle
+          .rotate(childId, 'terminated', `parent '${workflowId}' ended (${record.status})`)
+          .catch(() => undefined);
     } catch {
       // best effort
     }
@@ -706,7 +823,8 @@ class ShuttleEngine implements Engine {
   async #timerDue(key: string, timer: TimerRecord | null): Promise<void> {
     if (this.#state !== 'open') return;
     const workflowId = timer?.workflowId;
-    const collect = () => this.#writer.write(null, [], [{ type: 'delete', key }], 'collect a stale timer').then(() => undefined);
+    const collect = () =>
+      this.#writer.write(null, [], [{ type: 'delete', key }], 'collect a stale timer').then(() => undefined);
     if (!workflowId) return void (await collect());
     if (timer.purpose === 'start') {
       const started = await this.#lifecycle.startPending(workflowId).catch(() => false);
@@ -737,8 +855,19 @@ class ShuttleEngine implements Engine {
     if (raw) {
       try {
         const record = decodeRecord(keys.record(workflowId), raw);
-        stale = record.run !== timer.run || isTerminal(record.status) || record.status === 'suspended' || (record.status === 'running' && timer.purpose === 'start');
-        if (!stale && record.status === 'running' && !this.#registry && !this.#runs.has(workflowId) && this.#definitions.has(record.type)) this.#drive(workflowId, null);
+        stale =
+          record.run !== timer.run ||
+          isTerminal(record.status) ||
+          record.status === 'suspended' ||
+          (record.status === 'running' && timer.purpose === 'start');
+        if (
+          !stale &&
+          record.status === 'running' &&
+          !this.#registry &&
+          !this.#runs.has(workflowId) &&
+          this.#definitions.has(record.type)
+        )
+          this.#drive(workflowId, null);
       } catch {
         stale = false; // leave it for inspection
       }
@@ -786,7 +915,8 @@ class ShuttleEngine implements Engine {
       const raw = await this.#storage.get(keys.record(childId));
       if (!raw) return;
       const record = decodeRecord(keys.record(childId), raw);
-      if (isTerminal(record.status)) for (const parent of parents) parent.deliver({ type: 'child-settled', childId, record });
+      if (isTerminal(record.status))
+        for (const parent of parents) parent.deliver({ type: 'child-settled', childId, record });
     } catch {
       // the poll will find it
     }
@@ -823,7 +953,12 @@ class ShuttleEngine implements Engine {
   }
 
   async #maintain(now?: number): Promise<void> {
-    await checkModeMarker(this.#storage, (conditions, operations) => this.#writer.writeOwnership(conditions, operations), this.ownership, this.#clock.now());
+    await checkModeMarker(
+      this.#storage,
+      (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
+      this.ownership,
+      this.#clock.now(),
+    );
     await this.#renewPass();
     await this.#reclaimPass();
     await this.#signalPollPass();
@@ -839,7 +974,12 @@ class ShuttleEngine implements Engine {
     const running = this.#passes.get(name);
     if (running) return running;
     const started = pass()
-      .catch((error: unknown) => this.#warn({ name: 'StorageWarning', message: `Background ${name} pass failed (will retry): ${describe(error)}` }))
+      .catch((error: unknown) =>
+        this.#warn({
+          name: 'StorageWarning',
+          message: `Background ${name} pass failed (will retry): ${describe(error)}`,
+        }),
+      )
       .finally(() => this.#passes.delete(name));
     this.#passes.set(name, started);
     return started;
@@ -857,7 +997,8 @@ class ShuttleEngine implements Engine {
       if (this.#state !== 'open') return;
       for (const workflowId of [...this.#reloads]) {
         this.#reloads.delete(workflowId);
-        if ((this.#registry ? this.#registry.has(workflowId) : true) && !this.#runs.get(workflowId)?.isLive) this.#drive(workflowId, null);
+        if ((this.#registry ? this.#registry.has(workflowId) : true) && !this.#runs.get(workflowId)?.isLive)
+          this.#drive(workflowId, null);
       }
       if (this.#claims) await this.#claims.reclaim();
       else await this.recoverAll();
@@ -867,14 +1008,17 @@ class ShuttleEngine implements Engine {
   #signalPollPass(): Promise<void> {
     return this.#single('signal-poll', async () => {
       if (this.#runs.size === 0) return;
-      const waiting = new Set([...this.#runs.values()].filter((run) => run.waitsOnSignals).map((run) => run.id));
+      const waiting = new Set(
+        [...this.#runs.values()].filter((run) => run.waitsOnSignals).map((run) => run.id),
+      );
       if (waiting.size > 0) {
         const signals = await this.#storage.scan(keys.signalsPrefix, { limit: 1000 });
         const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
         for (const id of waiting) if (ids.has(id)) this.#runs.get(id)?.deliver({ type: 'signals' });
       }
       const cancels = await this.#storage.scan(keys.cancelRequestsPrefix, { limit: 1000 });
-      for (const { key } of cancels) this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
+      for (const { key } of cancels)
+        this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
     });
   }
 
@@ -905,7 +1049,13 @@ class ShuttleEngine implements Engine {
         return false;
       }
     });
-    if (expired.length > 0) await this.#writer.write(null, [], expired.map(({ key }) => ({ type: 'delete' as const, key })), 'collect expired update responses');
+    if (expired.length > 0)
+      await this.#writer.write(
+        null,
+        [],
+        expired.map(({ key }) => ({ type: 'delete' as const, key })),
+        'collect expired update responses',
+      );
   }
 
   #startBackground(): void {
@@ -952,7 +1102,14 @@ class ShuttleEngine implements Engine {
     this.#timers.stop();
     const runs = [...this.#runs.values()];
     for (const run of runs) run.drop('shutdown');
-    await Promise.race([Promise.all([...runs.map((run) => run.whenQuiet()), ...this.#loading.values(), ...this.#passes.values()]), new Promise((resolve) => this.#clock.setTimeout(() => resolve(undefined), 5_000))]);
+    await Promise.race([
+      Promise.all([
+        ...runs.map((run) => run.whenQuiet()),
+        ...this.#loading.values(),
+        ...this.#passes.values(),
+      ]),
+      new Promise((resolve) => this.#clock.setTimeout(() => resolve(undefined), 5_000)),
+    ]);
     let claimsReleased = 0;
     let leaseReleased = false;
     try {
@@ -973,7 +1130,10 @@ class ShuttleEngine implements Engine {
 
   #leaseLost(epoch: number): void {
     this.#hub.emit({ type: 'lease.lost', epoch });
-    this.#warn({ name: 'WorkflowClaimLostWarning', message: `Engine ${this.id} lost the store-wide lease (epoch ${epoch}); it stops driving every workflow.` });
+    this.#warn({
+      name: 'WorkflowClaimLostWarning',
+      message: `Engine ${this.id} lost the store-wide lease (epoch ${epoch}); it stops driving every workflow.`,
+    });
     this.#state = 'deposed';
     for (const run of [...this.#runs.values()]) run.drop('deposed');
     for (const handle of this.#backgroundHandles) this.#clock.clearTimeout(handle);
@@ -1003,7 +1163,11 @@ function finishedEvent(record: WorkflowRecord): EngineEvent {
     case 'completed':
       return { type: 'workflow.completed', workflowId: record.id };
     case 'failed':
-      return { type: 'workflow.failed', workflowId: record.id, error: record.error ?? { name: 'Error', message: 'failed' } };
+      return {
+        type: 'workflow.failed',
+        workflowId: record.id,
+        error: record.error ?? { name: 'Error', message: 'failed' },
+      };
     case 'cancelled':
       return { type: 'workflow.cancelled', workflowId: record.id };
     case 'terminated':

@@ -79,7 +79,9 @@ export class PayloadTooLargeError extends ShuttleError {
     readonly bytes: number,
     readonly limitBytes: number,
   ) {
-    super(`${what} is ${bytes} bytes, over the limit of ${limitBytes} bytes. Store large data elsewhere and pass a reference.`);
+    super(
+      `${what} is ${bytes} bytes, over the limit of ${limitBytes} bytes. Store large data elsewhere and pass a reference.`,
+    );
   }
 }
 
@@ -90,7 +92,9 @@ export class PayloadNotSerializableError extends ShuttleError {
     readonly path: string,
     readonly reason: string,
   ) {
-    super(`${what} cannot be stored: ${path ? `${path} ` : ''}${reason}. Pass plain JSON data (objects, arrays, strings, finite numbers, booleans, null).`);
+    super(
+      `${what} cannot be stored: ${path ? `${path} ` : ''}${reason}. Pass plain JSON data (objects, arrays, strings, finite numbers, booleans, null).`,
+    );
   }
 }
 
@@ -112,7 +116,9 @@ export class WorkflowFailedError extends ShuttleError {
     readonly workflowId: string,
     readonly failure: SerializedError,
   ) {
-    super(`Workflow '${workflowId}' failed: ${failure.name}: ${failure.message}`, { cause: deserializeError(failure) });
+    super(`Workflow '${workflowId}' failed: ${failure.name}: ${failure.message}`, {
+      cause: deserializeError(failure),
+    });
   }
 }
 
@@ -139,7 +145,9 @@ export class WorkflowTimedOutError extends ShuttleError {
     readonly workflowId: string,
     readonly executionTimeoutMs: number,
   ) {
-    super(`Workflow '${workflowId}' timed out: it did not finish within its execution timeout of ${executionTimeoutMs} ms.`);
+    super(
+      `Workflow '${workflowId}' timed out: it did not finish within its execution timeout of ${executionTimeoutMs} ms.`,
+    );
   }
 }
 
@@ -157,9 +165,12 @@ export class ActivityFailedError extends ShuttleError {
     readonly attempts: number,
     readonly failure: SerializedError,
   ) {
-    super(`Activity '${activityName}' failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${failure.name}: ${failure.message}`, {
-      cause: deserializeError(failure),
-    });
+    super(
+      `Activity '${activityName}' failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${failure.name}: ${failure.message}`,
+      {
+        cause: deserializeError(failure),
+      },
+    );
   }
 }
 
@@ -180,9 +191,12 @@ export class ChildWorkflowFailedError extends ShuttleError {
     readonly childStatus: string,
     readonly failure: SerializedError | null,
   ) {
-    super(`Child workflow '${childId}' ended ${childStatus}${failure ? `: ${failure.name}: ${failure.message}` : ''}.`, {
-      cause: failure ? deserializeError(failure) : undefined,
-    });
+    super(
+      `Child workflow '${childId}' ended ${childStatus}${failure ? `: ${failure.name}: ${failure.message}` : ''}.`,
+      {
+        cause: failure ? deserializeError(failure) : undefined,
+      },
+    );
   }
 }
 
@@ -236,13 +250,17 @@ export class CorruptRecordError extends ShuttleError {
     readonly key: string,
     readonly reason: string,
   ) {
-    super(`Stored record '${key}' is corrupt (${reason}). The workflow is stopped and the record left untouched for inspection.`);
+    super(
+      `Stored record '${key}' is corrupt (${reason}). The workflow is stopped and the record left untouched for inspection.`,
+    );
   }
 }
 
 export class EngineDisposedError extends ShuttleError {
   constructor(readonly engineId: string) {
-    super(`Engine ${engineId} has shut down (or was deposed) and accepts no more calls. Create a new engine.`);
+    super(
+      `Engine ${engineId} has shut down (or was deposed) and accepts no more calls. Create a new engine.`,
+    );
   }
 }
 
@@ -274,7 +292,9 @@ export class WorkflowClaimUnavailableError extends ShuttleError {
 
 export class EngineLeaseNotHeldError extends ShuttleError {
   constructor(readonly engineId: string) {
-    super(`Engine ${engineId} does not hold the store-wide lease (it was deposed or has shut down); it can make no writes. Create a new engine.`);
+    super(
+      `Engine ${engineId} does not hold the store-wide lease (it was deposed or has shut down); it can make no writes. Create a new engine.`,
+    );
   }
 }
 

@@ -44,7 +44,8 @@ export type EngineEvent =
 
 export type EngineEventType = EngineEvent['type'];
 
-export type WarningCode = 'WorkflowClaimLostWarning' | 'WorkflowWakeDiscardedWarning' | 'WorkflowCorruptWarning' | 'StorageWarning';
+export type WarningCode =
+  'WorkflowClaimLostWarning' | 'WorkflowWakeDiscardedWarning' | 'WorkflowCorruptWarning' | 'StorageWarning';
 
 /** A warning: something went wrong that the engine handled, but a person should know. */
 export type EngineWarning = { name: WarningCode; message: string; workflowId?: string };

@@ -22,13 +22,17 @@ export const maxIdLength = 256;
 export function assertWorkflowId(id: unknown, what = 'Workflow id'): asserts id is string {
   if (typeof id !== 'string') throw new InvalidArgumentError(`${what} must be a string; got ${typeof id}.`);
   if (id.length === 0) throw new InvalidArgumentError(`${what} must not be empty.`);
-  if (id.length > maxIdLength) throw new InvalidArgumentError(`${what} is ${id.length} characters long; the limit is ${maxIdLength}.`);
+  if (id.length > maxIdLength)
+    throw new InvalidArgumentError(`${what} is ${id.length} characters long; the limit is ${maxIdLength}.`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(id)) throw new InvalidArgumentError(`${what} ${JSON.stringify(id)} contains control characters.`);
+  if (/[\u0000-\u001f\u007f]/.test(id))
+    throw new InvalidArgumentError(`${what} ${JSON.stringify(id)} contains control characters.`);
 }
 
 /** Signal, update and query names: 1–200 characters. */
 export function assertHandlerName(name: unknown, what: string): asserts name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 200)
-    throw new InvalidArgumentError(`${what} name must be a non-empty string of at most 200 characters; got ${JSON.stringify(name)}.`);
+    throw new InvalidArgumentError(
+      `${what} name must be a non-empty string of at most 200 characters; got ${JSON.stringify(name)}.`,
+    );
 }

@@ -27,9 +27,24 @@ export type {
 export { SimulatedClock, systemClock, settle } from './clock';
 export type { Clock } from './clock';
 export type { Json, JsonObject } from './codec';
-export type { EngineEvent, EngineEventType, EngineListener, EngineWarning, WakeKind, ResultSettledVia } from './events';
+export type {
+  EngineEvent,
+  EngineEventType,
+  EngineListener,
+  EngineWarning,
+  WakeKind,
+  ResultSettledVia,
+} from './events';
 export type { EngineMetrics, ClaimOutcome } from './metrics';
-export type { ClaimInfo, ListFilter, ListPage, PendingOperation, WorkflowDescription, WorkflowOwner, WorkflowSummary } from './inspect';
+export type {
+  ClaimInfo,
+  ListFilter,
+  ListPage,
+  PendingOperation,
+  WorkflowDescription,
+  WorkflowOwner,
+  WorkflowSummary,
+} from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
 export type { FenceRejection, TimelineEntry, TimelineKind } from './records';
 export type { WorkflowStatus } from './keys';

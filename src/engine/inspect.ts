@@ -120,11 +120,13 @@ export function summarizePending(frontier: Frontier | null): PendingOperation | 
   if (!frontier) return null;
   const open = frontier.leaves.filter((leaf) => !leaf.done);
   let summary: string;
-  if (frontier.kind === 'all' || frontier.kind === 'race') summary = `${frontier.kind} of ${frontier.leaves.length} (${open.map((leaf) => describeCommand(leaf)).join(', ')})`;
+  if (frontier.kind === 'all' || frontier.kind === 'race')
+    summary = `${frontier.kind} of ${frontier.leaves.length} (${open.map((leaf) => describeCommand(leaf)).join(', ')})`;
   else {
     const leaf = frontier.leaves[0];
     summary = describeCommand(frontier);
-    if (leaf?.kind === 'activity' && leaf.attempt && leaf.attempt > 1) summary += ` (attempt ${leaf.attempt}${leaf.retrying ? ', backing off' : ''})`;
+    if (leaf?.kind === 'activity' && leaf.attempt && leaf.attempt > 1)
+      summary += ` (attempt ${leaf.attempt}${leaf.retrying ? ', backing off' : ''})`;
     if (leaf?.kind === 'child' && leaf.childId) summary = `child '${leaf.childId}'`;
   }
   return {
@@ -148,7 +150,14 @@ export function summarizePending(frontier: Frontier | null): PendingOperation | 
 
 function ownerOf(raw: string | null): WorkflowOwner | null {
   const holder = raw === null ? null : decodeHolder(raw);
-  return holder ? { engineId: holder.engineId, epoch: holder.epoch, claimedAt: holder.claimedAt, expiresAt: holder.expiresAt } : null;
+  return holder
+    ? {
+        engineId: holder.engineId,
+        epoch: holder.epoch,
+        claimedAt: holder.claimedAt,
+        expiresAt: holder.expiresAt,
+      }
+    : null;
 }
 
 function corruptOf(error: unknown): { key: string; message: string } {
@@ -156,7 +165,10 @@ function corruptOf(error: unknown): { key: string; message: string } {
   return { key: '?', message: error instanceof Error ? error.message : String(error) };
 }
 
-export async function describeWorkflow(storage: Storage, workflowId: string): Promise<WorkflowDescription | null> {
+export async function describeWorkflow(
+  storage: Storage,
+  workflowId: string,
+): Promise<WorkflowDescription | null> {
   const [recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw] = await storage.getMany([
     keys.record(workflowId),
     keys.checkpoint(workflowId),
@@ -197,7 +209,11 @@ export async function describeWorkflow(storage: Storage, workflowId: string): Pr
     corrupt = corruptOf(error);
   }
   const epoch = tryDecodeEpoch(epochRaw ?? null);
-  if (epoch === undefined) corrupt = { key: keys.ownerEpoch(workflowId), message: `Stored record '${keys.ownerEpoch(workflowId)}' is corrupt (not a positive integer).` };
+  if (epoch === undefined)
+    corrupt = {
+      key: keys.ownerEpoch(workflowId),
+      message: `Stored record '${keys.ownerEpoch(workflowId)}' is corrupt (not a positive integer).`,
+    };
   return {
     workflowId,
     workflowType: record.type,
@@ -230,13 +246,16 @@ export async function describeWorkflow(storage: Storage, workflowId: string): Pr
 
 function assertStatus(status: unknown): asserts status is WorkflowStatus {
   if (!workflowStatuses.includes(status as WorkflowStatus))
-    throw new TypeError(`Unknown status filter ${JSON.stringify(status)}; use one of ${workflowStatuses.join(', ')}.`);
+    throw new TypeError(
+      `Unknown status filter ${JSON.stringify(status)}; use one of ${workflowStatuses.join(', ')}.`,
+    );
 }
 
 /** Pages through workflows, newest-created last (key order), applying filters. */
 export async function listWorkflows(storage: Storage, filter: ListFilter = {}): Promise<ListPage> {
   const limit = Math.min(Math.max(Math.floor(filter.limit ?? 100), 1), 1000);
-  const statuses = filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const statuses =
+    filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);
   const singleStatus = statuses && statuses.length === 1 ? statuses[0]! : null;
   const prefix = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
@@ -268,15 +287,30 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
   return { items, nextCursor };
 }
 
-async function summarize(storage: Storage, ids: string[], recordRaws: (string | null)[] | null): Promise<WorkflowSummary[]> {
-  const extra = await storage.getMany(ids.flatMap((id) => [...(recordRaws ? [] : [keys.record(id)]), keys.checkpoint(id), keys.ownerHolder(id), keys.ownerEpoch(id)]));
+async function summarize(
+  storage: Storage,
+  ids: string[],
+  recordRaws: (string | null)[] | null,
+): Promise<WorkflowSummary[]> {
+  const extra = await storage.getMany(
+    ids.flatMap((id) => [
+      ...(recordRaws ? [] : [keys.record(id)]),
+      keys.checkpoint(id),
+      keys.ownerHolder(id),
+      keys.ownerEpoch(id),
+    ]),
+  );
   const stride = recordRaws ? 3 : 4;
   return ids.map((id, index) => {
     const base = index * stride;
     const recordRaw = recordRaws ? recordRaws[index]! : extra[base];
     const [checkpointRaw, holderRaw, epochRaw] = extra.slice(recordRaws ? base : base + 1, base + stride);
     try {
-      if (!recordRaw) throw new CorruptRecordError(keys.record(id), 'missing (the index names a workflow that does not exist)');
+      if (!recordRaw)
+        throw new CorruptRecordError(
+          keys.record(id),
+          'missing (the index names a workflow that does not exist)',
+        );
       const record = decodeRecord(keys.record(id), recordRaw);
       let checkpoint: Checkpoint | null = null;
       let corrupt: { key: string; message: string } | undefined;
@@ -320,7 +354,11 @@ async function summarize(storage: Storage, ids: string[], recordRaws: (string | 
 }
 
 /** The durable timeline of a workflow's current run (or of `run`). */
-export async function readTimeline(storage: Storage, workflowId: string, options: { run?: number; after?: number; limit?: number } = {}): Promise<TimelineEntry[]> {
+export async function readTimeline(
+  storage: Storage,
+  workflowId: string,
+  options: { run?: number; after?: number; limit?: number } = {},
+): Promise<TimelineEntry[]> {
   let run = options.run;
   if (run === undefined) {
     const raw = await storage.get(keys.record(workflowId));
@@ -332,7 +370,10 @@ export async function readTimeline(storage: Storage, workflowId: string, options
   let after = options.after !== undefined ? keys.timeline(workflowId, run, options.after) : undefined;
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   while (entries.length < limit) {
-    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: Math.min(1000, limit - entries.length) });
+    const page = await storage.scan(prefix, {
+      ...(after ? { after } : {}),
+      limit: Math.min(1000, limit - entries.length),
+    });
     for (const { key, value } of page) entries.push(decodeTimelineEntry(key, value));
     if (page.length < 1000) break;
     after = page[page.length - 1]!.key;
@@ -341,7 +382,10 @@ export async function readTimeline(storage: Storage, workflowId: string, options
 }
 
 export async function readFenceRejections(storage: Storage, workflowId?: string): Promise<FenceRejection[]> {
-  const page = await storage.scan(workflowId ? keys.fenceRejectionPrefix(workflowId) : keys.fenceRejectionsPrefix, { limit: 1000 });
+  const page = await storage.scan(
+    workflowId ? keys.fenceRejectionPrefix(workflowId) : keys.fenceRejectionsPrefix,
+    { limit: 1000 },
+  );
   return page.flatMap(({ key, value }) => {
     try {
       return [decodeFenceRejection(key, value)];
@@ -354,7 +398,9 @@ export async function readFenceRejections(storage: Storage, workflowId?: string)
 /** Every holder record with its epoch (the studio's claims screen). */
 export async function listClaims(storage: Storage): Promise<ClaimInfo[]> {
   const holders = await storage.scan(keys.ownerHoldersPrefix);
-  const epochs = await storage.getMany(holders.map(({ key }) => keys.ownerEpoch(unescapeId(key.slice(keys.ownerHoldersPrefix.length)))));
+  const epochs = await storage.getMany(
+    holders.map(({ key }) => keys.ownerEpoch(unescapeId(key.slice(keys.ownerHoldersPrefix.length)))),
+  );
   return holders.map(({ key, value }, index) => {
     const holder = ownerOf(value);
     return {

@@ -24,14 +24,7 @@ const timeWidth = 15;
 const seqWidth = 10;
 
 export type WorkflowStatus =
-  | 'pending'
-  | 'running'
-  | 'suspended'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'terminated'
-  | 'timed-out';
+  'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out';
 
 export const workflowStatuses: readonly WorkflowStatus[] = [
   'pending',
@@ -52,10 +45,12 @@ export const keys = {
   checkpoint: (id: string) => `wf-ckpt:${escapeId(id)}`,
   checkpointPrefix: 'wf-ckpt:',
   /** Replay history of one run: operation results and updates, in order. */
-  history: (id: string, run: number, seq: number) => `wf-hist:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
+  history: (id: string, run: number, seq: number) =>
+    `wf-hist:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
   historyPrefix: (id: string, run: number) => `wf-hist:${escapeId(id)}:${pad(run, 6)}:`,
   /** The human-readable timeline of one run. */
-  timeline: (id: string, run: number, seq: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
+  timeline: (id: string, run: number, seq: number) =>
+    `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
   timelinePrefix: (id: string, run: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:`,
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
@@ -76,7 +71,8 @@ export const keys = {
   updateResponse: (id: string, updateId: string) => `upr:${escapeId(id)}:${escapeId(updateId)}`,
   updateResponsesPrefix: 'upr:',
   /** Durable timers, sortable by due time. */
-  timer: (dueAt: number, id: string, name: string) => `timer:${pad(Math.max(0, Math.floor(dueAt)), timeWidth)}:${escapeId(id)}:${name}`,
+  timer: (dueAt: number, id: string, name: string) =>
+    `timer:${pad(Math.max(0, Math.floor(dueAt)), timeWidth)}:${escapeId(id)}:${name}`,
   timersPrefix: 'timer:',
   /** Upper bound (exclusive scan cursor) for timers due at or before `time`. */
   timersDueAfter: (time: number) => `timer:${pad(Math.max(0, Math.floor(time)), timeWidth)}:\uffff`,

@@ -82,7 +82,12 @@ export type LifecycleDeps = {
   /** A claim landed with an enabling write: register it (workflow-lease) and drive the workflow here. */
   /** False for observer engines: starts create the workflow unclaimed, for another engine to run. */
   claimsOnStart: boolean;
-  claimed: (workflowId: string, workflowType: string, minted: MintedClaim | null, how: 'start' | 'resume' | 'acquire') => void;
+  claimed: (
+    workflowId: string,
+    workflowType: string,
+    minted: MintedClaim | null,
+    how: 'start' | 'resume' | 'acquire',
+  ) => void;
   /** A rotation landed: stop driving the workflow here if this engine did. */
   rotated: (workflowId: string, record: WorkflowRecord) => void;
   timerArmed: (dueAt: number) => void;
@@ -112,9 +117,17 @@ export class Lifecycle {
     ]);
     if (!recordRaw) return null;
     const record = decodeRecord(keys.record(workflowId), recordRaw);
-    if (!checkpointRaw) throw new CorruptRecordError(keys.checkpoint(workflowId), 'missing while its workflow record exists');
+    if (!checkpointRaw)
+      throw new CorruptRecordError(keys.checkpoint(workflowId), 'missing while its workflow record exists');
     const checkpoint = decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw);
-    return { record, recordRaw, checkpoint, checkpointRaw, epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null };
+    return {
+      record,
+      recordRaw,
+      checkpoint,
+      checkpointRaw,
+      epochRaw: epochRaw ?? null,
+      holderRaw: holderRaw ?? null,
+    };
   }
 
   #who(epoch: number) {
@@ -125,20 +138,40 @@ export class Lifecycle {
   // start
 
   /** Validates start arguments before anything is read. */
-  validateStart(type: string, input: unknown, options: StartOptions): { id: string; input: Json | undefined; definition: AnyWorkflowDefinition } {
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('start options must be an object like { id, executionTimeoutMs, startDelayMs }.');
+  validateStart(
+    type: string,
+    input: unknown,
+    options: StartOptions,
+  ): { id: string; input: Json | undefined; definition: AnyWorkflowDefinition } {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionsError(
+        'start options must be an object like { id, executionTimeoutMs, startDelayMs }.',
+      );
     const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs']);
-    for (const key of Object.keys(options)) if (!known.has(key)) throw new InvalidOptionsError(`Unknown start option '${key}'; use id, executionTimeoutMs or startDelayMs.`);
+    for (const key of Object.keys(options))
+      if (!known.has(key))
+        throw new InvalidOptionsError(
+          `Unknown start option '${key}'; use id, executionTimeoutMs or startDelayMs.`,
+        );
     const definition = this.deps.definition(type);
     if (!definition) throw new WorkflowNotRegisteredError(type);
     const id = options.id ?? uuidFrom(this.deps.random);
     assertWorkflowId(id);
     for (const name of ['executionTimeoutMs', 'startDelayMs'] as const) {
       const value = options[name];
-      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (name === 'executionTimeoutMs' && value === 0)))
-        throw new InvalidOptionsError(`start option ${name} must be a ${name === 'startDelayMs' ? 'non-negative' : 'positive'} number of milliseconds; got ${quote(value)}.`);
+      if (
+        value !== undefined &&
+        (typeof value !== 'number' ||
+          !Number.isFinite(value) ||
+          value < 0 ||
+          (name === 'executionTimeoutMs' && value === 0))
+      )
+        throw new InvalidOptionsError(
+          `start option ${name} must be a ${name === 'startDelayMs' ? 'non-negative' : 'positive'} number of milliseconds; got ${quote(value)}.`,
+        );
     }
-    const stored = normalizePayload(input, `Input of workflow '${id}'`, this.deps.maxPayloadBytes) as Json | undefined;
+    const stored = normalizePayload(input, `Input of workflow '${id}'`, this.deps.maxPayloadBytes) as
+      Json | undefined;
     return { id, input: stored, definition };
   }
 
@@ -148,7 +181,12 @@ export class Lifecycle {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
       if (!plan.ok) throw plan.error;
-      const outcome = await this.deps.writer.write(null, plan.conditions, plan.operations, `start workflow '${id}'`);
+      const outcome = await this.deps.writer.write(
+        null,
+        plan.conditions,
+        plan.operations,
+        `start workflow '${id}'`,
+      );
       if (outcome.ok) {
         plan.afterCommit();
         return id;
@@ -157,8 +195,13 @@ export class Lifecycle {
       const read = await this.#read(id);
       const holder = readHolder(read?.holderRaw ?? null);
       if (holder?.holder && holder.holder.engineId !== this.deps.engineId)
-        throw new WorkflowClaimUnavailableError(id, { engineId: holder.holder.engineId, epoch: holder.holder.epoch, expiresAt: holder.holder.expiresAt });
-      if (read && !isTerminal(read.record.status)) throw new WorkflowAlreadyExistsError(id, read.record.status);
+        throw new WorkflowClaimUnavailableError(id, {
+          engineId: holder.holder.engineId,
+          epoch: holder.holder.epoch,
+          expiresAt: holder.holder.expiresAt,
+        });
+      if (read && !isTerminal(read.record.status))
+        throw new WorkflowAlreadyExistsError(id, read.record.status);
     }
     throw new WorkflowClaimUnavailableError(id, null);
   }
@@ -166,16 +209,35 @@ export class Lifecycle {
   /** The create batch of a child workflow, to be committed with its parent's turn. */
   async prepareChild(request: ChildRequest): Promise<ChildPlan> {
     const definition = this.deps.definition(request.workflowType);
-    if (!definition) return { ok: false, error: stripped(new WorkflowNotRegisteredError(request.workflowType)) };
+    if (!definition)
+      return { ok: false, error: stripped(new WorkflowNotRegisteredError(request.workflowType)) };
     try {
       assertWorkflowId(request.childId, 'Child workflow id');
     } catch (error) {
       return { ok: false, error: stripped(error) };
     }
-    const parent: ParentLink = { id: request.parent.id, run: request.parent.run, pos: request.pos, member: request.member, closePolicy: request.closePolicy };
-    const plan = await this.#planCreate({ id: request.childId, definition, input: request.input as Json | undefined, options: {}, parent });
+    const parent: ParentLink = {
+      id: request.parent.id,
+      run: request.parent.run,
+      pos: request.pos,
+      member: request.member,
+      closePolicy: request.closePolicy,
+    };
+    const plan = await this.#planCreate({
+      id: request.childId,
+      definition,
+      input: request.input as Json | undefined,
+      options: {},
+      parent,
+    });
     if (!plan.ok) return { ok: false, error: stripped(plan.error) };
-    return { ok: true, childId: request.childId, conditions: plan.conditions, operations: plan.operations, afterCommit: plan.afterCommit };
+    return {
+      ok: true,
+      childId: request.childId,
+      conditions: plan.conditions,
+      operations: plan.operations,
+      afterCommit: plan.afterCommit,
+    };
   }
 
   async #planCreate(args: {
@@ -184,16 +246,23 @@ export class Lifecycle {
     input: Json | undefined;
     options: StartOptions;
     parent: ParentLink | undefined;
-  }): Promise<{ ok: true; conditions: Condition[]; operations: Operation[]; afterCommit: () => void } | { ok: false; error: Error }> {
+  }): Promise<
+    | { ok: true; conditions: Condition[]; operations: Operation[]; afterCommit: () => void }
+    | { ok: false; error: Error }
+  > {
     const { id, definition, input, options, parent } = args;
     const { clock, engineId, mode, claims } = this.deps;
     const existing = await this.#read(id).catch((error: unknown) => {
       if (error instanceof CorruptRecordError) return 'corrupt' as const;
       throw error;
     });
-    if (existing === 'corrupt') return { ok: false, error: new WorkflowAlreadyExistsError(id, 'stored with a corrupt record') };
-    if (existing && !isTerminal(existing.record.status)) return { ok: false, error: new WorkflowAlreadyExistsError(id, existing.record.status) };
-    const [epochRaw, holderRaw] = existing ? [existing.epochRaw, existing.holderRaw] : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id)]);
+    if (existing === 'corrupt')
+      return { ok: false, error: new WorkflowAlreadyExistsError(id, 'stored with a corrupt record') };
+    if (existing && !isTerminal(existing.record.status))
+      return { ok: false, error: new WorkflowAlreadyExistsError(id, existing.record.status) };
+    const [epochRaw, holderRaw] = existing
+      ? [existing.epochRaw, existing.holderRaw]
+      : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id)]);
     const now = clock.now();
     const delayed = options.startDelayMs !== undefined && options.startDelayMs > 0;
     const run = existing ? existing.record.run + 1 : 1;
@@ -223,26 +292,51 @@ export class Lifecycle {
     const notes: TimelineNote[] = [
       {
         kind: delayed ? 'scheduled' : 'started',
-        detail: { workflowType: definition.name, version: definition.version, ...(delayed ? { startAt: record.startAt! } : {}), ...(parent ? { parentId: parent.id } : {}) },
+        detail: {
+          workflowType: definition.name,
+          version: definition.version,
+          ...(delayed ? { startAt: record.startAt! } : {}),
+          ...(parent ? { parentId: parent.id } : {}),
+        },
       },
     ];
-    if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
+    if (minted)
+      notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
     const checkpoint = newCheckpoint(run, now);
     const operations: Operation[] = [];
     notes.forEach((note, seq) =>
-      operations.push({ type: 'put', key: keys.timeline(id, run, seq), value: JSON.stringify({ seq, at: now, engineId, epoch, kind: note.kind, detail: note.detail ?? {} }) }),
+      operations.push({
+        type: 'put',
+        key: keys.timeline(id, run, seq),
+        value: JSON.stringify({ seq, at: now, engineId, epoch, kind: note.kind, detail: note.detail ?? {} }),
+      }),
     );
     operations.push(
       { type: 'put', key: keys.record(id), value: JSON.stringify(record) },
-      { type: 'put', key: keys.checkpoint(id), value: JSON.stringify({ ...checkpoint, timelineLength: notes.length }) },
+      {
+        type: 'put',
+        key: keys.checkpoint(id),
+        value: JSON.stringify({ ...checkpoint, timelineLength: notes.length }),
+      },
       { type: 'put', key: keys.statusIndex(record.status, id), value: record.type },
     );
-    if (existing && existing.record.status !== record.status) operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
+    if (existing && existing.record.status !== record.status)
+      operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
     const timers: { key: string; timer: TimerRecord; dueAt: number }[] = [];
     const startKey = startTimerKey(record);
-    if (startKey) timers.push({ key: startKey, timer: { workflowId: id, purpose: 'start', run }, dueAt: record.startAt! });
+    if (startKey)
+      timers.push({
+        key: startKey,
+        timer: { workflowId: id, purpose: 'start', run },
+        dueAt: record.startAt!,
+      });
     const executionKey = executionTimerKey(record);
-    if (executionKey) timers.push({ key: executionKey, timer: { workflowId: id, purpose: 'execution', run }, dueAt: record.startedAt! + record.executionTimeoutMs! });
+    if (executionKey)
+      timers.push({
+        key: executionKey,
+        timer: { workflowId: id, purpose: 'execution', run },
+        dueAt: record.startedAt! + record.executionTimeoutMs!,
+      });
     for (const { key, timer } of timers) operations.push({ type: 'put', key, value: JSON.stringify(timer) });
     const conditions: Condition[] = [
       { key: keys.record(id), expected: existing?.recordRaw ?? null },
@@ -283,18 +377,30 @@ export class Lifecycle {
       }
       const epoch = minted?.epoch ?? 0;
       const next: WorkflowRecord = { ...read.record, status: 'running', startedAt: now };
-      const notes: TimelineNote[] = [{ kind: 'started', detail: { workflowType: next.type, version: next.version, delayed: true } }];
+      const notes: TimelineNote[] = [
+        { kind: 'started', detail: { workflowType: next.type, version: next.version, delayed: true } },
+      ];
       if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: 'delayed-start' } });
       const write = changeStatus(read, next, notes, this.#who(epoch));
       const startKey = startTimerKey(read.record);
       if (startKey) write.operations.push({ type: 'delete', key: startKey });
       const executionKey = executionTimerKey(next);
-      if (executionKey) write.operations.push({ type: 'put', key: executionKey, value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord) });
+      if (executionKey)
+        write.operations.push({
+          type: 'put',
+          key: executionKey,
+          value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
+        });
       if (minted) {
         write.conditions.push(...minted.conditions);
         write.operations.push(...minted.operations);
       }
-      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `start delayed workflow '${workflowId}'`);
+      const outcome = await this.deps.writer.write(
+        null,
+        write.conditions,
+        write.operations,
+        `start delayed workflow '${workflowId}'`,
+      );
       if (outcome.ok) {
         if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
         this.deps.claimed(workflowId, next.type, minted, 'start');
@@ -311,25 +417,47 @@ export class Lifecycle {
    * Terminate, suspend or time out a workflow. Resolves with the new record, or null when the workflow was
    * already in a state where the transition does not apply (then nothing is written).
    */
-  async rotate(workflowId: string, target: 'terminated' | 'suspended' | 'timed-out', reason?: string): Promise<WorkflowRecord | null> {
+  async rotate(
+    workflowId: string,
+    target: 'terminated' | 'suspended' | 'timed-out',
+    reason?: string,
+  ): Promise<WorkflowRecord | null> {
     assertWorkflowId(workflowId);
-    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000)) throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000))
+      throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
     const { clock, mode } = this.deps;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read) throw new WorkflowNotFoundError(workflowId);
       const status = read.record.status;
-      const allowed: WorkflowStatus[] = target === 'suspended' ? ['running'] : ['running', 'pending', 'suspended'];
+      const allowed: WorkflowStatus[] =
+        target === 'suspended' ? ['running'] : ['running', 'pending', 'suspended'];
       if (!allowed.includes(status)) {
         if (target === 'timed-out' || isTerminal(status)) return null;
-        throw new InvalidWorkflowStateError(workflowId, status, target === 'suspended' ? 'suspend' : 'terminate');
+        throw new InvalidWorkflowStateError(
+          workflowId,
+          status,
+          target === 'suspended' ? 'suspend' : 'terminate',
+        );
       }
       const now = clock.now();
-      const rotation = mode === 'workflow-lease' ? buildRotation(claimKeysOf(workflowId), { epochRaw: read.epochRaw, storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw) }) : null;
+      const rotation =
+        mode === 'workflow-lease'
+          ? buildRotation(claimKeysOf(workflowId), {
+              epochRaw: read.epochRaw,
+              storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw),
+            })
+          : null;
       const next: WorkflowRecord = { ...read.record, status: target, ...(reason ? { reason } : {}) };
       if (target !== 'suspended') next.endedAt = now;
       const detail = { ...(reason ? { reason } : {}), ...(rotation ? { newEpoch: rotation.epoch } : {}) };
-      const write = changeStatus(read, next, [{ kind: target, detail }], this.#who(rotation?.epoch ?? 0), target === 'suspended' ? {} : { frontier: null });
+      const write = changeStatus(
+        read,
+        next,
+        [{ kind: target, detail }],
+        this.#who(rotation?.epoch ?? 0),
+        target === 'suspended' ? {} : { frontier: null },
+      );
       for (const key of frontierTimerKeys(read.checkpoint)) write.operations.push({ type: 'delete', key });
       if (target !== 'suspended') {
         const executionKey = executionTimerKey(read.record);
@@ -342,13 +470,22 @@ export class Lifecycle {
         write.conditions.push(...rotation.conditions);
         write.operations.push(...rotation.operations);
       }
-      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `${target} workflow '${workflowId}'`);
+      const outcome = await this.deps.writer.write(
+        null,
+        write.conditions,
+        write.operations,
+        `${target} workflow '${workflowId}'`,
+      );
       if (outcome.ok) {
         this.deps.rotated(workflowId, next);
         return next;
       }
     }
-    throw new InvalidWorkflowStateError(workflowId, 'changing too fast', target === 'suspended' ? 'suspend' : 'terminate');
+    throw new InvalidWorkflowStateError(
+      workflowId,
+      'changing too fast',
+      target === 'suspended' ? 'suspend' : 'terminate',
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -371,10 +508,18 @@ export class Lifecycle {
         const result = await claims!.claim(workflowId, { allowTakeover: true, respectCooldown: false });
         if (result.outcome === 'acquired' || result.outcome === 'taken-over') return;
         if (result.outcome === 'unavailable')
-          throw new WorkflowClaimUnavailableError(workflowId, result.heldBy && { engineId: result.heldBy.engineId, epoch: result.heldBy.epoch, expiresAt: result.heldBy.expiresAt });
+          throw new WorkflowClaimUnavailableError(
+            workflowId,
+            result.heldBy && {
+              engineId: result.heldBy.engineId,
+              epoch: result.heldBy.epoch,
+              expiresAt: result.heldBy.expiresAt,
+            },
+          );
         continue;
       }
-      if (record.status !== 'suspended') throw new InvalidWorkflowStateError(workflowId, record.status, 'resume');
+      if (record.status !== 'suspended')
+        throw new InvalidWorkflowStateError(workflowId, record.status, 'resume');
       let minted: MintedClaim | null = null;
       if (mode === 'workflow-lease') minted = claims!.foldedClaim(workflowId, read);
       const epoch = minted?.epoch ?? 0;
@@ -387,22 +532,43 @@ export class Lifecycle {
       const frontier = read.checkpoint.frontier;
       for (const leaf of frontier?.leaves ?? []) {
         if (!leaf.timerKey || leaf.done || leaf.dueAt === undefined) continue;
-        const purpose: TimerRecord['purpose'] = leaf.kind === 'sleep' ? 'sleep' : leaf.kind === 'activity' ? 'retry' : 'timeout';
-        write.operations.push({ type: 'put', key: leaf.timerKey, value: JSON.stringify({ workflowId, purpose, run: record.run, pos: frontier!.pos, member: leaf.member } satisfies TimerRecord) });
+        const purpose: TimerRecord['purpose'] =
+          leaf.kind === 'sleep' ? 'sleep' : leaf.kind === 'activity' ? 'retry' : 'timeout';
+        write.operations.push({
+          type: 'put',
+          key: leaf.timerKey,
+          value: JSON.stringify({
+            workflowId,
+            purpose,
+            run: record.run,
+            pos: frontier!.pos,
+            member: leaf.member,
+          } satisfies TimerRecord),
+        });
         dueTimes.push(leaf.dueAt);
       }
       if (minted) {
         write.conditions.push(...minted.conditions);
         write.operations.push(...minted.operations);
       }
-      const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `resume workflow '${workflowId}'`);
+      const outcome = await this.deps.writer.write(
+        null,
+        write.conditions,
+        write.operations,
+        `resume workflow '${workflowId}'`,
+      );
       if (outcome.ok) {
         for (const dueAt of dueTimes) this.deps.timerArmed(Math.max(dueAt, clock.now()));
         this.deps.claimed(workflowId, record.type, minted, 'resume');
         return;
       }
       const holder = readHolder((await this.deps.storage.get(keys.ownerHolder(workflowId))) ?? null);
-      if (holder?.holder) throw new WorkflowClaimUnavailableError(workflowId, { engineId: holder.holder.engineId, epoch: holder.holder.epoch, expiresAt: holder.holder.expiresAt });
+      if (holder?.holder)
+        throw new WorkflowClaimUnavailableError(workflowId, {
+          engineId: holder.holder.engineId,
+          epoch: holder.holder.epoch,
+          expiresAt: holder.holder.expiresAt,
+        });
     }
     throw new WorkflowClaimUnavailableError(workflowId, null);
   }
@@ -413,26 +579,52 @@ export class Lifecycle {
   /** Stores a cooperative cancellation request. A pending workflow is cancelled at once. */
   async cancel(workflowId: string, reason?: string): Promise<'requested' | 'cancelled' | 'already-finished'> {
     assertWorkflowId(workflowId);
-    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000)) throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000))
+      throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read) throw new WorkflowNotFoundError(workflowId);
       if (isTerminal(read.record.status)) return 'already-finished';
       const now = this.deps.clock.now();
       if (read.record.status === 'pending') {
-        const next: WorkflowRecord = { ...read.record, status: 'cancelled', endedAt: now, ...(reason ? { reason } : {}) };
-        const write = changeStatus(read, next, [{ kind: 'cancelled', detail: reason ? { reason } : {} }], this.#who(0), { frontier: null });
+        const next: WorkflowRecord = {
+          ...read.record,
+          status: 'cancelled',
+          endedAt: now,
+          ...(reason ? { reason } : {}),
+        };
+        const write = changeStatus(
+          read,
+          next,
+          [{ kind: 'cancelled', detail: reason ? { reason } : {} }],
+          this.#who(0),
+          { frontier: null },
+        );
         const startKey = startTimerKey(read.record);
         if (startKey) write.operations.push({ type: 'delete', key: startKey });
-        const outcome = await this.deps.writer.write(null, write.conditions, write.operations, `cancel pending workflow '${workflowId}'`);
+        const outcome = await this.deps.writer.write(
+          null,
+          write.conditions,
+          write.operations,
+          `cancel pending workflow '${workflowId}'`,
+        );
         if (outcome.ok) {
           this.deps.rotated(workflowId, next);
           return 'cancelled';
         }
         continue;
       }
-      const request: CancelRequest = { ...(reason ? { reason } : {}), requestedAt: now, requestedBy: this.deps.engineId };
-      const outcome = await this.deps.writer.write(null, [], [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }], `request cancellation of '${workflowId}'`);
+      const request: CancelRequest = {
+        ...(reason ? { reason } : {}),
+        requestedAt: now,
+        requestedBy: this.deps.engineId,
+      };
+      const outcome = await this.deps.writer.write(
+        null,
+        [],
+        [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }],
+        `request cancellation of '${workflowId}'`,
+      );
       if (outcome.ok) return 'requested';
     }
     throw new InvalidWorkflowStateError(workflowId, 'changing too fast', 'cancel');
@@ -442,17 +634,28 @@ export class Lifecycle {
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     assertWorkflowId(workflowId);
     assertHandlerName(name, 'Signal');
-    const text = encodePayload(payload, `Payload of signal '${name}' to workflow '${workflowId}'`, this.deps.maxPayloadBytes);
+    const text = encodePayload(
+      payload,
+      `Payload of signal '${name}' to workflow '${workflowId}'`,
+      this.deps.maxPayloadBytes,
+    );
     const recordRaw = await this.deps.storage.get(keys.record(workflowId));
     if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
     const record = decodeRecord(keys.record(workflowId), recordRaw);
-    if (isTerminal(record.status)) throw new InvalidWorkflowStateError(workflowId, record.status, `signal '${name}'`);
+    if (isTerminal(record.status))
+      throw new InvalidWorkflowStateError(workflowId, record.status, `signal '${name}'`);
     const counterKey = keys.signalCounter(workflowId);
     for (let attempt = 0; attempt < 50; attempt++) {
       const counterRaw = await this.deps.storage.get(counterKey);
       const seq = counterRaw === null ? 0 : Number(counterRaw);
-      if (!Number.isSafeInteger(seq) || seq < 0) throw new CorruptRecordError(counterKey, 'signal counter is not a non-negative integer');
-      const signal: SignalRecord = { name, ...(text === undefined ? {} : { payload: JSON.parse(text) as Json }), sentAt: this.deps.clock.now(), sentBy: this.deps.engineId };
+      if (!Number.isSafeInteger(seq) || seq < 0)
+        throw new CorruptRecordError(counterKey, 'signal counter is not a non-negative integer');
+      const signal: SignalRecord = {
+        name,
+        ...(text === undefined ? {} : { payload: JSON.parse(text) as Json }),
+        sentAt: this.deps.clock.now(),
+        sentBy: this.deps.engineId,
+      };
       const outcome = await this.deps.writer.write(
         null,
         [{ key: counterKey, expected: counterRaw }],

@@ -25,7 +25,13 @@ export type EngineMetrics = {
 };
 
 export class MetricsCounters {
-  claimAttempts: Record<ClaimOutcome, number> = { acquired: 0, takeover: 0, lost_race: 0, deposed: 0, backoff_skipped: 0 };
+  claimAttempts: Record<ClaimOutcome, number> = {
+    acquired: 0,
+    takeover: 0,
+    lost_race: 0,
+    deposed: 0,
+    backoff_skipped: 0,
+  };
   renewals = 0;
   renewalFailures = 0;
   claimsLost = 0;

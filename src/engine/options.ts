@@ -88,7 +88,8 @@ export type ResolvedOptions = {
   updateResponseRetentionMs: number;
 };
 
-const defaultWarning = (warning: EngineWarning) => console.warn(`[shuttle] ${warning.name}: ${warning.message}`);
+const defaultWarning = (warning: EngineWarning) =>
+  console.warn(`[shuttle] ${warning.name}: ${warning.message}`);
 
 function quote(value: unknown): string {
   try {
@@ -115,24 +116,38 @@ function ttlAndRenew(ttlName: string, ttl: number, renewName: string, renew: num
 }
 
 export function resolveOptions(options: EngineOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('createEngine needs an options object with at least { storage }.');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionsError('createEngine needs an options object with at least { storage }.');
   const storage = options.storage;
   if (!storage || typeof storage.get !== 'function' || typeof storage.conditionalBatch !== 'function')
-    throw new InvalidOptionsError('options.storage must be a Storage (e.g. new MemoryStorage() or new IndexedDbStorage()).');
+    throw new InvalidOptionsError(
+      'options.storage must be a Storage (e.g. new MemoryStorage() or new IndexedDbStorage()).',
+    );
   const ownership = options.ownership ?? 'none';
   if (!ownershipModes.includes(ownership))
-    throw new InvalidOptionsError(`Unknown ownership mode ${quote(ownership)}; use one of ${ownershipModes.map((m) => `'${m}'`).join(', ')}.`);
+    throw new InvalidOptionsError(
+      `Unknown ownership mode ${quote(ownership)}; use one of ${ownershipModes.map((m) => `'${m}'`).join(', ')}.`,
+    );
   const backgroundTasks = options.backgroundTasks ?? 'automatic';
   if (backgroundTasks !== 'automatic' && backgroundTasks !== 'manual')
-    throw new InvalidOptionsError(`backgroundTasks must be 'automatic' or 'manual'; got ${quote(backgroundTasks)}.`);
+    throw new InvalidOptionsError(
+      `backgroundTasks must be 'automatic' or 'manual'; got ${quote(backgroundTasks)}.`,
+    );
   if (ownership === 'lease' && backgroundTasks === 'manual')
     throw new InvalidOptionsError(
       "ownership 'lease' cannot run with backgroundTasks 'manual': the store-wide lease needs its own renewal timer. Use 'automatic', or 'workflow-lease'.",
     );
-  if (options.engineId !== undefined && (typeof options.engineId !== 'string' || options.engineId.length === 0 || options.engineId.length > 200))
-    throw new InvalidOptionsError(`engineId must be a non-empty string of at most 200 characters; got ${quote(options.engineId)}.`);
+  if (
+    options.engineId !== undefined &&
+    (typeof options.engineId !== 'string' || options.engineId.length === 0 || options.engineId.length > 200)
+  )
+    throw new InvalidOptionsError(
+      `engineId must be a non-empty string of at most 200 characters; got ${quote(options.engineId)}.`,
+    );
   if (options.workflows !== undefined && !Array.isArray(options.workflows))
-    throw new InvalidOptionsError('options.workflows must be an array of definitions created with defineWorkflow.');
+    throw new InvalidOptionsError(
+      'options.workflows must be an array of definitions created with defineWorkflow.',
+    );
 
   let ttlMs = 30_000;
   let renewIntervalMs = 5_000;
@@ -146,13 +161,19 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     renewIntervalMs = positive('leaseRenewIntervalMs', options.leaseRenewIntervalMs, 5_000);
     leaseWaitTimeoutMs = positive('leaseWaitTimeoutMs', options.leaseWaitTimeoutMs, 60_000);
     ttlAndRenew('leaseTtlMs', ttlMs, 'leaseRenewIntervalMs', renewIntervalMs);
-  } else if (options.workflowClaimRenewIntervalMs !== undefined && typeof options.workflowClaimRenewIntervalMs === 'number' && options.workflowClaimRenewIntervalMs > 0) {
+  } else if (
+    options.workflowClaimRenewIntervalMs !== undefined &&
+    typeof options.workflowClaimRenewIntervalMs === 'number' &&
+    options.workflowClaimRenewIntervalMs > 0
+  ) {
     // 'none' ignores claim options, but a poll interval is still useful for cross-call result waiters.
     renewIntervalMs = options.workflowClaimRenewIntervalMs;
   }
   const maxPayloadBytes = positive('limits.maxPayloadBytes', options.limits?.maxPayloadBytes, 256 * 1024);
   if (maxPayloadBytes > 900 * 1024)
-    throw new InvalidOptionsError(`limits.maxPayloadBytes (${maxPayloadBytes}) must be at most 921600 so a record always fits the storage value limit.`);
+    throw new InvalidOptionsError(
+      `limits.maxPayloadBytes (${maxPayloadBytes}) must be at most 921600 so a record always fits the storage value limit.`,
+    );
   return {
     storage,
     workflows: options.workflows ?? [],
@@ -170,6 +191,10 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     renewIntervalMs,
     leaseWaitTimeoutMs,
     reclaimBatchSize: Math.floor(positive('reclaimBatchSize', options.reclaimBatchSize, 200)),
-    updateResponseRetentionMs: positive('updateResponseRetentionMs', options.updateResponseRetentionMs, 600_000),
+    updateResponseRetentionMs: positive(
+      'updateResponseRetentionMs',
+      options.updateResponseRetentionMs,
+      600_000,
+    ),
   };
 }

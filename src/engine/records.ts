@@ -21,7 +21,13 @@ export function isTerminal(status: WorkflowStatus): boolean {
   return terminalStatuses.has(status);
 }
 
-export type ParentLink = { id: string; run: number; pos: number; member: number; closePolicy: ParentClosePolicy };
+export type ParentLink = {
+  id: string;
+  run: number;
+  pos: number;
+  member: number;
+  closePolicy: ParentClosePolicy;
+};
 
 /** `wf:<id>`: changes only on status transitions (never on an ordinary step). */
 export type WorkflowRecord = {
@@ -165,7 +171,13 @@ export type TimerRecord = {
 
 export type SignalRecord = { name: string; payload?: Json; sentAt: number; sentBy: string };
 export type CancelRequest = { reason?: string; requestedAt: number; requestedBy: string };
-export type UpdateRequest = { updateId: string; name: string; arg?: Json; requestedAt: number; requestedBy: string };
+export type UpdateRequest = {
+  updateId: string;
+  name: string;
+  arg?: Json;
+  requestedAt: number;
+  requestedBy: string;
+};
 export type UpdateResponse =
   | { updateId: string; ok: true; value?: Json; appliedAt: number; appliedBy: string }
   | { updateId: string; ok: false; error: SerializedError; appliedAt: number; appliedBy: string };
@@ -205,7 +217,11 @@ export function decodeRecord(key: string, raw: string): WorkflowRecord {
   need(typeof value.type === 'string' && value.type.length > 0, key, 'missing type');
   need(isCount(value.version) && (value.version as number) > 0, key, 'bad version');
   need(isCount(value.run) && (value.run as number) > 0, key, 'bad run number');
-  need(workflowStatuses.includes(value.status as WorkflowStatus), key, `unknown status ${JSON.stringify(value.status)}`);
+  need(
+    workflowStatuses.includes(value.status as WorkflowStatus),
+    key,
+    `unknown status ${JSON.stringify(value.status)}`,
+  );
   need(isTime(value.createdAt), key, 'bad createdAt');
   return value as unknown as WorkflowRecord;
 }
@@ -239,21 +255,41 @@ export function decodeTimelineEntry(key: string, raw: string): TimelineEntry {
   return value as unknown as TimelineEntry;
 }
 
-function decodeLoose<T>(key: string, raw: string, check: (value: Record<string, unknown>) => boolean, what: string): T {
+function decodeLoose<T>(
+  key: string,
+  raw: string,
+  check: (value: Record<string, unknown>) => boolean,
+  what: string,
+): T {
   const value = parseJson(key, raw);
   need(isObject(value) && check(value), key, `bad ${what}`);
   return value as unknown as T;
 }
 
 export const decodeTimer = (key: string, raw: string) =>
-  decodeLoose<TimerRecord>(key, raw, (v) => typeof v.workflowId === 'string' && typeof v.purpose === 'string', 'timer');
+  decodeLoose<TimerRecord>(
+    key,
+    raw,
+    (v) => typeof v.workflowId === 'string' && typeof v.purpose === 'string',
+    'timer',
+  );
 export const decodeSignal = (key: string, raw: string) =>
   decodeLoose<SignalRecord>(key, raw, (v) => typeof v.name === 'string', 'signal');
 export const decodeCancelRequest = (key: string, raw: string) =>
   decodeLoose<CancelRequest>(key, raw, (v) => isTime(v.requestedAt), 'cancel request');
 export const decodeUpdateRequest = (key: string, raw: string) =>
-  decodeLoose<UpdateRequest>(key, raw, (v) => typeof v.updateId === 'string' && typeof v.name === 'string', 'update request');
+  decodeLoose<UpdateRequest>(
+    key,
+    raw,
+    (v) => typeof v.updateId === 'string' && typeof v.name === 'string',
+    'update request',
+  );
 export const decodeUpdateResponse = (key: string, raw: string) =>
-  decodeLoose<UpdateResponse>(key, raw, (v) => typeof v.updateId === 'string' && typeof v.ok === 'boolean', 'update response');
+  decodeLoose<UpdateResponse>(
+    key,
+    raw,
+    (v) => typeof v.updateId === 'string' && typeof v.ok === 'boolean',
+    'update response',
+  );
 export const decodeFenceRejection = (key: string, raw: string) =>
   decodeLoose<FenceRejection>(key, raw, (v) => typeof v.workflowId === 'string', 'fence rejection');

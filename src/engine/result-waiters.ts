@@ -10,7 +10,12 @@
  */
 import type { Storage } from '../storage/types';
 import type { Clock } from './clock';
-import { WorkflowCancelledError, WorkflowFailedError, WorkflowTerminatedError, WorkflowTimedOutError } from './errors';
+import {
+  WorkflowCancelledError,
+  WorkflowFailedError,
+  WorkflowTerminatedError,
+  WorkflowTimedOutError,
+} from './errors';
 import type { EngineEvent, ResultSettledVia } from './events';
 import { keys } from './keys';
 import type { MetricsCounters } from './metrics';
@@ -26,12 +31,20 @@ export type ResultWaiterInfo = {
 type Waiter = ResultWaiterInfo & { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 
 /** The outcome of a finished workflow as `result()` reports it. */
-export function settleFromRecord(record: WorkflowRecord): { ok: true; value: unknown } | { ok: false; error: Error } {
+export function settleFromRecord(
+  record: WorkflowRecord,
+): { ok: true; value: unknown } | { ok: false; error: Error } {
   switch (record.status) {
     case 'completed':
       return { ok: true, value: record.result };
     case 'failed':
-      return { ok: false, error: new WorkflowFailedError(record.id, record.error ?? { name: 'Error', message: 'unknown failure' }) };
+      return {
+        ok: false,
+        error: new WorkflowFailedError(
+          record.id,
+          record.error ?? { name: 'Error', message: 'unknown failure' },
+        ),
+      };
     case 'cancelled':
       return { ok: false, error: new WorkflowCancelledError(record.id, record.reason) };
     case 'terminated':
@@ -67,7 +80,14 @@ export class ResultWaiters {
   /** Waits for `workflowId` to finish. */
   wait(workflowId: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { waiterId: this.#nextId++, workflowId, since: this.deps.clock.now(), settled: null, resolve, reject };
+      const waiter: Waiter = {
+        waiterId: this.#nextId++,
+        workflowId,
+        since: this.deps.clock.now(),
+        settled: null,
+        resolve,
+        reject,
+      };
       this.#pending.set(waiter.waiterId, waiter);
       this.deps.emit({ type: 'result-waiter.registered', workflowId });
     });
@@ -147,7 +167,12 @@ export class ResultWaiters {
 
   /** Pending waiters first, then the most recently settled. */
   list(): ResultWaiterInfo[] {
-    const pending = [...this.#pending.values()].map(({ waiterId, workflowId, since }) => ({ waiterId, workflowId, since, settled: null }));
+    const pending = [...this.#pending.values()].map(({ waiterId, workflowId, since }) => ({
+      waiterId,
+      workflowId,
+      since,
+      settled: null,
+    }));
     return [...pending, ...[...this.#settled].reverse()];
   }
 }

@@ -61,7 +61,10 @@ export class TimerScheduler {
       let after: string | undefined;
       const bound = keys.timersDueAfter(now);
       for (;;) {
-        const page = await this.deps.storage.scan(keys.timersPrefix, { ...(after ? { after } : {}), limit: pageSize });
+        const page = await this.deps.storage.scan(keys.timersPrefix, {
+          ...(after ? { after } : {}),
+          limit: pageSize,
+        });
         const due = page.filter(({ key }) => key < bound);
         for (const { key, value } of due) {
           let timer: TimerRecord | null;
@@ -90,11 +93,14 @@ export class TimerScheduler {
   #schedule(dueAt: number): void {
     if (this.#handle !== undefined) this.deps.clock.clearTimeout(this.#handle);
     this.#scheduledFor = dueAt;
-    this.#handle = this.deps.clock.setTimeout(() => {
-      this.#handle = undefined;
-      this.#scheduledFor = Number.POSITIVE_INFINITY;
-      void this.fireDue();
-    }, Math.max(0, dueAt - this.deps.clock.now()));
+    this.#handle = this.deps.clock.setTimeout(
+      () => {
+        this.#handle = undefined;
+        this.#scheduledFor = Number.POSITIVE_INFINITY;
+        void this.fireDue();
+      },
+      Math.max(0, dueAt - this.deps.clock.now()),
+    );
   }
 
   stop(): void {

@@ -34,7 +34,10 @@ export class UpdateCalls {
       storage: Storage;
       clock: Clock;
       manualTimers: boolean;
-      commit: (conditions: { key: string; expected: string | null }[], operations: { type: 'delete'; key: string }[]) => Promise<boolean>;
+      commit: (
+        conditions: { key: string; expected: string | null }[],
+        operations: { type: 'delete'; key: string }[],
+      ) => Promise<boolean>;
     },
   ) {}
 
@@ -54,7 +57,8 @@ export class UpdateCalls {
         reject,
         settling: false,
       };
-      if (!this.deps.manualTimers) entry.timer = this.deps.clock.setTimeout(() => void this.#expire(entry), call.timeoutMs);
+      if (!this.deps.manualTimers)
+        entry.timer = this.deps.clock.setTimeout(() => void this.#expire(entry), call.timeoutMs);
       this.#calls.set(entry.responseKey, entry);
     });
   }
@@ -92,7 +96,9 @@ export class UpdateCalls {
       const record = decodeRecord(keys.record(call.workflowId), recordRaw);
       if (isTerminal(record.status)) {
         this.#finish(call);
-        call.reject(new InvalidWorkflowStateError(call.workflowId, record.status, `apply update '${call.name}' to`));
+        call.reject(
+          new InvalidWorkflowStateError(call.workflowId, record.status, `apply update '${call.name}' to`),
+        );
       }
     }
   }

@@ -14,10 +14,20 @@ import type { Checkpoint, TimelineEntry, TimelineKind, WorkflowRecord } from './
 
 export type TimelineNote = { kind: TimelineKind; detail?: JsonObject; at?: number };
 
-export type WorkflowWrite = { conditions: Condition[]; operations: Operation[]; checkpoint: Checkpoint; checkpointRaw: string };
+export type WorkflowWrite = {
+  conditions: Condition[];
+  operations: Operation[];
+  checkpoint: Checkpoint;
+  checkpointRaw: string;
+};
 
 /** The current durable view of a workflow, exactly as read. */
-export type WorkflowView = { record: WorkflowRecord; recordRaw: string; checkpoint: Checkpoint; checkpointRaw: string };
+export type WorkflowView = {
+  record: WorkflowRecord;
+  recordRaw: string;
+  checkpoint: Checkpoint;
+  checkpointRaw: string;
+};
 
 /**
  * Appends timeline entries (and optional checkpoint changes) conditioned on the checkpoint just read.
@@ -31,13 +41,30 @@ export function appendTimeline(
   const { record, checkpoint } = view;
   const operations: Operation[] = notes.map((note, index) => {
     const seq = checkpoint.timelineLength + index;
-    const entry: TimelineEntry = { seq, at: note.at ?? who.now, engineId: who.engineId, epoch: who.epoch, kind: note.kind, detail: note.detail ?? {} };
+    const entry: TimelineEntry = {
+      seq,
+      at: note.at ?? who.now,
+      engineId: who.engineId,
+      epoch: who.epoch,
+      kind: note.kind,
+      detail: note.detail ?? {},
+    };
     return { type: 'put', key: keys.timeline(record.id, record.run, seq), value: JSON.stringify(entry) };
   });
-  const next: Checkpoint = { ...checkpoint, ...changes, timelineLength: checkpoint.timelineLength + notes.length, updatedAt: who.now };
+  const next: Checkpoint = {
+    ...checkpoint,
+    ...changes,
+    timelineLength: checkpoint.timelineLength + notes.length,
+    updatedAt: who.now,
+  };
   const checkpointRaw = JSON.stringify(next);
   operations.push({ type: 'put', key: keys.checkpoint(record.id), value: checkpointRaw });
-  return { conditions: [{ key: keys.checkpoint(record.id), expected: view.checkpointRaw }], operations, checkpoint: next, checkpointRaw };
+  return {
+    conditions: [{ key: keys.checkpoint(record.id), expected: view.checkpointRaw }],
+    operations,
+    checkpoint: next,
+    checkpointRaw,
+  };
 }
 
 /** Moves a workflow to another status: record, status index, checkpoint and timeline in one write. */
@@ -61,7 +88,9 @@ export function changeStatus(
 
 /** Durable timers that belong to the frontier of a checkpoint (deleted when the workflow stops). */
 export function frontierTimerKeys(checkpoint: Checkpoint): string[] {
-  return (checkpoint.frontier?.leaves ?? []).flatMap((leaf) => (leaf.timerKey && !leaf.done ? [leaf.timerKey] : []));
+  return (checkpoint.frontier?.leaves ?? []).flatMap((leaf) =>
+    leaf.timerKey && !leaf.done ? [leaf.timerKey] : [],
+  );
 }
 
 export function executionTimerKey(record: WorkflowRecord): string | null {
@@ -74,7 +103,18 @@ export function startTimerKey(record: WorkflowRecord): string | null {
 }
 
 export function newCheckpoint(run: number, now: number): Checkpoint {
-  return { v: 1, run, historyLength: 0, timelineLength: 0, position: 0, state: {}, frontier: null, cancel: null, linkedChildren: [], updatedAt: now };
+  return {
+    v: 1,
+    run,
+    historyLength: 0,
+    timelineLength: 0,
+    position: 0,
+    state: {},
+    frontier: null,
+    cancel: null,
+    linkedChildren: [],
+    updatedAt: now,
+  };
 }
 
 export function isStoppable(status: WorkflowStatus): boolean {

@@ -181,17 +181,24 @@ export function defineWorkflow<I, O, S extends JsonObject = JsonObject>(
 /** Throws a `TypeError` naming what is wrong with a would-be definition. */
 export function assertDefinition(definition: unknown): asserts definition is AnyWorkflowDefinition {
   if (typeof definition !== 'object' || definition === null)
-    throw new TypeError('A workflow definition must be an object created with defineWorkflow({ name, version, run }).');
+    throw new TypeError(
+      'A workflow definition must be an object created with defineWorkflow({ name, version, run }).',
+    );
   const { name, version, run, queries, updates } = definition as Record<string, unknown>;
   if (typeof name !== 'string' || !namePattern.test(name))
     throw new TypeError(
       `Workflow name ${JSON.stringify(name)} is invalid: use 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
     );
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)
-    throw new TypeError(`Workflow '${name}' has version ${JSON.stringify(version)}; the version must be a positive integer.`);
-  if (typeof run !== 'function') throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);
+    throw new TypeError(
+      `Workflow '${name}' has version ${JSON.stringify(version)}; the version must be a positive integer.`,
+    );
+  if (typeof run !== 'function')
+    throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);
   if (run.constructor?.name !== 'GeneratorFunction')
-    throw new TypeError(`Workflow '${name}': run must be a generator function (write \`*run(ctx, input) { … }\`).`);
+    throw new TypeError(
+      `Workflow '${name}': run must be a generator function (write \`*run(ctx, input) { … }\`).`,
+    );
   for (const [label, table] of [
     ['queries', queries],
     ['updates', updates],
@@ -202,7 +209,9 @@ export function assertDefinition(definition: unknown): asserts definition is Any
     for (const [handlerName, handler] of Object.entries(table)) {
       const fn = label === 'queries' ? handler : (handler as { handle?: unknown } | null)?.handle;
       if (typeof fn !== 'function')
-        throw new TypeError(`Workflow '${name}': ${label}.${handlerName} must be ${label === 'queries' ? 'a function' : 'an object with handle(state, arg)'}.`);
+        throw new TypeError(
+          `Workflow '${name}': ${label}.${handlerName} must be ${label === 'queries' ? 'a function' : 'an object with handle(state, arg)'}.`,
+        );
     }
   }
 }

@@ -7,7 +7,8 @@ import { defineWorkflow } from '../engine';
 export const countdown = defineWorkflow({
   name: 'countdown',
   version: 1,
-  description: 'Counts down with one short durable sleep per tick — close the owner tab and watch another tab continue.',
+  description:
+    'Counts down with one short durable sleep per tick — close the owner tab and watch another tab continue.',
   sampleInput: { from: 20, tickMs: 500 },
   *run(ctx, input: { from: number; tickMs?: number }) {
     const tickMs = input.tickMs ?? 500;

@@ -26,7 +26,14 @@ import type { ClaimRegistry } from './claims';
 import type { FencedWriter } from './fenced-write';
 import { decodeEpoch, decodeHolder, isClaimExpired, readHolder, type Holder } from './holder';
 import type { EngineLiveness } from './liveness';
-import { buildAcquire, buildRelease, buildRenew, buildTakeover, type ClaimKeys, type MintedClaim } from './transitions';
+import {
+  buildAcquire,
+  buildRelease,
+  buildRenew,
+  buildTakeover,
+  type ClaimKeys,
+  type MintedClaim,
+} from './transitions';
 
 export type ClaimHow = 'start' | 'acquire' | 'resume' | 'takeover';
 
@@ -85,16 +92,38 @@ export class ClaimManager {
   /** The claim part of an enabling write, from the epoch and holder just read. Throws if the claim is live. */
   foldedClaim(workflowId: string, read: { epochRaw: string | null; holderRaw: string | null }): MintedClaim {
     const current = readHolder(read.holderRaw);
-    if (current) throw new WorkflowClaimUnavailableError(workflowId, current.holder && { engineId: current.holder.engineId, epoch: current.holder.epoch, expiresAt: current.holder.expiresAt });
+    if (current)
+      throw new WorkflowClaimUnavailableError(
+        workflowId,
+        current.holder && {
+          engineId: current.holder.engineId,
+          epoch: current.holder.epoch,
+          expiresAt: current.holder.expiresAt,
+        },
+      );
     const storedEpoch = decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw);
-    return buildAcquire(claimKeysOf(workflowId), { epochRaw: read.epochRaw, storedEpoch }, { engineId: this.#deps.engineId, now: this.#deps.clock.now(), ttlMs: this.#deps.ttlMs });
+    return buildAcquire(
+      claimKeysOf(workflowId),
+      { epochRaw: read.epochRaw, storedEpoch },
+      { engineId: this.#deps.engineId, now: this.#deps.clock.now(), ttlMs: this.#deps.ttlMs },
+    );
   }
 
   /** Records a claim whose batch landed. */
-  registerClaim(workflowId: string, minted: MintedClaim, how: 'start' | 'acquire' | 'resume' | 'takeover'): void {
+  registerClaim(
+    workflowId: string,
+    minted: MintedClaim,
+    how: 'start' | 'acquire' | 'resume' | 'takeover',
+  ): void {
     this.#deps.claims.dispatch(workflowId, {
       type: 'acquired',
-      claim: { workflowId, epoch: minted.epoch, epochRaw: minted.epochRaw, holder: minted.holder, holderRaw: minted.holderRaw },
+      claim: {
+        workflowId,
+        epoch: minted.epoch,
+        epochRaw: minted.epochRaw,
+        holder: minted.holder,
+        holderRaw: minted.holderRaw,
+      },
     });
     this.#deps.metrics.claimAttempts[how === 'takeover' ? 'takeover' : 'acquired']++;
     if (how !== 'takeover') this.#deps.emit({ type: 'claim.acquired', workflowId, epoch: minted.epoch, how });
@@ -107,7 +136,10 @@ export class ClaimManager {
    * Claims a running workflow: acquires it when it has no holder, takes it over when its holder is expired
    * (and `allowTakeover`). On success the engine is told to drive it (`onClaimed`).
    */
-  async claim(workflowId: string, options: { allowTakeover: boolean; respectCooldown: boolean }): Promise<AcquireResult> {
+  async claim(
+    workflowId: string,
+    options: { allowTakeover: boolean; respectCooldown: boolean },
+  ): Promise<AcquireResult> {
     const { storage, claims, clock, engineId, liveness, metrics } = this.#deps;
     if (claims.has(workflowId)) return { outcome: 'acquired', epoch: claims.get(workflowId)!.epoch };
     if (options.respectCooldown && claims.isCoolingDown(workflowId, clock.now())) {
@@ -118,7 +150,12 @@ export class ClaimManager {
       const recordKey = keys.record(workflowId);
       const checkpointKey = keys.checkpoint(workflowId);
       const { epochKey, holderKey } = claimKeysOf(workflowId);
-      const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await storage.getMany([recordKey, checkpointKey, epochKey, holderKey]);
+      const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await storage.getMany([
+        recordKey,
+        checkpointKey,
+        epochKey,
+        holderKey,
+      ]);
       if (!recordRaw || !checkpointRaw) return { outcome: 'missing' };
       let record: WorkflowRecord;
       let storedEpoch: number | null;
@@ -144,23 +181,51 @@ export class ClaimManager {
         if (record.status !== 'running') return { outcome: 'not-running' };
         minted = buildAcquire(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch }, who);
       } else {
-        const dead = current.holder && liveness && current.holder.engineId !== engineId ? await liveness.isDead(current.holder.engineId) : false;
-        if (!options.allowTakeover || !isClaimExpired(current.holder, now, this.graceMs, dead)) return { outcome: 'unavailable', heldBy: current.holder };
+        const dead =
+          current.holder && liveness && current.holder.engineId !== engineId
+            ? await liveness.isDead(current.holder.engineId)
+            : false;
+        if (!options.allowTakeover || !isClaimExpired(current.holder, now, this.graceMs, dead))
+          return { outcome: 'unavailable', heldBy: current.holder };
         takenFrom = current.holder;
-        minted = buildTakeover(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw }, who);
+        minted = buildTakeover(
+          claimKeysOf(workflowId),
+          { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw },
+          who,
+        );
       }
-      const note: TimelineNote = takenFrom !== null || current
-        ? { kind: 'claim-taken-over' as const, detail: { fromEngineId: takenFrom?.engineId ?? null, fromEpoch: takenFrom?.epoch ?? (storedEpoch ?? 0), toEngineId: engineId, toEpoch: minted.epoch, reason: !takenFrom ? 'undecodable holder' : 'expired' } }
-        : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
+      const note: TimelineNote =
+        takenFrom !== null || current
+          ? {
+              kind: 'claim-taken-over' as const,
+              detail: {
+                fromEngineId: takenFrom?.engineId ?? null,
+                fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0,
+                toEngineId: engineId,
+                toEpoch: minted.epoch,
+                reason: !takenFrom ? 'undecodable holder' : 'expired',
+              },
+            }
+          : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
       const write = appendTimeline(view, [note], { engineId, epoch: minted.epoch, now });
-      const landed = await this.#deps.writer.writeOwnership([...minted.conditions, ...write.conditions], [...minted.operations, ...write.operations]);
+      const landed = await this.#deps.writer.writeOwnership(
+        [...minted.conditions, ...write.conditions],
+        [...minted.operations, ...write.operations],
+      );
       if (!landed) {
         metrics.claimAttempts.lost_race++;
         continue;
       }
       const how = current ? 'takeover' : 'acquire';
       this.registerClaim(workflowId, minted, how);
-      if (current) this.#deps.emit({ type: 'claim.taken-over', workflowId, epoch: minted.epoch, fromEngineId: takenFrom?.engineId ?? 'unknown', fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0 });
+      if (current)
+        this.#deps.emit({
+          type: 'claim.taken-over',
+          workflowId,
+          epoch: minted.epoch,
+          fromEngineId: takenFrom?.engineId ?? 'unknown',
+          fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0,
+        });
       if (record.status !== 'running' || this.#deps.isStopping()) {
         // Found finished (or suspended) right after takeover, or shutting down: release, do not drive.
         await this.release(workflowId);
@@ -196,14 +261,22 @@ export class ClaimManager {
         if (landed) {
           renewed++;
           metrics.renewals++;
-          claims.dispatch(claim.workflowId, { type: 'renewed', holder: renewal.holder, holderRaw: renewal.holderRaw });
+          claims.dispatch(claim.workflowId, {
+            type: 'renewed',
+            holder: renewal.holder,
+            holderRaw: renewal.holderRaw,
+          });
           return;
         }
         // Refused. If the claim was released or replaced meanwhile (a release racing the renewal), that is
         // not a failure.
         if (!current || current.status !== 'held' || current.holderRaw !== claim.holderRaw) return;
         metrics.renewalFailures++;
-        this.loseClaim(claim.workflowId, claim.epoch, 'renewal refused: another engine took the workflow, or it was terminated or suspended');
+        this.loseClaim(
+          claim.workflowId,
+          claim.epoch,
+          'renewal refused: another engine took the workflow, or it was terminated or suspended',
+        );
       }),
     );
     if (renewed > 0) this.#deps.emit({ type: 'claim.renewed', count: renewed });
@@ -216,7 +289,11 @@ export class ClaimManager {
     claims.dispatch(workflowId, { type: 'lost' }, clock.now());
     metrics.claimsLost++;
     this.#deps.emit({ type: 'claim.lost', workflowId, epoch, reason });
-    this.#deps.warn({ name: 'WorkflowClaimLostWarning', workflowId, message: `Engine ${engineId} lost workflow '${workflowId}' (epoch ${epoch}): ${reason}.` });
+    this.#deps.warn({
+      name: 'WorkflowClaimLostWarning',
+      workflowId,
+      message: `Engine ${engineId} lost workflow '${workflowId}' (epoch ${epoch}): ${reason}.`,
+    });
     this.#deps.onLost(workflowId);
   }
 
@@ -228,14 +305,25 @@ export class ClaimManager {
     claims.dispatch(workflowId, { type: 'release-started' });
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
-        const [recordRaw, checkpointRaw] = await storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId)]);
+        const [recordRaw, checkpointRaw] = await storage.getMany([
+          keys.record(workflowId),
+          keys.checkpoint(workflowId),
+        ]);
         const release = buildRelease(claimKeysOf(workflowId), claim);
         let conditions = release.conditions;
         let operations = release.operations;
         if (recordRaw && checkpointRaw) {
           try {
-            const view = { record: decodeRecord(keys.record(workflowId), recordRaw), checkpoint: decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw), checkpointRaw };
-            const write = appendTimeline(view, [{ kind: 'claim-released', detail: { engineId, epoch: claim.epoch } }], { engineId, epoch: claim.epoch, now: clock.now() });
+            const view = {
+              record: decodeRecord(keys.record(workflowId), recordRaw),
+              checkpoint: decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw),
+              checkpointRaw,
+            };
+            const write = appendTimeline(
+              view,
+              [{ kind: 'claim-released', detail: { engineId, epoch: claim.epoch } }],
+              { engineId, epoch: claim.epoch, now: clock.now() },
+            );
             conditions = [...conditions, ...write.conditions];
             operations = [...operations, ...write.operations];
           } catch {
@@ -257,7 +345,9 @@ export class ClaimManager {
 
   /** Releases every held claim (shutdown). Never rejects; returns how many holders it deleted. */
   async releaseAll(): Promise<number> {
-    const results = await Promise.all(this.#deps.claims.all().map((claim) => this.release(claim.workflowId).catch(() => false)));
+    const results = await Promise.all(
+      this.#deps.claims.all().map((claim) => this.release(claim.workflowId).catch(() => false)),
+    );
     return results.filter(Boolean).length;
   }
 
@@ -284,14 +374,18 @@ export class ClaimManager {
 
     // (a) holders
     for (;;) {
-      const page = await storage.scan(keys.ownerHoldersPrefix, { ...(this.#holderCursor ? { after: this.#holderCursor } : {}), limit });
+      const page = await storage.scan(keys.ownerHoldersPrefix, {
+        ...(this.#holderCursor ? { after: this.#holderCursor } : {}),
+        limit,
+      });
       this.#holderCursor = page.length < limit ? undefined : page[page.length - 1]!.key;
       const now = clock.now();
       for (const { key, value } of page) {
         const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
         if (!workflowId || claims.has(workflowId)) continue;
         const holder = decodeHolder(value);
-        const dead = holder && liveness && holder.engineId !== engineId ? await liveness.isDead(holder.engineId) : false;
+        const dead =
+          holder && liveness && holder.engineId !== engineId ? await liveness.isDead(holder.engineId) : false;
         if (isClaimExpired(holder, now, this.graceMs, dead)) candidates.add(workflowId);
       }
       if (!options.full || !this.#holderCursor) break;
@@ -299,10 +393,17 @@ export class ClaimManager {
 
     // (b) running without a holder
     for (;;) {
-      const page = await storage.scan(keys.statusIndexPrefix('running'), { ...(this.#runningCursor ? { after: this.#runningCursor } : {}), limit });
+      const page = await storage.scan(keys.statusIndexPrefix('running'), {
+        ...(this.#runningCursor ? { after: this.#runningCursor } : {}),
+        limit,
+      });
       this.#runningCursor = page.length < limit ? undefined : page[page.length - 1]!.key;
-      const ids = page.map(({ key }) => workflowIdOf(key, keys.statusIndexPrefix('running'))).filter((id): id is string => id !== null && !claims.has(id));
-      const types = new Map(page.map(({ key, value }) => [workflowIdOf(key, keys.statusIndexPrefix('running')), value]));
+      const ids = page
+        .map(({ key }) => workflowIdOf(key, keys.statusIndexPrefix('running')))
+        .filter((id): id is string => id !== null && !claims.has(id));
+      const types = new Map(
+        page.map(({ key, value }) => [workflowIdOf(key, keys.statusIndexPrefix('running')), value]),
+      );
       const eligible = ids.filter((id) => this.#deps.isEligible(types.get(id) ?? ''));
       const holders = await storage.getMany(eligible.map((id) => keys.ownerHolder(id)));
       eligible.forEach((id, index) => {
@@ -357,7 +458,11 @@ export class ClaimManager {
     }
     metrics.wakesDiscarded++;
     this.#deps.emit({ type: 'wake.discarded', workflowId, wakeKind: kind, reason });
-    this.#deps.warn({ name: 'WorkflowWakeDiscardedWarning', workflowId, message: `A ${kind} wake of workflow '${workflowId}' was discarded on engine ${engineId}: ${reason}.` });
+    this.#deps.warn({
+      name: 'WorkflowWakeDiscardedWarning',
+      workflowId,
+      message: `A ${kind} wake of workflow '${workflowId}' was discarded on engine ${engineId}: ${reason}.`,
+    });
     if (claim) this.loseClaim(workflowId, claim.epoch, `wake guard: ${reason}`);
     return false;
   }

@@ -72,7 +72,12 @@ export class FencedWriter {
     if (mode === 'workflow-lease' && workflowId !== null) {
       const claim = claims!.get(workflowId);
       if (!claim) {
-        this.#deps.emit({ type: 'claim.lost', workflowId, epoch: 0, reason: `write '${what}' attempted without holding the claim` });
+        this.#deps.emit({
+          type: 'claim.lost',
+          workflowId,
+          epoch: 0,
+          reason: `write '${what}' attempted without holding the claim`,
+        });
         return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
       }
       heldEpoch = claim.epoch;
@@ -109,7 +114,12 @@ export class FencedWriter {
       }
       if (held && currentRaw === held.epochRaw) return { ok: false, reason: 'lost-race' };
       lease!.markDeposed();
-      return { ok: false, reason: 'deposed', heldEpoch, currentEpoch: currentRaw ? (tryDecodeEpoch(currentRaw) ?? null) : null };
+      return {
+        ok: false,
+        reason: 'deposed',
+        heldEpoch,
+        currentEpoch: currentRaw ? (tryDecodeEpoch(currentRaw) ?? null) : null,
+      };
     }
     return { ok: false, reason: 'lost-race' };
   }
@@ -123,7 +133,12 @@ export class FencedWriter {
     return this.#deps.committer.commit(conditions, operations);
   }
 
-  async #recordDeposition(workflowId: string, heldEpoch: number, currentEpoch: number | null, what: string): Promise<void> {
+  async #recordDeposition(
+    workflowId: string,
+    heldEpoch: number,
+    currentEpoch: number | null,
+    what: string,
+  ): Promise<void> {
     const { claims, clock, engineId, metrics } = this.#deps;
     const now = clock.now();
     if (claims!.has(workflowId)) claims!.dispatch(workflowId, { type: 'lost' }, now);
@@ -131,7 +146,12 @@ export class FencedWriter {
     metrics.claimsLost++;
     metrics.claimAttempts.deposed++;
     this.#deps.emit({ type: 'write.fenced-out', workflowId, heldEpoch, currentEpoch });
-    this.#deps.emit({ type: 'claim.lost', workflowId, epoch: heldEpoch, reason: 'deposed: a write was refused by the epoch fence' });
+    this.#deps.emit({
+      type: 'claim.lost',
+      workflowId,
+      epoch: heldEpoch,
+      reason: 'deposed: a write was refused by the epoch fence',
+    });
     this.#deps.warn({
       name: 'WorkflowClaimLostWarning',
       workflowId,
@@ -139,7 +159,13 @@ export class FencedWriter {
     });
     const rejection: FenceRejection = { workflowId, engineId, heldEpoch, currentEpoch, at: now, what };
     try {
-      await this.#deps.storage.batch([{ type: 'put', key: keys.fenceRejection(workflowId, now, engineId), value: JSON.stringify(rejection) }]);
+      await this.#deps.storage.batch([
+        {
+          type: 'put',
+          key: keys.fenceRejection(workflowId, now, engineId),
+          value: JSON.stringify(rejection),
+        },
+      ]);
     } catch {
       // diagnostics are best effort
     }

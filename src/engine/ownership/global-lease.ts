@@ -63,11 +63,22 @@ export class GlobalLease {
     if (!read) minted = buildAcquire(leaseKeys, { epochRaw: epochRaw ?? null, storedEpoch }, who);
     else {
       const dead = read.holder && liveness ? await liveness.isDead(read.holder.engineId) : false;
-      if (!isClaimExpired(read.holder, now, 2 * renewIntervalMs, dead)) return { acquired: false, holder: read.holder };
-      minted = buildTakeover(leaseKeys, { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: read.raw }, who);
+      if (!isClaimExpired(read.holder, now, 2 * renewIntervalMs, dead))
+        return { acquired: false, holder: read.holder };
+      minted = buildTakeover(
+        leaseKeys,
+        { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: read.raw },
+        who,
+      );
     }
-    if (!(await this.#deps.commit(minted.conditions, minted.operations))) return { acquired: false, holder: read?.holder ?? null };
-    this.#held = { epoch: minted.epoch, epochRaw: minted.epochRaw, holder: minted.holder, holderRaw: minted.holderRaw };
+    if (!(await this.#deps.commit(minted.conditions, minted.operations)))
+      return { acquired: false, holder: read?.holder ?? null };
+    this.#held = {
+      epoch: minted.epoch,
+      epochRaw: minted.epochRaw,
+      holder: minted.holder,
+      holderRaw: minted.holderRaw,
+    };
     this.#deposed = false;
     return { acquired: true };
   }
@@ -80,8 +91,11 @@ export class GlobalLease {
       const attempt = await this.tryAcquire();
       if (attempt.acquired) return this.#held!;
       const waited = clock.now() - startedAt;
-      if (waited >= waitTimeoutMs) throw new EngineLeaseAcquisitionTimeoutError(engineId, attempt.holder, waited);
-      await new Promise<void>((resolve) => clock.setTimeout(resolve, Math.min(renewIntervalMs, waitTimeoutMs - waited)));
+      if (waited >= waitTimeoutMs)
+        throw new EngineLeaseAcquisitionTimeoutError(engineId, attempt.holder, waited);
+      await new Promise<void>((resolve) =>
+        clock.setTimeout(resolve, Math.min(renewIntervalMs, waitTimeoutMs - waited)),
+      );
     }
   }
 

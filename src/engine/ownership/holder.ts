@@ -27,9 +27,11 @@ export function encodeEpoch(epoch: number): string {
 /** Decodes an epoch string; `null` for absent. Throws CorruptRecordError for anything else malformed. */
 export function decodeEpoch(key: string, raw: string | null): number | null {
   if (raw === null) return null;
-  if (!/^[1-9][0-9]*$/.test(raw)) throw new CorruptRecordError(key, `epoch ${JSON.stringify(raw.slice(0, 40))} is not a positive integer`);
+  if (!/^[1-9][0-9]*$/.test(raw))
+    throw new CorruptRecordError(key, `epoch ${JSON.stringify(raw.slice(0, 40))} is not a positive integer`);
   const epoch = Number(raw);
-  if (!Number.isSafeInteger(epoch)) throw new CorruptRecordError(key, `epoch ${raw.slice(0, 40)} is out of range`);
+  if (!Number.isSafeInteger(epoch))
+    throw new CorruptRecordError(key, `epoch ${raw.slice(0, 40)} is out of range`);
   return epoch;
 }
 
@@ -77,7 +79,12 @@ export function readHolder(raw: string | null): ReadHolder | null {
  * Expiry judgment. A claim is expired when its holder is undecodable, when `now` is strictly past
  * `expiresAt + graceMs`, or when the liveness oracle says the holder's engine is certainly dead.
  */
-export function isClaimExpired(holder: Holder | null, now: number, graceMs: number, holderDead: boolean): boolean {
+export function isClaimExpired(
+  holder: Holder | null,
+  now: number,
+  graceMs: number,
+  holderDead: boolean,
+): boolean {
   if (holder === null) return true;
   if (holderDead) return true;
   return now > holder.expiresAt + graceMs;

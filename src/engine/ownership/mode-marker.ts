@@ -31,7 +31,11 @@ function decodeMarker(raw: string): ModeMarker {
     throw new CorruptRecordError(keys.modeMarker, 'not valid JSON');
   }
   const { mode, establishedAt } = (value ?? {}) as Record<string, unknown>;
-  if ((mode !== 'lease' && mode !== 'workflow-lease') || typeof establishedAt !== 'number' || !Number.isFinite(establishedAt))
+  if (
+    (mode !== 'lease' && mode !== 'workflow-lease') ||
+    typeof establishedAt !== 'number' ||
+    !Number.isFinite(establishedAt)
+  )
     throw new CorruptRecordError(keys.modeMarker, 'not a { mode, establishedAt } marker of a fencing mode');
   return { mode, establishedAt };
 }
@@ -39,7 +43,10 @@ function decodeMarker(raw: string): ModeMarker {
 /** Stamps or checks the store's mode marker. Idempotent. */
 export async function checkModeMarker(
   storage: Storage,
-  commit: (conditions: { key: string; expected: string | null }[], operations: { type: 'put'; key: string; value: string }[]) => Promise<boolean>,
+  commit: (
+    conditions: { key: string; expected: string | null }[],
+    operations: { type: 'put'; key: string; value: string }[],
+  ) => Promise<boolean>,
   mode: OwnershipMode,
   now: number,
 ): Promise<ModeMarker | null> {
@@ -52,7 +59,15 @@ export async function checkModeMarker(
       return marker;
     }
     const marker: ModeMarker = { mode, establishedAt: now };
-    if (await commit([{ key: keys.modeMarker, expected: null }], [{ type: 'put', key: keys.modeMarker, value: JSON.stringify(marker) }])) return marker;
+    if (
+      await commit(
+        [{ key: keys.modeMarker, expected: null }],
+        [{ type: 'put', key: keys.modeMarker, value: JSON.stringify(marker) }],
+      )
+    )
+      return marker;
   }
-  throw new InvalidOptionsError('Could not establish the ownership mode marker: it kept changing underneath. Is another engine misbehaving?');
+  throw new InvalidOptionsError(
+    'Could not establish the ownership mode marker: it kept changing underneath. Is another engine misbehaving?',
+  );
 }

@@ -30,7 +30,12 @@ function mint(
 ): MintedClaim {
   const epoch = (storedEpoch ?? 0) + 1;
   const epochRaw = encodeEpoch(epoch);
-  const holder: Holder = { engineId: who.engineId, epoch, claimedAt: who.now, expiresAt: who.now + who.ttlMs };
+  const holder: Holder = {
+    engineId: who.engineId,
+    epoch,
+    claimedAt: who.now,
+    expiresAt: who.now + who.ttlMs,
+  };
   const holderRaw = encodeHolder(holder);
   return {
     conditions,

@@ -17,34 +17,63 @@ import {
 
 function assertName(what: string, name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 200)
-    throw new TypeError(`${what} name must be a non-empty string of at most 200 characters; got ${JSON.stringify(name)}.`);
+    throw new TypeError(
+      `${what} name must be a non-empty string of at most 200 characters; got ${JSON.stringify(name)}.`,
+    );
 }
 
 function assertDuration(what: string, ms: unknown, allowZero = true): asserts ms is number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || (!allowZero && ms === 0))
-    throw new TypeError(`${what} must be a finite number of milliseconds ≥ ${allowZero ? 0 : 1}; got ${String(ms)}.`);
+    throw new TypeError(
+      `${what} must be a finite number of milliseconds ≥ ${allowZero ? 0 : 1}; got ${String(ms)}.`,
+    );
 }
 
 function assertActivityOptions(name: string, options: ActivityOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`Activity '${name}': options must be an object.`);
-  if (options.timeoutMs !== undefined) assertDuration(`Activity '${name}' timeoutMs`, options.timeoutMs, false);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`Activity '${name}': options must be an object.`);
+  if (options.timeoutMs !== undefined)
+    assertDuration(`Activity '${name}' timeoutMs`, options.timeoutMs, false);
   const retry = options.retry;
   if (retry === undefined) return;
   if (retry.maxAttempts !== undefined && (!Number.isSafeInteger(retry.maxAttempts) || retry.maxAttempts < 1))
-    throw new TypeError(`Activity '${name}': retry.maxAttempts must be an integer ≥ 1; got ${String(retry.maxAttempts)}.`);
-  if (retry.initialIntervalMs !== undefined) assertDuration(`Activity '${name}' retry.initialIntervalMs`, retry.initialIntervalMs);
-  if (retry.maxIntervalMs !== undefined) assertDuration(`Activity '${name}' retry.maxIntervalMs`, retry.maxIntervalMs);
-  if (retry.backoffCoefficient !== undefined && (typeof retry.backoffCoefficient !== 'number' || !(retry.backoffCoefficient >= 1)))
-    throw new TypeError(`Activity '${name}': retry.backoffCoefficient must be a number ≥ 1; got ${String(retry.backoffCoefficient)}.`);
-  if (retry.nonRetryable !== undefined && (!Array.isArray(retry.nonRetryable) || retry.nonRetryable.some((n) => typeof n !== 'string')))
+    throw new TypeError(
+      `Activity '${name}': retry.maxAttempts must be an integer ≥ 1; got ${String(retry.maxAttempts)}.`,
+    );
+  if (retry.initialIntervalMs !== undefined)
+    assertDuration(`Activity '${name}' retry.initialIntervalMs`, retry.initialIntervalMs);
+  if (retry.maxIntervalMs !== undefined)
+    assertDuration(`Activity '${name}' retry.maxIntervalMs`, retry.maxIntervalMs);
+  if (
+    retry.backoffCoefficient !== undefined &&
+    (typeof retry.backoffCoefficient !== 'number' || !(retry.backoffCoefficient >= 1))
+  )
+    throw new TypeError(
+      `Activity '${name}': retry.backoffCoefficient must be a number ≥ 1; got ${String(retry.backoffCoefficient)}.`,
+    );
+  if (
+    retry.nonRetryable !== undefined &&
+    (!Array.isArray(retry.nonRetryable) || retry.nonRetryable.some((n) => typeof n !== 'string'))
+  )
     throw new TypeError(`Activity '${name}': retry.nonRetryable must be an array of error names.`);
 }
 
 function leafOf(operation: unknown, what: string): LeafCommand {
-  if (!(operation instanceof Operation)) throw new TypeError(`${what} takes operations created by ctx (e.g. ctx.activity(…)), not ${typeof operation}.`);
+  if (!(operation instanceof Operation))
+    throw new TypeError(
+      `${what} takes operations created by ctx (e.g. ctx.activity(…)), not ${typeof operation}.`,
+    );
   const command = operation.command;
-  if (command.kind === 'all' || command.kind === 'race' || command.kind === 'now' || command.kind === 'random' || command.kind === 'uuid')
-    throw new TypeError(`${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`);
+  if (
+    command.kind === 'all' ||
+    command.kind === 'race' ||
+    command.kind === 'now' ||
+    command.kind === 'random' ||
+    command.kind === 'uuid'
+  )
+    throw new TypeError(
+      `${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`,
+    );
   return command;
 }
 
@@ -77,7 +106,12 @@ export function createContext(host: ContextHost): WorkflowContext {
       assertName('Activity', name);
       if (typeof fn !== 'function') throw new TypeError(`Activity '${name}' needs a function to run.`);
       assertActivityOptions(name, options);
-      return new Operation<Awaited<T>>({ kind: 'activity', name, fn: fn as ActivityFunction<unknown>, options });
+      return new Operation<Awaited<T>>({
+        kind: 'activity',
+        name,
+        fn: fn as ActivityFunction<unknown>,
+        options,
+      });
     },
     sleep(ms: number) {
       assertDuration('ctx.sleep duration', ms);
@@ -85,31 +119,44 @@ export function createContext(host: ContextHost): WorkflowContext {
     },
     waitForSignal<T>(name: string, options: { timeoutMs?: number } = {}) {
       assertName('Signal', name);
-      if (options.timeoutMs !== undefined) assertDuration(`waitForSignal('${name}') timeoutMs`, options.timeoutMs);
+      if (options.timeoutMs !== undefined)
+        assertDuration(`waitForSignal('${name}') timeoutMs`, options.timeoutMs);
       return new Operation<T | undefined>({ kind: 'signal', name, timeoutMs: options.timeoutMs });
     },
     waitUntil(predicate: () => boolean, options: { timeoutMs?: number } = {}) {
       if (typeof predicate !== 'function') throw new TypeError('ctx.waitUntil needs a predicate function.');
       if (options.timeoutMs !== undefined) assertDuration('waitUntil timeoutMs', options.timeoutMs);
-      return new Operation<boolean>({ kind: 'until', name: 'until', predicate, timeoutMs: options.timeoutMs });
+      return new Operation<boolean>({
+        kind: 'until',
+        name: 'until',
+        predicate,
+        timeoutMs: options.timeoutMs,
+      });
     },
     startChild(workflow: AnyWorkflowDefinition | string, input: unknown, options: ChildOptions = {}) {
       const type = workflowTypeOf(workflow);
       assertName('Child workflow type', type);
-      if (options.parentClosePolicy !== undefined && !['await', 'abandon', 'terminate'].includes(options.parentClosePolicy))
-        throw new TypeError(`startChild('${type}'): parentClosePolicy must be 'await', 'abandon' or 'terminate'.`);
+      if (
+        options.parentClosePolicy !== undefined &&
+        !['await', 'abandon', 'terminate'].includes(options.parentClosePolicy)
+      )
+        throw new TypeError(
+          `startChild('${type}'): parentClosePolicy must be 'await', 'abandon' or 'terminate'.`,
+        );
       if (options.id !== undefined) assertName('Child workflow id', options.id);
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return new Operation<any>({ kind: 'child', name: type, input, options });
     },
     all(operations) {
-      if (!Array.isArray(operations) || operations.length === 0) throw new TypeError('ctx.all needs a non-empty array of operations.');
+      if (!Array.isArray(operations) || operations.length === 0)
+        throw new TypeError('ctx.all needs a non-empty array of operations.');
       const members = operations.map((operation) => leafOf(operation, 'ctx.all'));
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return new Operation<any>({ kind: 'all', name: 'all', members });
     },
     race(operations) {
-      if (!Array.isArray(operations) || operations.length === 0) throw new TypeError('ctx.race needs a non-empty array of operations.');
+      if (!Array.isArray(operations) || operations.length === 0)
+        throw new TypeError('ctx.race needs a non-empty array of operations.');
       const members = operations.map((operation) => leafOf(operation, 'ctx.race'));
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return new Operation<any>({ kind: 'race', name: 'race', members });

@@ -84,10 +84,25 @@ export type ChildRequest = {
 };
 
 export type ChildPlan =
-  | { ok: true; childId: string; conditions: Condition[]; operations: StorageOperation[]; afterCommit: () => void }
+  | {
+      ok: true;
+      childId: string;
+      conditions: Condition[];
+      operations: StorageOperation[];
+      afterCommit: () => void;
+    }
   | { ok: false; error: SerializedError };
 
-export type DropReason = 'deposed' | 'lost-race' | 'storage-error' | 'claim-lost' | 'wake-refused' | 'corrupt' | 'shutdown' | 'evicted' | 'rotated';
+export type DropReason =
+  | 'deposed'
+  | 'lost-race'
+  | 'storage-error'
+  | 'claim-lost'
+  | 'wake-refused'
+  | 'corrupt'
+  | 'shutdown'
+  | 'evicted'
+  | 'rotated';
 
 export type RunHost = {
   readonly engineId: string;
@@ -121,7 +136,14 @@ export type RunHost = {
 
 export type RunEvent =
   | { type: 'resync'; wake: WakeKind | null }
-  | { type: 'activity-settled'; pos: number; member: number; attempt: number; startedAt: number; outcome: { ok: true; value: unknown } | { ok: false; error: unknown } }
+  | {
+      type: 'activity-settled';
+      pos: number;
+      member: number;
+      attempt: number;
+      startedAt: number;
+      outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
+    }
   | { type: 'timer'; key: string }
   | { type: 'signals' }
   | { type: 'updates' }
@@ -193,9 +215,19 @@ class Turn {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-type RunningActivity = { controller: AbortController; attempt: number; timeout: unknown; deadline: number | undefined };
+type RunningActivity = {
+  controller: AbortController;
+  attempt: number;
+  timeout: unknown;
+  deadline: number | undefined;
+};
 
-const defaultRetry = { maxAttempts: 3, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 30_000 };
+const defaultRetry = {
+  maxAttempts: 3,
+  initialIntervalMs: 1_000,
+  backoffCoefficient: 2,
+  maxIntervalMs: 30_000,
+};
 
 function isOperationEntry(entry: HistoryEntry): entry is Extract<HistoryEntry, { t: 'op' }> {
   return entry.t === 'op';
@@ -208,21 +240,33 @@ function materializeError(error: SerializedError): Error {
     case 'CancelledError':
       return new CancelledError(typeof details.reason === 'string' ? details.reason : undefined);
     case 'ActivityFailedError':
-      return new ActivityFailedError(String(details.activityName), Number(details.attempts), details.failure as SerializedError);
+      return new ActivityFailedError(
+        String(details.activityName),
+        Number(details.attempts),
+        details.failure as SerializedError,
+      );
     case 'ChildWorkflowFailedError':
-      return new ChildWorkflowFailedError(String(details.childId), String(details.childStatus), (details.failure as SerializedError | null) ?? null);
+      return new ChildWorkflowFailedError(
+        String(details.childId),
+        String(details.childStatus),
+        (details.failure as SerializedError | null) ?? null,
+      );
     default:
       return deserializeError(error);
   }
 }
 
 /** Mutates `target` in place to equal `source`, keeping object identity where shapes match. */
-function reconcileInPlace(target: Record<string, unknown> | unknown[], source: Record<string, unknown> | unknown[]): void {
+function reconcileInPlace(
+  target: Record<string, unknown> | unknown[],
+  source: Record<string, unknown> | unknown[],
+): void {
   if (Array.isArray(target) && Array.isArray(source)) {
     target.length = source.length;
     source.forEach((value, index) => {
       const current = target[index];
-      if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value)) reconcileInPlace(current, value);
+      if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
+        reconcileInPlace(current, value);
       else target[index] = value;
     });
     return;
@@ -232,7 +276,8 @@ function reconcileInPlace(target: Record<string, unknown> | unknown[], source: R
   for (const key of Object.keys(t)) if (!(key in s)) delete t[key];
   for (const [key, value] of Object.entries(s)) {
     const current = t[key];
-    if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value)) reconcileInPlace(current, value);
+    if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
+      reconcileInPlace(current, value);
     else t[key] = value;
   }
 }
@@ -303,7 +348,11 @@ export class WorkflowRun {
    * Reads the workflow from storage and replays it. Throws `CorruptRecordError` for an undecodable record;
    * returns null when the workflow is not running (nothing to drive).
    */
-  static async load(host: RunHost, workflowId: string, definitions: (type: string) => AnyWorkflowDefinition[]): Promise<WorkflowRun | null> {
+  static async load(
+    host: RunHost,
+    workflowId: string,
+    definitions: (type: string) => AnyWorkflowDefinition[],
+  ): Promise<WorkflowRun | null> {
     const loaded = await loadWorkflow(host.storage, workflowId);
     if (!loaded || loaded.record.status !== 'running') return null;
     const candidates = definitions(loaded.record.type);
@@ -311,7 +360,12 @@ export class WorkflowRun {
     const run = new WorkflowRun(host, definition, loaded);
     if (!definition) {
       // Registered under another version only (the engine never loads a type it lacks entirely).
-      run.#pendingFailure = new WorkflowVersionMismatchError(workflowId, loaded.record.type, loaded.record.version, candidates.map((d) => d.version));
+      run.#pendingFailure = new WorkflowVersionMismatchError(
+        workflowId,
+        loaded.record.type,
+        loaded.record.version,
+        candidates.map((d) => d.version),
+      );
       return run;
     }
     run.#replay(loaded.history);
@@ -342,7 +396,9 @@ export class WorkflowRun {
   }
 
   get awaitedChildren(): string[] {
-    return (this.#checkpoint.frontier?.leaves ?? []).filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.childId && leaf.closePolicy === 'await').map((leaf) => leaf.childId!);
+    return (this.#checkpoint.frontier?.leaves ?? [])
+      .filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.childId && leaf.closePolicy === 'await')
+      .map((leaf) => leaf.childId!);
   }
 
   get hasWork(): boolean {
@@ -409,7 +465,9 @@ export class WorkflowRun {
   drop(reason: DropReason, error?: unknown): void {
     if (!this.isLive) return;
     this.#dispatch({ type: 'dropped', reason });
-    this.#abortAll(reason === 'shutdown' ? 'engine shutting down' : `workflow no longer driven here (${reason})`);
+    this.#abortAll(
+      reason === 'shutdown' ? 'engine shutting down' : `workflow no longer driven here (${reason})`,
+    );
     this.#mailbox = [];
     this.#host.runDropped(this, reason, error);
     this.#notifyIfIdle();
@@ -445,7 +503,13 @@ export class WorkflowRun {
       let pos = 0;
       for (;;) {
         if (next.kind !== 'yield') {
-          if (pos < target) throw new NonDeterminismError(this.id, pos, describeRecorded(byPos.get(pos)), 'the end of the workflow');
+          if (pos < target)
+            throw new NonDeterminismError(
+              this.id,
+              pos,
+              describeRecorded(byPos.get(pos)),
+              'the end of the workflow',
+            );
           // The history ends where the code ends: the run finishes on its first turn.
           this.#replayEnd = next;
           break;
@@ -457,7 +521,13 @@ export class WorkflowRun {
         if (pos < target) {
           this.#loadResults(entries);
           const outcome = this.#outcome(command);
-          if (!outcome) throw new NonDeterminismError(this.id, pos, describeRecorded(entries), `${describeCommand(command)} (unfinished in the history)`);
+          if (!outcome)
+            throw new NonDeterminismError(
+              this.id,
+              pos,
+              describeRecorded(entries),
+              `${describeCommand(command)} (unfinished in the history)`,
+            );
           this.#results.clear();
           this.#resolutionOrder = [];
           pos++;
@@ -468,8 +538,12 @@ export class WorkflowRun {
         const frontier = this.#checkpoint.frontier;
         if (frontier && frontier.pos === pos) {
           const leaves = leafCommands(command);
-          if (frontier.kind !== command.kind || frontier.name !== command.name || frontier.leaves.length !== leaves.length ||
-            frontier.leaves.some((leaf, i) => leaf.kind !== leaves[i]!.kind || leaf.name !== leaves[i]!.name))
+          if (
+            frontier.kind !== command.kind ||
+            frontier.name !== command.name ||
+            frontier.leaves.length !== leaves.length ||
+            frontier.leaves.some((leaf, i) => leaf.kind !== leaves[i]!.kind || leaf.name !== leaves[i]!.name)
+          )
             throw new NonDeterminismError(this.id, pos, describeCommand(frontier), describeCommand(command));
           this.#command = command;
           this.#loadResults(entries);
@@ -498,9 +572,22 @@ export class WorkflowRun {
         continue;
       }
       const leaf = leaves[entry.member];
-      if (command.kind !== 'all' && command.kind !== 'race') throw new NonDeterminismError(this.id, pos, `a member of ${entry.kind === 'all' ? 'all' : 'a parallel operation'}`, describeCommand(command));
+      if (command.kind !== 'all' && command.kind !== 'race')
+        throw new NonDeterminismError(
+          this.id,
+          pos,
+          `a member of ${entry.kind === 'all' ? 'all' : 'a parallel operation'}`,
+          describeCommand(command),
+        );
       if (!leaf || leaf.kind !== entry.kind || leaf.name !== entry.name)
-        throw new NonDeterminismError(this.id, pos, `member #${entry.member} ${describeCommand(entry)}`, leaf ? `member #${entry.member} ${describeCommand(leaf)}` : `${describeCommand(command)} without member #${entry.member}`);
+        throw new NonDeterminismError(
+          this.id,
+          pos,
+          `member #${entry.member} ${describeCommand(entry)}`,
+          leaf
+            ? `member #${entry.member} ${describeCommand(leaf)}`
+            : `${describeCommand(command)} without member #${entry.member}`,
+        );
     }
   }
 
@@ -535,7 +622,9 @@ export class WorkflowRun {
 
   #resume(outcome: Outcome): Step {
     const generator = this.#generator!;
-    return outcome.ok ? this.#step(() => generator.next(outcome.value)) : this.#step(() => generator.throw(outcome.error));
+    return outcome.ok
+      ? this.#step(() => generator.next(outcome.value))
+      : this.#step(() => generator.throw(outcome.error));
   }
 
   /** The outcome of the frontier command given the recorded results, or null while it is still pending. */
@@ -548,7 +637,10 @@ export class WorkflowRun {
         if (!entry.ok) return entryOutcome(entry);
       }
       if (command.members.every((_, index) => this.#results.has(index)))
-        return { ok: true, value: command.members.map((_, index) => (this.#results.get(index) as { value?: Json }).value) };
+        return {
+          ok: true,
+          value: command.members.map((_, index) => (this.#results.get(index) as { value?: Json }).value),
+        };
       return null;
     }
     if (command.kind === 'race') {
@@ -566,7 +658,12 @@ export class WorkflowRun {
 
   async #handle(event: RunEvent): Promise<void> {
     const wake = wakeKindOf(event, this.#checkpoint.frontier);
-    const parkedEpoch = this.#phase.tag === 'idle' ? this.#phase.parkedEpoch : this.#phase.tag === 'loading' ? (this.#host.heldEpoch(this.id) ?? 0) : null;
+    const parkedEpoch =
+      this.#phase.tag === 'idle'
+        ? this.#phase.parkedEpoch
+        : this.#phase.tag === 'loading'
+          ? (this.#host.heldEpoch(this.id) ?? 0)
+          : null;
     if (wake && parkedEpoch !== null) {
       const proceed = await this.#host.guardWake(this.id, wake, parkedEpoch);
       if (!proceed) {
@@ -638,7 +735,9 @@ export class WorkflowRun {
       if (leaf.dueAt <= now) this.#timerFired(turn, leaf.timerKey);
       else this.#host.timerArmed(leaf.dueAt);
     }
-    const childIds = frontier.leaves.filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.closePolicy === 'await' && leaf.childId).map((leaf) => leaf.childId!);
+    const childIds = frontier.leaves
+      .filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.closePolicy === 'await' && leaf.childId)
+      .map((leaf) => leaf.childId!);
     if (childIds.length > 0) {
       const raws = await this.#host.storage.getMany(childIds.map((id) => keys.record(id)));
       raws.forEach((raw, index) => {
@@ -664,7 +763,8 @@ export class WorkflowRun {
     for (const leaf of frontier.leaves) {
       if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
       const running = this.#running.get(leaf.member);
-      if (running) this.#abortActivity(leaf.member, running, 'the operation was decided without this activity');
+      if (running)
+        this.#abortActivity(leaf.member, running, 'the operation was decided without this activity');
     }
     this.#checkpoint = { ...this.#checkpoint, frontier: null, position: frontier.pos + 1 };
     this.#command = null;
@@ -683,12 +783,22 @@ export class WorkflowRun {
       }
       const command = current.command;
       if (!isCommand(command)) {
-        current = this.#resume({ ok: false, error: new TypeError(`A workflow may only yield ctx operations (use yield* ctx.<operation>(…)); it yielded ${typeof command}.`) });
+        current = this.#resume({
+          ok: false,
+          error: new TypeError(
+            `A workflow may only yield ctx operations (use yield* ctx.<operation>(…)); it yielded ${typeof command}.`,
+          ),
+        });
         continue;
       }
       const pos = this.#checkpoint.position;
       if (command.kind === 'now' || command.kind === 'random' || command.kind === 'uuid') {
-        const value = command.kind === 'now' ? this.#host.clock.now() : command.kind === 'random' ? this.#host.random() : uuidFrom(this.#host.random);
+        const value =
+          command.kind === 'now'
+            ? this.#host.clock.now()
+            : command.kind === 'random'
+              ? this.#host.random()
+              : uuidFrom(this.#host.random);
         turn.history.push({ t: 'op', pos, kind: command.kind, name: command.name, ok: true, value });
         this.#checkpoint = { ...this.#checkpoint, position: pos + 1 };
         current = this.#resume({ ok: true, value });
@@ -704,15 +814,27 @@ export class WorkflowRun {
   }
 
   /** Makes `command` the frontier and arms its leaves (timers, signal checks, children, predicates). */
-  async #arm(turn: Turn, command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' }>, pos: number): Promise<void> {
+  async #arm(
+    turn: Turn,
+    command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' }>,
+    pos: number,
+  ): Promise<void> {
     const now = this.#host.clock.now();
     const commands = leafCommands(command);
     const composite = command.kind === 'all' || command.kind === 'race';
-    const leaves: Leaf[] = commands.map((leaf, member) => ({ member, kind: leaf.kind, name: leaf.name, done: false }));
+    const leaves: Leaf[] = commands.map((leaf, member) => ({
+      member,
+      kind: leaf.kind,
+      name: leaf.name,
+      done: false,
+    }));
     this.#command = command;
     this.#results.clear();
     this.#resolutionOrder = [];
-    this.#checkpoint = { ...this.#checkpoint, frontier: { pos, kind: command.kind, name: command.name, since: now, leaves } };
+    this.#checkpoint = {
+      ...this.#checkpoint,
+      frontier: { pos, kind: command.kind, name: command.name, since: now, leaves },
+    };
     turn.dirty = true;
     for (const [member, leafCommand] of commands.entries()) {
       if (composite && this.#outcome(command)) break; // a race already decided by an earlier member
@@ -723,15 +845,22 @@ export class WorkflowRun {
           break;
         case 'sleep':
           this.#armTimer(turn, leaf, 'sleep', now + leafCommand.durationMs);
-          turn.note('timer-armed', { pos, member, durationMs: leafCommand.durationMs, dueAt: now + leafCommand.durationMs });
+          turn.note('timer-armed', {
+            pos,
+            member,
+            durationMs: leafCommand.durationMs,
+            dueAt: now + leafCommand.durationMs,
+          });
           break;
         case 'signal':
-          if (leafCommand.timeoutMs !== undefined) this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
+          if (leafCommand.timeoutMs !== undefined)
+            this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
           this.#consumeSignals(turn);
           break;
         case 'until':
           if (this.#evaluatePredicate(turn, leaf, leafCommand.predicate)) break;
-          if (leafCommand.timeoutMs !== undefined) this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
+          if (leafCommand.timeoutMs !== undefined)
+            this.#armTimer(turn, leaf, 'timeout', now + leafCommand.timeoutMs);
           break;
         case 'child':
           await this.#armChild(turn, leaf, leafCommand, pos, composite);
@@ -744,26 +873,50 @@ export class WorkflowRun {
   #armTimer(turn: Turn, leaf: Leaf, purpose: TimerRecord['purpose'], dueAt: number): void {
     const pos = this.#checkpoint.frontier!.pos;
     const key = keys.timer(dueAt, this.id, `${this.#record.run}.${pos}.${leaf.member}.${purpose}`);
-    const timer: TimerRecord = { workflowId: this.id, purpose, run: this.#record.run, pos, member: leaf.member };
+    const timer: TimerRecord = {
+      workflowId: this.id,
+      purpose,
+      run: this.#record.run,
+      pos,
+      member: leaf.member,
+    };
     turn.put(key, JSON.stringify(timer));
     leaf.timerKey = key;
     leaf.dueAt = dueAt;
     turn.afterCommit.push(() => this.#host.timerArmed(dueAt));
   }
 
-  async #armChild(turn: Turn, leaf: Leaf, command: Extract<LeafCommand, { kind: 'child' }>, pos: number, composite: boolean): Promise<void> {
+  async #armChild(
+    turn: Turn,
+    leaf: Leaf,
+    command: Extract<LeafCommand, { kind: 'child' }>,
+    pos: number,
+    composite: boolean,
+  ): Promise<void> {
     const closePolicy = command.options.parentClosePolicy ?? 'await';
     const childId = command.options.id ?? `${this.id}.child-${pos}${composite ? `.${leaf.member}` : ''}`;
     leaf.childId = childId;
     leaf.closePolicy = closePolicy;
     let input: unknown;
     try {
-      input = normalizePayload(command.input, `Input of child workflow '${childId}'`, this.#host.maxPayloadBytes);
+      input = normalizePayload(
+        command.input,
+        `Input of child workflow '${childId}'`,
+        this.#host.maxPayloadBytes,
+      );
     } catch (error) {
       this.#resolveLeaf(turn, leaf, { ok: false, error: serializeError(error) });
       return;
     }
-    const plan = await this.#host.prepareChild({ parent: this.#record, pos, member: leaf.member, childId, workflowType: command.name, input, closePolicy });
+    const plan = await this.#host.prepareChild({
+      parent: this.#record,
+      pos,
+      member: leaf.member,
+      childId,
+      workflowType: command.name,
+      input,
+      closePolicy,
+    });
     if (!plan.ok) {
       this.#resolveLeaf(turn, leaf, { ok: false, error: plan.error });
       return;
@@ -771,8 +924,18 @@ export class WorkflowRun {
     turn.conditions.push(...plan.conditions);
     for (const operation of plan.operations) turn.operations.push(operation);
     turn.afterCommit.push(plan.afterCommit);
-    turn.note('child-started', { pos, member: leaf.member, childId, workflowType: command.name, parentClosePolicy: closePolicy });
-    if (closePolicy === 'terminate') this.#checkpoint = { ...this.#checkpoint, linkedChildren: [...this.#checkpoint.linkedChildren, childId] };
+    turn.note('child-started', {
+      pos,
+      member: leaf.member,
+      childId,
+      workflowType: command.name,
+      parentClosePolicy: closePolicy,
+    });
+    if (closePolicy === 'terminate')
+      this.#checkpoint = {
+        ...this.#checkpoint,
+        linkedChildren: [...this.#checkpoint.linkedChildren, childId],
+      };
     if (closePolicy !== 'await') this.#resolveLeaf(turn, leaf, { ok: true, value: childId });
   }
 
@@ -786,16 +949,30 @@ export class WorkflowRun {
     }
     if (satisfied) {
       this.#resolveLeaf(turn, leaf, { ok: true, value: true });
-      turn.note('wait-completed', { pos: this.#checkpoint.frontier!.pos, member: leaf.member, satisfied: true });
+      turn.note('wait-completed', {
+        pos: this.#checkpoint.frontier!.pos,
+        member: leaf.member,
+        satisfied: true,
+      });
     }
     return satisfied;
   }
 
   /** Records a leaf's result (history entry) and retires its timer. */
-  #resolveLeaf(turn: Turn, leaf: Leaf, result: { ok: true; value?: Json } | { ok: false; error: SerializedError }): void {
+  #resolveLeaf(
+    turn: Turn,
+    leaf: Leaf,
+    result: { ok: true; value?: Json } | { ok: false; error: SerializedError },
+  ): void {
     const frontier = this.#checkpoint.frontier!;
     const composite = frontier.kind === 'all' || frontier.kind === 'race';
-    const base = { t: 'op' as const, pos: frontier.pos, kind: leaf.kind, name: leaf.name, ...(composite ? { member: leaf.member } : {}) };
+    const base = {
+      t: 'op' as const,
+      pos: frontier.pos,
+      kind: leaf.kind,
+      name: leaf.name,
+      ...(composite ? { member: leaf.member } : {}),
+    };
     const entry: Extract<HistoryEntry, { t: 'op' }> = result.ok
       ? { ...base, ok: true, ...(result.value === undefined ? {} : { value: result.value }) }
       : { ...base, ok: false, error: result.error };
@@ -827,40 +1004,75 @@ export class WorkflowRun {
       if (running.timeout !== undefined) this.#host.clock.clearTimeout(running.timeout);
       this.#running.delete(event.member);
     }
-    if (!leaf || leaf.done || leaf.kind !== 'activity' || leaf.attempt !== event.attempt || leaf.retrying) return; // stale
+    if (!leaf || leaf.done || leaf.kind !== 'activity' || leaf.attempt !== event.attempt || leaf.retrying)
+      return; // stale
     const command = leafCommands(this.#command!)[event.member] as Extract<LeafCommand, { kind: 'activity' }>;
     const now = this.#host.clock.now();
     const pos = event.pos;
-    turn.note('activity-started', { pos, member: event.member, name: leaf.name, attempt: event.attempt }, event.startedAt);
+    turn.note(
+      'activity-started',
+      { pos, member: event.member, name: leaf.name, attempt: event.attempt },
+      event.startedAt,
+    );
     let outcome = event.outcome;
     let stored: Json | undefined;
     if (outcome.ok) {
       try {
-        const text = encodePayload(outcome.value, `Result of activity '${leaf.name}'`, this.#host.maxPayloadBytes);
+        const text = encodePayload(
+          outcome.value,
+          `Result of activity '${leaf.name}'`,
+          this.#host.maxPayloadBytes,
+        );
         stored = text === undefined ? undefined : (JSON.parse(text) as Json);
       } catch (error) {
         outcome = { ok: false, error };
       }
     }
     if (outcome.ok) {
-      turn.note('activity-completed', { pos, member: event.member, name: leaf.name, attempt: event.attempt, durationMs: now - event.startedAt });
+      turn.note('activity-completed', {
+        pos,
+        member: event.member,
+        name: leaf.name,
+        attempt: event.attempt,
+        durationMs: now - event.startedAt,
+      });
       this.#resolveLeaf(turn, leaf, stored === undefined ? { ok: true } : { ok: true, value: stored });
       turn.kinds.push('activity');
       return;
     }
     const failure = serializeError(outcome.error);
     delete failure.stack;
-    turn.note('activity-failed', { pos, member: event.member, name: leaf.name, attempt: event.attempt, error: failure as unknown as JsonObject });
+    turn.note('activity-failed', {
+      pos,
+      member: event.member,
+      name: leaf.name,
+      attempt: event.attempt,
+      error: failure as unknown as JsonObject,
+    });
     const retry = { ...defaultRetry, ...command.options.retry };
-    const nonRetryable = new Set([...(command.options.retry?.nonRetryable ?? []), 'PayloadNotSerializableError', 'PayloadTooLargeError']);
+    const nonRetryable = new Set([
+      ...(command.options.retry?.nonRetryable ?? []),
+      'PayloadNotSerializableError',
+      'PayloadTooLargeError',
+    ]);
     const cancelled = outcome.error instanceof CancelledError;
     if (event.attempt < retry.maxAttempts && !nonRetryable.has(failure.name) && !cancelled) {
-      const wait = Math.min(retry.initialIntervalMs * retry.backoffCoefficient ** (event.attempt - 1), retry.maxIntervalMs);
+      const wait = Math.min(
+        retry.initialIntervalMs * retry.backoffCoefficient ** (event.attempt - 1),
+        retry.maxIntervalMs,
+      );
       leaf.attempt = event.attempt + 1;
       leaf.retrying = true;
       leaf.lastError = failure;
       this.#armTimer(turn, leaf, 'retry', now + wait);
-      turn.note('activity-retry-scheduled', { pos, member: event.member, name: leaf.name, nextAttempt: event.attempt + 1, dueAt: now + wait, waitMs: wait });
+      turn.note('activity-retry-scheduled', {
+        pos,
+        member: event.member,
+        name: leaf.name,
+        nextAttempt: event.attempt + 1,
+        dueAt: now + wait,
+        waitMs: wait,
+      });
       return;
     }
     const error = new ActivityFailedError(leaf.name, event.attempt, failure);
@@ -880,15 +1092,28 @@ export class WorkflowRun {
     }
   }
 
-  #runActivity(pos: number, member: number, attempt: number, command: Extract<LeafCommand, { kind: 'activity' }>): void {
+  #runActivity(
+    pos: number,
+    member: number,
+    attempt: number,
+    command: Extract<LeafCommand, { kind: 'activity' }>,
+  ): void {
     const { clock } = this.#host;
     const controller = new AbortController();
     const startedAt = clock.now();
     const timeoutMs = command.options.timeoutMs;
-    const running: RunningActivity = { controller, attempt, timeout: undefined, deadline: timeoutMs === undefined ? undefined : startedAt + timeoutMs };
+    const running: RunningActivity = {
+      controller,
+      attempt,
+      timeout: undefined,
+      deadline: timeoutMs === undefined ? undefined : startedAt + timeoutMs,
+    };
     this.#running.set(member, running);
     if (timeoutMs !== undefined && !this.#host.manualTimers)
-      running.timeout = clock.setTimeout(() => controller.abort(new ActivityTimeoutError(command.name, timeoutMs)), timeoutMs);
+      running.timeout = clock.setTimeout(
+        () => controller.abort(new ActivityTimeoutError(command.name, timeoutMs)),
+        timeoutMs,
+      );
     this.#host.metrics.activitiesRun++;
     this.#host.emit({ type: 'activity.started', workflowId: this.id, name: command.name, attempt });
     const aborted = new Promise<never>((_, reject) => {
@@ -896,10 +1121,27 @@ export class WorkflowRun {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
     });
     aborted.catch(() => undefined);
-    const work = (async () => command.fn({ attempt, signal: controller.signal, heartbeat: () => undefined }))();
+    const work = (async () =>
+      command.fn({ attempt, signal: controller.signal, heartbeat: () => undefined }))();
     Promise.race([work, aborted]).then(
-      (value) => this.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome: { ok: true, value } }),
-      (error: unknown) => this.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome: { ok: false, error } }),
+      (value) =>
+        this.deliver({
+          type: 'activity-settled',
+          pos,
+          member,
+          attempt,
+          startedAt,
+          outcome: { ok: true, value },
+        }),
+      (error: unknown) =>
+        this.deliver({
+          type: 'activity-settled',
+          pos,
+          member,
+          attempt,
+          startedAt,
+          outcome: { ok: false, error },
+        }),
     );
   }
 
@@ -910,7 +1152,9 @@ export class WorkflowRun {
     for (const [member, running] of this.#running) {
       if (running.deadline !== undefined && now >= running.deadline && !running.controller.signal.aborted) {
         const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
-        running.controller.abort(new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0));
+        running.controller.abort(
+          new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0),
+        );
       }
     }
   }
@@ -950,14 +1194,18 @@ export class WorkflowRun {
     if (!frontier || !this.#command) return;
     for (const leaf of frontier.leaves) {
       if (leaf.kind !== 'signal' || leaf.done) continue;
-      if ((frontier.kind === 'race') && this.#resolutionOrder.length > 0) return;
+      if (frontier.kind === 'race' && this.#resolutionOrder.length > 0) return;
       const index = this.#signals.findIndex((signal) => signal.record.name === leaf.name);
       if (index < 0) continue;
       const [signal] = this.#signals.splice(index, 1);
       turn.delete(signal!.key);
       turn.note('signal-received', { name: leaf.name, sentBy: signal!.record.sentBy }, signal!.record.sentAt);
       turn.note('signal-consumed', { pos: frontier.pos, member: leaf.member, name: leaf.name });
-      this.#resolveLeaf(turn, leaf, signal!.record.payload === undefined ? { ok: true } : { ok: true, value: signal!.record.payload });
+      this.#resolveLeaf(
+        turn,
+        leaf,
+        signal!.record.payload === undefined ? { ok: true } : { ok: true, value: signal!.record.payload },
+      );
       turn.kinds.push('signal');
     }
   }
@@ -980,17 +1228,45 @@ export class WorkflowRun {
     const snapshot = cloneJson(this.#state);
     let response: UpdateResponse;
     try {
-      if (!handler) throw new Error(`workflow type '${this.#record.type}' has no update named '${request.name}'`);
+      if (!handler)
+        throw new Error(`workflow type '${this.#record.type}' has no update named '${request.name}'`);
       const value = handler.handle(this.#state, request.arg);
-      const stored = normalizePayload(value, `Result of update '${request.name}'`, maxPayloadBytes) as Json | undefined;
-      encodePayload(this.#state, `State of workflow '${this.id}' after update '${request.name}'`, maxPayloadBytes);
-      response = { updateId: request.updateId, ok: true, ...(stored === undefined ? {} : { value: stored }), appliedAt: clock.now(), appliedBy: engineId };
-      turn.history.push({ t: 'update', pos, updateId: request.updateId, name: request.name, stateAfter: cloneJson(this.#state) });
+      const stored = normalizePayload(value, `Result of update '${request.name}'`, maxPayloadBytes) as
+        Json | undefined;
+      encodePayload(
+        this.#state,
+        `State of workflow '${this.id}' after update '${request.name}'`,
+        maxPayloadBytes,
+      );
+      response = {
+        updateId: request.updateId,
+        ok: true,
+        ...(stored === undefined ? {} : { value: stored }),
+        appliedAt: clock.now(),
+        appliedBy: engineId,
+      };
+      turn.history.push({
+        t: 'update',
+        pos,
+        updateId: request.updateId,
+        name: request.name,
+        stateAfter: cloneJson(this.#state),
+      });
       turn.note('update-applied', { name: request.name, updateId: request.updateId });
     } catch (error) {
       reconcileInPlace(this.#state, snapshot);
-      response = { updateId: request.updateId, ok: false, error: stripStack(serializeError(error)), appliedAt: clock.now(), appliedBy: engineId };
-      turn.note('update-rejected', { name: request.name, updateId: request.updateId, error: (error instanceof Error ? error.message : String(error)) });
+      response = {
+        updateId: request.updateId,
+        ok: false,
+        error: stripStack(serializeError(error)),
+        appliedAt: clock.now(),
+        appliedBy: engineId,
+      };
+      turn.note('update-rejected', {
+        name: request.name,
+        updateId: request.updateId,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
     turn.delete(requestKey);
     turn.put(keys.updateResponse(this.id, request.updateId), JSON.stringify(response));
@@ -1004,7 +1280,11 @@ export class WorkflowRun {
     for (const leaf of frontier.leaves) {
       if (leaf.kind !== 'until' || leaf.done) continue;
       if (frontier.kind === 'race' && this.#resolutionOrder.length > 0) return;
-      this.#evaluatePredicate(turn, leaf, (commands[leaf.member] as Extract<LeafCommand, { kind: 'until' }>).predicate);
+      this.#evaluatePredicate(
+        turn,
+        leaf,
+        (commands[leaf.member] as Extract<LeafCommand, { kind: 'until' }>).predicate,
+      );
     }
   }
 
@@ -1016,17 +1296,41 @@ export class WorkflowRun {
     turn.delete(key);
     if (this.#checkpoint.cancel?.delivered) return; // cleanup after a delivered cancel is not cancelled again
     const frontier = this.#checkpoint.frontier;
-    turn.note('cancel-requested', request.reason ? { reason: request.reason, requestedBy: request.requestedBy } : { requestedBy: request.requestedBy });
-    this.#checkpoint = { ...this.#checkpoint, cancel: { ...(request.reason ? { reason: request.reason } : {}), requestedAt: request.requestedAt, delivered: true } };
+    turn.note(
+      'cancel-requested',
+      request.reason
+        ? { reason: request.reason, requestedBy: request.requestedBy }
+        : { requestedBy: request.requestedBy },
+    );
+    this.#checkpoint = {
+      ...this.#checkpoint,
+      cancel: {
+        ...(request.reason ? { reason: request.reason } : {}),
+        requestedAt: request.requestedAt,
+        delivered: true,
+      },
+    };
     if (!frontier) return;
     for (const leaf of frontier.leaves) {
       if (leaf.kind === 'child' && !leaf.done && leaf.closePolicy === 'await' && leaf.childId) {
-        const childCancel = { reason: `parent '${this.id}' was cancelled`, requestedAt: this.#host.clock.now(), requestedBy: this.#host.engineId };
+        const childCancel = {
+          reason: `parent '${this.id}' was cancelled`,
+          requestedAt: this.#host.clock.now(),
+          requestedBy: this.#host.engineId,
+        };
         turn.put(keys.cancelRequest(leaf.childId), JSON.stringify(childCancel));
       }
     }
     const error = stripStack(serializeError(new CancelledError(request.reason)));
-    const entry: Extract<HistoryEntry, { t: 'op' }> = { t: 'op', pos: frontier.pos, kind: frontier.kind, name: frontier.name, ok: false, error, cancelled: true };
+    const entry: Extract<HistoryEntry, { t: 'op' }> = {
+      t: 'op',
+      pos: frontier.pos,
+      kind: frontier.kind,
+      name: frontier.name,
+      ok: false,
+      error,
+      cancelled: true,
+    };
     turn.history.push(entry);
     this.#results.set(-1, entry);
     this.#resolutionOrder.push(-1);
@@ -1035,11 +1339,30 @@ export class WorkflowRun {
 
   #childSettled(turn: Turn, childId: string, child: WorkflowRecord): void {
     const frontier = this.#checkpoint.frontier;
-    const leaf = frontier?.leaves.find((candidate) => candidate.kind === 'child' && candidate.childId === childId && !candidate.done);
+    const leaf = frontier?.leaves.find(
+      (candidate) => candidate.kind === 'child' && candidate.childId === childId && !candidate.done,
+    );
     if (!frontier || !leaf || !isTerminal(child.status)) return;
     turn.note('child-completed', { pos: frontier.pos, member: leaf.member, childId, status: child.status });
-    if (child.status === 'completed') this.#resolveLeaf(turn, leaf, child.result === undefined ? { ok: true } : { ok: true, value: child.result });
-    else this.#resolveLeaf(turn, leaf, { ok: false, error: stripStack(serializeError(new ChildWorkflowFailedError(childId, child.status, child.error ?? (child.reason ? { name: 'Error', message: child.reason } : null)))) });
+    if (child.status === 'completed')
+      this.#resolveLeaf(
+        turn,
+        leaf,
+        child.result === undefined ? { ok: true } : { ok: true, value: child.result },
+      );
+    else
+      this.#resolveLeaf(turn, leaf, {
+        ok: false,
+        error: stripStack(
+          serializeError(
+            new ChildWorkflowFailedError(
+              childId,
+              child.status,
+              child.error ?? (child.reason ? { name: 'Error', message: child.reason } : null),
+            ),
+          ),
+        ),
+      });
     turn.kinds.push('child');
   }
 
@@ -1055,7 +1378,8 @@ export class WorkflowRun {
     let error: SerializedError | undefined;
     if (end.kind === 'return') {
       try {
-        result = normalizePayload(end.value, `Result of workflow '${this.id}'`, maxPayloadBytes) as Json | undefined;
+        result = normalizePayload(end.value, `Result of workflow '${this.id}'`, maxPayloadBytes) as
+          Json | undefined;
         status = cancelled ? 'cancelled' : 'completed';
       } catch (failure) {
         status = 'failed';
@@ -1077,14 +1401,28 @@ export class WorkflowRun {
     if (status !== 'completed') delete record.result;
     this.#finalRecord = record;
     const frontier = this.#checkpoint.frontier;
-    if (frontier) for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
+    if (frontier)
+      for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
     this.#abortAll('the workflow ended');
     if (this.#record.executionTimeoutMs !== undefined && this.#record.startedAt !== undefined)
-      turn.delete(keys.timer(this.#record.startedAt + this.#record.executionTimeoutMs, this.id, `${this.#record.run}.execution`));
+      turn.delete(
+        keys.timer(
+          this.#record.startedAt + this.#record.executionTimeoutMs,
+          this.id,
+          `${this.#record.run}.execution`,
+        ),
+      );
     for (const signal of this.#signals) turn.delete(signal.key);
     this.#checkpoint = { ...this.#checkpoint, frontier: null };
     this.#command = null;
-    turn.note(status, error ? { error: { name: error.name, message: error.message } } : result === undefined ? {} : { hasResult: true });
+    turn.note(
+      status,
+      error
+        ? { error: { name: error.name, message: error.message } }
+        : result === undefined
+          ? {}
+          : { hasResult: true },
+    );
     turn.kinds.push(status);
   }
 
@@ -1114,12 +1452,27 @@ export class WorkflowRun {
     const checkpointRaw = JSON.stringify(checkpoint);
     const operations: StorageOperation[] = [];
     turn.history.forEach((entry, index) =>
-      operations.push({ type: 'put', key: keys.history(this.id, this.#record.run, this.#checkpoint.historyLength + index), value: JSON.stringify(entry) }),
+      operations.push({
+        type: 'put',
+        key: keys.history(this.id, this.#record.run, this.#checkpoint.historyLength + index),
+        value: JSON.stringify(entry),
+      }),
     );
     turn.timeline.forEach((item, index) => {
       const seq = this.#checkpoint.timelineLength + index;
-      const entry: TimelineEntry = { seq, at: item.at ?? now, engineId: host.engineId, epoch, kind: item.kind, detail: item.detail };
-      operations.push({ type: 'put', key: keys.timeline(this.id, this.#record.run, seq), value: JSON.stringify(entry) });
+      const entry: TimelineEntry = {
+        seq,
+        at: item.at ?? now,
+        engineId: host.engineId,
+        epoch,
+        kind: item.kind,
+        detail: item.detail,
+      };
+      operations.push({
+        type: 'put',
+        key: keys.timeline(this.id, this.#record.run, seq),
+        value: JSON.stringify(entry),
+      });
     });
     operations.push({ type: 'put', key: keys.checkpoint(this.id), value: checkpointRaw });
     let recordRaw = this.#recordRaw;
@@ -1127,15 +1480,25 @@ export class WorkflowRun {
       recordRaw = JSON.stringify(finalRecord);
       operations.push({ type: 'put', key: keys.record(this.id), value: recordRaw });
       operations.push({ type: 'delete', key: keys.statusIndex(this.#record.status, this.id) });
-      operations.push({ type: 'put', key: keys.statusIndex(finalRecord.status, this.id), value: finalRecord.type });
+      operations.push({
+        type: 'put',
+        key: keys.statusIndex(finalRecord.status, this.id),
+        value: finalRecord.type,
+      });
       if (host.releasesClaims) operations.push({ type: 'delete', key: keys.ownerHolder(this.id) });
     }
     operations.push(...turn.operations);
-    const conditions: Condition[] = [{ key: keys.checkpoint(this.id), expected: this.#checkpointRaw }, ...turn.conditions];
+    const conditions: Condition[] = [
+      { key: keys.checkpoint(this.id), expected: this.#checkpointRaw },
+      ...turn.conditions,
+    ];
     try {
       encodePayload(checkpoint.state, `State of workflow '${this.id}'`, host.maxPayloadBytes);
     } catch (error) {
-      if (!finalRecord && (error instanceof PayloadTooLargeError || error instanceof PayloadNotSerializableError)) {
+      if (
+        !finalRecord &&
+        (error instanceof PayloadTooLargeError || error instanceof PayloadNotSerializableError)
+      ) {
         // The workflow put something unstorable in ctx.state: it fails (deterministically) instead of looping.
         this.#checkpoint = { ...this.#checkpoint, state: {} };
         this.#state = {};
@@ -1146,7 +1509,12 @@ export class WorkflowRun {
       }
       throw error;
     }
-    const outcome = await host.writer.write(this.id, conditions, operations, finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`);
+    const outcome = await host.writer.write(
+      this.id,
+      conditions,
+      operations,
+      finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`,
+    );
     if (!outcome.ok) {
       this.drop(outcome.reason === 'deposed' ? 'deposed' : 'lost-race');
       return;
@@ -1156,7 +1524,12 @@ export class WorkflowRun {
     this.#checkpointRaw = checkpointRaw;
     this.#recordRaw = recordRaw;
     if (turn.history.length > 0)
-      host.emit({ type: 'operation.committed', workflowId: this.id, position: checkpoint.position, kinds: turn.kinds });
+      host.emit({
+        type: 'operation.committed',
+        workflowId: this.id,
+        position: checkpoint.position,
+        kinds: turn.kinds,
+      });
     for (const effect of turn.afterCommit) effect();
     if (finalRecord) {
       this.#record = finalRecord;
@@ -1176,7 +1549,10 @@ export class WorkflowRun {
 
 // ---------------------------------------------------------------------------------------------------------
 
-type Step = { kind: 'yield'; command: Command } | { kind: 'return'; value: unknown } | { kind: 'throw'; error: unknown };
+type Step =
+  | { kind: 'yield'; command: Command }
+  | { kind: 'return'; value: unknown }
+  | { kind: 'throw'; error: unknown };
 
 function entryOutcome(entry: Extract<HistoryEntry, { t: 'op' }>): Outcome {
   return entry.ok ? { ok: true, value: entry.value } : { ok: false, error: materializeError(entry.error) };
@@ -1194,7 +1570,12 @@ function stripStack(error: SerializedError): SerializedError {
 }
 
 function isCommand(value: unknown): value is Command {
-  return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string' && typeof (value as { name?: unknown }).name === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { kind?: unknown }).kind === 'string' &&
+    typeof (value as { name?: unknown }).name === 'string'
+  );
 }
 
 /** Which wake kind an event is, for the wake guard (null: not a wake, e.g. an activity finishing its step). */
@@ -1243,7 +1624,10 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
   const history: HistoryEntry[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await storage.scan(keys.historyPrefix(workflowId, record.run), { ...(after ? { after } : {}), limit: 500 });
+    const page = await storage.scan(keys.historyPrefix(workflowId, record.run), {
+      ...(after ? { after } : {}),
+      limit: 500,
+    });
     for (const { key, value } of page) history.push(decodeHistoryEntry(key, value));
     if (page.length < 500) break;
     after = page[page.length - 1]!.key;

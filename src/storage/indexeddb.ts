@@ -1,0 +1,445 @@
+/**
+ * `IndexedDbStorage`: the storage contract on IndexedDB through Dexie 4. This is the only module that imports
+ * Dexie, and the only place that knows the database schema and its versions.
+ *
+ * Guarantees:
+ * - One database (`databaseName`, default `shuttle`) with one table `kv` of `{ key, value }` rows keyed by
+ *   `key`. Instances with the same name in one origin share data exactly as tabs do.
+ * - `batch`, `conditionalBatch` and `commitGroups` each run in ONE `readwrite` transaction: read the condition
+ *   keys (`bulkGet`), compare exact strings, then write (`bulkPut` / `bulkDelete`). IndexedDB serialises
+ *   overlapping `readwrite` transactions across every tab and worker, so two competing conditional batches
+ *   can never both succeed, and an aborted transaction leaves nothing half-applied. Only Dexie promises are
+ *   awaited inside a transaction; input is validated before it starts.
+ * - Commit groups apply in order inside the one transaction; a group's conditions see the writes of earlier
+ *   groups, and a group whose condition fails writes nothing and does not affect the others.
+ * - A scan page is one request in one read transaction, returned fully in memory. Its bounds come from
+ *   `scanRange`, which is exact for keys with any characters (including U+FFFF).
+ * - `watch`: after each commit, this instance's own listeners are told directly, and the touched keys are
+ *   posted on a `BroadcastChannel` named after the database, so instances in other tabs, workers, or the same
+ *   process are told too. `close()` closes the channel so Node can exit.
+ * - Failures reject with a `StorageError` whose message says what to do: `quota-exceeded` (free space or
+ *   delete old workflows), `blocked` (close other tabs running an older version), `version-change` (the
+ *   database was upgraded or deleted in another tab: reload the page), `closed`. After a version change or an
+ *   unexpected close the instance never silently reopens (which could recreate an empty database); every
+ *   later call rejects, and `onUnavailable` is called once.
+ */
+
+import Dexie, { type Table } from 'dexie';
+import { ChangeFeed } from './change-feed';
+import { StorageError, isStorageError, type StorageErrorCode } from './errors';
+import { scanRange } from './key-range';
+import type {
+  CommitGroup,
+  Condition,
+  Entry,
+  Operation,
+  ScanOptions,
+  Storage,
+  StorageCapabilities,
+} from './types';
+import {
+  describeKey,
+  resolveMaxValueBytes,
+  validateBatch,
+  validateCommitGroups,
+  validateConditionalBatch,
+  validateKey,
+  validateReadKeys,
+  validateScan,
+  type ValidationLimits,
+} from './validation';
+
+export type IndexedDbStorageOptions = {
+  /** Database name; instances with the same name share data. Default `shuttle`. */
+  databaseName?: string;
+  /** The IndexedDB factory. Default: the global `indexedDB` (tests pass fake-indexeddb's). */
+  indexedDB?: IDBFactory;
+  /** The key range class matching `indexedDB`. Default: the global `IDBKeyRange`. */
+  IDBKeyRange?: typeof IDBKeyRange;
+  /** Largest value accepted, in UTF-8 bytes. Default `storageLimits.defaultMaxValueBytes` (1 MiB). */
+  maxValueBytes?: number;
+  /**
+   * Called once when the database becomes unusable underneath this instance (upgraded or deleted in another
+   * tab, or closed by the browser), with the error every later call rejects with. Not called for `close()`.
+   */
+  onUnavailable?: (error: StorageError) => void;
+};
+
+type Row = { key: string; value: string };
+
+type Unavailability = { code: StorageErrorCode; message: string };
+
+/** The message posted on the change channel after a commit. */
+type ChangeMessage = { type: 'shuttle-storage-changed'; keys: string[] };
+
+const defaultDatabaseName = 'shuttle';
+
+/**
+ * Schema versions, oldest first. Dexie stores version N as native IndexedDB version N * 10. Add a version
+ * (never edit an old one) to change the schema; its `upgrade` runs inside the version-change transaction.
+ */
+function declareSchema(db: Dexie): void {
+  db.version(1).stores({ kv: 'key' });
+}
+
+/** Name of the BroadcastChannel that carries the change feed of `databaseName`. */
+function changeChannelName(databaseName: string): string {
+  return `shuttle-storage-changes:${databaseName}`;
+}
+
+const messages = {
+  closed: 'this IndexedDbStorage was closed; open a new one.',
+  quota:
+    "the browser's storage quota for this site is used up; free space on the device or delete old workflows, " +
+    'then retry.',
+  blocked:
+    'the database upgrade is blocked by another tab still using an older version of the studio; close the ' +
+    'other tabs of the studio (or reload them), then retry.',
+  upgraded:
+    'another tab upgraded the database to a newer version of the studio; reload the page to use the new version.',
+  deleted: 'the database was deleted (in another tab or from the browser settings); reload the page.',
+  closedUnexpectedly:
+    'the browser closed the database unexpectedly (site data cleared, or the disk failed); reload the page.',
+  missing:
+    'IndexedDB is not available here (a private window or an old browser?); use a normal browser window.',
+} as const;
+
+/**
+ * Storage on IndexedDB.
+ *
+ * @example
+ * const storage = new IndexedDbStorage({ databaseName: 'shuttle' });
+ * const won = await storage.conditionalBatch([{ key: 'lock', expected: null }], [{ type: 'put', key: 'lock', value: 'me' }]);
+ */
+export class IndexedDbStorage implements Storage {
+  readonly capabilities: StorageCapabilities;
+  readonly databaseName: string;
+  private readonly db: Dexie;
+  private readonly table: Table<Row, string>;
+  private readonly limits: ValidationLimits;
+  private readonly feed = new ChangeFeed();
+  private readonly onUnavailable: ((error: StorageError) => void) | undefined;
+  private channel: BroadcastChannel | undefined;
+  private opening: Promise<void> | undefined;
+  private isBlocked = false;
+  private readonly blockedWaiters = new Set<() => void>();
+  private closedByCaller = false;
+  private unavailable: Unavailability | undefined;
+
+  constructor(options: IndexedDbStorageOptions = {}) {
+    this.databaseName = options.databaseName ?? defaultDatabaseName;
+    if (typeof this.databaseName !== 'string' || this.databaseName.length === 0) {
+      throw new StorageError('open', 'invalid-input', 'databaseName must be a non-empty string.');
+    }
+    this.limits = { maxValueBytes: resolveMaxValueBytes(options.maxValueBytes) };
+    this.onUnavailable = options.onUnavailable;
+    this.capabilities = {
+      conditionalBatch: true,
+      durable: true,
+      changeFeed: typeof BroadcastChannel !== 'undefined',
+      groupCommit: true,
+    };
+    const globals = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
+    this.db = new Dexie(this.databaseName, {
+      indexedDB: options.indexedDB ?? globals.indexedDB,
+      IDBKeyRange: options.IDBKeyRange ?? globals.IDBKeyRange,
+      cache: 'disabled',
+    });
+    declareSchema(this.db);
+    this.table = this.db.table<Row, string>('kv');
+    this.db.on('versionchange', (event: IDBVersionChangeEvent) => {
+      const deleted = event.newVersion === null || event.newVersion === 0;
+      this.becomeUnavailable({
+        code: 'version-change',
+        message: deleted ? messages.deleted : messages.upgraded,
+      });
+      return false; // replaces Dexie's default, which would reopen (and could recreate a deleted database)
+    });
+    this.db.on('blocked', () => {
+      this.isBlocked = true;
+      for (const reject of [...this.blockedWaiters]) reject();
+      return false; // replaces Dexie's console warning: the callers get a StorageError instead
+    });
+  }
+
+  /**
+   * Deletes a database (tests, "reset" in the studio). Open instances on it see a `version-change`. Resolves
+   * once the database is gone.
+   */
+  static deleteDatabase(databaseName: string, options: { indexedDB?: IDBFactory } = {}): Promise<void> {
+    const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    if (!factory) return Promise.reject(new StorageError('deleteDatabase', 'unknown', messages.missing));
+    return new Promise((resolve, reject) => {
+      const request = factory.deleteDatabase(databaseName);
+      request.onsuccess = () => resolve();
+      request.onerror = () =>
+        reject(mapIndexedDbError('deleteDatabase', request.error ?? new Error('deleteDatabase failed')));
+    });
+  }
+
+  /** Opens the database now rather than on the first call, so open failures surface early. */
+  async open(): Promise<void> {
+    await this.ensureOpen('open');
+  }
+
+  async get(key: string): Promise<string | null> {
+    validateKey('get', key, 'the key');
+    await this.ensureOpen('get');
+    try {
+      return readValue('get', await this.table.get(key), key);
+    } catch (error) {
+      throw this.toError('get', error);
+    }
+  }
+
+  async getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    validateReadKeys('getMany', keys);
+    await this.ensureOpen('getMany');
+    if (keys.length === 0) return [];
+    try {
+      const rows = await this.table.bulkGet([...keys]);
+      return rows.map((row, index) => readValue('getMany', row, keys[index] as string));
+    } catch (error) {
+      throw this.toError('getMany', error);
+    }
+  }
+
+  async scan(prefix: string, options: ScanOptions = {}): Promise<Entry[]> {
+    validateScan('scan', prefix, options);
+    await this.ensureOpen('scan');
+    const { after, limit, reverse = false } = options;
+    const range = scanRange(prefix, after, reverse);
+    if (!range || limit === 0) return [];
+    try {
+      const clause = this.table.where('key');
+      let collection =
+        range.upper === undefined
+          ? range.lowerOpen
+            ? clause.above(range.lower)
+            : clause.aboveOrEqual(range.lower)
+          : clause.between(range.lower, range.upper, !range.lowerOpen, false);
+      if (reverse) collection = collection.reverse();
+      if (limit !== undefined) collection = collection.limit(limit);
+      const rows = await collection.toArray();
+      return rows.map((row) => ({ key: row.key, value: readValue('scan', row, row.key) as string }));
+    } catch (error) {
+      throw this.toError('scan', error);
+    }
+  }
+
+  async batch(operations: readonly Operation[]): Promise<void> {
+    validateBatch('batch', operations, this.limits);
+    await this.commit('batch', [{ conditions: [], operations }]);
+  }
+
+  async conditionalBatch(
+    conditions: readonly Condition[],
+    operations: readonly Operation[],
+  ): Promise<boolean> {
+    validateConditionalBatch('conditionalBatch', conditions, operations, this.limits);
+    const [applied] = await this.commit('conditionalBatch', [{ conditions, operations }]);
+    return applied as boolean;
+  }
+
+  async commitGroups(groups: readonly CommitGroup[]): Promise<boolean[]> {
+    validateCommitGroups('commitGroups', groups, this.limits);
+    if (groups.length === 0) {
+      await this.ensureOpen('commitGroups');
+      return [];
+    }
+    return this.commit('commitGroups', groups);
+  }
+
+  watch(prefix: string, listener: (keys: string[]) => void): () => void {
+    this.assertUsable('watch');
+    const unsubscribe = this.feed.subscribe(prefix, listener);
+    this.ensureChannel();
+    return unsubscribe;
+  }
+
+  /** Idempotent. Closes the connection and the change channel; later calls reject with code `closed`. */
+  async close(): Promise<void> {
+    this.closedByCaller = true;
+    this.feed.clear();
+    this.channel?.close();
+    this.channel = undefined;
+    this.db.close();
+  }
+
+  /**
+   * One `readwrite` transaction: read every condition key once, then walk the groups in order against an
+   * overlay of the values as earlier groups left them, then write the net changes of the applied groups.
+   */
+  private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
+    await this.ensureOpen(operation);
+    let results: boolean[];
+    let touched: string[];
+    try {
+      [results, touched] = await this.db.transaction('rw', this.table, async () => {
+        const conditionKeys = [...new Set(groups.flatMap((group) => group.conditions.map(({ key }) => key)))];
+        // A row whose value is not a string (not written by us) matches no condition.
+        const overlay = new Map<string, unknown>();
+        if (conditionKeys.length > 0) {
+          const rows = await this.table.bulkGet(conditionKeys);
+          rows.forEach((row, index) =>
+            overlay.set(conditionKeys[index] as string, row === undefined ? null : row.value),
+          );
+        }
+        const changes = new Map<string, string | null>();
+        const applied = groups.map(({ conditions, operations }) => {
+          if (!conditions.every(({ key, expected }) => overlay.get(key) === expected)) return false;
+          for (const item of operations) {
+            const value = item.type === 'put' ? item.value : null;
+            overlay.set(item.key, value);
+            changes.set(item.key, value);
+          }
+          return true;
+        });
+        const puts: Row[] = [];
+        const deletes: string[] = [];
+        for (const [key, value] of changes) {
+          if (value === null) deletes.push(key);
+          else puts.push({ key, value });
+        }
+        if (puts.length > 0) await this.table.bulkPut(puts);
+        if (deletes.length > 0) await this.table.bulkDelete(deletes);
+        return [applied, [...changes.keys()]] as const;
+      });
+    } catch (error) {
+      throw this.toError(operation, error);
+    }
+    this.announce(touched);
+    return results;
+  }
+
+  /** Tells this instance's listeners and every other instance on the database which keys a commit touched. */
+  private announce(keys: string[]): void {
+    if (keys.length === 0 || this.closedByCaller) return;
+    this.feed.publish(keys);
+    const message: ChangeMessage = { type: 'shuttle-storage-changed', keys };
+    this.ensureChannel()?.postMessage(message);
+  }
+
+  private ensureChannel(): BroadcastChannel | undefined {
+    if (this.channel || this.closedByCaller || typeof BroadcastChannel === 'undefined') return this.channel;
+    const channel = new BroadcastChannel(changeChannelName(this.databaseName));
+    channel.onmessage = (event: MessageEvent<unknown>) => {
+      if (isChangeMessage(event.data)) this.feed.publish(event.data.keys);
+    };
+    // Node: a channel must not keep the process alive on its own.
+    (channel as { unref?: () => void }).unref?.();
+    this.channel = channel;
+    return channel;
+  }
+
+  /** Opens the database if needed; rejects at once while an upgrade is blocked. */
+  private async ensureOpen(operation: string): Promise<void> {
+    this.assertUsable(operation);
+    if (this.db.isOpen()) return;
+    if (this.isBlocked) throw new StorageError(operation, 'blocked', messages.blocked);
+    this.opening ??= this.db.open().then(
+      () => {
+        this.isBlocked = false;
+        this.watchConnection();
+      },
+      (error: unknown) => {
+        this.opening = undefined;
+        throw error;
+      },
+    );
+    const opening = this.opening;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onBlocked = () => reject(new StorageError(operation, 'blocked', messages.blocked));
+        this.blockedWaiters.add(onBlocked);
+        opening.then(resolve, reject).finally(() => this.blockedWaiters.delete(onBlocked));
+      });
+    } catch (error) {
+      throw this.toError(operation, error);
+    }
+    this.assertUsable(operation);
+  }
+
+  /** Notices the browser closing the connection underneath (site data cleared, disk failure). */
+  private watchConnection(): void {
+    this.db.backendDB().addEventListener('close', () => {
+      this.becomeUnavailable({ code: 'closed', message: messages.closedUnexpectedly });
+    });
+  }
+
+  private becomeUnavailable(reason: Unavailability): void {
+    if (this.unavailable || this.closedByCaller) return;
+    this.unavailable = reason;
+    this.db.close(); // and never reopen automatically
+    this.channel?.close();
+    this.channel = undefined;
+    this.onUnavailable?.(new StorageError('open', reason.code, reason.message));
+  }
+
+  private assertUsable(operation: string): void {
+    if (this.closedByCaller) throw new StorageError(operation, 'closed', messages.closed);
+    if (this.unavailable) throw new StorageError(operation, this.unavailable.code, this.unavailable.message);
+  }
+
+  private toError(operation: string, error: unknown): StorageError {
+    if (isStorageError(error)) return error;
+    if (this.closedByCaller) return new StorageError(operation, 'closed', messages.closed, { cause: error });
+    if (this.unavailable) {
+      return new StorageError(operation, this.unavailable.code, this.unavailable.message, { cause: error });
+    }
+    return mapIndexedDbError(operation, error);
+  }
+}
+
+/** A stored row's value; a row that is not a string value was not written by this adapter. */
+function readValue(operation: string, row: Row | undefined, key: string): string | null {
+  if (row === undefined) return null;
+  if (typeof row.value === 'string') return row.value;
+  throw new StorageError(
+    operation,
+    'unknown',
+    `the record under key ${describeKey(key)} is not a string value; it was not written by Shuttle. Delete the ` +
+      'database or the record.',
+  );
+}
+
+function isChangeMessage(data: unknown): data is ChangeMessage {
+  if (typeof data !== 'object' || data === null) return false;
+  const { type, keys } = data as { type?: unknown; keys?: unknown };
+  return (
+    type === 'shuttle-storage-changed' && Array.isArray(keys) && keys.every((key) => typeof key === 'string')
+  );
+}
+
+/** Names of an error and of the errors it wraps (Dexie's `inner`, standard `cause`). */
+function errorNames(error: unknown): string[] {
+  const names: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const { name, inner, cause } = current as { name?: unknown; inner?: unknown; cause?: unknown };
+    if (typeof name === 'string') names.push(name);
+    current = inner ?? cause;
+  }
+  return names;
+}
+
+/** Maps a Dexie or IndexedDB failure to a `StorageError` with a message that says what to do. */
+export function mapIndexedDbError(operation: string, error: unknown): StorageError {
+  if (isStorageError(error)) return error;
+  const names = errorNames(error);
+  const has = (...candidates: string[]) => candidates.some((name) => names.includes(name));
+  if (has('QuotaExceededError'))
+    return new StorageError(operation, 'quota-exceeded', messages.quota, { cause: error });
+  if (has('VersionError', 'VersionChangeError')) {
+    return new StorageError(operation, 'version-change', messages.upgraded, { cause: error });
+  }
+  if (has('DatabaseClosedError', 'InvalidStateError')) {
+    return new StorageError(operation, 'closed', messages.closedUnexpectedly, { cause: error });
+  }
+  if (has('MissingAPIError'))
+    return new StorageError(operation, 'unknown', messages.missing, { cause: error });
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new StorageError(operation, 'unknown', `IndexedDB failed (${detail}); retry, or reload the page.`, {
+    cause: error,
+  });
+}
