@@ -4,7 +4,8 @@
  * with a typed error at the caller and nothing half-written is left behind.
  *
  * Top-level `undefined` means "no value" (a signal without payload, an activity that returns nothing) and
- * round-trips as `undefined`; everywhere else only plain data is accepted: objects with a plain prototype,
+ * round-trips as `undefined`; inside objects it is dropped and inside arrays it becomes `null`, as JSON does.
+ * Otherwise only plain data is accepted: objects with a plain prototype,
  * arrays, strings, finite numbers, booleans and null. Functions, symbols, BigInt, NaN/Infinity, cycles and
  * class instances (Date, Map, …) are rejected, naming the path to the offending value.
  */
@@ -47,9 +48,7 @@ function checkPlain(value: unknown, path: string, seen: Set<object>, what: strin
       seen.add(value);
       if (Array.isArray(value)) {
         value.forEach((item, index) => {
-          if (item === undefined)
-            throw new PayloadNotSerializableError(what, `${path}[${index}]`, 'is undefined');
-          checkPlain(item, `${path}[${index}]`, seen, what);
+          if (item !== undefined) checkPlain(item, `${path}[${index}]`, seen, what); // undefined becomes null, as in JSON
         });
       } else {
         const proto = Object.getPrototypeOf(value) as unknown;

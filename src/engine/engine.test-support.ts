@@ -3,6 +3,7 @@
  * in-memory liveness oracle, so timing is instant and exact. Several engines created from one `TestWorld`
  * share the store exactly as tabs share IndexedDB.
  */
+import { FaultInjectingStorage } from '../storage/faults';
 import { MemoryStorage } from '../storage/memory';
 import type { Storage } from '../storage/types';
 import { SimulatedClock, settle } from './clock';
@@ -24,7 +25,12 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-export type TestEngine = Engine & { events: EngineEvent[]; warnings: EngineWarning[] };
+export type TestEngine = Engine & {
+  events: EngineEvent[];
+  warnings: EngineWarning[];
+  /** This engine's own view of the shared store, through which crashes and freezes are simulated. */
+  wrapper: FaultInjectingStorage;
+};
 
 export class TestWorld {
   readonly storage: Storage;
@@ -46,8 +52,9 @@ export class TestWorld {
   ): Promise<TestEngine> {
     const events: EngineEvent[] = [];
     const warnings: EngineWarning[] = [];
+    const wrapper = new FaultInjectingStorage(this.storage, { closeInner: false, enabled: false, seed: 7 });
     const engine = (await createEngine({
-      storage: this.storage,
+      storage: wrapper,
       clock: this.clock,
       random: this.random,
       backgroundTasks: 'manual',
@@ -57,13 +64,13 @@ export class TestWorld {
       ...options,
     })) as TestEngine;
     engine.subscribe((event) => events.push(event));
-    Object.assign(engine, { events, warnings });
+    Object.assign(engine, { events, warnings, wrapper });
     this.engines.push(engine);
     return engine;
   }
 
-  /** Lets every engine finish what it is doing. */
-  async idle(engines: readonly Engine[] = this.engines): Promise<void> {
+  /** Lets every (live) engine finish what it is doing. */
+  async idle(engines: readonly Engine[] = this.live): Promise<void> {
     for (let round = 0; round < 3; round++) {
       await settle();
       await Promise.all(engines.map((engine) => engine.idle().catch(() => undefined)));
@@ -71,12 +78,20 @@ export class TestWorld {
   }
 
   /** One maintenance pass on each engine (in order), then idle. */
-  async maintain(engines: readonly Engine[] = this.engines): Promise<void> {
+  async maintain(engines: readonly Engine[] = this.live): Promise<void> {
     for (const engine of engines) {
       await engine.runMaintenance().catch(() => undefined);
-      await this.idle([engine]);
+      await this.#settleTurns([engine]);
     }
-    await this.idle(engines);
+    await this.#settleTurns(engines);
+  }
+
+  /** Like idle, but does not wait for running activities (they may wait on time that has not come). */
+  async #settleTurns(engines: readonly Engine[]): Promise<void> {
+    for (let round = 0; round < 3; round++) {
+      await settle();
+      await Promise.all(engines.map((engine) => engine.idle({ activities: false }).catch(() => undefined)));
+    }
   }
 
   /** Moves time forward in steps of `stepMs`, running maintenance on the given engines after each step. */
@@ -87,9 +102,52 @@ export class TestWorld {
       const now = Math.min(step, left);
       await this.clock.advance(now);
       left -= now;
-      await this.maintain(options.engines ?? this.engines);
+      await this.maintain(options.engines ?? this.live);
     }
-    if (ms === 0) await this.maintain(options.engines ?? this.engines);
+    if (ms === 0) await this.maintain(options.engines ?? this.live);
+  }
+
+  /**
+   * Simulates the engine's process dying: every storage call it makes from now on hangs forever (a commit
+   * in flight may or may not have landed), and the liveness oracle reports it dead.
+   */
+  crash(engine: TestEngine): void {
+    engine.wrapper.setFaults({
+      hangRate: 1,
+      readFailureRate: 0,
+      writeFailureRate: 0,
+      writeFailureAfterApplyRate: 0,
+    });
+    engine.wrapper.enabled = true;
+    this.liveness.kill(engine.id);
+    this.engines.splice(this.engines.indexOf(engine), 1);
+  }
+
+  /** Simulates a frozen engine: its storage calls hang until `thaw`. It stays alive to the oracle. */
+  freeze(engine: TestEngine): void {
+    engine.wrapper.setFaults({
+      hangRate: 1,
+      readFailureRate: 0,
+      writeFailureRate: 0,
+      writeFailureAfterApplyRate: 0,
+    });
+    engine.wrapper.enabled = true;
+    this.#frozen.add(engine);
+  }
+
+  /** Lets a frozen engine go on: its hung calls now run against the store as it is. */
+  thaw(engine: TestEngine): void {
+    engine.wrapper.setFaults({ hangRate: 0 });
+    engine.wrapper.enabled = false;
+    engine.wrapper.releaseHung();
+    this.#frozen.delete(engine);
+  }
+
+  #frozen = new Set<TestEngine>();
+
+  /** Engines that are neither crashed nor frozen. */
+  get live(): TestEngine[] {
+    return this.engines.filter((engine) => !this.#frozen.has(engine));
   }
 
   async shutdownAll(): Promise<void> {

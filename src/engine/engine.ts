@@ -147,8 +147,11 @@ export interface Engine {
   resultWaiters(): ResultWaiterInfo[];
   /** Refused writes of deposed engines (for one workflow, or all). */
   fenceRejections(workflowId?: string): Promise<FenceRejection[]>;
-  /** Resolves when no turn, load or activity is in progress on this engine. */
-  idle(): Promise<void>;
+  /**
+   * Resolves when no turn, load or maintenance pass is in progress on this engine, and (unless
+   * `activities: false`) no activity is running.
+   */
+  idle(options?: { activities?: boolean }): Promise<void>;
   /** Stops background work and releases every claim (and the lease); resolves when released. */
   shutdown(): Promise<ShutdownReport>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -665,13 +668,14 @@ class ShuttleEngine implements Engine {
     return readFenceRejections(this.#storage, workflowId);
   }
 
-  async idle(): Promise<void> {
+  async idle(options: { activities?: boolean } = {}): Promise<void> {
+    const activities = options.activities ?? true;
     for (let round = 0; round < 10_000; round++) {
-      const busy = [...this.#runs.values()].filter((run) => run.hasWork);
+      const busy = [...this.#runs.values()].filter((run) => (activities ? run.hasWork : run.isTurning));
       const loads = [...this.#loading.values()];
       if (busy.length === 0 && loads.length === 0 && !this.#maintenance) return;
       await Promise.race([
-        ...busy.map((run) => run.whenIdle()),
+        ...busy.map((run) => (activities ? run.whenIdle() : run.whenQuiet())),
         ...loads,
         ...(this.#maintenance ? [this.#maintenance] : []),
       ]);

@@ -401,6 +401,11 @@ export class WorkflowRun {
       .map((leaf) => leaf.childId!);
   }
 
+  /** A turn is running or queued. */
+  get isTurning(): boolean {
+    return this.#draining || this.#mailbox.length > 0;
+  }
+
   get hasWork(): boolean {
     return this.#draining || this.#mailbox.length > 0 || this.#running.size > 0;
   }
