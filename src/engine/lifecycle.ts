@@ -433,7 +433,8 @@ export class Lifecycle {
       const allowed: WorkflowStatus[] =
         target === 'suspended' ? ['running'] : ['running', 'pending', 'suspended'];
       if (!allowed.includes(status)) {
-        if (target === 'timed-out' || isTerminal(status)) return null;
+        // terminate is idempotent on a finished workflow; suspend is not (it would say something false)
+        if (target === 'timed-out' || (target === 'terminated' && isTerminal(status))) return null;
         throw new InvalidWorkflowStateError(
           workflowId,
           status,
