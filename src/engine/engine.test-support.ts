@@ -62,9 +62,12 @@ export class TestWorld {
       workflows,
       onWarning: (warning) => warnings.push(warning),
       ...options,
+      // recover after subscribing, so the events of recovery are recorded too
+      recover: false,
     })) as TestEngine;
     engine.subscribe((event) => events.push(event));
     Object.assign(engine, { events, warnings, wrapper });
+    if (options.recover ?? true) await engine.recoverAll();
     this.engines.push(engine);
     return engine;
   }
