@@ -109,6 +109,7 @@ export default tseslint.config(
   },
   {
     files: ['src/workflows/**/*.ts'],
+    ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

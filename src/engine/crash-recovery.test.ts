@@ -101,13 +101,15 @@ async function crashAt(boundary: number): Promise<{ runs: Map<string, number>; i
       void a.shutdown();
     }
   });
+  // The test talks to the workflow through an observer engine, which survives A's crash.
+  const observer = await world.engine([parent, child], { claimWorkflows: false, recover: false });
   await a.start(parent, undefined, { id: 'w' });
   for (let step = 0; step < 200 && live === a; step++) {
     if (commits >= boundary) break;
-    const description = await a.describe('w');
+    const description = await observer.describe('w');
     if (description.status !== 'running') break;
-    if (description.pending?.kind === 'signal') await a.signal('w', 'go', 5);
-    if (description.pending?.kind === 'until') await a.update('w', 'approve').catch(() => undefined);
+    if (description.pending?.kind === 'signal') await observer.signal('w', 'go', 5);
+    if (description.pending?.kind === 'until') void observer.update('w', 'approve').catch(() => undefined);
     await world.advance(100);
   }
   const b = await world.engine([parent, child], { recover: false });
@@ -140,16 +142,8 @@ describe('crash at any operation boundary', () => {
           ).toBeLessThanOrEqual(limit);
           expect(count).toBeGreaterThanOrEqual(1);
         }
-        expect([...runs.keys()].sort()).toEqual([
-          'child-double',
-          'first',
-          'flaky#1',
-          'flaky#2',
-          'flaky#3',
-          'last',
-          'par-x',
-          'par-y',
-        ]);
+        const kinds = new Set([...runs.keys()].map((name) => name.split('#')[0]));
+        expect([...kinds].sort()).toEqual(['child-double', 'first', 'flaky', 'last', 'par-x', 'par-y']);
       }),
       { numRuns: total, examples: Array.from({ length: total }, (_, i) => [i + 1]) },
     );

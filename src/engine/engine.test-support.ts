@@ -76,14 +76,14 @@ export class TestWorld {
   async idle(engines: readonly Engine[] = this.live): Promise<void> {
     for (let round = 0; round < 3; round++) {
       await settle();
-      await Promise.all(engines.map((engine) => engine.idle().catch(() => undefined)));
+      await Promise.all(engines.map((engine) => this.#unlessStopped(engine, engine.idle())));
     }
   }
 
   /** One maintenance pass on each engine (in order), then idle. */
   async maintain(engines: readonly Engine[] = this.live): Promise<void> {
     for (const engine of engines) {
-      await engine.runMaintenance().catch(() => undefined);
+      await this.#unlessStopped(engine, engine.runMaintenance());
       await this.#settleTurns([engine]);
     }
     await this.#settleTurns(engines);
@@ -93,8 +93,33 @@ export class TestWorld {
   async #settleTurns(engines: readonly Engine[]): Promise<void> {
     for (let round = 0; round < 3; round++) {
       await settle();
-      await Promise.all(engines.map((engine) => engine.idle({ activities: false }).catch(() => undefined)));
+      await Promise.all(
+        engines.map((engine) => this.#unlessStopped(engine, engine.idle({ activities: false }))),
+      );
     }
+  }
+
+  /** Waits for `work` unless the engine crashes or freezes meanwhile (its work would then never end). */
+  #unlessStopped(engine: Engine, work: Promise<unknown>): Promise<unknown> {
+    return Promise.race([work.catch(() => undefined), this.#stopSignal(engine as TestEngine)]);
+  }
+
+  #stopSignals = new Map<TestEngine, { promise: Promise<void>; resolve: () => void }>();
+
+  #stopSignal(engine: TestEngine): Promise<void> {
+    let signal = this.#stopSignals.get(engine);
+    if (!signal) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      signal = { promise, resolve };
+      this.#stopSignals.set(engine, signal);
+    }
+    return signal.promise;
+  }
+
+  #signalStopped(engine: TestEngine): void {
+    this.#stopSignal(engine);
+    this.#stopSignals.get(engine)!.resolve();
   }
 
   /** Moves time forward in steps of `stepMs`, running maintenance on the given engines after each step. */
@@ -123,6 +148,7 @@ export class TestWorld {
     });
     engine.wrapper.enabled = true;
     this.liveness.kill(engine.id);
+    this.#signalStopped(engine);
     this.engines.splice(this.engines.indexOf(engine), 1);
   }
 
@@ -136,6 +162,7 @@ export class TestWorld {
     });
     engine.wrapper.enabled = true;
     this.#frozen.add(engine);
+    this.#signalStopped(engine);
   }
 
   /** Lets a frozen engine go on: its hung calls now run against the store as it is. */
@@ -144,6 +171,7 @@ export class TestWorld {
     engine.wrapper.enabled = false;
     engine.wrapper.releaseHung();
     this.#frozen.delete(engine);
+    this.#stopSignals.delete(engine);
   }
 
   #frozen = new Set<TestEngine>();

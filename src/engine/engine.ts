@@ -268,7 +268,7 @@ class ShuttleEngine implements Engine {
           metrics: this.#metrics,
           emit,
           warn,
-          isEligible: (type) => options.claimWorkflows && (this.#definitions.get(type)?.size ?? 0) > 0,
+          isEligible: (type) => this.#mayDrive(type),
           onClaimed: (workflowId, how) => this.#drive(workflowId, how === 'takeover' ? null : 'queued-start'),
           onLost: (workflowId) => this.#runs.get(workflowId)?.drop('claim-lost'),
           onCorrupt: (workflowId, error) => this.#markCorrupt(workflowId, error),
@@ -371,6 +371,11 @@ class ShuttleEngine implements Engine {
 
   definitions(): AnyWorkflowDefinition[] {
     return [...this.#definitions.values()].flatMap((versions) => [...versions.values()]);
+  }
+
+  /** This engine may run workflows of `type`: it has a definition for it and is not an observer. */
+  #mayDrive(type: string): boolean {
+    return this.#options.claimWorkflows && (this.#definitions.get(type)?.size ?? 0) > 0;
   }
 
   #definition(type: string, version?: number): AnyWorkflowDefinition | undefined {
@@ -614,7 +619,7 @@ class ShuttleEngine implements Engine {
             this.#corrupt.has(workflowId)
           )
             continue;
-          if (!this.#definitions.has(value) || !this.#options.claimWorkflows) continue;
+          if (!this.#mayDrive(value)) continue;
           this.#drive(workflowId, null);
         }
         if (page.length < 500) break;
@@ -688,8 +693,11 @@ class ShuttleEngine implements Engine {
   /** Drives a workflow here from storage: evicts any stale local context, loads and replays it. */
   #drive(workflowId: string, wake: WakeKind | null): void {
     if (this.#state !== 'open' && this.#state !== 'opening') return;
-    this.#runs.get(workflowId)?.drop('evicted');
-    const previous = this.#loading.get(workflowId) ?? Promise.resolve();
+    // One run per workflow per engine: a stale run is dropped and its in-flight turn (a commit may be under
+    // way) finishes before the workflow is loaded again, so two runs of one workflow never commit at once.
+    const stale = this.#runs.get(workflowId);
+    stale?.drop('evicted');
+    const previous = Promise.all([this.#loading.get(workflowId), stale?.whenQuiet()]);
     const loading = previous
       .then(() => this.#load(workflowId, wake))
       .finally(() => {
@@ -869,7 +877,7 @@ class ShuttleEngine implements Engine {
           record.status === 'running' &&
           !this.#registry &&
           !this.#runs.has(workflowId) &&
-          this.#definitions.has(record.type)
+          this.#mayDrive(record.type)
         )
           this.#drive(workflowId, null);
       } catch {

@@ -2,6 +2,7 @@
  * Typed engine events, delivered to `engine.subscribe(listener)`. The studio's live panels consume this
  * stream; nothing parses logs. Names are past tense. Warnings also go to the `onWarning` option.
  */
+import type { Json } from './codec';
 import type { SerializedError } from './errors';
 import type { WorkflowStatus } from './keys';
 
@@ -29,6 +30,7 @@ export type EngineEvent =
   | { type: 'workflow.corrupt'; workflowId: string; key: string; message: string }
   | { type: 'operation.committed'; workflowId: string; position: number; kinds: string[] }
   | { type: 'activity.started'; workflowId: string; name: string; attempt: number }
+  | { type: 'activity.heartbeat'; workflowId: string; name: string; attempt: number; details?: Json }
   | { type: 'claim.acquired'; workflowId: string; epoch: number; how: 'start' | 'acquire' | 'resume' }
   | { type: 'claim.renewed'; count: number }
   | { type: 'claim.released'; workflowId: string; epoch: number }

@@ -465,7 +465,6 @@ export class Lifecycle {
         if (executionKey) write.operations.push({ type: 'delete', key: executionKey });
         const startKey = startTimerKey(read.record);
         if (startKey) write.operations.push({ type: 'delete', key: startKey });
-        write.operations.push({ type: 'delete', key: keys.cancelRequest(workflowId) });
       }
       if (rotation) {
         write.conditions.push(...rotation.conditions);

@@ -452,3 +452,57 @@ describe('cancellation', () => {
     await expect(engine.handle('c').result()).rejects.toThrow(/was cancelled: user asked/);
   });
 });
+
+describe('activity attempts and heartbeats', () => {
+  it('an attempt in flight when its engine dies shows in the timeline, and the re-run is the next attempt', async () => {
+    const attempts: number[] = [];
+    const wf = defineWorkflow({
+      name: 'one-slow-step',
+      version: 1,
+      *run(ctx) {
+        return yield* ctx.activity('work', ({ attempt }) => {
+          attempts.push(attempt);
+          return attempt === 1 ? new Promise<string>(() => undefined) : 'done';
+        });
+      },
+    });
+    const world = new TestWorld();
+    const a = await world.engine([wf]);
+    await a.start(wf, undefined, { id: 'w' });
+    await world.maintain([a]);
+    world.crash(a);
+    const b = await world.engine([wf]);
+    await world.idle([b]);
+    expect(await b.handle('w').result()).toBe('done');
+    expect(attempts).toEqual([1, 2]);
+    const started = (await b.timeline('w')).filter((e) => e.kind === 'activity-started');
+    expect(started.map((e) => [e.engineId, e.detail.attempt, e.detail.rerun ?? false])).toEqual([
+      [a.id, 1, false],
+      [b.id, 2, true],
+    ]);
+  });
+
+  it('heartbeats reach subscribers as activity.heartbeat events', async () => {
+    const wf = defineWorkflow({
+      name: 'beating',
+      version: 1,
+      *run(ctx) {
+        yield* ctx.activity('work', ({ heartbeat }) => {
+          heartbeat({ doneMs: 1, totalMs: 2 });
+          return 'done';
+        });
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([wf]);
+    await engine.start(wf, undefined, { id: 'w' });
+    await world.idle();
+    expect(engine.events).toContainEqual({
+      type: 'activity.heartbeat',
+      workflowId: 'w',
+      name: 'work',
+      attempt: 1,
+      details: { doneMs: 1, totalMs: 2 },
+    });
+  });
+});

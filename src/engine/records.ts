@@ -61,6 +61,8 @@ export type Leaf = {
   done: boolean;
   /** Activities: the attempt that runs next (or runs now). */
   attempt?: number;
+  /** Activities: this attempt's start was committed (it may be running, or was interrupted). */
+  started?: boolean;
   /** A durable timer belonging to this leaf (sleep, retry backoff or timeout) and when it is due. */
   timerKey?: string;
   dueAt?: number;

@@ -147,13 +147,15 @@ export type WorkflowDefinition<I = unknown, O = unknown, S extends JsonObject = 
   /** Shown by the studio. */
   readonly description?: string;
   /** Prefilled in the studio's start dialog. */
-  readonly sampleInput?: I;
+  readonly sampleInput?: NoInfer<I>;
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyWorkflowDefinition = WorkflowDefinition<any, any, any>;
-export type WorkflowInput<D> = D extends WorkflowDefinition<infer I, unknown, JsonObject> ? I : unknown;
-export type WorkflowOutput<D> = D extends WorkflowDefinition<unknown, infer O, JsonObject> ? O : unknown;
+// Every parameter is inferred: a definition with a typed input is not assignable to one with `unknown`
+// input (its `run` takes the narrower type), so matching against a fixed `unknown` would yield `unknown`.
+export type WorkflowInput<D> = D extends WorkflowDefinition<infer I, infer _O, infer _S> ? I : unknown;
+export type WorkflowOutput<D> = D extends WorkflowDefinition<infer _I, infer O, infer _S> ? O : unknown;
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 

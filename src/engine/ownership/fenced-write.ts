@@ -15,6 +15,13 @@
  *
  * This is why a deposed engine can never overwrite its successor: its condition names an epoch that the
  * successor's claim replaced, and storage applies a batch only if every condition holds.
+ *
+ * Defence in depth: a run's commit also conditions on the exact checkpoint it last wrote (workflow-run.ts),
+ * and every transition that mints or rotates an epoch rewrites the checkpoint (it appends the timeline
+ * entry that tells the story). So under `workflow-lease` a zombie's commit fails two independent
+ * conditions; the epoch is the one that says *why* (deposed, not a lost race), and it alone protects any
+ * write that does not carry the checkpoint. Removing either condition leaves the acceptance scenarios
+ * green; removing both turns the zombie scenarios red; fenced-write.test.ts fails without the epoch.
  */
 import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';

@@ -1014,11 +1014,6 @@ export class WorkflowRun {
     const command = leafCommands(this.#command!)[event.member] as Extract<LeafCommand, { kind: 'activity' }>;
     const now = this.#host.clock.now();
     const pos = event.pos;
-    turn.note(
-      'activity-started',
-      { pos, member: event.member, name: leaf.name, attempt: event.attempt },
-      event.startedAt,
-    );
     let outcome = event.outcome;
     let stored: Json | undefined;
     if (outcome.ok) {
@@ -1067,6 +1062,7 @@ export class WorkflowRun {
         retry.maxIntervalMs,
       );
       leaf.attempt = event.attempt + 1;
+      leaf.started = false;
       leaf.retrying = true;
       leaf.lastError = failure;
       this.#armTimer(turn, leaf, 'retry', now + wait);
@@ -1085,13 +1081,44 @@ export class WorkflowRun {
     turn.kinds.push('activity');
   }
 
-  /** Starts every activity leaf that is due to run and not running. Called after a commit landed. */
+  /**
+   * Before a commit: marks every activity attempt that will start once it lands, and notes it on the
+   * timeline, so the start is durable before any activity code runs. An attempt already marked started but
+   * not running here was interrupted (its engine died or lost the workflow): it runs again as the next
+   * attempt, and the timeline shows both.
+   */
+  #markActivityStarts(turn: Turn): void {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier || !this.#command || !this.isLive) return;
+    for (const leaf of frontier.leaves) {
+      if (leaf.kind !== 'activity' || leaf.done || leaf.retrying || this.#running.has(leaf.member)) continue;
+      const rerun = leaf.started === true;
+      if (rerun) leaf.attempt = (leaf.attempt ?? 1) + 1;
+      leaf.started = true;
+      turn.note('activity-started', {
+        pos: frontier.pos,
+        member: leaf.member,
+        name: leaf.name,
+        attempt: leaf.attempt ?? 1,
+        ...(rerun ? { rerun: true } : {}),
+      });
+    }
+  }
+
+  /** Starts every activity attempt the last commit marked started. Called after that commit landed. */
   #startActivities(): void {
     const frontier = this.#checkpoint.frontier;
     if (!frontier || !this.#command || !this.isLive) return;
     const commands = leafCommands(this.#command);
     for (const leaf of frontier.leaves) {
-      if (leaf.kind !== 'activity' || leaf.done || leaf.retrying || this.#running.has(leaf.member)) continue;
+      if (
+        leaf.kind !== 'activity' ||
+        leaf.done ||
+        leaf.retrying ||
+        !leaf.started ||
+        this.#running.has(leaf.member)
+      )
+        continue;
       const command = commands[leaf.member] as Extract<LeafCommand, { kind: 'activity' }>;
       this.#runActivity(frontier.pos, leaf.member, leaf.attempt ?? 1, command);
     }
@@ -1126,8 +1153,17 @@ export class WorkflowRun {
       controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
     });
     aborted.catch(() => undefined);
-    const work = (async () =>
-      command.fn({ attempt, signal: controller.signal, heartbeat: () => undefined }))();
+    const heartbeat = (details?: Json) => {
+      if (controller.signal.aborted || !this.isLive) return;
+      this.#host.emit({
+        type: 'activity.heartbeat',
+        workflowId: this.id,
+        name: command.name,
+        attempt,
+        ...(details === undefined ? {} : { details }),
+      });
+    };
+    const work = (async () => command.fn({ attempt, signal: controller.signal, heartbeat }))();
     Promise.race([work, aborted]).then(
       (value) =>
         this.deliver({
@@ -1440,9 +1476,9 @@ export class WorkflowRun {
     const host = this.#host;
     if (!this.isLive) return;
     const finalRecord = this.#finalRecord;
+    if (!finalRecord) this.#markActivityStarts(turn);
     if (turn.isEmpty && !finalRecord) {
       this.#park();
-      this.#startActivities();
       return;
     }
     const now = host.clock.now();

@@ -1,0 +1,867 @@
+/**
+ * The acceptance scenarios of ownership.md, each a named test. Two or more real engines share one store,
+ * with a simulated clock and manual background tasks unless said otherwise; renew 1 s, TTL 3 s (grace 2 s:
+ * takeover-eligible strictly after `expiresAt + 2000`). Counters inside activities and workflow bodies
+ * check that claims are exclusive.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../../storage/memory';
+import type { Storage } from '../../storage/types';
+import { SimulatedClock } from '../clock';
+import { createEngine } from '../engine';
+import { TestWorld, type TestEngine } from '../engine.test-support';
+import {
+  EngineLeaseNotHeldError,
+  InvalidOptionsError,
+  OwnershipModeMismatchError,
+  WorkflowClaimUnavailableError,
+} from '../errors';
+import { keys } from '../keys';
+import type { EngineOptions } from '../options';
+import { defineWorkflow, type AnyWorkflowDefinition } from '../workflow';
+import { decodeHolder } from './holder';
+
+const fencing = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const satisfies Partial<EngineOptions>;
+
+/** Workflows whose every step counts its executions. */
+function counted() {
+  const runs = new Map<string, number>();
+  const bump = (key: string) => runs.set(key, (runs.get(key) ?? 0) + 1);
+  /** Openers of gated activity attempts, in the order they started (several engines may run one). */
+  const gates = new Map<string, (() => void)[]>();
+  const open = (key: string, index = 0) => gates.get(key)![index]!();
+  const parked = defineWorkflow({
+    name: 'parked',
+    version: 1,
+    *run(ctx) {
+      const first = yield* ctx.activity('first', () => (bump(`${ctx.workflowId}:first`), 1));
+      const signal = yield* ctx.waitForSignal<number>('go');
+      const second = yield* ctx.activity('second', () => (bump(`${ctx.workflowId}:second`), 2));
+      return first + second + (signal ?? 0);
+    },
+  });
+  const sleeper = defineWorkflow({
+    name: 'sleeper',
+    version: 1,
+    *run(ctx) {
+      yield* ctx.activity('before', () => void bump(`${ctx.workflowId}:before`));
+      yield* ctx.sleep(10_000);
+      yield* ctx.activity('after', () => void bump(`${ctx.workflowId}:after`));
+      return 'slept';
+    },
+  });
+  /** An activity that waits until the test opens its gate. */
+  const gated = defineWorkflow({
+    name: 'gated',
+    version: 1,
+    *run(ctx) {
+      ctx.state.stage = 'before';
+      const value = yield* ctx.activity('slow', ({ attempt }) => {
+        bump(`${ctx.workflowId}:slow#${attempt}`);
+        return new Promise<string>((resolve) => {
+          const key = `${ctx.workflowId}#${attempt}`;
+          gates.set(key, [...(gates.get(key) ?? []), () => resolve(`slow ${attempt}`)]);
+        });
+      });
+      ctx.state.stage = 'after';
+      yield* ctx.sleep(100);
+      return value;
+    },
+  });
+  const racer = defineWorkflow({
+    name: 'racer',
+    version: 1,
+    *run(ctx) {
+      return yield* ctx.race([ctx.waitForSignal('left'), ctx.waitForSignal('right')]);
+    },
+  });
+  const definitions: AnyWorkflowDefinition[] = [parked, sleeper, gated, racer];
+  return { runs, gates, open, parked, sleeper, gated, racer, definitions };
+}
+
+async function holderOf(storage: Storage, id: string) {
+  const raw = await storage.get(keys.ownerHolder(id));
+  return raw === null ? null : decodeHolder(raw);
+}
+
+async function epochOf(storage: Storage, id: string): Promise<string | null> {
+  return storage.get(keys.ownerEpoch(id));
+}
+
+async function setup(engineCount: number, options: Partial<EngineOptions> = {}) {
+  const wf = counted();
+  const world = new TestWorld();
+  const engines: TestEngine[] = [];
+  for (let i = 0; i < engineCount; i++)
+    engines.push(await world.engine(wf.definitions, { ...fencing, ...options }));
+  return { world, engines, ...wf };
+}
+
+describe('ownership acceptance scenarios', () => {
+  it('1. option validation', async () => {
+    const storage = new MemoryStorage();
+    const make = (options: Partial<EngineOptions>) =>
+      createEngine({ storage, backgroundTasks: 'manual', recover: false, ...options });
+    await expect(
+      make({ ownership: 'workflow-lease', workflowClaimTtlMs: 3000, workflowClaimRenewIntervalMs: 3000 }),
+    ).rejects.toThrow(/workflowClaimRenewIntervalMs \(3000\) must be less than workflowClaimTtlMs \(3000\)/);
+    await expect(
+      make({ ownership: 'workflow-lease', workflowClaimTtlMs: 2999, workflowClaimRenewIntervalMs: 1000 }),
+    ).rejects.toThrow(/at least 3 × workflowClaimRenewIntervalMs/);
+    await expect(make({ ownership: 'workflow-lease', workflowClaimTtlMs: 0 })).rejects.toThrow(
+      /workflowClaimTtlMs must be a positive number of milliseconds; got 0/,
+    );
+    await expect(make({ ownership: 'workflow-lease', workflowClaimRenewIntervalMs: -1 })).rejects.toThrow(
+      /got -1/,
+    );
+    await expect(make({ ownership: 'lease', leaseTtlMs: Number.NaN })).rejects.toBeInstanceOf(
+      InvalidOptionsError,
+    );
+    await expect(make({ ownership: 'leases' as never })).rejects.toThrow(/Unknown ownership mode "leases"/);
+    await expect(make({ ownership: 'lease' })).rejects.toThrow(/cannot run with backgroundTasks 'manual'/);
+    const accepted = await make({
+      ownership: 'workflow-lease',
+      workflowClaimTtlMs: 3000,
+      workflowClaimRenewIntervalMs: 1000,
+    });
+    await accepted.shutdown();
+    const none = await createEngine({
+      storage: new MemoryStorage(),
+      backgroundTasks: 'manual',
+      workflowClaimTtlMs: -5,
+      workflowClaimRenewIntervalMs: 99_999,
+    });
+    expect(none.ownership).toBe('none');
+    await none.shutdown();
+  });
+
+  it('2. capability gate: a fencing mode on storage without conditionalBatch fails before any key is read', async () => {
+    let reads = 0;
+    const inner = new MemoryStorage();
+    const storage: Storage = {
+      capabilities: { conditionalBatch: false, durable: false, changeFeed: false, groupCommit: false },
+      get: (key) => (reads++, inner.get(key)),
+      getMany: (k) => (reads++, inner.getMany(k)),
+      scan: (p, o) => (reads++, inner.scan(p, o)),
+      batch: (ops) => inner.batch(ops),
+      conditionalBatch: (c, o) => inner.conditionalBatch(c, o),
+      close: () => inner.close(),
+    };
+    for (const ownership of ['lease', 'workflow-lease'] as const)
+      await expect(
+        createEngine({ storage, ownership, workflowClaimTtlMs: 3000, workflowClaimRenewIntervalMs: 1000 }),
+      ).rejects.toThrow(
+        new RegExp(`Ownership mode '${ownership}' needs storage with the 'conditionalBatch' capability`),
+      );
+    expect(reads).toBe(0);
+    const none = await createEngine({ storage, backgroundTasks: 'manual' });
+    await none.shutdown();
+  });
+
+  it('3. mode marker: a lease store refuses workflow-lease engines and the reverse; the marker is unchanged', async () => {
+    const clock = new SimulatedClock();
+    const leaseStore = new MemoryStorage();
+    const leaseEngine = await createEngine({
+      storage: leaseStore,
+      clock,
+      ownership: 'lease',
+      leaseTtlMs: 3000,
+      leaseRenewIntervalMs: 1000,
+    });
+    const marker = await leaseStore.get(keys.modeMarker);
+    expect(JSON.parse(marker!)).toMatchObject({ mode: 'lease' });
+    const error = await createEngine({
+      storage: leaseStore,
+      clock,
+      ...fencing,
+      backgroundTasks: 'manual',
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OwnershipModeMismatchError);
+    expect(error).toMatchObject({ configuredMode: 'workflow-lease', storedMode: 'lease' });
+    expect(await leaseStore.get(keys.modeMarker)).toBe(marker);
+    const none = await createEngine({ storage: leaseStore, clock, backgroundTasks: 'manual' });
+    await none.shutdown();
+    await leaseEngine.shutdown();
+
+    const wlStore = new MemoryStorage();
+    const wl = await createEngine({ storage: wlStore, clock, ...fencing, backgroundTasks: 'manual' });
+    const wlMarker = await wlStore.get(keys.modeMarker);
+    await expect(
+      createEngine({
+        storage: wlStore,
+        clock,
+        ownership: 'lease',
+        leaseTtlMs: 3000,
+        leaseRenewIntervalMs: 1000,
+      }),
+    ).rejects.toMatchObject({
+      configuredMode: 'lease',
+      storedMode: 'workflow-lease',
+    });
+    expect(await wlStore.get(keys.modeMarker)).toBe(wlMarker);
+    expect(await wlStore.get(keys.leaseHolder)).toBeNull();
+    await wl.shutdown();
+  });
+
+  it('4. start race: exactly one engine wins, the other gets WorkflowClaimUnavailableError, the first activity runs once', async () => {
+    const { world, engines, runs, parked } = await setup(2);
+    const results = await Promise.allSettled(
+      engines.map((engine) => engine.start(parked, undefined, { id: 'race' })),
+    );
+    await world.idle();
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(WorkflowClaimUnavailableError);
+    expect(runs.get('race:first')).toBe(1);
+    expect((await holderOf(world.storage, 'race'))?.epoch).toBe(1);
+  });
+
+  it('5. recovery partition: concurrent recoveries take disjoint sets that cover every workflow', async () => {
+    const { world, engines, runs, parked } = await setup(1);
+    const ids = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    for (const id of ids) await engines[0]!.start(parked, undefined, { id });
+    await world.idle();
+    world.crash(engines[0]!);
+    await world.clock.advance(5001);
+    const b = await world.engine([parked], { ...fencing, recover: false });
+    const c = await world.engine([parked], { ...fencing, recover: false });
+    await Promise.all([b.recoverAll(), c.recoverAll()]);
+    const owned = [...b.ownedWorkflows(), ...c.ownedWorkflows()].sort();
+    expect(owned).toEqual([...ids].sort());
+    expect(new Set(b.ownedWorkflows()).size + new Set(c.ownedWorkflows()).size).toBe(ids.length);
+    for (const id of ids) await world.engines[0]!.signal(id, 'go', 0);
+    await world.idle();
+    for (const id of ids) {
+      expect(runs.get(`${id}:first`)).toBe(1);
+      expect(runs.get(`${id}:second`)).toBe(1);
+      expect(await b.handle(id).result()).toBe(3);
+    }
+  });
+
+  it('6. explicit resume against a live claim throws WorkflowClaimUnavailableError { heldBy }; nothing is claimed', async () => {
+    const { world, engines, parked } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(parked, undefined, { id: 'r' });
+    await world.idle();
+    const before = await world.storage.get(keys.ownerHolder('r'));
+    const error = await b.resume('r').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowClaimUnavailableError);
+    expect((error as WorkflowClaimUnavailableError).heldBy).toMatchObject({ engineId: a.id, epoch: 1 });
+    expect(await world.storage.get(keys.ownerHolder('r'))).toBe(before);
+    expect(b.ownedWorkflows()).toEqual([]);
+  });
+
+  it('7. rolling release: B holds all three at epoch 2 without waiting; every step ran once in total', async () => {
+    const { world, engines, runs, parked } = await setup(1);
+    const a = engines[0]!;
+    for (const id of ['x', 'y', 'z']) await a.start(parked, undefined, { id });
+    await world.idle();
+    const b = await world.engine([parked], fencing);
+    expect(b.ownedWorkflows()).toEqual([]);
+    const now = world.clock.now();
+    await a.shutdown();
+    await world.idle([b]);
+    expect(world.clock.now()).toBe(now);
+    expect(b.ownedWorkflows().sort()).toEqual(['x', 'y', 'z']);
+    for (const id of ['x', 'y', 'z'])
+      expect(await holderOf(world.storage, id)).toMatchObject({ engineId: b.id, epoch: 2 });
+    for (const id of ['x', 'y', 'z']) await b.signal(id, 'go', 0);
+    await world.idle([b]);
+    for (const id of ['x', 'y', 'z']) {
+      expect(await b.handle(id).result()).toBe(3);
+      expect(runs.get(`${id}:first`)).toBe(1);
+      expect(runs.get(`${id}:second`)).toBe(1);
+    }
+  });
+
+  it('8. crash and reclaim by TTL: not before expiresAt + 2000, strictly after it B takes over at epoch 2 and drives it', async () => {
+    const { world, engines, runs, sleeper } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(sleeper, undefined, { id: 's' });
+    await world.idle();
+    await world.advance(1000);
+    const holder = (await holderOf(world.storage, 's'))!;
+    expect(holder.engineId).toBe(a.id);
+    world.crash(a);
+    await expect(b.resume('s')).rejects.toBeInstanceOf(WorkflowClaimUnavailableError);
+    world.clock.set(holder.expiresAt + 2000);
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual([]);
+    world.clock.set(holder.expiresAt + 2001);
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual(['s']);
+    expect(await holderOf(world.storage, 's')).toMatchObject({ engineId: b.id, epoch: 2 });
+    const timeline = await b.timeline('s');
+    expect(timeline.find((e) => e.kind === 'claim-taken-over')?.detail).toMatchObject({
+      fromEngineId: a.id,
+      fromEpoch: 1,
+      toEngineId: b.id,
+      toEpoch: 2,
+    });
+    await world.advance(10_000, { stepMs: 1000 });
+    expect(await b.handle('s').result()).toBe('slept');
+    expect(runs.get('s:before')).toBe(1);
+    expect(runs.get('s:after')).toBe(1);
+  });
+
+  it('9. crash and reclaim by liveness: B takes over on its next pass, long before the TTL', async () => {
+    const { world, engines, sleeper } = await setup(0);
+    const a = await world.engine([sleeper], { ...fencing, liveness: world.liveness });
+    const b = await world.engine([sleeper], { ...fencing, liveness: world.liveness });
+    void engines;
+    await a.start(sleeper, undefined, { id: 'l' });
+    await world.idle();
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual([]); // A is alive
+    world.crash(a); // the oracle now reports A dead
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual(['l']);
+    expect(world.clock.now()).toBeLessThan((await holderOf(world.storage, 'l'))!.claimedAt + 3000);
+    expect(b.metrics().claimAttempts.takeover).toBe(1);
+  });
+
+  it('10. ownerless but running: the reclaim scan finds it and drives it', async () => {
+    const { world, engines, runs, parked } = await setup(1);
+    const observer = await world.engine([parked], { ...fencing, claimWorkflows: false });
+    await observer.start(parked, undefined, { id: 'orphan' });
+    expect(await holderOf(world.storage, 'orphan')).toBeNull();
+    await world.maintain([engines[0]!]);
+    expect(engines[0]!.ownedWorkflows()).toEqual(['orphan']);
+    expect(runs.get('orphan:first')).toBe(1);
+    expect(observer.ownedWorkflows()).toEqual([]);
+  });
+
+  it('11. eligibility: no definition, no claim; a workflow found terminal after takeover is released, not driven', async () => {
+    const { world, engines, runs, parked, sleeper } = await setup(1);
+    const a = engines[0]!;
+    await a.start(parked, undefined, { id: 'elig' });
+    await world.idle();
+    world.crash(a);
+    await world.clock.advance(6000);
+    const stranger = await world.engine([sleeper], fencing);
+    await world.maintain([stranger]);
+    expect(stranger.ownedWorkflows()).toEqual([]);
+    expect((await holderOf(world.storage, 'elig'))?.engineId).toBe(a.id);
+    // a finished workflow with a stale holder left behind
+    const b = await world.engine([parked, sleeper], fencing);
+    await b.signal('elig', 'go', 0);
+    await world.idle([b]);
+    await world.maintain([b]);
+    await world.idle([b]);
+    expect(await b.handle('elig').result()).toBe(3);
+    const done = await world.engine([sleeper], fencing);
+    await done.start(sleeper, undefined, { id: 'finished' });
+    await world.idle([done]);
+    await done.terminate('finished');
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('finished'),
+        value: JSON.stringify({
+          engineId: 'ghost',
+          epoch: 9,
+          claimedAt: world.clock.now() - 10_000,
+          expiresAt: world.clock.now() - 9000,
+        }),
+      },
+    ]);
+    const before = runs.get('finished:after') ?? 0;
+    await world.maintain([b]);
+    expect(await holderOf(world.storage, 'finished')).toBeNull();
+    expect(b.ownedWorkflows()).not.toContain('finished');
+    expect(runs.get('finished:after') ?? 0).toBe(before);
+    expect((await b.timeline('finished')).map((e) => e.kind)).toEqual(
+      expect.arrayContaining(['terminated', 'claim-taken-over', 'claim-released']),
+    );
+  });
+
+  it('12. takeover isolation: A loses X on its next renewal, keeps Y, and Y completes on A', async () => {
+    const { world, engines, runs, parked } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(parked, undefined, { id: 'X' });
+    await a.start(parked, undefined, { id: 'Y' });
+    await world.idle();
+    // X's holder is found expired (as if A's renewal of X alone had stalled)
+    const holderX = (await holderOf(world.storage, 'X'))!;
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('X'),
+        value: JSON.stringify({ ...holderX, expiresAt: world.clock.now() - 10_000 }),
+      },
+    ]);
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual(['X']);
+    await world.maintain([a]);
+    expect(a.ownedWorkflows()).toEqual(['Y']);
+    expect(a.warnings.some((w) => w.name === 'WorkflowClaimLostWarning' && w.workflowId === 'X')).toBe(true);
+    expect(a.metrics().claimsLost).toBe(1);
+    expect(a.metrics().renewalFailures).toBe(1);
+    await a.signal('Y', 'go', 0);
+    await a.signal('X', 'go', 0);
+    await world.idle();
+    expect(await a.handle('Y').result()).toBe(3);
+    expect(await a.handle('X').result()).toBe(3);
+    expect(runs.get('Y:second')).toBe(1);
+    expect(runs.get('X:second')).toBe(1);
+  });
+
+  it('13. zombie writes: the deposed engine is refused, a fence-rejection is recorded, and the state is the successor’s', async () => {
+    const { world, engines, runs, open, gated } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(gated, undefined, { id: 'z' });
+    await world.maintain([a]);
+    // A hangs in its activity; time passes for B only, and B takes over
+    await world.advance(7000, { stepMs: 1000, engines: [b] });
+    expect(b.ownedWorkflows()).toEqual(['z']);
+    open('z#1', 0); // A's stale activity finishes now and A tries to commit it
+    await world.idle([a]);
+    expect(a.events.some((e) => e.type === 'write.fenced-out' && e.workflowId === 'z')).toBe(true);
+    const rejections = await b.fenceRejections('z');
+    expect(rejections).toEqual([
+      expect.objectContaining({ workflowId: 'z', engineId: a.id, heldEpoch: 1, currentEpoch: 2 }),
+    ]);
+    expect((await b.describe('z')).state).toEqual({ stage: 'before' });
+    // at-least-once: B ran it again, as attempt 2 (the interrupted start was recorded); A's result was refused
+    expect(runs.get('z:slow#1')).toBe(1);
+    expect(runs.get('z:slow#2')).toBe(1);
+    expect(
+      (await b.timeline('z'))
+        .filter((e) => e.kind === 'activity-started')
+        .map((e) => [e.engineId, e.detail.attempt]),
+    ).toEqual([
+      [a.id, 1],
+      [b.id, 2],
+    ]);
+    open('z#2');
+    await world.advance(200, { engines: [b] });
+    expect(await b.handle('z').result()).toBe('slow 2');
+  });
+
+  it('14. zombie wake: a signal does not advance X on the deposed engine; the new owner consumes it once', async () => {
+    const { world, engines, runs, parked } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(parked, undefined, { id: 'w' });
+    await world.idle();
+    await world.advance(7000, { stepMs: 1000, engines: [b] });
+    expect(b.ownedWorkflows()).toEqual(['w']);
+    await b.signal('w', 'go', 5);
+    await world.idle();
+    expect(
+      a.events.some((e) => e.type === 'wake.discarded' && e.workflowId === 'w' && e.wakeKind === 'signal'),
+    ).toBe(true);
+    expect(a.warnings.some((w) => w.name === 'WorkflowWakeDiscardedWarning')).toBe(true);
+    expect(await b.handle('w').result()).toBe(8);
+    expect(runs.get('w:second')).toBe(1);
+  });
+
+  it('15. external rotation: B terminates X while A runs it; epoch +1, holder deleted, terminal, A refused', async () => {
+    const { world, engines, open, gated } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(gated, undefined, { id: 'rot' });
+    await world.maintain([a]);
+    await b.terminate('rot', 'stop it');
+    expect(await epochOf(world.storage, 'rot')).toBe('2');
+    expect(await holderOf(world.storage, 'rot')).toBeNull();
+    const terminal = await world.storage.get(keys.record('rot'));
+    open('rot#1');
+    await world.idle([a]);
+    expect(a.events.some((e) => e.type === 'write.fenced-out' && e.workflowId === 'rot')).toBe(true);
+    expect(await world.storage.get(keys.record('rot'))).toBe(terminal);
+    expect((await b.describe('rot')).status).toBe('terminated');
+    // suspend rotates too
+    await a.start(gated, undefined, { id: 'rot2' });
+    await world.maintain([a]);
+    await b.suspend('rot2');
+    expect(await epochOf(world.storage, 'rot2')).toBe('2');
+    open('rot2#1');
+    await world.idle([a]);
+    expect((await b.describe('rot2')).status).toBe('suspended');
+  });
+
+  it('16. same-engine suspend then resume succeeds at the next epoch', async () => {
+    const { world, engines, parked } = await setup(1);
+    const a = engines[0]!;
+    await a.start(parked, undefined, { id: 'sr' });
+    await world.idle();
+    await a.suspend('sr');
+    expect(await epochOf(world.storage, 'sr')).toBe('2');
+    await a.resume('sr');
+    await world.idle();
+    expect(await holderOf(world.storage, 'sr')).toMatchObject({ engineId: a.id, epoch: 3 });
+    await a.signal('sr', 'go', 0);
+    await world.idle();
+    expect(await a.handle('sr').result()).toBe(3);
+  });
+
+  it('17. epoch monotonicity', async () => {
+    const { world, engines, parked } = await setup(1);
+    const a = engines[0]!;
+    await a.start(parked, undefined, { id: 'new' });
+    expect(await epochOf(world.storage, 'new')).toBe('1');
+    await world.storage.batch([{ type: 'put', key: keys.ownerEpoch('reused'), value: '7' }]);
+    await a.start(parked, undefined, { id: 'reused' });
+    expect(await epochOf(world.storage, 'reused')).toBe('8');
+    await world.idle();
+    await a.shutdown(); // release deletes only the holder
+    expect(await holderOf(world.storage, 'reused')).toBeNull();
+    expect(await epochOf(world.storage, 'reused')).toBe('8');
+    const b = await world.engine([parked], fencing);
+    await world.idle([b]);
+    expect(await holderOf(world.storage, 'reused')).toMatchObject({ engineId: b.id, epoch: 9 });
+    // takeover mints from E even when the stale holder claims another epoch
+    const stale = (await holderOf(world.storage, 'new'))!;
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('new'),
+        value: JSON.stringify({
+          ...stale,
+          engineId: 'ghost',
+          epoch: 40,
+          expiresAt: world.clock.now() - 10_000,
+        }),
+      },
+    ]);
+    const c = await world.engine([parked], fencing);
+    await world.maintain([c]);
+    const epochs = [
+      await epochOf(world.storage, 'new'),
+      String((await holderOf(world.storage, 'new'))?.epoch),
+    ];
+    expect(epochs[0]).toBe(epochs[1]);
+    expect(Number(epochs[0])).toBeLessThan(40);
+  });
+
+  it('18. renewal: only expiresAt changes; a renewal racing a release is no failure; a throwing renewal keeps the claim; manual mode renews only in runMaintenance', async () => {
+    const { world, engines, parked } = await setup(1);
+    const a = engines[0]!;
+    await a.start(parked, undefined, { id: 'rn' });
+    await world.idle();
+    const before = (await holderOf(world.storage, 'rn'))!;
+    await world.clock.advance(500);
+    expect(world.clock.pendingTimers).toBe(0);
+    expect((await holderOf(world.storage, 'rn'))!.expiresAt).toBe(before.expiresAt);
+    await a.runMaintenance();
+    const after = (await holderOf(world.storage, 'rn'))!;
+    expect(after).toEqual({ ...before, expiresAt: before.expiresAt + 500 });
+    // a renewal that throws keeps the claim
+    a.wrapper.setFaults({ writeFailureRate: 1 });
+    a.wrapper.enabled = true;
+    await a.runMaintenance();
+    a.wrapper.enabled = false;
+    expect(a.ownedWorkflows()).toEqual(['rn']);
+    expect(a.metrics().claimsLost).toBe(0);
+    // a renewal racing the release of the claim is not a loss
+    const renewing = a.runMaintenance();
+    await a.signal('rn', 'go', 0);
+    await renewing;
+    await world.idle();
+    expect(await a.handle('rn').result()).toBe(3);
+    expect(a.metrics().claimsLost).toBe(0);
+    expect(a.warnings.filter((w) => w.name === 'WorkflowClaimLostWarning')).toEqual([]);
+  });
+
+  it('19. cooldown: right after losing X, the takeover attempt is skipped and counted as backoff_skipped', async () => {
+    const { world, engines, parked } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(parked, undefined, { id: 'cd' });
+    await world.idle();
+    await world.advance(7000, { stepMs: 1000, engines: [b] });
+    expect(b.ownedWorkflows()).toEqual(['cd']);
+    await world.maintain([a]); // A's renewal fails: lost
+    expect(a.metrics().claimsLost).toBe(1);
+    // B dies at once, its claim expires only later; but make it look expired now
+    const holder = (await holderOf(world.storage, 'cd'))!;
+    world.crash(b);
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('cd'),
+        value: JSON.stringify({ ...holder, expiresAt: world.clock.now() - 10_000 }),
+      },
+    ]);
+    await world.maintain([a]);
+    expect(a.ownedWorkflows()).toEqual([]);
+    expect(a.metrics().claimAttempts.backoff_skipped).toBeGreaterThanOrEqual(1);
+    await world.advance(1000, { engines: [a] });
+    expect(a.ownedWorkflows()).toEqual(['cd']);
+  });
+
+  it('20. wake guard: rules, and timers kept for the owner or collected when finished', async () => {
+    const { world, engines, sleeper } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(sleeper, undefined, { id: 'wg' });
+    await world.idle();
+    // a sleep timer firing on a non-owner stays in storage for the owner
+    await world.advance(9000, { stepMs: 1000, engines: [a] });
+    await world.clock.advance(1000);
+    await b.runMaintenance();
+    expect((await world.storage.scan('timer:')).length).toBe(1);
+    await world.maintain([a]);
+    expect(await a.handle('wg').result()).toBe('slept');
+    // for a terminal workflow the timer is collected
+    await a.start(sleeper, undefined, { id: 'done' });
+    await world.idle();
+    const timerKey = (await world.storage.scan('timer:'))[0]!.key;
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.record('done'),
+        value: (await world.storage.get(keys.record('done')))!.replace('"running"', '"terminated"'),
+      },
+    ]);
+    await world.clock.advance(10_000);
+    await b.runMaintenance();
+    expect(await world.storage.get(timerKey)).toBeNull();
+  });
+
+  it('21. cross-engine signal: the owner delivers it within one pass, at once with the change feed; only the signalled race branch wins', async () => {
+    const { world, engines, racer } = await setup(2);
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(racer, undefined, { id: 'sig' });
+    await world.idle();
+    await b.signal('sig', 'right', 'R');
+    await world.idle(); // no maintenance pass: the change feed woke the owner
+    expect(await a.handle('sig').result()).toEqual({ index: 1, value: 'R' });
+    expect((await a.timeline('sig')).filter((e) => e.kind === 'signal-consumed')).toHaveLength(1);
+    // without a change feed, the poll delivers it within one pass
+    const quiet = new MemoryStorage();
+    const noFeed: Storage = Object.assign(Object.create(quiet) as Storage, {
+      capabilities: { ...quiet.capabilities, changeFeed: false },
+      watch: undefined,
+    });
+    const world2 = new TestWorld({ storage: noFeed });
+    const a2 = await world2.engine([racer], fencing);
+    const b2 = await world2.engine([racer], fencing);
+    await a2.start(racer, undefined, { id: 'sig2' });
+    await world2.idle();
+    await b2.signal('sig2', 'left', 'L');
+    await world2.idle();
+    expect((await a2.describe('sig2')).status).toBe('running');
+    await world2.maintain([a2]);
+    expect(await a2.handle('sig2').result()).toEqual({ index: 0, value: 'L' });
+  });
+
+  it('22. cross-engine update: submitted through a non-owner, applied once by the owner, the caller gets the result', async () => {
+    let applied = 0;
+    const counter = defineWorkflow({
+      name: 'counter',
+      version: 1,
+      *run(ctx) {
+        ctx.state.n = 0;
+        yield* ctx.waitUntil(() => (ctx.state.n as number) >= 10);
+        return ctx.state.n;
+      },
+      updates: {
+        add: { handle: (state, arg) => (applied++, (state.n = (state.n as number) + (arg as number))) },
+      },
+    });
+    const world = new TestWorld();
+    const a = await world.engine([counter], fencing);
+    const b = await world.engine([counter], fencing);
+    await a.start(counter, undefined, { id: 'up' });
+    await world.idle();
+    expect(await b.update('up', 'add', 4)).toBe(4);
+    expect(await b.update('up', 'add', 6)).toBe(10);
+    await world.idle();
+    expect(applied).toBe(2);
+    expect(await b.handle('up').result()).toBe(10);
+    expect(a.ownedWorkflows()).toEqual([]);
+  });
+
+  it('23. cross-engine result: C waits on a workflow completing on B; a transient read failure keeps it pending (workflow-lease) or rejects (none)', async () => {
+    const { world, engines, parked } = await setup(3);
+    const [b, , c] = engines as [TestEngine, TestEngine, TestEngine];
+    await b.start(parked, undefined, { id: 'res' });
+    await world.idle();
+    c.wrapper.setFaults({ readFailureRate: 1 });
+    c.wrapper.enabled = true;
+    const waiting = c.handle('res').result();
+    let settled = false;
+    void waiting.then(() => (settled = true)).catch(() => (settled = true));
+    await world.idle([c]);
+    expect(settled).toBe(false);
+    c.wrapper.enabled = false;
+    await b.signal('res', 'go', 1);
+    await world.idle();
+    expect(await waiting).toBe(4);
+    expect(c.resultWaiters()[0]).toMatchObject({
+      workflowId: 'res',
+      settled: { via: expect.stringMatching(/change-feed|poll/) },
+    });
+    // under none, the failing read rejects
+    const world2 = new TestWorld();
+    const n = await world2.engine([parked]);
+    await n.start(parked, undefined, { id: 'res' });
+    await world2.idle();
+    n.wrapper.setFaults({ readFailureRate: 1 });
+    n.wrapper.enabled = true;
+    await expect(n.handle('res').result()).rejects.toThrow(/injected/);
+  });
+
+  it('24. child across engines: a parent on A sees its child complete on B; a deposed parent engine does not deliver it', async () => {
+    const child = defineWorkflow({
+      name: 'remote-child',
+      version: 1,
+      *run(ctx) {
+        yield* ctx.waitForSignal('finish');
+        return 'child done';
+      },
+    });
+    let parentFinishes = 0;
+    const parent = defineWorkflow({
+      name: 'remote-parent',
+      version: 1,
+      *run(ctx) {
+        const value = yield* ctx.startChild(child, undefined, { id: `${ctx.workflowId}-kid` });
+        parentFinishes++;
+        return value;
+      },
+    });
+    const world = new TestWorld();
+    const a = await world.engine([parent, child], fencing);
+    await a.start(parent, undefined, { id: 'P' });
+    await world.idle();
+    // the child moves to B (A released only the child's claim, e.g. B took it over)
+    const b = await world.engine([parent, child], fencing);
+    const kidHolder = (await holderOf(world.storage, 'P-kid'))!;
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('P-kid'),
+        value: JSON.stringify({ ...kidHolder, expiresAt: world.clock.now() - 10_000 }),
+      },
+    ]);
+    await world.maintain([b]);
+    expect(b.ownedWorkflows()).toEqual(['P-kid']);
+    await world.maintain([a]);
+    expect(a.ownedWorkflows()).toEqual(['P']);
+    await a.signal('P-kid', 'finish');
+    await world.idle();
+    expect(await a.handle('P').result()).toBe('child done');
+    expect(parentFinishes).toBe(1);
+
+    // now the parent engine is deposed before the child finishes
+    await a.start(parent, undefined, { id: 'Q' });
+    await world.idle();
+    await world.advance(7000, { stepMs: 1000, engines: [b] });
+    expect(b.ownedWorkflows().sort()).toEqual(['Q', 'Q-kid']);
+    await b.signal('Q-kid', 'finish');
+    await world.idle();
+    expect(await b.handle('Q').result()).toBe('child done');
+    expect(parentFinishes).toBe(2);
+  });
+
+  it('25. shutdown: holders deleted; a failed release does not reject; a claim landing during shutdown is released', async () => {
+    const { world, engines, parked } = await setup(1);
+    const a = engines[0]!;
+    for (const id of ['s1', 's2']) await a.start(parked, undefined, { id });
+    await world.idle();
+    expect(await a.shutdown()).toEqual({ claimsReleased: 2, leaseReleased: false });
+    expect(await holderOf(world.storage, 's1')).toBeNull();
+    expect(await holderOf(world.storage, 's2')).toBeNull();
+    const b = await world.engine([parked], fencing);
+    await world.idle([b]);
+    expect(b.ownedWorkflows().sort()).toEqual(['s1', 's2']);
+    b.wrapper.setFaults({ writeFailureRate: 1 });
+    b.wrapper.enabled = true;
+    await expect(b.shutdown()).resolves.toEqual({ claimsReleased: 0, leaseReleased: false });
+    // a claim that lands while shutting down is released, not driven
+    const c = await world.engine([parked], { ...fencing, recover: false });
+    await world.clock.advance(10_000);
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    let blocked = false;
+    c.wrapper.setFaults({
+      delay: (operation) =>
+        operation === 'conditionalBatch' && !blocked ? ((blocked = true), held) : undefined,
+    });
+    c.wrapper.enabled = true;
+    const maintenance = c.runMaintenance();
+    await expect.poll(() => blocked).toBe(true);
+    const stopping = c.shutdown();
+    open();
+    await maintenance;
+    await stopping;
+    expect(blocked).toBe(true);
+    expect(c.ownedWorkflows()).toEqual([]);
+    expect(await holderOf(world.storage, 's1')).toBeNull();
+    expect((await c.timeline('s1').catch(() => [])).length).toBeGreaterThanOrEqual(0);
+  });
+
+  it('26. downgrade inertness: a none engine completes a leftover workflow and leaves wf-owner-* untouched', async () => {
+    const { world, engines, parked } = await setup(1);
+    const a = engines[0]!;
+    await a.start(parked, undefined, { id: 'left' });
+    await world.idle();
+    await a.shutdown();
+    const ownerKeys = async () => [
+      ...(await world.storage.scan('wf-owner-epoch:')),
+      ...(await world.storage.scan('wf-owner-holder:')),
+    ];
+    const before = await ownerKeys();
+    const n = await world.engine([parked]);
+    await n.signal('left', 'go', 0);
+    await world.idle([n]);
+    expect(await n.handle('left').result()).toBe(3);
+    expect(await ownerKeys()).toEqual(before);
+  });
+
+  it('27. global lease: the second engine waits, then holds epoch 2; a stolen lease deposes the whole engine', async () => {
+    const clock = new SimulatedClock();
+    const storage = new MemoryStorage();
+    const leaseOptions = {
+      storage,
+      clock,
+      ownership: 'lease',
+      leaseTtlMs: 3000,
+      leaseRenewIntervalMs: 1000,
+      leaseWaitTimeoutMs: 60_000,
+    } as const;
+    const { parked } = counted();
+    const first = await createEngine({ ...leaseOptions, workflows: [parked] });
+    let secondReady = false;
+    const secondPromise = createEngine({ ...leaseOptions, workflows: [parked] }).then(
+      (engine) => ((secondReady = true), engine),
+    );
+    await clock.advance(5000);
+    expect(secondReady).toBe(false);
+    expect(await first.shutdown()).toEqual({ claimsReleased: 0, leaseReleased: true });
+    await clock.advance(1000);
+    const second = await secondPromise;
+    expect(JSON.parse((await storage.get(keys.leaseHolder))!)).toMatchObject({
+      engineId: second.id,
+      epoch: 2,
+    });
+    await second.start(parked, undefined, { id: 'L' });
+    // the lease is stolen: the whole engine is deposed at its next renewal
+    await storage.batch([
+      { type: 'put', key: keys.leaseEpoch, value: '3' },
+      {
+        type: 'put',
+        key: keys.leaseHolder,
+        value: JSON.stringify({
+          engineId: 'thief',
+          epoch: 3,
+          claimedAt: clock.now(),
+          expiresAt: clock.now() + 3000,
+        }),
+      },
+    ]);
+    await clock.advance(1000);
+    await expect(second.start(parked, undefined, { id: 'M' })).rejects.toBeInstanceOf(
+      EngineLeaseNotHeldError,
+    );
+    expect(await second.shutdown()).toEqual({ claimsReleased: 0, leaseReleased: false });
+    // a timeout when the lease is never released
+    const third = createEngine({ ...leaseOptions, leaseWaitTimeoutMs: 4000 });
+    const outcome = third.catch((e: unknown) => e);
+    await clock.advance(5000);
+    expect(await outcome).toMatchObject({ name: 'EngineLeaseAcquisitionTimeoutError' });
+  });
+});
