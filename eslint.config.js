@@ -50,7 +50,7 @@ export default tseslint.config(
   {
     // The engine is environment-free: storage, clock, randomness and liveness are injected.
     files: ['src/engine/**/*.ts'],
-    ignores: ['src/engine/**/*.test.ts', 'src/engine/**/*.test-support.ts'],
+    ignores: ['src/engine/**/*.test.ts', 'src/engine/**/*.test-support.ts', 'src/engine/**/*.soak*.ts'],
     languageOptions: { globals: { ...globals.es2023 } },
     rules: {
       'no-restricted-imports': [

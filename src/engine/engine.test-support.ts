@@ -45,6 +45,11 @@ export class TestWorld {
     this.random = seededRandom(options.seed ?? 1);
   }
 
+  #nextName(): string {
+    const n = this.#names++;
+    return n < 26 ? `engine-${String.fromCharCode(65 + n)}` : `engine-${n}`;
+  }
+
   /** Creates an engine on the shared store (manual background tasks unless overridden). */
   async engine(
     workflows: readonly AnyWorkflowDefinition[],
@@ -58,7 +63,7 @@ export class TestWorld {
       clock: this.clock,
       random: this.random,
       backgroundTasks: 'manual',
-      engineId: `engine-${String.fromCharCode(65 + this.#names++)}`,
+      engineId: this.#nextName(),
       workflows,
       onWarning: (warning) => warnings.push(warning),
       ...options,

@@ -1,0 +1,3 @@
+import { soak } from './simulation.soak-support';
+
+soak(1, 2);
