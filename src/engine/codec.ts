@@ -67,6 +67,11 @@ function checkPlain(value: unknown, path: string, seen: Set<object>, what: strin
   }
 }
 
+/** Throws `PayloadNotSerializableError` unless `value` is plain JSON data (no size check). */
+export function assertPlainData(value: unknown, what: string): void {
+  checkPlain(value, '', new Set(), what);
+}
+
 /**
  * Encodes a payload for storage. Throws `PayloadNotSerializableError` or `PayloadTooLargeError`.
  * `what` names the payload in messages, e.g. "Input of workflow 'order-1'".

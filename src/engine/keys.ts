@@ -38,6 +38,8 @@ export const workflowStatuses: readonly WorkflowStatus[] = [
 ];
 
 export const keys = {
+  /** `prefix` (a history or timeline prefix) followed by a zero-padded sequence number. */
+  sequenced: (prefix: string, seq: number) => `${prefix}${pad(seq, seqWidth)}`,
   /** The workflow record: type, version, status, input, result or error, timestamps, parent, run number. */
   record: (id: string) => `wf:${escapeId(id)}`,
   recordPrefix: 'wf:',

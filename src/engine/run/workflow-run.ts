@@ -21,14 +21,21 @@
  */
 import type { Condition, Operation as StorageOperation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
-import { cloneJson, encodePayload, normalizePayload, type Json, type JsonObject } from '../codec';
+import {
+  assertPlainData,
+  cloneJson,
+  encodePayload,
+  normalizePayload,
+  utf8Bytes,
+  type Json,
+  type JsonObject,
+} from '../codec';
 import {
   ActivityFailedError,
   ActivityTimeoutError,
   CancelledError,
   ChildWorkflowFailedError,
   NonDeterminismError,
-  PayloadNotSerializableError,
   PayloadTooLargeError,
   WorkflowVersionMismatchError,
   deserializeError,
@@ -68,6 +75,7 @@ import {
   type ParentClosePolicy,
   type WorkflowContext,
 } from '../workflow';
+import { ActivityAttempt } from './activity-attempt';
 import { createContext } from './context';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -215,12 +223,7 @@ class Turn {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-type RunningActivity = {
-  controller: AbortController;
-  attempt: number;
-  timeout: unknown;
-  deadline: number | undefined;
-};
+type RunningActivity = ActivityAttempt;
 
 const defaultRetry = {
   maxAttempts: 3,
@@ -484,7 +487,7 @@ export class WorkflowRun {
 
   #abortActivity(member: number, running: RunningActivity, why: string): void {
     if (running.timeout !== undefined) this.#host.clock.clearTimeout(running.timeout);
-    running.controller.abort(new CancelledError(why));
+    running.abort(new CancelledError(why));
     this.#running.delete(member);
   }
 
@@ -1131,30 +1134,25 @@ export class WorkflowRun {
     command: Extract<LeafCommand, { kind: 'activity' }>,
   ): void {
     const { clock } = this.#host;
-    const controller = new AbortController();
-    const startedAt = clock.now();
     const timeoutMs = command.options.timeoutMs;
-    const running: RunningActivity = {
-      controller,
+    const startedAt = clock.now();
+    const running = new ActivityAttempt({
       attempt,
-      timeout: undefined,
-      deadline: timeoutMs === undefined ? undefined : startedAt + timeoutMs,
-    };
+      startedAt,
+      timeoutMs,
+      onSettled: (outcome) =>
+        this.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome }),
+    });
     this.#running.set(member, running);
     if (timeoutMs !== undefined && !this.#host.manualTimers)
       running.timeout = clock.setTimeout(
-        () => controller.abort(new ActivityTimeoutError(command.name, timeoutMs)),
+        () => running.abort(new ActivityTimeoutError(command.name, timeoutMs)),
         timeoutMs,
       );
     this.#host.metrics.activitiesRun++;
     this.#host.emit({ type: 'activity.started', workflowId: this.id, name: command.name, attempt });
-    const aborted = new Promise<never>((_, reject) => {
-      if (controller.signal.aborted) reject(controller.signal.reason);
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-    });
-    aborted.catch(() => undefined);
-    const heartbeat = (details?: Json) => {
-      if (controller.signal.aborted || !this.isLive) return;
+    running.run(command.fn, (details) => {
+      if (!this.isLive) return;
       this.#host.emit({
         type: 'activity.heartbeat',
         workflowId: this.id,
@@ -1162,28 +1160,7 @@ export class WorkflowRun {
         attempt,
         ...(details === undefined ? {} : { details }),
       });
-    };
-    const work = (async () => command.fn({ attempt, signal: controller.signal, heartbeat }))();
-    Promise.race([work, aborted]).then(
-      (value) =>
-        this.deliver({
-          type: 'activity-settled',
-          pos,
-          member,
-          attempt,
-          startedAt,
-          outcome: { ok: true, value },
-        }),
-      (error: unknown) =>
-        this.deliver({
-          type: 'activity-settled',
-          pos,
-          member,
-          attempt,
-          startedAt,
-          outcome: { ok: false, error },
-        }),
-    );
+    });
   }
 
   /** Manual mode: aborts activity attempts whose timeout has passed. */
@@ -1191,11 +1168,9 @@ export class WorkflowRun {
     if (!this.#command) return;
     const commands = leafCommands(this.#command);
     for (const [member, running] of this.#running) {
-      if (running.deadline !== undefined && now >= running.deadline && !running.controller.signal.aborted) {
+      if (running.deadline !== undefined && now >= running.deadline && !running.aborted) {
         const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
-        running.controller.abort(
-          new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0),
-        );
+        running.abort(new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0));
       }
     }
   }
@@ -1487,19 +1462,31 @@ export class WorkflowRun {
       ...this.#checkpoint,
       historyLength: this.#checkpoint.historyLength + turn.history.length,
       timelineLength: this.#checkpoint.timelineLength + turn.timeline.length,
-      state: cloneJson(this.#state),
+      state: this.#state,
       updatedAt: now,
     };
-    const checkpointRaw = JSON.stringify(checkpoint);
+    let checkpointRaw: string;
+    try {
+      checkpointRaw = this.#encodeCheckpoint(checkpoint);
+    } catch (error) {
+      if (finalRecord) throw error;
+      // The workflow put something unstorable in ctx.state: it fails (deterministically) instead of looping.
+      this.#state = {};
+      this.#checkpoint = { ...this.#checkpoint, state: {} };
+      const failTurn = new Turn();
+      this.#finish(failTurn, { kind: 'throw', error }, true);
+      return this.#commit(failTurn);
+    }
     const operations: StorageOperation[] = [];
-    turn.history.forEach((entry, index) =>
+    const { history: historyPrefix, timeline: timelinePrefix, checkpoint: checkpointKey } = this.#keys;
+    for (let index = 0; index < turn.history.length; index++)
       operations.push({
         type: 'put',
-        key: keys.history(this.id, this.#record.run, this.#checkpoint.historyLength + index),
-        value: JSON.stringify(entry),
-      }),
-    );
-    turn.timeline.forEach((item, index) => {
+        key: keys.sequenced(historyPrefix, this.#checkpoint.historyLength + index),
+        value: JSON.stringify(turn.history[index]),
+      });
+    for (let index = 0; index < turn.timeline.length; index++) {
+      const item = turn.timeline[index]!;
       const seq = this.#checkpoint.timelineLength + index;
       const entry: TimelineEntry = {
         seq,
@@ -1511,11 +1498,11 @@ export class WorkflowRun {
       };
       operations.push({
         type: 'put',
-        key: keys.timeline(this.id, this.#record.run, seq),
+        key: keys.sequenced(timelinePrefix, seq),
         value: JSON.stringify(entry),
       });
-    });
-    operations.push({ type: 'put', key: keys.checkpoint(this.id), value: checkpointRaw });
+    }
+    operations.push({ type: 'put', key: checkpointKey, value: checkpointRaw });
     let recordRaw = this.#recordRaw;
     if (finalRecord) {
       recordRaw = JSON.stringify(finalRecord);
@@ -1530,26 +1517,9 @@ export class WorkflowRun {
     }
     operations.push(...turn.operations);
     const conditions: Condition[] = [
-      { key: keys.checkpoint(this.id), expected: this.#checkpointRaw },
+      { key: checkpointKey, expected: this.#checkpointRaw },
       ...turn.conditions,
     ];
-    try {
-      encodePayload(checkpoint.state, `State of workflow '${this.id}'`, host.maxPayloadBytes);
-    } catch (error) {
-      if (
-        !finalRecord &&
-        (error instanceof PayloadTooLargeError || error instanceof PayloadNotSerializableError)
-      ) {
-        // The workflow put something unstorable in ctx.state: it fails (deterministically) instead of looping.
-        this.#checkpoint = { ...this.#checkpoint, state: {} };
-        this.#state = {};
-        const failTurn = new Turn();
-        this.#finish(failTurn, { kind: 'throw', error }, true);
-        this.#checkpoint = { ...this.#checkpoint, frontier: null };
-        return this.#commit(failTurn);
-      }
-      throw error;
-    }
     const outcome = await host.writer.write(
       this.id,
       conditions,
@@ -1581,6 +1551,33 @@ export class WorkflowRun {
     this.#park();
     this.#startActivities();
   }
+
+  /**
+   * The checkpoint as stored. Checks that `ctx.state` is plain JSON data within the payload limit (the
+   * frontier and counters around it are small and bounded).
+   */
+  #encodeCheckpoint(checkpoint: Checkpoint): string {
+    const what = `State of workflow '${this.id}'`;
+    assertPlainData(checkpoint.state, what);
+    const raw = JSON.stringify(checkpoint);
+    const limit = this.#host.maxPayloadBytes;
+    if (raw.length * 3 > limit) {
+      const stateBytes = utf8Bytes(JSON.stringify(checkpoint.state));
+      if (stateBytes > limit) throw new PayloadTooLargeError(what, stateBytes, limit);
+    }
+    return raw;
+  }
+
+  /** This run's key prefixes, built once. */
+  get #keys(): { history: string; timeline: string; checkpoint: string } {
+    return (this.#keyCache ??= {
+      history: keys.historyPrefix(this.id, this.#record.run),
+      timeline: keys.timelinePrefix(this.id, this.#record.run),
+      checkpoint: keys.checkpoint(this.id),
+    });
+  }
+
+  #keyCache: { history: string; timeline: string; checkpoint: string } | null = null;
 
   #park(): void {
     if (!this.isLive) return;

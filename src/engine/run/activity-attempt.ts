@@ -1,0 +1,99 @@
+/**
+ * One attempt of an activity function, run outside the generator.
+ *
+ * The attempt settles exactly once: with the function's result, with its error, or with the reason it was
+ * aborted (timeout, cancellation, the workflow decided without it, this engine lost the workflow) —
+ * whichever comes first. An abort settles the attempt at once even if the function ignores its signal; a
+ * result that arrives later is dropped.
+ *
+ * The `AbortSignal` is created only when the function asks for it: most activities never read it, and an
+ * `AbortController` per step is measurable on the hot path.
+ */
+import type { Json } from '../codec';
+import type { ActivityContext, ActivityFunction } from '../workflow';
+
+export type AttemptOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export class ActivityAttempt {
+  readonly attempt: number;
+  readonly startedAt: number;
+  /** When the attempt times out (manual background tasks check it in runMaintenance). */
+  readonly deadline: number | undefined;
+  /** A clock timer handle for the timeout, when the engine runs its own timers. */
+  timeout: unknown = undefined;
+  #controller: AbortController | null = null;
+  #abortReason: unknown = undefined;
+  #aborted = false;
+  #settled = false;
+  readonly #onSettled: (outcome: AttemptOutcome) => void;
+
+  constructor(options: {
+    attempt: number;
+    startedAt: number;
+    timeoutMs: number | undefined;
+    onSettled: (outcome: AttemptOutcome) => void;
+  }) {
+    this.attempt = options.attempt;
+    this.startedAt = options.startedAt;
+    this.deadline = options.timeoutMs === undefined ? undefined : options.startedAt + options.timeoutMs;
+    this.#onSettled = options.onSettled;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get #signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Calls the function; its outcome (or an earlier abort) settles the attempt. */
+  run(fn: ActivityFunction<unknown>, heartbeat: (details?: Json) => void): void {
+    const signal = () => this.#signal;
+    const context: ActivityContext = {
+      attempt: this.attempt,
+      get signal() {
+        return signal();
+      },
+      heartbeat: (details) => {
+        if (!this.#aborted && !this.#settled) heartbeat(details);
+      },
+    };
+    let result: unknown;
+    try {
+      result = fn(context);
+    } catch (error) {
+      this.#settle({ ok: false, error });
+      return;
+    }
+    if (
+      result !== null &&
+      typeof result === 'object' &&
+      typeof (result as PromiseLike<unknown>).then === 'function'
+    ) {
+      (result as PromiseLike<unknown>).then(
+        (value) => this.#settle({ ok: true, value }),
+        (error: unknown) => this.#settle({ ok: false, error }),
+      );
+    } else this.#settle({ ok: true, value: result });
+  }
+
+  /** Aborts the attempt's signal and settles it with `reason` (unless it already settled). */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+    this.#settle({ ok: false, error: reason });
+  }
+
+  #settle(outcome: AttemptOutcome): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#onSettled(outcome);
+  }
+}
