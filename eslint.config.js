@@ -25,7 +25,15 @@ const nodeBuiltins = [
 
 export default tseslint.config(
   {
-    ignores: ['dist', 'node_modules', 'test-results', 'playwright-report', 'bench/results', '.test-reports'],
+    ignores: [
+      'dist',
+      'node_modules',
+      'test-results',
+      'playwright-report',
+      'bench/results',
+      'bench/.build',
+      '.test-reports',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -8,14 +8,21 @@ export { StorageError } from '../storage/errors';
 
 type OwnerSummary = { engineId: string; epoch: number; expiresAt: number } | null;
 
+/**
+ * Every engine error names itself with a string literal, not `new.target.name`: production builds minify
+ * class names, and callers (the studio, `nonRetryable` lists, scripts) compare `error.name`.
+ */
 abstract class ShuttleError extends Error {
+  abstract override readonly name: string;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
   }
 }
 
 export class WorkflowAlreadyExistsError extends ShuttleError {
+  override readonly name = 'WorkflowAlreadyExistsError';
+
   constructor(
     readonly workflowId: string,
     readonly status: string,
@@ -27,12 +34,16 @@ export class WorkflowAlreadyExistsError extends ShuttleError {
 }
 
 export class WorkflowNotFoundError extends ShuttleError {
+  override readonly name = 'WorkflowNotFoundError';
+
   constructor(readonly workflowId: string) {
     super(`Workflow '${workflowId}' does not exist in this store. Check the id (ids are case-sensitive).`);
   }
 }
 
 export class WorkflowNotRegisteredError extends ShuttleError {
+  override readonly name = 'WorkflowNotRegisteredError';
+
   constructor(
     readonly workflowType: string,
     readonly version?: number,
@@ -46,6 +57,8 @@ export class WorkflowNotRegisteredError extends ShuttleError {
 }
 
 export class WorkflowVersionMismatchError extends ShuttleError {
+  override readonly name = 'WorkflowVersionMismatchError';
+
   constructor(
     readonly workflowId: string,
     readonly workflowType: string,
@@ -60,6 +73,8 @@ export class WorkflowVersionMismatchError extends ShuttleError {
 }
 
 export class NonDeterminismError extends ShuttleError {
+  override readonly name = 'NonDeterminismError';
+
   constructor(
     readonly workflowId: string,
     readonly position: number,
@@ -74,6 +89,8 @@ export class NonDeterminismError extends ShuttleError {
 }
 
 export class PayloadTooLargeError extends ShuttleError {
+  override readonly name = 'PayloadTooLargeError';
+
   constructor(
     readonly what: string,
     readonly bytes: number,
@@ -87,6 +104,8 @@ export class PayloadTooLargeError extends ShuttleError {
 
 /** A payload (input, signal, update argument, result) cannot be stored as JSON. */
 export class PayloadNotSerializableError extends ShuttleError {
+  override readonly name = 'PayloadNotSerializableError';
+
   constructor(
     readonly what: string,
     readonly path: string,
@@ -99,6 +118,8 @@ export class PayloadNotSerializableError extends ShuttleError {
 }
 
 export class InvalidOptionsError extends ShuttleError {
+  override readonly name = 'InvalidOptionsError';
+
   constructor(message: string) {
     super(message);
   }
@@ -106,12 +127,16 @@ export class InvalidOptionsError extends ShuttleError {
 
 /** An argument that is not an option (an id, a name, a duration) is invalid. */
 export class InvalidArgumentError extends ShuttleError {
+  override readonly name = 'InvalidArgumentError';
+
   constructor(message: string) {
     super(message);
   }
 }
 
 export class WorkflowFailedError extends ShuttleError {
+  override readonly name = 'WorkflowFailedError';
+
   constructor(
     readonly workflowId: string,
     readonly failure: SerializedError,
@@ -123,6 +148,8 @@ export class WorkflowFailedError extends ShuttleError {
 }
 
 export class WorkflowCancelledError extends ShuttleError {
+  override readonly name = 'WorkflowCancelledError';
+
   constructor(
     readonly workflowId: string,
     readonly reason?: string,
@@ -132,6 +159,8 @@ export class WorkflowCancelledError extends ShuttleError {
 }
 
 export class WorkflowTerminatedError extends ShuttleError {
+  override readonly name = 'WorkflowTerminatedError';
+
   constructor(
     readonly workflowId: string,
     readonly reason?: string,
@@ -141,6 +170,8 @@ export class WorkflowTerminatedError extends ShuttleError {
 }
 
 export class WorkflowTimedOutError extends ShuttleError {
+  override readonly name = 'WorkflowTimedOutError';
+
   constructor(
     readonly workflowId: string,
     readonly executionTimeoutMs: number,
@@ -153,6 +184,8 @@ export class WorkflowTimedOutError extends ShuttleError {
 
 /** Thrown inside a workflow at the operation it waits on after `engine.cancel(id)`. */
 export class CancelledError extends ShuttleError {
+  override readonly name = 'CancelledError';
+
   constructor(readonly reason?: string) {
     super(`The workflow was cancelled${reason ? `: ${reason}` : ''}. Catch this to run cleanup operations.`);
   }
@@ -160,6 +193,8 @@ export class CancelledError extends ShuttleError {
 
 /** Thrown inside a workflow when an activity failed for good (after its retries). */
 export class ActivityFailedError extends ShuttleError {
+  override readonly name = 'ActivityFailedError';
+
   constructor(
     readonly activityName: string,
     readonly attempts: number,
@@ -176,6 +211,8 @@ export class ActivityFailedError extends ShuttleError {
 
 /** One activity attempt ran past its `timeoutMs`; its AbortSignal was aborted. */
 export class ActivityTimeoutError extends ShuttleError {
+  override readonly name = 'ActivityTimeoutError';
+
   constructor(
     readonly activityName: string,
     readonly timeoutMs: number,
@@ -186,6 +223,8 @@ export class ActivityTimeoutError extends ShuttleError {
 
 /** Thrown inside a parent workflow when an awaited child did not complete. */
 export class ChildWorkflowFailedError extends ShuttleError {
+  override readonly name = 'ChildWorkflowFailedError';
+
   constructor(
     readonly childId: string,
     readonly childStatus: string,
@@ -202,6 +241,8 @@ export class ChildWorkflowFailedError extends ShuttleError {
 
 /** An update was rejected by its validator or its handler threw; nothing was applied. */
 export class UpdateRejectedError extends ShuttleError {
+  override readonly name = 'UpdateRejectedError';
+
   constructor(
     readonly workflowId: string,
     readonly updateName: string,
@@ -212,6 +253,8 @@ export class UpdateRejectedError extends ShuttleError {
 }
 
 export class UpdateTimeoutError extends ShuttleError {
+  override readonly name = 'UpdateTimeoutError';
+
   constructor(
     readonly workflowId: string,
     readonly updateName: string,
@@ -224,6 +267,8 @@ export class UpdateTimeoutError extends ShuttleError {
 }
 
 export class QueryFailedError extends ShuttleError {
+  override readonly name = 'QueryFailedError';
+
   constructor(
     readonly workflowId: string,
     readonly queryName: string,
@@ -235,6 +280,8 @@ export class QueryFailedError extends ShuttleError {
 
 /** The workflow is in a state where the requested action does not apply (e.g. resume of a running one). */
 export class InvalidWorkflowStateError extends ShuttleError {
+  override readonly name = 'InvalidWorkflowStateError';
+
   constructor(
     readonly workflowId: string,
     readonly status: string,
@@ -246,6 +293,8 @@ export class InvalidWorkflowStateError extends ShuttleError {
 
 /** A stored record could not be decoded; the workflow fails closed and nothing overwrites the record. */
 export class CorruptRecordError extends ShuttleError {
+  override readonly name = 'CorruptRecordError';
+
   constructor(
     readonly key: string,
     readonly reason: string,
@@ -257,6 +306,8 @@ export class CorruptRecordError extends ShuttleError {
 }
 
 export class EngineDisposedError extends ShuttleError {
+  override readonly name = 'EngineDisposedError';
+
   constructor(readonly engineId: string) {
     super(
       `Engine ${engineId} has shut down (or was deposed) and accepts no more calls. Create a new engine.`,
@@ -265,6 +316,8 @@ export class EngineDisposedError extends ShuttleError {
 }
 
 export class OwnershipModeMismatchError extends ShuttleError {
+  override readonly name = 'OwnershipModeMismatchError';
+
   constructor(
     readonly configuredMode: string,
     readonly storedMode: string,
@@ -278,6 +331,8 @@ export class OwnershipModeMismatchError extends ShuttleError {
 }
 
 export class WorkflowClaimUnavailableError extends ShuttleError {
+  override readonly name = 'WorkflowClaimUnavailableError';
+
   constructor(
     readonly workflowId: string,
     readonly heldBy: OwnerSummary,
@@ -291,6 +346,8 @@ export class WorkflowClaimUnavailableError extends ShuttleError {
 }
 
 export class EngineLeaseNotHeldError extends ShuttleError {
+  override readonly name = 'EngineLeaseNotHeldError';
+
   constructor(readonly engineId: string) {
     super(
       `Engine ${engineId} does not hold the store-wide lease (it was deposed or has shut down); it can make no writes. Create a new engine.`,
@@ -299,6 +356,8 @@ export class EngineLeaseNotHeldError extends ShuttleError {
 }
 
 export class EngineLeaseAcquisitionTimeoutError extends ShuttleError {
+  override readonly name = 'EngineLeaseAcquisitionTimeoutError';
+
   constructor(
     readonly engineId: string,
     readonly heldBy: { engineId: string; epoch: number; expiresAt: number } | null,

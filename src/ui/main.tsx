@@ -1,3 +1,22 @@
+/**
+ * The studio's entry: starts this tab's engine worker (database and mode from the URL: `?db=<name>`,
+ * `?engine=off`), installs the console API, and renders the app.
+ */
+import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { launchEngineWorker, readWorkerConfig } from '../worker/launch';
+import { App } from './app/App';
+import { installConsoleApi } from './app/console-api';
+import { createStudioQueryClient } from './app/query-client';
+import './styles/global.css';
 
-createRoot(document.getElementById('root')!).render(<p>Shuttle Studio is starting…</p>);
+const client = launchEngineWorker(readWorkerConfig(location.search));
+installConsoleApi(client);
+
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element.');
+createRoot(root).render(
+  <StrictMode>
+    <App client={client} queryClient={createStudioQueryClient()} />
+  </StrictMode>,
+);

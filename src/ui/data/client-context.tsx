@@ -1,0 +1,19 @@
+/**
+ * Gives components the tab's `ShuttleClient`. Only query hooks (src/ui/data) call it; components never talk
+ * to the worker directly.
+ */
+import { createContext, useContext, type ReactNode } from 'react';
+import type { ShuttleClient } from '../../worker/client';
+
+const ClientContext = createContext<ShuttleClient | null>(null);
+
+export function ShuttleClientProvider({ client, children }: { client: ShuttleClient; children: ReactNode }) {
+  return <ClientContext.Provider value={client}>{children}</ClientContext.Provider>;
+}
+
+/** The tab's client. Throws outside `ShuttleClientProvider` (a wiring mistake, not a runtime condition). */
+export function useShuttleClient(): ShuttleClient {
+  const client = useContext(ClientContext);
+  if (!client) throw new Error('useShuttleClient must be used inside <ShuttleClientProvider>.');
+  return client;
+}

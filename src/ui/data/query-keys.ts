@@ -1,0 +1,25 @@
+/**
+ * Every TanStack Query key of the studio, built here so that live updates (live-updates.ts) and the hooks
+ * agree on them. Keys are hierarchical: invalidating a prefix refetches everything under it.
+ */
+import type { ListFilter } from '../../engine';
+
+export const queryKeys = {
+  /** This tab's engine: identity and status (`hello`). */
+  self: ['self'] as const,
+  /** Workflows this tab's engine owns. */
+  owned: ['self', 'owned'] as const,
+  metrics: ['self', 'metrics'] as const,
+  resultWaiters: ['self', 'result-waiters'] as const,
+  /** Every engine of the database (presence records). */
+  engines: ['engines'] as const,
+  definitions: ['definitions'] as const,
+  claims: ['claims'] as const,
+  fenceRejections: ['fence-rejections'] as const,
+  workflows: ['workflows'] as const,
+  workflowLists: ['workflows', 'list'] as const,
+  workflowList: (filter: ListFilter) => ['workflows', 'list', filter] as const,
+  workflow: (workflowId: string) => ['workflows', 'one', workflowId] as const,
+  workflowDetail: (workflowId: string) => ['workflows', 'one', workflowId, 'describe'] as const,
+  workflowTimeline: (workflowId: string) => ['workflows', 'one', workflowId, 'timeline'] as const,
+};

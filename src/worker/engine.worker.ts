@@ -1,0 +1,56 @@
+/**
+ * The entry of a tab's engine worker (a dedicated module worker). It wires the real environment into the
+ * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and the built-in workflows.
+ * Everything else lives in host.ts, which Node tests drive directly.
+ *
+ * Errors nobody caught inside the worker are reported to the page as warnings and marked handled, so they
+ * never surface as a worker `error` event (which the page treats as a crash).
+ */
+import { IndexedDbStorage } from '../storage';
+import { builtInWorkflows } from '../workflows';
+import { serveEngineHost } from './host';
+import type { WorkerMessage } from './protocol';
+import { WebLocksLiveness } from './web-locks-liveness';
+
+/** The parts of `DedicatedWorkerGlobalScope` used here (the project's DOM typings describe a window). */
+type WorkerScope = {
+  postMessage(message: unknown): void;
+  addEventListener(type: 'message', listener: (event: MessageEvent<unknown>) => void): void;
+  addEventListener(type: 'error', listener: (event: ErrorEvent) => void): void;
+  addEventListener(type: 'unhandledrejection', listener: (event: PromiseRejectionEvent) => void): void;
+  removeEventListener(type: 'message', listener: (event: MessageEvent<unknown>) => void): void;
+};
+
+const scope = self as unknown as WorkerScope;
+
+const host = serveEngineHost({
+  port: {
+    post: (message: WorkerMessage) => scope.postMessage(message),
+    listen: (listener) => {
+      const onMessage = (event: MessageEvent<unknown>) => listener(event.data);
+      scope.addEventListener('message', onMessage);
+      return () => scope.removeEventListener('message', onMessage);
+    },
+  },
+  openStorage: async (databaseName, onUnavailable) => {
+    const storage = new IndexedDbStorage({ databaseName, onUnavailable });
+    try {
+      await storage.open();
+    } catch (error) {
+      await storage.close();
+      throw error;
+    }
+    return storage;
+  },
+  workflows: builtInWorkflows,
+  ...(WebLocksLiveness.isSupported() ? { liveness: new WebLocksLiveness() } : {}),
+});
+
+scope.addEventListener('error', (event) => {
+  host.reportUncaught(event.error ?? event.message);
+  event.preventDefault();
+});
+scope.addEventListener('unhandledrejection', (event) => {
+  host.reportUncaught(event.reason);
+  event.preventDefault();
+});

@@ -1,0 +1,252 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InMemoryLiveness } from '../engine';
+import { MemoryStorage } from '../storage';
+import { builtInWorkflows } from '../workflows';
+import { openTestTab, sharedStorage, type TestTab } from './host.test-support';
+import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from './protocol';
+
+const tabs: TestTab[] = [];
+
+function open(options: Partial<Parameters<typeof openTestTab>[0]> & { storage: MemoryStorage }): TestTab {
+  const tab = openTestTab({
+    workflows: builtInWorkflows,
+    ...options,
+    storage: sharedStorage(options.storage),
+  });
+  tabs.push(tab);
+  return tab;
+}
+
+afterEach(async () => {
+  await Promise.all(tabs.splice(0).map((tab) => tab.close()));
+});
+
+function collect(tab: TestTab): PushMessage[] {
+  const messages: PushMessage[] = [];
+  tab.client.subscribe((message) => messages.push(message));
+  return messages;
+}
+
+async function until<T>(
+  read: () => T | Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 5_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function running(tab: TestTab): Promise<HostStatus> {
+  return until(
+    async () => (await tab.client.hello()).status,
+    (status) => status.state === 'running',
+  );
+}
+
+describe('worker host', () => {
+  it('answers hello with this engine’s identity, then reports running', async () => {
+    const tab = open({ storage: new MemoryStorage(), databaseName: 'db-1' });
+    const hello = await tab.client.ready;
+    expect(hello).toMatchObject({
+      protocolVersion: PROTOCOL_VERSION,
+      engineId: tab.host.engineId,
+      label: 'Tab A',
+      shortLabel: 'A',
+      mode: 'engine',
+      databaseName: 'db-1',
+    });
+    expect(hello.color).toMatch(/^#[0-9A-F]{6}$/i);
+    await running(tab);
+  });
+
+  it('serves requests sent right behind the first hello once its engine has started', async () => {
+    const tab = open({ storage: new MemoryStorage() });
+    const [page, definitions] = await Promise.all([tab.client.list(), tab.client.definitions()]);
+    expect(page.items).toEqual([]);
+    expect(definitions.map((definition) => definition.name)).toContain('countdown');
+    expect(definitions.find((definition) => definition.name === 'countdown')).toMatchObject({
+      version: 1,
+      sampleInput: expect.any(Object) as unknown,
+      queries: expect.arrayContaining(['remaining']) as unknown,
+    });
+  });
+
+  it('gives each engine of a database its own label and colour, and lists them alive', async () => {
+    const storage = new MemoryStorage();
+    const a = open({ storage });
+    const b = open({ storage });
+    const [helloA, helloB] = await Promise.all([a.client.ready, b.client.ready]);
+    expect(new Set([helloA.label, helloB.label])).toEqual(new Set(['Tab A', 'Tab B']));
+    expect(helloA.color).not.toBe(helloB.color);
+    await Promise.all([running(a), running(b)]);
+    const engines = await until(
+      () => a.client.engines(),
+      (list) => list.length === 2 && list.every((engine) => engine.status === 'running'),
+    );
+    expect(engines.map((engine) => [engine.engineId, engine.thisTab, engine.alive])).toEqual(
+      expect.arrayContaining([
+        [helloA.engineId, true, true],
+        [helloB.engineId, false, true],
+      ]),
+    );
+  });
+
+  it('starts a workflow, pushes its events and store changes, and runs it to completion', async () => {
+    const tab = open({ storage: new MemoryStorage() });
+    const pushed = collect(tab);
+    await running(tab);
+    const id = await tab.client.start('countdown', { from: 3, tickMs: 10 }, { id: 'count-1' });
+    expect(id).toBe('count-1');
+    const done = await tab.client.waitFor(id, 'completed', { timeoutMs: 5_000 });
+    expect(done.result).toEqual({ counted: 3 });
+    await expect(tab.client.result(id)).resolves.toEqual({ counted: 3 });
+    await until(
+      () => pushed.flatMap((message) => (message.kind === 'events' ? message.events : [])),
+      (events) => events.some((event) => event.type === 'workflow.completed' && event.workflowId === id),
+    );
+    const notices = pushed.filter((message) => message.kind === 'store-changed');
+    expect(
+      notices.some((notice) => notice.areas.includes('workflows') && notice.workflowIds?.includes(id)),
+    ).toBe(true);
+    expect(notices.some((notice) => notice.areas.includes('timelines'))).toBe(true);
+  });
+
+  it('rebuilds engine errors on the page with their name, message and detail fields', async () => {
+    const tab = open({ storage: new MemoryStorage() });
+    await running(tab);
+    await expect(tab.client.start('no-such-type', {})).rejects.toMatchObject({
+      name: 'WorkflowNotRegisteredError',
+      workflowType: 'no-such-type',
+    });
+    await tab.client.start('countdown', { from: 50, tickMs: 1_000 }, { id: 'dup' });
+    const error = await tab.client
+      .start('countdown', { from: 1 }, { id: 'dup' })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({ name: 'WorkflowAlreadyExistsError', workflowId: 'dup', status: 'running' });
+    expect((error as Error).message).toContain("Workflow 'dup' already exists");
+    await expect(tab.client.describe('missing')).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  });
+
+  it('answers malformed requests with an error, warns about messages without an id, and keeps serving', async () => {
+    const tab = open({ storage: new MemoryStorage() });
+    const pushed = collect(tab);
+    await running(tab);
+    tab.channel.postRaw('garbage');
+    tab.channel.postRaw({
+      kind: 'request',
+      v: PROTOCOL_VERSION,
+      id: 900,
+      method: 'describe',
+      params: { workflowId: 7 },
+    });
+    tab.channel.postRaw({ kind: 'request', v: PROTOCOL_VERSION, id: 901, method: 'explode', params: {} });
+    tab.channel.postRaw({ kind: 'request', v: PROTOCOL_VERSION + 1, id: 902, method: 'metrics', params: {} });
+    const replies = await until(
+      () => tab.channel.sent.filter((message) => message.kind === 'response' && message.id >= 900),
+      (found) => found.length === 3,
+    );
+    expect(replies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: 900,
+          ok: false,
+          error: expect.objectContaining({ name: 'ProtocolError' }),
+        }),
+        expect.objectContaining({
+          id: 901,
+          ok: false,
+          error: expect.objectContaining({ name: 'ProtocolError' }),
+        }),
+        expect.objectContaining({
+          id: 902,
+          ok: false,
+          error: expect.objectContaining({
+            name: 'ProtocolVersionMismatchError',
+            message: expect.stringContaining('Reload the tab') as unknown,
+          }),
+        }),
+      ]),
+    );
+    await until(
+      () => pushed.filter((message) => message.kind === 'warning'),
+      (warnings) =>
+        warnings.some((message) => message.kind === 'warning' && message.warning.name === 'ProtocolWarning'),
+    );
+    await expect(tab.client.metrics()).resolves.toMatchObject({ claimsHeld: 0 });
+  });
+
+  it('in viewer mode starts workflows that another tab runs, and claims none itself', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new InMemoryLiveness();
+    const engineTab = open({ storage, liveness });
+    const viewer = open({ storage, liveness, mode: 'viewer' });
+    expect((await viewer.client.ready).mode).toBe('viewer');
+    await Promise.all([running(engineTab), running(viewer)]);
+    const id = await viewer.client.start('countdown', { from: 2, tickMs: 10 });
+    const done = await viewer.client.waitFor(id, 'completed', { timeoutMs: 5_000 });
+    const timeline = await viewer.client.timeline(done.workflowId);
+    const claimers = new Set(
+      timeline.filter((entry) => entry.kind.startsWith('claim-')).map((entry) => entry.engineId),
+    );
+    expect(claimers).toEqual(new Set([engineTab.host.engineId]));
+    expect(await viewer.client.metrics()).toMatchObject({ claimAttempts: { acquired: 0, takeover: 0 } });
+  });
+
+  it('shuts down gracefully: releases claims so another tab takes over at the next epoch', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new InMemoryLiveness();
+    const a = open({ storage, liveness });
+    await running(a);
+    const id = await a.client.start('countdown', { from: 30, tickMs: 20 });
+    await until(
+      () => a.client.ownedWorkflows(),
+      (owned) => owned.includes(id),
+    );
+    const report = await a.client.shutdown();
+    expect(report.claimsReleased).toBe(1);
+    expect((await a.client.hello()).status.state).toBe('stopped');
+    const b = open({ storage, liveness });
+    await running(b);
+    const done = await b.client.waitFor(id, 'completed', { timeoutMs: 10_000 });
+    expect(done.epoch).toBe(2);
+    const timeline = await b.client.timeline(id);
+    expect(new Set(timeline.map((entry) => entry.engineId))).toEqual(
+      new Set([a.host.engineId, b.host.engineId]),
+    );
+    expect(timeline.filter((entry) => entry.kind === 'timer-fired')).toHaveLength(30);
+    const engines = await b.client.engines();
+    expect(engines.find((engine) => engine.engineId === a.host.engineId)).toMatchObject({
+      status: 'stopped',
+      alive: false,
+    });
+  });
+
+  it('reports a database that cannot be opened as a failed status with a readable message', async () => {
+    const tab = openTestTab({
+      storage: new MemoryStorage(),
+      workflows: builtInWorkflows,
+      host: {
+        openStorage: () =>
+          Promise.reject(
+            Object.assign(new Error('Storage open failed (blocked): close the other tabs of the studio.'), {
+              name: 'StorageError',
+            }),
+          ),
+      },
+    });
+    tabs.push(tab);
+    const hello = await tab.client.ready;
+    expect(hello.status).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining('close the other tabs') as unknown,
+    });
+    await expect(tab.client.list()).rejects.toMatchObject({ name: 'EngineUnavailableError' });
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Starting a tab's engine worker from the page: reads the studio's URL options, spawns the module worker,
+ * connects the client, and ties the engine's life to the page's.
+ *
+ * Guarantees:
+ * - `?db=<name>` chooses the IndexedDB database (default `shuttle`), so tests and experiments never touch
+ *   each other's data; `?engine=off` opens a viewer that observes without claiming any workflow.
+ * - When the page is hidden for good (`pagehide`: closed, reloaded, navigated away), the worker is told to
+ *   shut down gracefully, so its claims are released and other tabs take over within milliseconds. Should
+ *   the worker be killed before that finishes, its Web Lock disappears with it and other tabs take over on
+ *   their next pass. A page restored from the back-forward cache reloads, since its engine has stopped.
+ */
+import { createShuttleClient, type ShuttleClient } from './client';
+import type { EngineMode, WorkerConfig } from './protocol';
+
+/** The database used when the URL names none. */
+export const defaultDatabaseName = 'shuttle';
+
+/** The studio's options from a URL query string (`location.search`). Invalid values fall back to defaults. */
+export function readWorkerConfig(search: string): WorkerConfig {
+  const query = new URLSearchParams(search);
+  const db = query.get('db')?.trim() ?? '';
+  const mode: EngineMode = query.get('engine') === 'off' ? 'viewer' : 'engine';
+  return { databaseName: db.length > 0 && db.length <= 200 ? db : defaultDatabaseName, mode };
+}
+
+/** Options of `launchEngineWorker`. */
+export type LaunchOptions = {
+  /** Shut the engine down on `pagehide` and reload on a back-forward-cache restore. Default true. */
+  followPageLifecycle?: boolean;
+};
+
+/**
+ * Spawns this tab's engine worker for `config` and returns its connected client.
+ *
+ * @example
+ * const client = launchEngineWorker(readWorkerConfig(location.search));
+ */
+export function launchEngineWorker(config: WorkerConfig, options: LaunchOptions = {}): ShuttleClient {
+  const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), {
+    type: 'module',
+    name: `shuttle engine (${config.databaseName}${config.mode === 'viewer' ? ', viewer' : ''})`,
+  });
+  const client = createShuttleClient(worker, config);
+  if (options.followPageLifecycle ?? true) {
+    addEventListener('pagehide', () => {
+      client.shutdown().catch(() => undefined);
+    });
+    addEventListener('pageshow', (event) => {
+      if (event.persisted) location.reload();
+    });
+  }
+  return client;
+}

@@ -1,0 +1,121 @@
+/**
+ * `WebLocksLiveness`: the engine's liveness oracle in the browser, built on the Web Locks API.
+ *
+ * Each engine's worker holds the exclusive lock `shuttle-engine:<engineId>` for the engine's lifetime. The
+ * browser releases a lock when the context holding it goes away — tens of milliseconds after its tab is
+ * closed, crashes, or its worker is terminated — so `navigator.locks.query()` is a reliable list of the
+ * engines of this origin that are alive.
+ *
+ * Guarantees:
+ * - `hold(engineId)` resolves only once the lock is granted, with a function that releases it. Holding the
+ *   same id again from this instance shares the one lock (the lock is released when every hold is).
+ * - `isDead(engineId)` is true only when the lock is certainly not held (nor waited for). When the browser
+ *   cannot answer (the query fails), it says "not dead": the oracle may only make a takeover earlier, never
+ *   cause one that the claim's TTL would not.
+ * - A frozen tab keeps its lock, so it stays alive here; the claim TTL is the fallback for that case.
+ */
+import type { EngineLiveness } from '../engine';
+
+/** The part of the Web Locks API this module uses (`navigator.locks`). */
+export type LockManagerLike = {
+  request(name: string, options: { mode: 'exclusive' }, callback: () => Promise<void>): Promise<unknown>;
+  query(): Promise<{
+    held?: readonly { name?: string | undefined }[];
+    pending?: readonly { name?: string | undefined }[];
+  }>;
+};
+
+/** Prefix of the lock names; the full name is `shuttle-engine:<engineId>`. */
+export const engineLockPrefix = 'shuttle-engine:';
+
+/** The name of the Web Lock an engine holds while it is alive. */
+export function engineLockName(engineId: string): string {
+  return engineLockPrefix + engineId;
+}
+
+type Hold = { count: number; granted: Promise<void>; release: () => void };
+
+export class WebLocksLiveness implements EngineLiveness {
+  readonly #locks: LockManagerLike;
+  readonly #holds = new Map<string, Hold>();
+
+  /** @param locks The lock manager. Default: `navigator.locks`. */
+  constructor(locks?: LockManagerLike) {
+    const fallback = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+    const manager = locks ?? fallback;
+    if (!manager)
+      throw new Error(
+        'This browser has no Web Locks API (navigator.locks), which the studio uses to tell live engines from dead ones. Use a current browser.',
+      );
+    this.#locks = manager;
+  }
+
+  /** Whether this environment offers Web Locks. */
+  static isSupported(): boolean {
+    return Boolean((globalThis as { navigator?: { locks?: unknown } }).navigator?.locks);
+  }
+
+  async hold(engineId: string): Promise<() => void> {
+    let hold = this.#holds.get(engineId);
+    if (!hold) hold = this.#acquire(engineId);
+    hold.count++;
+    await hold.granted;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const current = this.#holds.get(engineId);
+      if (current !== hold) return;
+      current.count--;
+      if (current.count === 0) {
+        this.#holds.delete(engineId);
+        current.release();
+      }
+    };
+  }
+
+  #acquire(engineId: string): Hold {
+    let release!: () => void;
+    const releasedSignal = new Promise<void>((resolve) => (release = resolve));
+    let granted!: () => void;
+    let failed!: (error: unknown) => void;
+    const grantedSignal = new Promise<void>((resolve, reject) => {
+      granted = resolve;
+      failed = reject;
+    });
+    const hold: Hold = { count: 0, granted: grantedSignal, release };
+    this.#holds.set(engineId, hold);
+    this.#locks
+      .request(engineLockName(engineId), { mode: 'exclusive' }, () => {
+        granted();
+        return releasedSignal;
+      })
+      .catch((error: unknown) => {
+        if (this.#holds.get(engineId) === hold) this.#holds.delete(engineId);
+        failed(error);
+      });
+    return hold;
+  }
+
+  async isDead(engineId: string): Promise<boolean> {
+    const live = await this.liveEngineIds();
+    return live !== null && !live.has(engineId);
+  }
+
+  /**
+   * The ids of every engine of this origin whose lock is held or requested, or null when the browser cannot
+   * tell (the query failed).
+   */
+  async liveEngineIds(): Promise<ReadonlySet<string> | null> {
+    let snapshot: Awaited<ReturnType<LockManagerLike['query']>>;
+    try {
+      snapshot = await this.#locks.query();
+    } catch {
+      return null;
+    }
+    const ids = new Set<string>();
+    for (const lock of [...(snapshot.held ?? []), ...(snapshot.pending ?? [])])
+      if (lock.name?.startsWith(engineLockPrefix)) ids.add(lock.name.slice(engineLockPrefix.length));
+    return ids;
+  }
+}
