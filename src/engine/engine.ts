@@ -336,6 +336,7 @@ class ShuttleEngine implements Engine {
         }),
     });
     for (const definition of options.workflows) this.register(definition);
+    if (options.onEvent) this.#hub.subscribe(options.onEvent);
   }
 
   async open(): Promise<void> {

@@ -47,8 +47,8 @@ export type {
 } from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
 export type { FenceRejection, TimelineEntry, TimelineKind } from './records';
-export type { WorkflowStatus } from './keys';
-export { workflowStatuses } from './keys';
+export type { WorkflowStatus, StoredKeyKind } from './keys';
+export { workflowStatuses, describeStoredKey, hostKeys } from './keys';
 export type { EngineLiveness } from './ownership/liveness';
 export { InMemoryLiveness } from './ownership/liveness';
 export {

@@ -130,3 +130,66 @@ export function parseDefinitionKey(key: string): { name: string; version: number
   const parsed = Number(version);
   return Number.isSafeInteger(parsed) ? { name: unescapeId(name), version: parsed } : null;
 }
+
+/** What a stored key holds, for hosts that react to the change feed (the studio's live updates). */
+export type StoredKeyKind =
+  | 'record'
+  | 'checkpoint'
+  | 'status-index'
+  | 'history'
+  | 'timeline'
+  | 'signal'
+  | 'cancel-request'
+  | 'update-request'
+  | 'update-response'
+  | 'timer'
+  | 'claim-holder'
+  | 'claim-epoch'
+  | 'lease'
+  | 'mode-marker'
+  | 'fence-rejection'
+  | 'engine'
+  | 'definition'
+  | 'other';
+
+const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 'second' | 'none' }[] = [
+  { prefix: 'wf:', kind: 'record', id: 'first' },
+  { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
+  { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
+  { prefix: 'wf-hist:', kind: 'history', id: 'first' },
+  { prefix: 'wf-tl:', kind: 'timeline', id: 'first' },
+  { prefix: 'sig:', kind: 'signal', id: 'first' },
+  { prefix: 'sig-next:', kind: 'signal', id: 'first' },
+  { prefix: 'cancel:', kind: 'cancel-request', id: 'first' },
+  { prefix: 'upd:', kind: 'update-request', id: 'first' },
+  { prefix: 'upr:', kind: 'update-response', id: 'first' },
+  { prefix: 'timer:', kind: 'timer', id: 'second' },
+  { prefix: 'wf-owner-holder:', kind: 'claim-holder', id: 'first' },
+  { prefix: 'wf-owner-epoch:', kind: 'claim-epoch', id: 'first' },
+  { prefix: 'lease:', kind: 'lease', id: 'none' },
+  { prefix: 'ownership-mode-marker', kind: 'mode-marker', id: 'none' },
+  { prefix: 'fence-reject:', kind: 'fence-rejection', id: 'first' },
+  { prefix: 'engine:', kind: 'engine', id: 'none' },
+  { prefix: 'def:', kind: 'definition', id: 'none' },
+];
+
+/** Classifies a stored key: what it holds and, for per-workflow keys, the workflow id. */
+export function describeStoredKey(key: string): { kind: StoredKeyKind; workflowId: string | null } {
+  for (const { prefix, kind, id } of keyKinds) {
+    if (!key.startsWith(prefix)) continue;
+    if (id === 'none') return { kind, workflowId: null };
+    const parts = key.slice(prefix.length).split(':');
+    const escaped = id === 'first' ? parts[0] : parts[1];
+    return { kind, workflowId: escaped ? unescapeId(escaped) : null };
+  }
+  return { kind: 'other', workflowId: null };
+}
+
+/** Keys a host may write beside the engine: engine presence records and authored definitions. */
+export const hostKeys = {
+  engine: keys.engine,
+  enginesPrefix: keys.enginesPrefix,
+  definition: keys.definition,
+  definitionsPrefix: keys.definitionsPrefix,
+  parseDefinition: parseDefinitionKey,
+} as const;

@@ -5,7 +5,7 @@
 import type { Storage } from '../storage/types';
 import { systemClock, systemRandom, type Clock } from './clock';
 import { InvalidOptionsError } from './errors';
-import type { EngineWarning } from './events';
+import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
 import type { AnyWorkflowDefinition } from './workflow';
 
@@ -49,6 +49,11 @@ export type EngineOptions = {
     /** Largest input, result, signal, update argument or state, in bytes of JSON. Default 256 KiB. */
     maxPayloadBytes?: number;
   };
+  /**
+   * Receives every engine event from construction on, including those of the recovery that runs inside
+   * `createEngine` (before `subscribe` can be called). Same events as `engine.subscribe`.
+   */
+  onEvent?: (event: EngineEvent) => void;
   /** Receives warnings (claim lost, wake discarded, corrupt record). Default: console.warn. */
   onWarning?: (warning: EngineWarning) => void;
   /** workflow-lease: how long a claim lives without renewal, in ms. Default 30,000. */
@@ -80,6 +85,7 @@ export type ResolvedOptions = {
   claimWorkflows: boolean;
   maxPayloadBytes: number;
   onWarning: (warning: EngineWarning) => void;
+  onEvent: ((event: EngineEvent) => void) | undefined;
   /** Claim (workflow-lease) or lease (lease) TTL; for 'none', the poll interval basis. */
   ttlMs: number;
   renewIntervalMs: number;
@@ -187,6 +193,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     claimWorkflows: options.claimWorkflows ?? true,
     maxPayloadBytes,
     onWarning: options.onWarning ?? defaultWarning,
+    onEvent: options.onEvent,
     ttlMs,
     renewIntervalMs,
     leaseWaitTimeoutMs,

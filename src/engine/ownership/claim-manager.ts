@@ -177,6 +177,7 @@ export class ClaimManager {
       const who = { engineId, now, ttlMs: this.#deps.ttlMs };
       let minted: MintedClaim;
       let takenFrom: Holder | null = null;
+      let holderDead = false;
       if (!current) {
         if (record.status !== 'running') return { outcome: 'not-running' };
         minted = buildAcquire(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch }, who);
@@ -188,6 +189,7 @@ export class ClaimManager {
         if (!options.allowTakeover || !isClaimExpired(current.holder, now, this.graceMs, dead))
           return { outcome: 'unavailable', heldBy: current.holder };
         takenFrom = current.holder;
+        holderDead = dead && current.holder !== null && now <= current.holder.expiresAt + this.graceMs;
         minted = buildTakeover(
           claimKeysOf(workflowId),
           { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw },
@@ -203,7 +205,7 @@ export class ClaimManager {
                 fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0,
                 toEngineId: engineId,
                 toEpoch: minted.epoch,
-                reason: !takenFrom ? 'undecodable holder' : 'expired',
+                reason: !takenFrom ? 'undecodable-holder' : holderDead ? 'holder-dead' : 'expired',
               },
             }
           : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
