@@ -446,7 +446,7 @@ class ShuttleEngine implements Engine {
   #waitForResult(workflowId: string): Promise<unknown> {
     const waiting = this.#waiters.wait(workflowId);
     // It may have finished between the read and the registration: look once more.
-    void this.#waiters.poll().catch(() => undefined);
+    void this.#waiters.recheck(workflowId).catch(() => undefined);
     return waiting;
   }
 

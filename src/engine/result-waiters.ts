@@ -104,6 +104,11 @@ export class ResultWaiters {
     await this.#check([workflowId], 'change-feed');
   }
 
+  /** Re-reads one workflow (it may have finished between a caller's first read and its registration). */
+  async recheck(workflowId: string): Promise<void> {
+    await this.#check([workflowId], 'poll');
+  }
+
   /** Poll: re-read every pending waiter's workflow. */
   async poll(): Promise<void> {
     const ids = [...new Set([...this.#pending.values()].map((waiter) => waiter.workflowId))];
