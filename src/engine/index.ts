@@ -25,6 +25,7 @@ export type {
   WorkflowOutput,
 } from './workflow';
 export { SimulatedClock, systemClock, settle } from './clock';
+export { delay } from './activity-helpers';
 export type { Clock } from './clock';
 export type { Json, JsonObject } from './codec';
 export type {

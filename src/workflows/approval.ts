@@ -7,8 +7,7 @@
  * at most `timeoutMs`; with no decision by then the request expires. The `status` query reads the state from
  * any tab.
  */
-import { defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
-import { simulateWork } from './simulated-work';
+import { delay, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
 
 export type ApprovalInput = {
   requestId: string;
@@ -53,7 +52,7 @@ export const approvalActivities = {
     request: { requestId: string; approvers: string[]; summary: string },
     { signal }: ActivityContext,
   ): Promise<{ notified: number }> {
-    await simulateWork(60, signal);
+    await delay(60, signal);
     return { notified: request.approvers.length };
   },
 
@@ -61,7 +60,7 @@ export const approvalActivities = {
     request: { requestId: string; requester: string; status: ApprovalStatus },
     { signal }: ActivityContext,
   ): Promise<{ delivered: boolean }> {
-    await simulateWork(40, signal);
+    await delay(40, signal);
     return { delivered: true };
   },
 };

@@ -6,8 +6,7 @@
  * It is registered with the other built-ins so any engine can run it, but it is not offered as a demo of its
  * own: `fan-out` starts one per supplier through `ctx.startChild`.
  */
-import { defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
-import { simulateWork } from './simulated-work';
+import { delay, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
 
 export type QuoteRequest = {
   supplier: string;
@@ -34,7 +33,7 @@ function hashOf(text: string): number {
  */
 export const fanOutTaskActivities = {
   async requestQuote(request: QuoteRequest, { signal }: ActivityContext): Promise<Quote> {
-    await simulateWork(50, signal);
+    await delay(50, signal);
     const hash = hashOf(`${request.supplier}/${request.sku}`);
     return {
       supplier: request.supplier,

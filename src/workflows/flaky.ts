@@ -6,8 +6,13 @@
  * When `failures` reaches `maxAttempts` the activity gives up and the workflow fails with
  * `ActivityFailedError` carrying the last error.
  */
-import { ActivityFailedError, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
-import { simulateWork } from './simulated-work';
+import {
+  delay,
+  ActivityFailedError,
+  defineWorkflow,
+  type ActivityContext,
+  type WorkflowContext,
+} from '../engine';
 
 export type FlakyInput = {
   /** How many attempts fail before one succeeds. */
@@ -43,7 +48,7 @@ export const flakyActivities = {
     request: { failures: number },
     { attempt, signal }: ActivityContext,
   ): Promise<{ attempt: number }> {
-    await simulateWork(100, signal);
+    await delay(100, signal);
     if (attempt <= request.failures)
       throw new ServiceUnavailableError(
         `503 Service Unavailable on attempt ${attempt} (this service fails its first ${request.failures}).`,

@@ -14,14 +14,14 @@
  * continues from the last completed step without charging twice.
  */
 import {
+  delay,
   ActivityFailedError,
   defineWorkflow,
   type ActivityContext,
   type RetryPolicy,
   type WorkflowContext,
 } from '../engine';
-import { shipment, type ShipmentInput, type ShipmentResult } from './shipment';
-import { simulateWork } from './simulated-work';
+import type { ShipmentInput, ShipmentResult } from './shipment';
 
 export type OrderItem = { sku: string; quantity: number; unitPriceCents: number };
 
@@ -100,7 +100,7 @@ export const orderActivities = {
     request: { orderId: string; items: OrderItem[] },
     { signal }: ActivityContext,
   ): Promise<{ reservationId: string; lines: number }> {
-    await simulateWork(80, signal);
+    await delay(80, signal);
     return { reservationId: `res-${request.orderId}`, lines: request.items.length };
   },
 
@@ -108,7 +108,7 @@ export const orderActivities = {
     request: { orderId: string; customer: string; amountCents: number; gatewayFailures: number },
     { attempt, signal }: ActivityContext,
   ): Promise<{ chargeId: string; amountCents: number }> {
-    await simulateWork(120, signal);
+    await delay(120, signal);
     if (attempt <= request.gatewayFailures)
       throw new PaymentGatewayError(
         `Payment gateway timed out charging ${request.customer} (attempt ${attempt}).`,
@@ -121,7 +121,7 @@ export const orderActivities = {
     request: { chargeId: string; amountCents: number },
     { signal }: ActivityContext,
   ): Promise<{ refundId: string }> {
-    await simulateWork(100, signal);
+    await delay(100, signal);
     return { refundId: `re_${request.chargeId.replace(/^ch_/, '')}` };
   },
 
@@ -129,7 +129,7 @@ export const orderActivities = {
     request: { reservationId: string },
     { signal }: ActivityContext,
   ): Promise<{ released: string }> {
-    await simulateWork(60, signal);
+    await delay(60, signal);
     return { released: request.reservationId };
   },
 };
@@ -286,11 +286,10 @@ export const order = defineWorkflow({
       items: input.items.map(({ sku, quantity }) => ({ sku, quantity })),
       ...(input.transitMs === undefined ? {} : { transitMs: input.transitMs }),
     };
-    // Typed by hand: the engine's WorkflowOutput<D> does not infer a child's result type yet
-    // (engine-bugs.test.ts).
-    const shipped = (yield* ctx.startChild(shipment, shipmentInput, {
+    // The child is named by its type, so this module stands alone (it is also an editor template).
+    const shipped: ShipmentResult = yield* ctx.startChild('shipment', shipmentInput, {
       id: `${ctx.workflowId}.shipment`,
-    })) as ShipmentResult;
+    });
     state.trackingNumber = shipped.trackingNumber;
     state.stage = 'delivered';
     const delivered: OrderResult = {

@@ -12,13 +12,13 @@
  * `failCompensationOf` makes that booking's cancellation fail on every attempt.
  */
 import {
+  delay,
   ActivityFailedError,
   CancelledError,
   defineWorkflow,
   type ActivityContext,
   type WorkflowContext,
 } from '../engine';
-import { simulateWork } from './simulated-work';
 
 export const sagaSteps = ['flight', 'hotel', 'car'] as const;
 export type SagaStep = (typeof sagaSteps)[number];
@@ -76,7 +76,7 @@ export const sagaActivities = {
     request: { step: SagaStep; trip: SagaInput },
     { signal }: ActivityContext,
   ): Promise<{ confirmation: string }> {
-    await simulateWork(70, signal);
+    await delay(70, signal);
     const { step, trip } = request;
     if (trip.failAt === step)
       throw new BookingUnavailableError(`No ${step} available to ${trip.destination} for ${trip.traveller}.`);
@@ -87,7 +87,7 @@ export const sagaActivities = {
     request: { step: SagaStep; confirmation: string; trip: SagaInput },
     { signal }: ActivityContext,
   ): Promise<{ cancelled: string }> {
-    await simulateWork(50, signal);
+    await delay(50, signal);
     if (request.trip.failCompensationOf === request.step)
       throw new Error(`The ${request.step} supplier refused to cancel ${request.confirmation}.`);
     return { cancelled: request.confirmation };

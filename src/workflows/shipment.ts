@@ -6,8 +6,7 @@
  * It is registered with the other built-ins so any engine can run it, but it is not offered as a demo of its
  * own: it is started by `order` through `ctx.startChild`.
  */
-import { defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
-import { simulateWork } from './simulated-work';
+import { delay, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
 
 export type ShipmentInput = {
   orderId: string;
@@ -45,7 +44,7 @@ export const shipmentActivities = {
     request: { orderId: string; address: string; parcels: number; bookingKey: string },
     { signal }: ActivityContext,
   ): Promise<CarrierBooking> {
-    await simulateWork(100, signal);
+    await delay(100, signal);
     return {
       carrier: 'Parcelo',
       trackingNumber: `PCL-${request.bookingKey.slice(0, 8).toUpperCase()}`,
@@ -57,7 +56,7 @@ export const shipmentActivities = {
     request: { trackingNumber: string },
     { signal }: ActivityContext,
   ): Promise<{ trackingNumber: string; signedBy: string }> {
-    await simulateWork(60, signal);
+    await delay(60, signal);
     return { trackingNumber: request.trackingNumber, signedBy: 'front desk' };
   },
 };

@@ -6,8 +6,7 @@
  *
  * Each step reports progress with `heartbeat` while it works.
  */
-import { defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
-import { simulateWork } from './simulated-work';
+import { delay, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
 
 export type SlowStep = {
   /** The activity name. */
@@ -34,7 +33,7 @@ export const slowStepsActivities = {
     let done = 0;
     while (done < step.ms) {
       const slice = Math.min(heartbeatEveryMs, step.ms - done);
-      await simulateWork(slice, signal);
+      await delay(slice, signal);
       done += slice;
       heartbeat({ doneMs: done, totalMs: step.ms });
     }
