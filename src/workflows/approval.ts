@@ -200,3 +200,5 @@ export const approval = defineWorkflow({
     },
   },
 });
+
+export default approval;

@@ -42,3 +42,5 @@ export const countdown = defineWorkflow({
     progress: (state) => ({ remaining: state.remaining ?? null, total: state.total ?? null }),
   },
 });
+
+export default countdown;

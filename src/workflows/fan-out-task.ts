@@ -64,3 +64,5 @@ export const fanOutTask = defineWorkflow({
   },
   queries: { stage: (state) => state.stage ?? 'starting' },
 });
+
+export default fanOutTask;

@@ -108,3 +108,5 @@ export const fanOut = defineWorkflow({
     }),
   },
 });
+
+export default fanOut;

@@ -107,3 +107,5 @@ export const flaky = defineWorkflow({
     }),
   },
 });
+
+export default flaky;

@@ -321,3 +321,5 @@ export const order = defineWorkflow({
     },
   },
 });
+
+export default order;

@@ -204,3 +204,5 @@ export const saga = defineWorkflow({
     bookings: (state) => ({ booked: state.booked ?? [], compensated: state.compensated ?? [] }),
   },
 });
+
+export default saga;

@@ -120,3 +120,5 @@ export const shipment = defineWorkflow({
     tracking: (state) => ({ carrier: state.carrier ?? null, trackingNumber: state.trackingNumber ?? null }),
   },
 });
+
+export default shipment;

@@ -101,3 +101,5 @@ export const slowSteps = defineWorkflow({
     }),
   },
 });
+
+export default slowSteps;
