@@ -1,0 +1,156 @@
+/**
+ * Authored definitions in the shared store: `def:<name>:<version>` holds the source text (and who saved it
+ * when). Every tab's worker compiles and registers what it finds there — at start-up for all of them, and
+ * at once for each one the change feed reports — so a workflow authored in one tab runs, and can be taken
+ * over, in any other.
+ *
+ * Rules, checked before anything is written:
+ * - the source must compile into a definition (diagnostics come back otherwise);
+ * - a built-in demo's name is reserved;
+ * - changing the body of a version that unfinished workflows use is refused unless forced — replaying them
+ *   on different code may break (NonDeterminismError); bump the version instead, and the old version stays
+ *   registered for the workflows that started on it;
+ * - a version that unfinished workflows use cannot be deleted.
+ */
+import { hostKeys, type Engine } from '../../engine';
+import type { Storage } from '../../storage';
+import { compileDefinition, type CompileResult, type Diagnostic } from './compile';
+
+/** What `def:<name>:<version>` holds. */
+export type StoredDefinition = {
+  name: string;
+  version: number;
+  source: string;
+  savedAt: number;
+  savedBy: string;
+};
+
+export type SaveOutcome =
+  | { ok: true; name: string; version: number; created: boolean }
+  | { ok: false; reason: 'invalid'; diagnostics: Diagnostic[] }
+  | { ok: false; reason: 'reserved'; name: string; message: string }
+  | {
+      ok: false;
+      reason: 'version-in-use';
+      name: string;
+      version: number;
+      unfinished: number;
+      suggestedVersion: number;
+      message: string;
+    };
+
+export type DeleteOutcome = { ok: true } | { ok: false; reason: 'in-use' | 'missing'; message: string };
+
+const unfinishedStatuses = ['running', 'pending', 'suspended'] as const;
+
+export function decodeStoredDefinition(key: string, raw: string): StoredDefinition | null {
+  const parsed = hostKeys.parseDefinition(key);
+  if (!parsed) return null;
+  try {
+    const value = JSON.parse(raw) as StoredDefinition;
+    if (typeof value.source !== 'string' || value.name !== parsed.name || value.version !== parsed.version)
+      return null;
+    return value;
+  } catch {
+    return null;
+  }
+}
+
+export async function listStoredDefinitions(storage: Storage): Promise<StoredDefinition[]> {
+  const entries = await storage.scan(hostKeys.definitionsPrefix);
+  return entries.flatMap(({ key, value }) => {
+    const stored = decodeStoredDefinition(key, value);
+    return stored ? [stored] : [];
+  });
+}
+
+/** How many unfinished workflows started on this version of the type. */
+export async function countUnfinished(engine: Engine, name: string, version: number): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await engine.list({
+      workflowType: name,
+      status: [...unfinishedStatuses],
+      limit: 1000,
+      ...(cursor ? { cursor } : {}),
+    });
+    count += page.items.filter((item) => item.version === version).length;
+    if (!page.nextCursor) return count;
+    cursor = page.nextCursor;
+  }
+}
+
+export async function saveDefinition(
+  storage: Storage,
+  engine: Engine,
+  source: string,
+  options: { savedBy: string; reservedNames: ReadonlySet<string>; force?: boolean; now: number },
+): Promise<{ outcome: SaveOutcome; compiled: CompileResult }> {
+  const compiled = await compileDefinition(source, 'definition.ts');
+  if (!compiled.ok)
+    return { outcome: { ok: false, reason: 'invalid', diagnostics: compiled.diagnostics }, compiled };
+  const { name, version } = compiled.definition;
+  if (options.reservedNames.has(name))
+    return {
+      outcome: {
+        ok: false,
+        reason: 'reserved',
+        name,
+        message: `'${name}' is the name of a built-in demo. Give your definition another name (copy the template and rename it).`,
+      },
+      compiled,
+    };
+  const key = hostKeys.definition(name, version);
+  const previousRaw = await storage.get(key);
+  const previous = previousRaw === null ? null : decodeStoredDefinition(key, previousRaw);
+  if (previous && previous.source !== source && !options.force) {
+    const unfinished = await countUnfinished(engine, name, version);
+    if (unfinished > 0)
+      return {
+        outcome: {
+          ok: false,
+          reason: 'version-in-use',
+          name,
+          version,
+          unfinished,
+          suggestedVersion: version + 1,
+          message: `${unfinished} unfinished workflow${unfinished === 1 ? '' : 's'} of '${name}' version ${version} would replay on the changed code, which may break them. Save it as version ${version + 1} instead (the old version stays for them), or save anyway.`,
+        },
+        compiled,
+      };
+  }
+  const stored: StoredDefinition = { name, version, source, savedAt: options.now, savedBy: options.savedBy };
+  await storage.batch([{ type: 'put', key, value: JSON.stringify(stored) }]);
+  return { outcome: { ok: true, name, version, created: previous === null }, compiled };
+}
+
+export async function deleteDefinition(
+  storage: Storage,
+  engine: Engine,
+  name: string,
+  version: number,
+): Promise<DeleteOutcome> {
+  const key = hostKeys.definition(name, version);
+  if ((await storage.get(key)) === null)
+    return {
+      ok: false,
+      reason: 'missing',
+      message: `There is no saved definition '${name}' version ${version}.`,
+    };
+  const unfinished = await countUnfinished(engine, name, version);
+  if (unfinished > 0)
+    return {
+      ok: false,
+      reason: 'in-use',
+      message: `${unfinished} unfinished workflow${unfinished === 1 ? '' : 's'} still use '${name}' version ${version}; it stays until they finish.`,
+    };
+  await storage.batch([{ type: 'delete', key }]);
+  return { ok: true };
+}
+
+/** Rewrites the `version: N` of a definition's source to `version` (for the "bump the version" action). */
+export function withVersion(source: string, version: number): string | null {
+  const pattern = /(\bversion\s*:\s*)(\d+)/;
+  return pattern.test(source) ? source.replace(pattern, `$1${version}`) : null;
+}
