@@ -46,6 +46,7 @@ import {
 } from './inspect';
 import { keys, workflowIdOf } from './keys';
 import { Lifecycle, type StartOptions } from './lifecycle';
+import { Maintenance, type MaintenancePasses } from './maintenance';
 import { MetricsCounters, type EngineMetrics } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
 import { ClaimManager, type ClaimHow } from './ownership/claim-manager';
@@ -202,9 +203,7 @@ class ShuttleEngine implements Engine {
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
   #unwatch: (() => void) | null = null;
   #releaseLiveness: (() => void) | null = null;
-  #backgroundHandles: unknown[] = [];
-  #passes = new Map<string, Promise<void>>();
-  #maintenance: Promise<void> | null = null;
+  readonly #maintenance: Maintenance;
   #shutdown: Promise<ShutdownReport> | null = null;
   #pendingHolderChecks = new Set<string>();
 
@@ -335,6 +334,13 @@ class ShuttleEngine implements Engine {
           message: `Durable timer scan failed (will retry): ${describe(error)}`,
         }),
     });
+    this.#maintenance = new Maintenance({
+      passes: this.#maintenancePasses(),
+      clock: this.#clock,
+      intervalMs: options.renewIntervalMs,
+      isOpen: () => this.#state === 'open',
+      warn,
+    });
     for (const definition of options.workflows) this.register(definition);
     if (options.onEvent) this.#hub.subscribe(options.onEvent);
   }
@@ -354,7 +360,7 @@ class ShuttleEngine implements Engine {
     if (this.#storage.capabilities.changeFeed && this.#storage.watch)
       this.#unwatch = this.#storage.watch('', (changed) => this.#changed(changed));
     this.#state = 'open';
-    if (this.#options.backgroundTasks === 'automatic') this.#startBackground();
+    if (this.#options.backgroundTasks === 'automatic') this.#maintenance.start();
     if (this.#options.recover) await this.recoverAll();
     if (this.#options.backgroundTasks === 'automatic') void this.#timers.fireDue();
   }
@@ -679,11 +685,12 @@ class ShuttleEngine implements Engine {
     for (let round = 0; round < 10_000; round++) {
       const busy = [...this.#runs.values()].filter((run) => (activities ? run.hasWork : run.isTurning));
       const loads = [...this.#loading.values()];
-      if (busy.length === 0 && loads.length === 0 && !this.#maintenance) return;
+      const maintenance = this.#maintenance.running;
+      if (busy.length === 0 && loads.length === 0 && !maintenance) return;
       await Promise.race([
         ...busy.map((run) => (activities ? run.whenIdle() : run.whenQuiet())),
         ...loads,
-        ...(this.#maintenance ? [this.#maintenance] : []),
+        ...(maintenance ? [maintenance] : []),
       ]);
     }
   }
@@ -958,141 +965,82 @@ class ShuttleEngine implements Engine {
 
   async runMaintenance(now?: number): Promise<void> {
     this.#assertOpen();
-    if (this.#maintenance) return this.#maintenance;
-    this.#maintenance = this.#maintain(now).finally(() => {
-      this.#maintenance = null;
-    });
-    return this.#maintenance;
+    return this.#maintenance.run(now);
   }
 
-  async #maintain(now?: number): Promise<void> {
-    await checkModeMarker(
-      this.#storage,
-      (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
-      this.ownership,
-      this.#clock.now(),
-    );
-    await this.#renewPass();
-    await this.#reclaimPass();
-    await this.#signalPollPass();
-    await this.#updatePollPass();
-    await this.#resultPollPass(now);
-    await this.#timers.fireDue(now ?? this.#clock.now());
-    await this.#expireUpdateResponses(now ?? this.#clock.now());
-    const time = now ?? this.#clock.now();
-    for (const run of this.#runs.values()) run.checkActivityDeadlines(time);
-  }
-
-  #single(name: string, pass: () => Promise<void>): Promise<void> {
-    const running = this.#passes.get(name);
-    if (running) return running;
-    const started = pass()
-      .catch((error: unknown) =>
-        this.#warn({
-          name: 'StorageWarning',
-          message: `Background ${name} pass failed (will retry): ${describe(error)}`,
-        }),
-      )
-      .finally(() => this.#passes.delete(name));
-    this.#passes.set(name, started);
-    return started;
-  }
-
-  #renewPass(): Promise<void> {
-    return this.#single('renew', async () => {
-      if (this.#claims) await this.#claims.renewAll();
-      else if (this.#lease) await this.#lease.renew().catch(() => undefined);
-    });
-  }
-
-  #reclaimPass(): Promise<void> {
-    return this.#single('reclaim', async () => {
-      if (this.#state !== 'open') return;
-      for (const workflowId of [...this.#reloads]) {
-        this.#reloads.delete(workflowId);
-        if ((this.#registry ? this.#registry.has(workflowId) : true) && !this.#runs.get(workflowId)?.isLive)
-          this.#drive(workflowId, null);
-      }
-      if (this.#claims) await this.#claims.reclaim();
-      else await this.recoverAll();
-    });
-  }
-
-  #signalPollPass(): Promise<void> {
-    return this.#single('signal-poll', async () => {
-      if (this.#runs.size === 0) return;
-      const waiting = new Set(
-        [...this.#runs.values()].filter((run) => run.waitsOnSignals).map((run) => run.id),
-      );
-      if (waiting.size > 0) {
-        const signals = await this.#storage.scan(keys.signalsPrefix, { limit: 1000 });
-        const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
-        for (const id of waiting) if (ids.has(id)) this.#runs.get(id)?.deliver({ type: 'signals' });
-      }
-      const cancels = await this.#storage.scan(keys.cancelRequestsPrefix, { limit: 1000 });
-      for (const { key } of cancels)
-        this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
-    });
-  }
-
-  #updatePollPass(): Promise<void> {
-    return this.#single('update-poll', async () => {
-      if (this.#runs.size === 0) return;
-      const requests = await this.#storage.scan(keys.updateRequestsPrefix, { limit: 1000 });
-      const ids = new Set(requests.map(({ key }) => workflowIdOf(key, keys.updateRequestsPrefix)));
-      for (const id of ids) if (id) this.#runs.get(id)?.deliver({ type: 'updates' });
-    });
-  }
-
-  #resultPollPass(now?: number): Promise<void> {
-    return this.#single('result-poll', async () => {
-      await this.#waiters.poll();
-      await this.#updates.poll(now ?? this.#clock.now());
-      const awaited = new Set([...this.#runs.values()].flatMap((run) => run.awaitedChildren));
-      for (const childId of awaited) await this.#childRecordChanged(childId);
-    });
-  }
-
-  async #expireUpdateResponses(now: number): Promise<void> {
-    const responses = await this.#storage.scan(keys.updateResponsesPrefix, { limit: 500 });
-    const expired = responses.filter(({ key, value }) => {
-      try {
-        return decodeUpdateResponse(key, value).appliedAt + this.#options.updateResponseRetentionMs < now;
-      } catch {
-        return false;
-      }
-    });
-    if (expired.length > 0)
-      await this.#writer.write(
-        null,
-        [],
-        expired.map(({ key }) => ({ type: 'delete' as const, key })),
-        'collect expired update responses',
-      );
-  }
-
-  #startBackground(): void {
-    const every = (ms: number, task: () => void) => {
-      const tick = () => {
+  /** The passes background work runs (maintenance.ts decides when, and in which order). */
+  #maintenancePasses(): MaintenancePasses {
+    return {
+      gates: async () => {
+        await checkModeMarker(
+          this.#storage,
+          (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
+          this.ownership,
+          this.#clock.now(),
+        );
+      },
+      renew: async () => {
+        if (this.#claims) await this.#claims.renewAll();
+        else if (this.#lease) await this.#lease.renew().catch(() => undefined);
+      },
+      reclaim: async () => {
         if (this.#state !== 'open') return;
-        task();
-        this.#backgroundHandles.push(this.#clock.setTimeout(tick, ms));
-        if (this.#backgroundHandles.length > 16) this.#backgroundHandles = this.#backgroundHandles.slice(-8);
-      };
-      this.#backgroundHandles.push(this.#clock.setTimeout(tick, ms));
+        for (const workflowId of [...this.#reloads]) {
+          this.#reloads.delete(workflowId);
+          if ((this.#registry ? this.#registry.has(workflowId) : true) && !this.#runs.get(workflowId)?.isLive)
+            this.#drive(workflowId, null);
+        }
+        if (this.#claims) await this.#claims.reclaim();
+        else await this.recoverAll();
+      },
+      pollSignals: async () => {
+        if (this.#runs.size === 0) return;
+        const waiting = new Set(
+          [...this.#runs.values()].filter((run) => run.waitsOnSignals).map((run) => run.id),
+        );
+        if (waiting.size > 0) {
+          const signals = await this.#storage.scan(keys.signalsPrefix, { limit: 1000 });
+          const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
+          for (const id of waiting) if (ids.has(id)) this.#runs.get(id)?.deliver({ type: 'signals' });
+        }
+        const cancels = await this.#storage.scan(keys.cancelRequestsPrefix, { limit: 1000 });
+        for (const { key } of cancels)
+          this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
+      },
+      pollUpdates: async () => {
+        if (this.#runs.size === 0) return;
+        const requests = await this.#storage.scan(keys.updateRequestsPrefix, { limit: 1000 });
+        const ids = new Set(requests.map(({ key }) => workflowIdOf(key, keys.updateRequestsPrefix)));
+        for (const id of ids) if (id) this.#runs.get(id)?.deliver({ type: 'updates' });
+      },
+      pollResults: async (now) => {
+        await this.#waiters.poll();
+        await this.#updates.poll(now);
+        const awaited = new Set([...this.#runs.values()].flatMap((run) => run.awaitedChildren));
+        for (const childId of awaited) await this.#childRecordChanged(childId);
+      },
+      fireTimers: (now) => this.#timers.fireDue(now),
+      expireUpdateResponses: async (now) => {
+        const responses = await this.#storage.scan(keys.updateResponsesPrefix, { limit: 500 });
+        const expired = responses.filter(({ key, value }) => {
+          try {
+            return decodeUpdateResponse(key, value).appliedAt + this.#options.updateResponseRetentionMs < now;
+          } catch {
+            return false;
+          }
+        });
+        if (expired.length > 0)
+          await this.#writer.write(
+            null,
+            [],
+            expired.map(({ key }) => ({ type: 'delete' as const, key })),
+            'collect expired update responses',
+          );
+      },
+      checkDeadlines: (now) => {
+        for (const run of this.#runs.values()) run.checkActivityDeadlines(now);
+      },
     };
-    const interval = this.#options.renewIntervalMs;
-    every(interval, () => {
-      void this.#renewPass();
-      void this.#reclaimPass();
-      void this.#signalPollPass();
-      void this.#updatePollPass();
-    });
-    every(interval, () => {
-      void this.#resultPollPass();
-      void this.#timers.fireDue();
-      void this.#single('expire-updates', () => this.#expireUpdateResponses(this.#clock.now()));
-    });
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -1110,8 +1058,7 @@ class ShuttleEngine implements Engine {
   async #stop(): Promise<ShutdownReport> {
     const wasDeposed = this.#state === 'deposed';
     this.#state = 'stopping';
-    for (const handle of this.#backgroundHandles) this.#clock.clearTimeout(handle);
-    this.#backgroundHandles = [];
+    this.#maintenance.stop();
     this.#timers.stop();
     const runs = [...this.#runs.values()];
     for (const run of runs) run.drop('shutdown');
@@ -1119,7 +1066,7 @@ class ShuttleEngine implements Engine {
       Promise.all([
         ...runs.map((run) => run.whenQuiet()),
         ...this.#loading.values(),
-        ...this.#passes.values(),
+        ...this.#maintenance.inFlight,
       ]),
       new Promise((resolve) => this.#clock.setTimeout(() => resolve(undefined), 5_000)),
     ]);
@@ -1149,7 +1096,7 @@ class ShuttleEngine implements Engine {
     });
     this.#state = 'deposed';
     for (const run of [...this.#runs.values()]) run.drop('deposed');
-    for (const handle of this.#backgroundHandles) this.#clock.clearTimeout(handle);
+    this.#maintenance.stop();
     this.#timers.stop();
   }
 
