@@ -48,6 +48,7 @@ export default defineConfig({
         index: fileURLToPath(new URL('./index.html', import.meta.url)),
         // The storage conformance suite's browser harness, driven by e2e/storage-conformance.spec.ts.
         storageConformance: fileURLToPath(new URL('./storage-conformance.html', import.meta.url)),
+        bench: fileURLToPath(new URL('./bench.html', import.meta.url)), // browser benchmarks (npm run bench)
       },
     },
   },

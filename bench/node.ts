@@ -3,10 +3,12 @@
  * steps per second, workflows per second, recovery time for 1,000 and 10,000 parked workflows, and heap per
  * parked workflow. Built by scripts/bench.mjs and run with `node --expose-gc`; prints one JSON object.
  *
- * Every figure is the median of several runs; the spread is reported beside it.
+ * Every figure is the median of several runs (`SHUTTLE_BENCH_RUNS`, default 5); the spread is reported beside
+ * it in `details`, which scripts/bench.mjs moves to details.json.
  */
 import { createEngine, defineWorkflow, type Engine } from '../src/engine';
 import { MemoryStorage } from '../src/storage';
+import { median, percentile } from './stats';
 
 const steps = defineWorkflow({
   name: 'bench-steps',
@@ -27,15 +29,9 @@ const parked = defineWorkflow({
   },
 });
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+/** The median of samples that are never empty here. */
+function medianOf(values: number[]): number {
+  return median(values)!;
 }
 
 async function stepsPerSecond(ownership: 'none' | 'workflow-lease', count: number): Promise<number> {
@@ -138,29 +134,30 @@ async function main(): Promise<void> {
   await engine.shutdown();
 
   const result = {
-    stepsPerSecond: Math.round(median(stepSamples)),
-    workflowsPerSecond: Math.round(median(workflowSamples)),
-    recoveryMsPer1000Workflows: Math.round(median(recovery10k)),
+    stepsPerSecond: Math.round(medianOf(stepSamples)),
+    workflowsPerSecond: Math.round(medianOf(workflowSamples)),
+    recoveryMsPer1000Workflows: Math.round(medianOf(recovery10k)),
     heapBytesPerParkedWorkflow: Math.round(heapPerParked),
     details: {
       runs,
       stepsPerSecond: {
-        median: Math.round(median(stepSamples)),
-        p95: Math.round(percentile(stepSamples, 5)),
+        median: Math.round(medianOf(stepSamples)),
+        // For a rate the slow tail is the low end: the rate 95% of runs reached.
+        p95: Math.round(percentile(stepSamples, 5)!),
         samples: stepSamples.map(Math.round),
         ownership: 'workflow-lease',
       },
       stepsPerSecondNone: {
-        median: Math.round(median(stepNoneSamples)),
+        median: Math.round(medianOf(stepNoneSamples)),
         samples: stepNoneSamples.map(Math.round),
       },
       workflowsPerSecond: {
-        median: Math.round(median(workflowSamples)),
+        median: Math.round(medianOf(workflowSamples)),
         samples: workflowSamples.map(Math.round),
       },
       recoveryMs: {
-        per1000From1000: Math.round(median(recovery1k)),
-        per1000From10000: Math.round(median(recovery10k)),
+        per1000From1000: Math.round(medianOf(recovery1k)),
+        per1000From10000: Math.round(medianOf(recovery10k)),
         samples1k: recovery1k.map(Math.round),
         samples10kPer1000: recovery10k.map(Math.round),
       },

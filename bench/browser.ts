@@ -1,0 +1,189 @@
+/**
+ * The browser benchmarks, driven from Node with Playwright in Chromium against the built app served by
+ * `vite preview` (scripts/bench.mjs starts the server and passes `--base-url`). Prints one JSON line on
+ * stdout — `{ figures, details }`, the figures in latest.json's `browser` shape — and progress on stderr.
+ *
+ * Order: the throughput run on the bench page first (no studio tab is open, so no other engine competes),
+ * then the handoffs (graceful, crash, freeze, and shutdown for the details), then cross-tab signal and result latency. Each part records
+ * its failures in the details instead of aborting the others; a figure with no successful run is null.
+ *
+ * Environment: `SHUTTLE_BENCH_QUICK=1` for a short run; `SHUTTLE_BENCH_ONLY=throughput,graceful,crash,freeze,
+ * shutdown,cross-tab` to run some parts only (`shutdown` is a details-only handoff); `CHROMIUM_PATH` to choose the browser (see e2e/fixtures/chromium.ts).
+ */
+import { chromium, type Browser, type BrowserContext } from '@playwright/test';
+import { resolveChromium } from '../e2e/fixtures/chromium';
+import type { ThroughputOptions, ThroughputResult } from './browser/protocol';
+import { unmeasured, type BrowserFigures } from './results';
+import { spreadOf } from './stats';
+import { measureCrossTab, type CrossTabFigures } from './studio/cross-tab';
+import { measureHandoffs, type HandoffFigure, type HandoffKind } from './studio/handoff';
+import { summarizeThroughput } from './throughput-summary';
+
+const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
+const parts = new Set(
+  (process.env.SHUTTLE_BENCH_ONLY ?? 'throughput,graceful,crash,freeze,shutdown,cross-tab')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean),
+);
+
+const throughputOptions: ThroughputOptions = quick
+  ? { rounds: 2, rawDurationMs: 800, engineDurationMs: 800, parallelWorkflows: 50, variantRounds: 1 }
+  : { rounds: 5, rawDurationMs: 2_000, engineDurationMs: 2_000, parallelWorkflows: 50, variantRounds: 3 };
+
+const handoffRuns: Record<HandoffKind, number> = quick
+  ? { graceful: 2, crash: 2, freeze: 1, shutdown: 1 }
+  : { graceful: 7, crash: 7, freeze: 3, shutdown: 3 };
+const crossTabRuns = quick ? { signalRuns: 3, resultRuns: 3 } : { signalRuns: 10, resultRuns: 10 };
+
+function log(message: string): void {
+  process.stderr.write(`[bench:browser] ${message}\n`);
+}
+
+function baseUrlFromArguments(): string {
+  const index = process.argv.indexOf('--base-url');
+  const value = index >= 0 ? process.argv[index + 1] : undefined;
+  if (!value) throw new Error('usage: node bench/.build/browser.js --base-url http://localhost:<port>');
+  return value.replace(/\/$/, '');
+}
+
+async function runThroughput(context: BrowserContext, baseUrl: string): Promise<ThroughputResult> {
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.text().startsWith('[shuttle bench]')) log(message.text().slice('[shuttle bench] '.length));
+    else if (message.type() === 'error' || message.type() === 'warning')
+      log(`page ${message.type()}: ${message.text()}`);
+  });
+  try {
+    await page.goto(`${baseUrl}/bench.html`);
+    await page.waitForFunction(() => window.shuttleBench !== undefined, undefined, { timeout: 30_000 });
+    return await page.evaluate((options) => window.shuttleBench!.run(options), throughputOptions);
+  } finally {
+    await page.close().catch(() => undefined);
+  }
+}
+
+/** Runs `part` if selected; a failure is logged and recorded, never thrown. */
+async function attempt<T>(
+  part: string,
+  failures: Record<string, string>,
+  run: () => Promise<T>,
+): Promise<T | null> {
+  if (!parts.has(part)) return null;
+  try {
+    return await run();
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    failures[part] = message;
+    log(`${part} failed: ${message}`);
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const baseUrl = baseUrlFromArguments();
+  const started = Date.now();
+  const browser: Browser = await chromium.launch({
+    executablePath: resolveChromium(),
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+  const failures: Record<string, string> = {};
+  try {
+    const context = await browser.newContext();
+    const throughput = await attempt('throughput', failures, () => runThroughput(context, baseUrl));
+    const handoffs: Partial<Record<HandoffKind, HandoffFigure>> = {};
+    const kinds: HandoffKind[] = ['graceful', 'crash', 'freeze', 'shutdown'];
+    for (const kind of kinds) {
+      const figure = await attempt(kind, failures, () =>
+        measureHandoffs(context, baseUrl, kind, {
+          runs: handoffRuns[kind],
+          countdownFrom: 60,
+          tickMs: 20,
+          freezeSeconds: 12,
+          log,
+        }),
+      );
+      if (figure) handoffs[kind] = figure;
+    }
+    const crossTab: CrossTabFigures | null = await attempt('cross-tab', failures, () =>
+      measureCrossTab(context, baseUrl, { ...crossTabRuns, log }),
+    );
+    await context.close();
+
+    const summary = throughput ? summarizeThroughput(throughput.rounds) : null;
+    const audits = [
+      ...(throughput ? [throughput.audit.duplicateCommits] : []),
+      ...Object.values(handoffs).flatMap((figure) => (figure.audit ? [figure.audit.duplicateCommits] : [])),
+      ...(crossTab?.audit ? [crossTab.audit.duplicateCommits] : []),
+    ];
+    const figures: BrowserFigures = {
+      rawTransactionsPerSecond: summary?.figures.rawTransactionsPerSecond ?? null,
+      engineStepsPerSecond: summary?.figures.engineStepsPerSecond ?? null,
+      stepRatio: summary?.figures.stepRatio ?? null,
+      parallelEngineStepsPerSecond: summary?.figures.parallelEngineStepsPerSecond ?? null,
+      parallelRatio: summary?.figures.parallelRatio ?? null,
+      handoffMs: {
+        graceful: handoffs.graceful ? spreadOf(handoffs.graceful.latencyMs) : unmeasured,
+        crash: handoffs.crash ? spreadOf(handoffs.crash.latencyMs) : unmeasured,
+        freeze: handoffs.freeze ? spreadOf(handoffs.freeze.latencyMs) : unmeasured,
+      },
+      crossTabSignalMs: crossTab ? spreadOf(crossTab.signal.latencyMs) : unmeasured,
+      crossTabResultMs: crossTab ? spreadOf(crossTab.result.latencyMs) : unmeasured,
+      duplicateCommits: audits.length > 0 ? audits.reduce((sum, count) => sum + count, 0) : null,
+    };
+    const runFailures = [
+      ...Object.values(handoffs).flatMap((figure) =>
+        figure.runs.flatMap((run) =>
+          run.error ? [`handoff ${figure.kind} run ${run.run}: ${run.error}`] : [],
+        ),
+      ),
+      ...(crossTab
+        ? [
+            ...crossTab.signal.runs.flatMap((run) =>
+              run.error ? [`signal run ${run.run}: ${run.error}`] : [],
+            ),
+            ...crossTab.result.runs.flatMap((run) =>
+              run.error ? [`result run ${run.run}: ${run.error}`] : [],
+            ),
+          ]
+        : []),
+    ];
+    const details = {
+      quick,
+      runFailures,
+      parts: [...parts],
+      chromium: browser.version(),
+      totalMs: Date.now() - started,
+      failures,
+      throughput: throughput
+        ? {
+            options: throughput.options,
+            environment: throughput.environment,
+            spreads: summary!.spreads,
+            rounds: throughput.rounds,
+            variants: throughput.variants,
+            audit: throughput.audit,
+            totalMs: throughput.totalMs,
+          }
+        : null,
+      handoffs,
+      crossTab,
+    };
+    process.stdout.write(`${JSON.stringify({ figures, details })}\n`);
+  } finally {
+    await browser.close().catch(() => undefined);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

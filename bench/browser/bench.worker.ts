@@ -1,0 +1,191 @@
+/**
+ * The bench worker: a dedicated module worker, of the same kind as a studio tab's engine worker, that
+ * measures the raw IndexedDB ceiling and the engine's step rates in the same worker, interleaved.
+ *
+ * A run is a short warm-up (which also sizes the first round) followed by `rounds` rounds. Each round takes
+ * the three measurements back to back — raw, one workflow, `parallelWorkflows` workflows — in an order that
+ * rotates from round to round, so a burst of load from elsewhere on the machine does not always land on the
+ * same figure; the ratios are taken within each round, against the raw rate measured beside them.
+ */
+import { measureEngineSteps } from './engine-steps';
+import type {
+  BenchReply,
+  BenchRequest,
+  EngineSample,
+  RateSample,
+  RawVariantName,
+  RawVariantRound,
+  RawVariants,
+  ThroughputOptions,
+  ThroughputResult,
+  ThroughputRound,
+  WorkerAudit,
+} from './protocol';
+import { median } from '../stats';
+import {
+  defaultDurability,
+  deleteDatabase,
+  measureConditionalBatches,
+  measureDexieTransactions,
+  measureRawTransactions,
+  openRawDatabase,
+} from './raw-transactions';
+
+/** The parts of `DedicatedWorkerGlobalScope` used here (the project's DOM typings describe a window). */
+type WorkerScope = {
+  postMessage(message: BenchReply): void;
+  addEventListener(type: 'message', listener: (event: MessageEvent<BenchRequest>) => void): void;
+};
+
+const scope = self as unknown as WorkerScope;
+
+const orders: ThroughputRound['order'][] = [
+  ['raw', 'sequential', 'parallel'],
+  ['sequential', 'parallel', 'raw'],
+  ['parallel', 'raw', 'sequential'],
+];
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(high, Math.max(low, Math.round(value)));
+}
+
+const variantNames: RawVariantName[] = [
+  'default',
+  'strict',
+  'relaxed',
+  'dexie',
+  'dexieChained',
+  'conditionalBatch',
+];
+
+/** The same get + put committed in other ways, each against the raw default of the same round. */
+async function measureVariants(
+  db: IDBDatabase,
+  stamp: string,
+  options: ThroughputOptions,
+  progress: (message: string) => void,
+): Promise<RawVariants> {
+  const durationMs = options.rawDurationMs / 2;
+  const dexieName = `shuttle-bench-dexie-${stamp}`;
+  const storageName = `shuttle-bench-storage-${stamp}`;
+  const rounds: RawVariantRound[] = [];
+  try {
+    for (let round = 0; round < options.variantRounds; round++) {
+      progress(`raw variants ${round + 1}/${options.variantRounds}: ${variantNames.join(', ')}`);
+      rounds.push({
+        default: await measureRawTransactions(db, durationMs),
+        strict: await measureRawTransactions(db, durationMs, 'strict'),
+        relaxed: await measureRawTransactions(db, durationMs, 'relaxed'),
+        dexie: await measureDexieTransactions(dexieName, durationMs, 'async'),
+        dexieChained: await measureDexieTransactions(dexieName, durationMs, 'chained'),
+        conditionalBatch: await measureConditionalBatches(storageName, durationMs),
+      });
+    }
+  } finally {
+    await deleteDatabase(dexieName);
+    await deleteDatabase(storageName);
+  }
+  const summary = Object.fromEntries(
+    variantNames.map((name) => [
+      name,
+      {
+        perSecond: Math.round(median(rounds.map((round) => round[name].perSecond))!),
+        ratioToDefault:
+          Math.round(median(rounds.map((round) => round[name].perSecond / round.default.perSecond))! * 1000) /
+          1000,
+      },
+    ]),
+  ) as RawVariants['summary'];
+  return { rounds, summary };
+}
+
+async function runThroughput(
+  options: ThroughputOptions,
+  progress: (message: string) => void,
+): Promise<ThroughputResult> {
+  const started = performance.now();
+  const stamp = Date.now().toString(36);
+  const rawName = `shuttle-bench-raw-${stamp}`;
+  const db = await openRawDatabase(rawName);
+  const audit: WorkerAudit = { workflows: 0, duplicateCommits: 0, activityReruns: 0, findings: [] };
+  const parallel = options.parallelWorkflows;
+  try {
+    const durability = defaultDurability(db);
+    progress(`warm-up (default durability: ${durability})`);
+    await measureRawTransactions(db, Math.min(500, options.rawDurationMs));
+    let sequentialRate = (await measureEngineSteps(1, 150, audit)).perSecond;
+    let parallelRate = (await measureEngineSteps(parallel, 4, audit)).perSecond;
+
+    const rounds: ThroughputRound[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const order = orders[round % orders.length]!;
+      let raw: RateSample | undefined;
+      let sequential: EngineSample | undefined;
+      let concurrent: EngineSample | undefined;
+      for (const kind of order) {
+        if (kind === 'raw') raw = await measureRawTransactions(db, options.rawDurationMs);
+        else if (kind === 'sequential') {
+          const steps = clamp((sequentialRate * options.engineDurationMs) / 1000, 20, 50_000);
+          sequential = await measureEngineSteps(1, steps, audit);
+          sequentialRate = sequential.perSecond;
+        } else {
+          const steps = clamp((parallelRate * options.engineDurationMs) / 1000 / parallel, 10, 5_000);
+          concurrent = await measureEngineSteps(parallel, steps, audit);
+          parallelRate = concurrent.perSecond;
+        }
+      }
+      const measured: ThroughputRound = {
+        round: round + 1,
+        order,
+        raw: raw!,
+        sequential: sequential!,
+        parallel: concurrent!,
+        stepRatio: sequential!.perSecond / raw!.perSecond,
+        parallelRatio: concurrent!.perSecond / raw!.perSecond,
+      };
+      rounds.push(measured);
+      progress(
+        `round ${round + 1}/${options.rounds}: raw ${Math.round(raw!.perSecond)} tx/s, ` +
+          `1 workflow ${Math.round(sequential!.perSecond)} steps/s (${measured.stepRatio.toFixed(2)}), ` +
+          `${parallel} workflows ${Math.round(concurrent!.perSecond)} steps/s (${measured.parallelRatio.toFixed(2)})`,
+      );
+    }
+
+    const variants = options.variantRounds > 0 ? await measureVariants(db, stamp, options, progress) : null;
+
+    return {
+      options,
+      rounds,
+      variants,
+      audit,
+      environment: {
+        userAgent: navigator.userAgent,
+        hardwareConcurrency: navigator.hardwareConcurrency,
+        defaultDurability: durability,
+      },
+      totalMs: performance.now() - started,
+    };
+  } finally {
+    db.close();
+    await deleteDatabase(rawName);
+  }
+}
+
+scope.addEventListener('message', (event) => {
+  const request = event.data;
+  if (request?.kind !== 'run') return;
+  runThroughput(request.options, (message) => scope.postMessage({ kind: 'progress', message })).then(
+    (result) => scope.postMessage({ kind: 'done', result }),
+    (error: unknown) => {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      scope.postMessage({
+        kind: 'failed',
+        error: {
+          name: failure.name,
+          message: failure.message,
+          ...(failure.stack ? { stack: failure.stack } : {}),
+        },
+      });
+    },
+  );
+});

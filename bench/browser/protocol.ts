@@ -1,0 +1,122 @@
+/**
+ * What the bench page, its worker and the Node runner say to each other about the throughput benchmarks:
+ * the options of a run, the measurements of each round, and the messages between page and worker. Types
+ * only (plus the `window.shuttleBench` declaration), so the Node side can import them without pulling in
+ * any browser code.
+ */
+
+/** Options of one throughput run (every figure below is measured in one dedicated worker). */
+export type ThroughputOptions = {
+  /** Rounds of interleaved raw / sequential engine / parallel engine measurements. */
+  rounds: number;
+  /** How long each raw IndexedDB measurement runs, in ms. */
+  rawDurationMs: number;
+  /**
+   * Roughly how long each engine measurement runs, in ms: a round's step count is sized from the previous
+   * round's rate (a short warm-up sizes the first).
+   */
+  engineDurationMs: number;
+  /** How many workflows run at once in the parallel measurement (quality.md: 50). */
+  parallelWorkflows: number;
+  /**
+   * Rounds of the raw variants (explicit `strict` / `relaxed` durability, Dexie, IndexedDbStorage) after the
+   * main rounds, each variant measured for `rawDurationMs / 2`; 0 skips them.
+   */
+  variantRounds: number;
+};
+
+/** One time-boxed or fixed-size measurement. */
+export type RateSample = {
+  /** Transactions (raw) or activity steps (engine) completed. */
+  operations: number;
+  elapsedMs: number;
+  perSecond: number;
+};
+
+/** The engine measurement of one round. */
+export type EngineSample = RateSample & {
+  workflows: number;
+  stepsPerWorkflow: number;
+};
+
+/** One round: the three measurements, taken back to back in `order`, and the ratios within the round. */
+export type ThroughputRound = {
+  round: number;
+  order: ('raw' | 'sequential' | 'parallel')[];
+  raw: RateSample;
+  sequential: EngineSample;
+  parallel: EngineSample;
+  stepRatio: number;
+  parallelRatio: number;
+};
+
+/** The ways of committing the same get + put that `variants` compares with the raw default. */
+export type RawVariantName =
+  /** The raw transaction opened without options (the ceiling's own setting). */
+  | 'default'
+  /** `{ durability: 'strict' }`: the commit waits for the data to reach the disk. */
+  | 'strict'
+  /** `{ durability: 'relaxed' }`. */
+  | 'relaxed'
+  /** A Dexie `rw` transaction with `await`s inside (what IndexedDbStorage does). */
+  | 'dexie'
+  /** A Dexie `rw` transaction chaining Dexie promises, no `await`. */
+  | 'dexieChained'
+  /** `IndexedDbStorage.conditionalBatch` with one condition and one put: the storage layer alone. */
+  | 'conditionalBatch';
+
+/** One round of the variants, measured back to back, each against the `default` of the same round. */
+export type RawVariantRound = Record<RawVariantName, RateSample>;
+
+/** The raw transaction under other settings, for comparison (details only). */
+export type RawVariants = {
+  rounds: RawVariantRound[];
+  /** Per variant: median rate, and median of its per-round ratio to `default`. */
+  summary: Record<RawVariantName, { perSecond: number; ratioToDefault: number }>;
+};
+
+/** Duplicate audit of every workflow the run started. */
+export type WorkerAudit = {
+  workflows: number;
+  duplicateCommits: number;
+  /** Activity invocations beyond one per step (an activity may legitimately rerun only after a crash). */
+  activityReruns: number;
+  findings: string[];
+};
+
+/** Everything a throughput run returns. */
+export type ThroughputResult = {
+  options: ThroughputOptions;
+  rounds: ThroughputRound[];
+  variants: RawVariants | null;
+  audit: WorkerAudit;
+  environment: {
+    userAgent: string;
+    hardwareConcurrency: number;
+    /** `IDBTransaction.durability` of a transaction opened without options (Chromium ≥ 121: relaxed). */
+    defaultDurability: string;
+  };
+  totalMs: number;
+};
+
+/** Page → worker. */
+export type BenchRequest = { kind: 'run'; options: ThroughputOptions };
+
+/** Worker → page. */
+export type BenchReply =
+  | { kind: 'progress'; message: string }
+  | { kind: 'done'; result: ThroughputResult }
+  | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
+
+/** The bench page's API, as `window.shuttleBench`. */
+export type BenchPageApi = {
+  /** Runs the throughput benchmarks in the page's bench worker; rejects if the worker fails. */
+  run(options: ThroughputOptions): Promise<ThroughputResult>;
+};
+
+declare global {
+  interface Window {
+    /** The bench page's API (bench.html only). */
+    shuttleBench?: BenchPageApi;
+  }
+}

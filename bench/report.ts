@@ -1,0 +1,69 @@
+/**
+ * Writes the benchmark results: `bench/results/latest.json` (exactly the schema of quality.md, checked
+ * before writing) and `bench/results/details.json` (samples, spreads, runs, failures and the machine), and
+ * returns the readable table. Imported by scripts/bench.mjs once built.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  buildLatestResults,
+  checkLatestShape,
+  formatTable,
+  tableRows,
+  type BrowserFigures,
+  type LatestResults,
+  type NodeFigures,
+} from './results';
+
+/** What the Node runner printed: the figures plus its `details`. */
+export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
+/** What the browser runner printed. */
+export type BrowserOutput = { figures: BrowserFigures; details?: unknown };
+
+export type ReportInput = {
+  resultsDir: string;
+  generatedAt: string;
+  node: NodeOutput | null;
+  browser: BrowserOutput | null;
+  /** How the run went: quick or full, timings, load, failures of whole runners. */
+  run: Record<string, unknown>;
+};
+
+/** This machine, for details.json: noisy shared machines explain noisy numbers. */
+export function describeMachine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  return {
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? null,
+    totalMemoryBytes: os.totalmem(),
+    loadAverage: os.loadavg().map((value) => Math.round(value * 100) / 100),
+    node: process.version,
+  };
+}
+
+/** Writes latest.json and details.json; returns the results, the table and any schema problems. */
+export async function writeBenchResults(
+  input: ReportInput,
+): Promise<{ latest: LatestResults; table: string; problems: string[] }> {
+  const { details: nodeDetails, ...nodeFigures } = input.node ?? {};
+  const latest = buildLatestResults({
+    generatedAt: input.generatedAt,
+    node: input.node ? nodeFigures : null,
+    browser: input.browser?.figures ?? null,
+  });
+  const problems = checkLatestShape(latest);
+  if (problems.length > 0) throw new Error(`latest.json would not match the schema: ${problems.join('; ')}`);
+  await mkdir(input.resultsDir, { recursive: true });
+  await writeFile(path.join(input.resultsDir, 'latest.json'), `${JSON.stringify(latest, null, 2)}\n`);
+  const details = {
+    generatedAt: input.generatedAt,
+    machine: describeMachine(),
+    run: input.run,
+    node: nodeDetails ?? null,
+    browser: input.browser?.details ?? null,
+  };
+  await writeFile(path.join(input.resultsDir, 'details.json'), `${JSON.stringify(details, null, 2)}\n`);
+  return { latest, table: formatTable(tableRows(latest)), problems };
+}

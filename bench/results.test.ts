@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildLatestResults,
+  checkLatestShape,
+  formatTable,
+  freezeWindowMs,
+  tableRows,
+  type BrowserFigures,
+  type LatestResults,
+} from './results';
+import { summarizeThroughput } from './throughput-summary';
+
+const browserFigures: BrowserFigures = {
+  rawTransactionsPerSecond: 1000,
+  engineStepsPerSecond: 700,
+  stepRatio: 0.7,
+  parallelEngineStepsPerSecond: 2500,
+  parallelRatio: 2.5,
+  handoffMs: {
+    graceful: { p50: 80, p95: 120 },
+    crash: { p50: 250, p95: 400 },
+    freeze: { p50: null, p95: null },
+  },
+  crossTabSignalMs: { p50: 20, p95: 60 },
+  crossTabResultMs: { p50: 70, p95: 90 },
+  duplicateCommits: 0,
+};
+
+function sample(): LatestResults {
+  return buildLatestResults({
+    generatedAt: '2026-01-02T03:04:05.000Z',
+    node: {
+      stepsPerSecond: 20_000,
+      workflowsPerSecond: 900,
+      recoveryMsPer1000Workflows: 120,
+      heapBytesPerParkedWorkflow: 3_000,
+    },
+    browser: browserFigures,
+  });
+}
+
+describe('buildLatestResults', () => {
+  it('produces exactly the schema of quality.md, keys in order', () => {
+    const latest = sample();
+    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser']);
+    expect(Object.keys(latest.node)).toEqual([
+      'stepsPerSecond',
+      'workflowsPerSecond',
+      'recoveryMsPer1000Workflows',
+      'heapBytesPerParkedWorkflow',
+    ]);
+    expect(Object.keys(latest.browser)).toEqual([
+      'rawTransactionsPerSecond',
+      'engineStepsPerSecond',
+      'stepRatio',
+      'parallelEngineStepsPerSecond',
+      'parallelRatio',
+      'handoffMs',
+      'crossTabSignalMs',
+      'crossTabResultMs',
+      'duplicateCommits',
+    ]);
+    expect(Object.keys(latest.browser.handoffMs)).toEqual(['graceful', 'crash', 'freeze']);
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('drops whatever extra detail the runners carry', () => {
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: { stepsPerSecond: 1, details: { samples: [1] } } as never,
+      browser: {
+        ...browserFigures,
+        samples: [1, 2],
+        handoffMs: { ...browserFigures.handoffMs, graceful: { p50: 1, p95: 2, n: 5 } as never },
+      } as never,
+    });
+    expect(JSON.stringify(latest)).not.toMatch(/samples|details|"n"/);
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('reports figures that were not measured as null, never as 0', () => {
+    const latest = buildLatestResults({ generatedAt: '2026-01-02T03:04:05.000Z', node: null, browser: null });
+    expect(latest.node.stepsPerSecond).toBeNull();
+    expect(latest.browser.handoffMs.freeze).toEqual({ p50: null, p95: null });
+    expect(latest.browser.duplicateCommits).toBeNull();
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('turns non-finite numbers into null', () => {
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: { stepsPerSecond: Number.NaN },
+      browser: { stepRatio: Number.POSITIVE_INFINITY },
+    });
+    expect(latest.node.stepsPerSecond).toBeNull();
+    expect(latest.browser.stepRatio).toBeNull();
+  });
+});
+
+describe('checkLatestShape', () => {
+  it('names missing, extra and mistyped keys', () => {
+    const latest = sample() as unknown as Record<string, Record<string, unknown>>;
+    const broken = {
+      ...latest,
+      node: { ...latest.node, extra: 1 },
+      browser: { ...latest.browser, stepRatio: 'fast', handoffMs: { graceful: { p50: 1, p95: 2 } } },
+    };
+    delete (broken.node as Record<string, unknown>).stepsPerSecond;
+    expect(checkLatestShape(broken)).toEqual([
+      'node.stepsPerSecond is missing',
+      'node.extra is not in the schema',
+      'node.stepsPerSecond must be a finite number or null',
+      'browser.stepRatio must be a finite number or null',
+      'browser.handoffMs.crash is missing',
+      'browser.handoffMs.freeze is missing',
+      'browser.handoffMs.crash must be an object',
+      'browser.handoffMs.freeze must be an object',
+    ]);
+  });
+
+  it('rejects a date that is not a date', () => {
+    expect(checkLatestShape({ ...sample(), generatedAt: 'yesterday' })).toContain(
+      'results.generatedAt must be an ISO date string',
+    );
+  });
+});
+
+describe('the table', () => {
+  it('shows each figure with its ceiling, ratio, target and verdict', () => {
+    const rows = tableRows(sample());
+    const row = (figure: string) => rows.find((candidate) => candidate.figure === figure)!;
+    expect(row('engine steps/s, 1 workflow')).toMatchObject({
+      value: '700',
+      ceiling: '1,000',
+      ratio: '0.7',
+      target: 'ratio ≥ 0.6',
+      verdict: 'pass',
+    });
+    expect(row('engine steps/s, 50 workflows').verdict).toBe('miss');
+    expect(row('handoff, graceful close')).toMatchObject({ value: 'p50 80 · p95 120 ms', verdict: 'pass' });
+    expect(row('handoff, freeze').verdict).toBe('n/a');
+    expect(row('cross-tab result').verdict).toBe('miss');
+    expect(row('duplicate commits').verdict).toBe('pass');
+    expect(row('node steps/s (memory store)').verdict).toBe('pass');
+  });
+
+  it('judges the freeze handoff against TTL + grace ± a renew interval', () => {
+    expect(freezeWindowMs({ ttlMs: 6_000, renewIntervalMs: 1_000 })).toEqual({ low: 7_000, high: 10_000 });
+    const frozen = sample();
+    frozen.browser.handoffMs.freeze = { p50: 12_000, p95: 13_000 };
+    expect(tableRows(frozen).find((row) => row.figure === 'handoff, freeze')!.verdict).toBe('miss');
+    frozen.browser.handoffMs.freeze = { p50: 8_500, p95: 9_000 };
+    expect(tableRows(frozen).find((row) => row.figure === 'handoff, freeze')!.verdict).toBe('pass');
+  });
+
+  it('aligns the columns under a header', () => {
+    const lines = formatTable(tableRows(sample())).split('\n');
+    expect(lines[0]).toMatch(/^figure\s+value\s+ceiling\s+ratio\s+target\s+result$/);
+    expect(lines[1]).toMatch(/^─+(\s+─+){5}$/);
+    const column = lines[0]!.indexOf('value');
+    for (const line of lines.slice(2)) expect(line.slice(column - 2, column)).toBe('  ');
+  });
+});
+
+describe('summarizeThroughput', () => {
+  const round = (raw: number, sequential: number, parallel: number) => ({
+    raw: { operations: raw, elapsedMs: 1000, perSecond: raw },
+    sequential: {
+      operations: sequential,
+      elapsedMs: 1000,
+      perSecond: sequential,
+      workflows: 1,
+      stepsPerWorkflow: 1,
+    },
+    parallel: {
+      operations: parallel,
+      elapsedMs: 1000,
+      perSecond: parallel,
+      workflows: 50,
+      stepsPerWorkflow: 1,
+    },
+    stepRatio: sequential / raw,
+    parallelRatio: parallel / raw,
+  });
+
+  it('takes medians of the rates and the median of the per-round ratios', () => {
+    const { figures } = summarizeThroughput([
+      round(1000, 500, 2000),
+      round(500, 400, 1500),
+      round(900, 450, 1800),
+    ]);
+    expect(figures).toEqual({
+      rawTransactionsPerSecond: 900,
+      engineStepsPerSecond: 450,
+      // Per round: 0.5, 0.8, 0.5 — the slow round is judged against its own slow ceiling.
+      stepRatio: 0.5,
+      parallelEngineStepsPerSecond: 1800,
+      parallelRatio: 2.0,
+    });
+  });
+
+  it('reports nulls when no round ran', () => {
+    expect(summarizeThroughput([]).figures.stepRatio).toBeNull();
+  });
+});

@@ -1,0 +1,333 @@
+/**
+ * The shape of `bench/results/latest.json` (quality.md, Performance) and the readable table printed beside
+ * it. Pure: building, checking and formatting only; writing files is report.ts's job.
+ *
+ * Guarantees:
+ * - `buildLatestResults` copies exactly the keys of the schema, in the schema's order, from whatever richer
+ *   objects the runners produce, so extra detail can never leak into latest.json (it goes to details.json).
+ * - A figure that could not be measured is `null`, never a made-up 0 (e.g. the freeze handoff when the
+ *   studio has no chaos control channel yet).
+ * - `checkLatestShape` lists every difference from the schema (missing, extra or mistyped keys), so the
+ *   runner can refuse to write a malformed file.
+ */
+import type { Spread } from './stats';
+
+/** The Node figures (bench/node.ts). */
+export type NodeFigures = {
+  stepsPerSecond: number | null;
+  workflowsPerSecond: number | null;
+  recoveryMsPer1000Workflows: number | null;
+  heapBytesPerParkedWorkflow: number | null;
+};
+
+/** The browser figures (bench/browser.ts). */
+export type BrowserFigures = {
+  rawTransactionsPerSecond: number | null;
+  engineStepsPerSecond: number | null;
+  stepRatio: number | null;
+  parallelEngineStepsPerSecond: number | null;
+  parallelRatio: number | null;
+  handoffMs: { graceful: Spread; crash: Spread; freeze: Spread };
+  crossTabSignalMs: Spread;
+  crossTabResultMs: Spread;
+  duplicateCommits: number | null;
+};
+
+/** The whole of latest.json. */
+export type LatestResults = { generatedAt: string; node: NodeFigures; browser: BrowserFigures };
+
+const nodeKeys = [
+  'stepsPerSecond',
+  'workflowsPerSecond',
+  'recoveryMsPer1000Workflows',
+  'heapBytesPerParkedWorkflow',
+] as const satisfies readonly (keyof NodeFigures)[];
+
+const browserNumberKeys = [
+  'rawTransactionsPerSecond',
+  'engineStepsPerSecond',
+  'stepRatio',
+  'parallelEngineStepsPerSecond',
+  'parallelRatio',
+] as const satisfies readonly (keyof BrowserFigures)[];
+
+const handoffKinds = ['graceful', 'crash', 'freeze'] as const;
+
+/** A spread with nothing measured. */
+export const unmeasured: Spread = Object.freeze({ p50: null, p95: null });
+
+function spread(value: Partial<Spread> | null | undefined): Spread {
+  return { p50: value?.p50 ?? null, p95: value?.p95 ?? null };
+}
+
+function figure(value: number | null | undefined): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * latest.json from the runners' figures: exactly the schema's keys, nothing else. Missing figures become null.
+ *
+ * @example
+ * buildLatestResults({ generatedAt: new Date().toISOString(), node: nodeOutput, browser: browserOutput });
+ */
+export function buildLatestResults(input: {
+  generatedAt: string;
+  node: Partial<NodeFigures> | null;
+  browser:
+    | (Partial<Omit<BrowserFigures, 'handoffMs'>> & { handoffMs?: Partial<BrowserFigures['handoffMs']> })
+    | null;
+}): LatestResults {
+  const node = input.node ?? {};
+  const browser = input.browser ?? {};
+  return {
+    generatedAt: input.generatedAt,
+    node: {
+      stepsPerSecond: figure(node.stepsPerSecond),
+      workflowsPerSecond: figure(node.workflowsPerSecond),
+      recoveryMsPer1000Workflows: figure(node.recoveryMsPer1000Workflows),
+      heapBytesPerParkedWorkflow: figure(node.heapBytesPerParkedWorkflow),
+    },
+    browser: {
+      rawTransactionsPerSecond: figure(browser.rawTransactionsPerSecond),
+      engineStepsPerSecond: figure(browser.engineStepsPerSecond),
+      stepRatio: figure(browser.stepRatio),
+      parallelEngineStepsPerSecond: figure(browser.parallelEngineStepsPerSecond),
+      parallelRatio: figure(browser.parallelRatio),
+      handoffMs: {
+        graceful: spread(browser.handoffMs?.graceful),
+        crash: spread(browser.handoffMs?.crash),
+        freeze: spread(browser.handoffMs?.freeze),
+      },
+      crossTabSignalMs: spread(browser.crossTabSignalMs),
+      crossTabResultMs: spread(browser.crossTabResultMs),
+      duplicateCommits: figure(browser.duplicateCommits),
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkKeys(
+  where: string,
+  value: unknown,
+  expected: readonly string[],
+  problems: string[],
+): value is Record<string, unknown> {
+  if (!isRecord(value)) {
+    problems.push(`${where} must be an object`);
+    return false;
+  }
+  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
+  for (const key of Object.keys(value))
+    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
+  return true;
+}
+
+function checkNumber(where: string, value: unknown, problems: string[]): void {
+  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
+    problems.push(`${where} must be a finite number or null`);
+}
+
+function checkSpread(where: string, value: unknown, problems: string[]): void {
+  if (!checkKeys(where, value, ['p50', 'p95'], problems)) return;
+  checkNumber(`${where}.p50`, value.p50, problems);
+  checkNumber(`${where}.p95`, value.p95, problems);
+}
+
+/** Every way `value` differs from the latest.json schema; empty when it conforms. */
+export function checkLatestShape(value: unknown): string[] {
+  const problems: string[] = [];
+  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser'], problems)) return problems;
+  if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
+    problems.push('results.generatedAt must be an ISO date string');
+  if (checkKeys('node', value.node, nodeKeys, problems))
+    for (const key of nodeKeys) checkNumber(`node.${key}`, value.node[key], problems);
+  const browserKeys = [
+    ...browserNumberKeys,
+    'handoffMs',
+    'crossTabSignalMs',
+    'crossTabResultMs',
+    'duplicateCommits',
+  ];
+  if (checkKeys('browser', value.browser, browserKeys, problems)) {
+    const browser = value.browser;
+    for (const key of browserNumberKeys) checkNumber(`browser.${key}`, browser[key], problems);
+    if (checkKeys('browser.handoffMs', browser.handoffMs, handoffKinds, problems))
+      for (const kind of handoffKinds)
+        checkSpread(`browser.handoffMs.${kind}`, browser.handoffMs[kind], problems);
+    checkSpread('browser.crossTabSignalMs', browser.crossTabSignalMs, problems);
+    checkSpread('browser.crossTabResultMs', browser.crossTabResultMs, problems);
+    checkNumber('browser.duplicateCommits', browser.duplicateCommits, problems);
+  }
+  return problems;
+}
+
+// -----------------------------------------------------------------------------------------------------------
+// Targets and the table
+
+/** The studio's claim timings (src/worker/host.ts defaults), which set the freeze handoff's expected value. */
+export const studioClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000 } as const;
+
+/**
+ * The freeze handoff's expected window, in ms: takeover is allowed strictly after the last renewal's
+ * `expiresAt` + 2 renew intervals (the last renewal was up to one interval before the freeze) and happens at
+ * the next reclaim scan (one more interval), so "≈ TTL + grace + one renew interval" is
+ * [TTL + grace − renew, TTL + grace + renew], given one interval of slack for the step itself.
+ */
+export function freezeWindowMs(timings: { ttlMs: number; renewIntervalMs: number } = studioClaimTimings): {
+  low: number;
+  high: number;
+} {
+  const grace = 2 * timings.renewIntervalMs;
+  return {
+    low: timings.ttlMs + grace - timings.renewIntervalMs,
+    high: timings.ttlMs + grace + 2 * timings.renewIntervalMs,
+  };
+}
+
+/** The Node steps-per-second reference: weft, on SQLite in memory, on a laptop (quality.md). */
+export const weftStepsPerSecond = 18_000;
+
+/** One line of the table. */
+export type TableRow = {
+  figure: string;
+  value: string;
+  ceiling: string;
+  ratio: string;
+  target: string;
+  verdict: 'pass' | 'miss' | 'n/a' | '';
+};
+
+function formatNumber(value: number | null, unit = ''): string {
+  if (value === null) return '—';
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
+  return `${value.toLocaleString('en-US', { maximumFractionDigits: digits })}${unit}`;
+}
+
+function formatSpread(value: Spread): string {
+  if (value.p50 === null) return '—';
+  return `p50 ${formatNumber(value.p50)} · p95 ${formatNumber(value.p95)} ms`;
+}
+
+function verdict(measured: number | null, passes: (value: number) => boolean): TableRow['verdict'] {
+  return measured === null ? 'n/a' : passes(measured) ? 'pass' : 'miss';
+}
+
+/** The rows of the readable table: each figure, its ceiling where it has one, the ratio, target and verdict. */
+export function tableRows(results: LatestResults): TableRow[] {
+  const { node, browser } = results;
+  const freeze = freezeWindowMs();
+  const latency = (figure: string, value: Spread, limit: number): TableRow => ({
+    figure,
+    value: formatSpread(value),
+    ceiling: '',
+    ratio: '',
+    target: `p50 ≤ ${limit} ms`,
+    verdict: verdict(value.p50, (p50) => p50 <= limit),
+  });
+  return [
+    {
+      figure: 'node steps/s (memory store)',
+      value: formatNumber(node.stepsPerSecond),
+      ceiling: `weft ${formatNumber(weftStepsPerSecond)}`,
+      ratio: formatNumber(node.stepsPerSecond === null ? null : node.stepsPerSecond / weftStepsPerSecond),
+      target: `≥ ${formatNumber(weftStepsPerSecond)}`,
+      verdict: verdict(node.stepsPerSecond, (value) => value >= weftStepsPerSecond),
+    },
+    {
+      figure: 'node workflows/s',
+      value: formatNumber(node.workflowsPerSecond),
+      ceiling: '',
+      ratio: '',
+      target: '',
+      verdict: '',
+    },
+    {
+      figure: 'node recovery ms per 1,000 parked',
+      value: formatNumber(node.recoveryMsPer1000Workflows, ' ms'),
+      ceiling: '',
+      ratio: '',
+      target: 'linear in count',
+      verdict: '',
+    },
+    {
+      figure: 'node heap bytes per parked workflow',
+      value: formatNumber(node.heapBytesPerParkedWorkflow, ' B'),
+      ceiling: '',
+      ratio: '',
+      target: '',
+      verdict: '',
+    },
+    {
+      figure: 'raw IndexedDB tx/s (worker)',
+      value: formatNumber(browser.rawTransactionsPerSecond),
+      ceiling: '(the ceiling)',
+      ratio: '',
+      target: '',
+      verdict: '',
+    },
+    {
+      figure: 'engine steps/s, 1 workflow',
+      value: formatNumber(browser.engineStepsPerSecond),
+      ceiling: formatNumber(browser.rawTransactionsPerSecond),
+      ratio: formatNumber(browser.stepRatio),
+      target: 'ratio ≥ 0.6',
+      verdict: verdict(browser.stepRatio, (ratio) => ratio >= 0.6),
+    },
+    {
+      figure: 'engine steps/s, 50 workflows',
+      value: formatNumber(browser.parallelEngineStepsPerSecond),
+      ceiling: formatNumber(browser.rawTransactionsPerSecond),
+      ratio: formatNumber(browser.parallelRatio),
+      target: 'ratio ≥ 3',
+      verdict: verdict(browser.parallelRatio, (ratio) => ratio >= 3),
+    },
+    latency('handoff, graceful close', browser.handoffMs.graceful, 100),
+    latency('handoff, crash', browser.handoffMs.crash, 300),
+    {
+      figure: 'handoff, freeze',
+      value: formatSpread(browser.handoffMs.freeze),
+      ceiling: '',
+      ratio: '',
+      target: `p50 in ${formatNumber(freeze.low)}–${formatNumber(freeze.high)} ms`,
+      verdict: verdict(browser.handoffMs.freeze.p50, (p50) => p50 >= freeze.low && p50 <= freeze.high),
+    },
+    latency('cross-tab signal', browser.crossTabSignalMs, 50),
+    latency('cross-tab result', browser.crossTabResultMs, 50),
+    {
+      figure: 'duplicate commits',
+      value: formatNumber(browser.duplicateCommits),
+      ceiling: '',
+      ratio: '',
+      target: '= 0',
+      verdict: verdict(browser.duplicateCommits, (count) => count === 0),
+    },
+  ];
+}
+
+/** The table as aligned text, one row per figure. */
+export function formatTable(rows: readonly TableRow[]): string {
+  const header: TableRow = {
+    figure: 'figure',
+    value: 'value',
+    ceiling: 'ceiling',
+    ratio: 'ratio',
+    target: 'target',
+    verdict: '' as TableRow['verdict'],
+  };
+  const columns = ['figure', 'value', 'ceiling', 'ratio', 'target', 'verdict'] as const;
+  const cells = [header, ...rows].map((row) =>
+    columns.map((column) => (column === 'verdict' && row === header ? 'result' : row[column])),
+  );
+  const widths = columns.map((_, index) => Math.max(...cells.map((line) => line[index]!.length)));
+  const lines = cells.map((line) =>
+    line
+      .map((cell, index) => cell.padEnd(widths[index]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  lines.splice(1, 0, widths.map((width) => '─'.repeat(width)).join('  '));
+  return lines.join('\n');
+}
