@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryStorage } from '../storage';
+import { builtInWorkflows } from '../workflows';
 import { createShuttleClient, rebuildError, type ShuttleClient } from './client';
-import { FakeWorkerChannel } from './host.test-support';
+import {
+  FakeBroadcastHub,
+  FakeWorkerChannel,
+  ListingLiveness,
+  openTestTab,
+  sharedStorage,
+  type TestTab,
+} from './host.test-support';
 import { PROTOCOL_VERSION } from './protocol';
 
 /** A worker that never answers on its own: tests answer through `channel.port`. */
@@ -108,5 +117,111 @@ describe('rebuildError', () => {
     expect(error.workflowId).toBe('w');
     expect(error.heldBy).toEqual({ engineId: 'e', epoch: 3, expiresAt: 1 });
     expect(error.details).toEqual({ workflowId: 'w', heldBy: { engineId: 'e', epoch: 3, expiresAt: 1 } });
+  });
+});
+
+describe('ShuttleClient chaos and restart (tabs over one store and one control channel)', () => {
+  const tabs: TestTab[] = [];
+
+  afterEach(async () => {
+    await Promise.all(tabs.splice(0).map((tab) => tab.close()));
+  });
+
+  function openTabs(count: number) {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const hub = new FakeBroadcastHub();
+    for (let index = 0; index < count; index++)
+      tabs.push(openTestTab({ storage: sharedStorage(storage), liveness, hub, workflows: builtInWorkflows }));
+    return { tabs: [...tabs], hub };
+  }
+
+  async function runningIds(tab: TestTab): Promise<string> {
+    await vi.waitFor(async () => expect((await tab.client.hello()).status.state).toBe('running'));
+    return tab.client.engineId!;
+  }
+
+  it('crashes another tab’s engine: its worker is terminated, its page says so, and its record says crashed', async () => {
+    const {
+      tabs: [a, b],
+    } = openTabs(2);
+    const [aId] = await Promise.all([runningIds(a!), runningIds(b!)]);
+    const outcome = await b!.client.chaos.crash(aId);
+    expect(outcome).toMatchObject({ engineId: aId, crashedAt: expect.any(Number) as unknown });
+    expect(a!.channel.terminated).toBe(true);
+    expect(a!.client.connection).toMatchObject({
+      state: 'crashed',
+      message: expect.stringContaining('crashed on purpose') as unknown,
+    });
+    expect(a!.client.engineId).toBeNull();
+    await expect(a!.client.metrics()).rejects.toMatchObject({ name: 'EngineWorkerStoppedError' });
+    await vi.waitFor(async () =>
+      expect((await b!.client.engines()).find((engine) => engine.engineId === aId)?.status).toBe('crashed'),
+    );
+    // Nobody runs that engine any more; its tab can only restart it, with a new engine.
+    await expect(b!.client.chaos.crash(aId)).rejects.toMatchObject({ name: 'ControlTargetNotFoundError' });
+    const { newEngineId } = await b!.client.chaos.restart(aId);
+    expect(a!.client.engineId).toBe(newEngineId);
+    expect(a!.client.connection.state).toBe('ready');
+  });
+
+  it('restarts another tab’s engine with a new id, on the same client, and tells that page', async () => {
+    const {
+      tabs: [a, b],
+    } = openTabs(2);
+    const [aId] = await Promise.all([runningIds(a!), runningIds(b!)]);
+    const changes: string[] = [];
+    a!.client.onEngineChange((engine) => changes.push(engine.engineId));
+    const { newEngineId } = await b!.client.chaos.restart(aId);
+    expect(newEngineId).not.toBe(aId);
+    expect(changes).toEqual([newEngineId]);
+    expect(a!.client.engineId).toBe(newEngineId);
+    expect((await a!.client.ready).engineId).toBe(newEngineId);
+    expect(a!.hosts).toHaveLength(2);
+    await expect(a!.client.metrics()).resolves.toMatchObject({ claimsHeld: 0 });
+    // The new engine answers chaos requests under its new id; the old id is gone.
+    await runningIds(a!);
+    await expect(b!.client.chaos.shutdown(newEngineId)).resolves.toEqual({
+      engineId: newEngineId,
+      claimsReleased: 0,
+    });
+    await expect(b!.client.chaos.freeze(aId, 1)).rejects.toMatchObject({
+      name: 'ControlTargetNotFoundError',
+    });
+  });
+
+  it('acts on this tab’s own engine without the channel, and validates arguments first', async () => {
+    const {
+      tabs: [a],
+      hub,
+    } = openTabs(1);
+    const aId = await runningIds(a!);
+    await expect(a!.client.chaos.freeze(aId, 0)).rejects.toMatchObject({ name: 'InvalidArgumentError' });
+    await expect(a!.client.chaos.crash('')).rejects.toMatchObject({ name: 'InvalidArgumentError' });
+    const restarted = await a!.client.restartThisTab();
+    expect(restarted.engineId).not.toBe(aId);
+    expect(hub.posted.filter((message) => (message as { kind: string }).kind === 'control-request')).toEqual(
+      [],
+    );
+    // The replaced engine was announced as crashed, for the other tabs to record.
+    expect(hub.posted).toContainEqual(expect.objectContaining({ kind: 'engine-crashed', engineId: aId }));
+  });
+});
+
+describe('ShuttleClient silence while frozen', () => {
+  it('tolerates the silence of a worker that announced a freeze, until the freeze ends', async () => {
+    vi.useFakeTimers();
+    const setup = silentWorker({ unresponsiveAfterMs: 3_000 });
+    client = setup.client;
+    const now = Date.now();
+    setup.channel.port.post({
+      kind: 'status',
+      v: PROTOCOL_VERSION,
+      status: { state: 'frozen', since: now, frozenUntil: now + 10_000 },
+    });
+    await vi.advanceTimersByTimeAsync(12_000);
+    expect(client.connection.state).toBe('ready');
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(client.connection.state).toBe('unresponsive');
   });
 });

@@ -13,6 +13,13 @@
  *   `EngineWorkerStoppedError` ("the engine worker of this tab stopped; reload the tab"), and so does every
  *   later call until it speaks again.
  * - Push listeners are called in arrival order; a throwing listener does not affect the others.
+ * - A worker that announced a freeze (`status` push `frozen` with `frozenUntil`) is allowed to stay silent
+ *   until then, plus `unresponsiveAfterMs`.
+ * - The tab's engine can be replaced: `restartThisTab()` (or a chaos `restart` from any tab) terminates the
+ *   worker and starts a new one with a new engine id, on the same client object. Calls pending on the old
+ *   worker reject with `EngineWorkerStoppedError`; `onEngineChange` listeners get the new engine's `hello`.
+ * - `chaos` acts on any engine of the database: this tab's directly, another tab's through the control
+ *   channel (control-channel.ts), each call resolving when the hosting tab has done it.
  */
 import type {
   ClaimInfo,
@@ -35,12 +42,17 @@ import {
   type EngineRecord,
   type HelloResult,
   type Method,
+  type ControlAction,
+  type ControlOutcome,
+  type ControlOutcomes,
+  type HostStatus,
   type Params,
   type PushMessage,
   type RequestMessage,
   type Result,
   type WorkerConfig,
 } from './protocol';
+import { ControlChannel, type BroadcastPort } from './control-channel';
 
 /** The parts of a `Worker` the client uses. */
 export type WorkerLike = {
@@ -66,6 +78,48 @@ export type ShuttleClientOptions = WorkerConfig & {
   requestTimeoutMs?: number;
   /** Silence (no message, not even a heartbeat) after which the worker counts as stopped, in ms. Default 10,000. */
   unresponsiveAfterMs?: number;
+  /**
+   * Starts a new engine worker for this tab. Needed by `restartThisTab` and chaos `restart`; without it
+   * they reject.
+   */
+  spawnWorker?: () => WorkerLike;
+  /**
+   * The database's control channel (`new BroadcastChannel(controlChannelName(databaseName))`). Without it,
+   * `chaos` can act on this tab's engine only.
+   */
+  controlPort?: BroadcastPort;
+  /** How long chaos calls wait for the tab hosting an engine to acknowledge, in ms. Default 2,000. */
+  controlAckTimeoutMs?: number;
+};
+
+/**
+ * Chaos actions on any engine of the database, for drills and demos. Each resolves once the tab hosting the
+ * engine has done it, and rejects with `ControlTargetNotFoundError` when no open tab hosts that engine (no
+ * answer within 2 s).
+ */
+export type ChaosControls = {
+  /**
+   * Stalls the engine's worker for `seconds` (0 < seconds ≤ 600), like a frozen tab: no renewals, no turns.
+   * It keeps its Web Lock, so other tabs take its workflows over only after the claim TTL (6 s + 2 s grace);
+   * when it wakes up, its next write is refused by the epoch fence. Resolves when the stall begins.
+   *
+   * @example
+   * await shuttle.chaos.freeze(engineId, 10);
+   */
+  freeze(engineId: string, seconds: number): Promise<ControlOutcomes['freeze']>;
+  /**
+   * Terminates the engine's worker at once (`worker.terminate()`), like a crashed tab. Its Web Lock goes
+   * with it, so other tabs take its workflows over within moments. Its tab stays open without an engine,
+   * until `restart`.
+   */
+  crash(engineId: string): Promise<ControlOutcomes['crash']>;
+  /** Shuts the engine down gracefully: every claim is released and other tabs take over at once. */
+  shutdown(engineId: string): Promise<ControlOutcomes['shutdown']>;
+  /**
+   * Terminates the engine's worker (if it still runs) and starts a new one in the same tab, with a new
+   * engine id. Works on a crashed engine too, as long as its tab is open. Resolves with the new id.
+   */
+  restart(engineId: string): Promise<ControlOutcomes['restart']>;
 };
 
 /** Options of `waitFor`. */
@@ -124,41 +178,132 @@ export function rebuildError(serialized: SerializedError, origin?: Error): Error
  * console.table(await shuttle.timeline(id));
  */
 export class ShuttleClient {
-  /** Settles with this tab's engine information once the worker answered the first `hello`. */
-  readonly ready: Promise<HelloResult>;
-  readonly #worker: WorkerLike;
+  #worker: WorkerLike | null;
   readonly #config: WorkerConfig;
   readonly #requestTimeoutMs: number;
   readonly #unresponsiveAfterMs: number;
+  readonly #spawnWorker: (() => WorkerLike) | null;
+  readonly #control: ControlChannel | null;
   readonly #pending = new Map<number, Pending>();
   readonly #pushListeners = new Set<(message: PushMessage) => void>();
   readonly #connectionListeners = new Set<() => void>();
+  readonly #engineListeners = new Set<(engine: HelloResult) => void>();
   readonly #watchdog: ReturnType<typeof setInterval>;
   #nextId = 1;
   #connection: ClientConnection = { state: 'connecting' };
   #lastHeardAt = Date.now();
+  #ready: Promise<HelloResult>;
+  /** The engine this tab hosts now (from the last hello), or null when it hosts none. */
+  #engineId: string | null = null;
+  #label: string | null = null;
+  #frozenUntil = 0;
+  /** Engines of this tab terminated while no worker could record it: recorded by the next worker. */
+  readonly #unrecordedCrashes: { engineId: string; at: number }[] = [];
+  #restarting: Promise<HelloResult> | null = null;
 
   constructor(worker: WorkerLike, options: ShuttleClientOptions) {
     this.#worker = worker;
     this.#config = { databaseName: options.databaseName, mode: options.mode };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#unresponsiveAfterMs = options.unresponsiveAfterMs ?? 10_000;
-    worker.addEventListener('message', this.#onMessage);
-    worker.addEventListener('error', this.#onError);
+    this.#spawnWorker = options.spawnWorker ?? null;
+    this.#attach(worker);
     this.#watchdog = setInterval(() => this.#checkSilence(), Math.min(1_000, this.#unresponsiveAfterMs));
-    this.ready = this.hello();
-    this.ready.catch(() => undefined);
+    this.#control = options.controlPort
+      ? new ControlChannel({
+          port: options.controlPort,
+          localEngineId: () => this.engineId,
+          formerEngineId: () => (this.#worker ? null : this.#engineId),
+          perform: (action, engineId) => this.#perform(action, engineId),
+          onEngineCrashed: (engineId, at) => this.#recordCrash(engineId, at),
+          onEngineExiting: (engineId) => this.#engineExiting(engineId),
+          ...(options.controlAckTimeoutMs === undefined ? {} : { ackTimeoutMs: options.controlAckTimeoutMs }),
+        })
+      : null;
+    this.#ready = this.hello();
+    this.#ready.catch(() => undefined);
+  }
+
+  /**
+   * Settles with this tab's engine information once its worker answered the first `hello`. After a restart
+   * it is the new engine's.
+   */
+  get ready(): Promise<HelloResult> {
+    return this.#ready;
+  }
+
+  /** The id of the engine this tab hosts, once known; null before the first hello and after a crash. */
+  get engineId(): string | null {
+    return this.#worker ? this.#engineId : null;
+  }
+
+  /**
+   * Chaos actions on any engine of the database (this tab's or another tab's): freeze, crash, shutdown,
+   * restart. See `ChaosControls`.
+   *
+   * @example
+   * const [, other] = await shuttle.engines();
+   * await shuttle.chaos.freeze(other.engineId, 10);
+   */
+  readonly chaos: ChaosControls = {
+    freeze: (engineId, seconds) => {
+      if (typeof seconds !== 'number' || !(seconds > 0 && seconds <= 600))
+        return Promise.reject(
+          namedError(
+            'InvalidArgumentError',
+            `chaos.freeze: seconds must be a number above 0 and at most 600, not ${String(seconds)}.`,
+          ),
+        );
+      return this.#controlRequest(engineId, { type: 'freeze', seconds });
+    },
+    crash: (engineId) => this.#controlRequest(engineId, { type: 'crash' }),
+    shutdown: (engineId) => this.#controlRequest(engineId, { type: 'shutdown' }),
+    restart: (engineId) => this.#controlRequest(engineId, { type: 'restart' }),
+  };
+
+  /**
+   * Replaces this tab's engine: terminates its worker (if it still runs) and starts a new one, which gets a
+   * new engine id and label. Resolves with the new engine's `hello`; `onEngineChange` listeners get it too.
+   * The old engine's claims are taken over by the engines still alive (the new one included) within moments,
+   * since its Web Lock goes with its worker.
+   */
+  restartThisTab(): Promise<HelloResult> {
+    this.#restarting ??= this.#restart().finally(() => {
+      this.#restarting = null;
+    });
+    return this.#restarting;
+  }
+
+  /**
+   * Calls `listener` with the new engine's `hello` whenever this tab's engine is replaced (a restart). The UI
+   * should then replace everything it knows about "this tab's engine". Returns the function that unsubscribes.
+   */
+  onEngineChange(listener: (engine: HelloResult) => void): () => void {
+    this.#engineListeners.add(listener);
+    return () => this.#engineListeners.delete(listener);
   }
 
   // -------------------------------------------------------------------------------------------------------
   // Engine information
 
   /** This tab's engine: id, label, colour, mode (`engine` or `viewer`), database and current status. */
-  hello(): Promise<HelloResult> {
-    return this.call('hello', { protocolVersion: PROTOCOL_VERSION, ...this.#config });
+  async hello(): Promise<HelloResult> {
+    const worker = this.#worker;
+    const hello = await this.call('hello', { protocolVersion: PROTOCOL_VERSION, ...this.#config });
+    if (worker === this.#worker) {
+      this.#engineId = hello.engineId;
+      this.#label = hello.label;
+      this.#noteStatus(hello.status);
+    }
+    return hello;
   }
 
-  /** Every engine of this database (live or recently dead), from their presence records and Web Locks. */
+  /**
+   * Every engine of this database, live or dead within the last 10 minutes, oldest first: identity, status
+   * (`starting`, `running`, `frozen`, `stopped`, `crashed`, or `dead` when its tab vanished without a word),
+   * whether its Web Lock is held (`alive`), claims held, its result waiters, its counters and its protocol
+   * version.
+   */
   engines(): Promise<EngineRecord[]> {
     return this.call('engines', {});
   }
@@ -288,7 +433,10 @@ export class ShuttleClient {
     return this.call('fenceRejections', workflowId === undefined ? {} : { workflowId });
   }
 
-  /** This tab's `result()` waiters: pending first, then recently settled, with how and how fast. */
+  /**
+   * This tab's `result()` waiters: pending first, then recently settled, with how and how fast. (Every
+   * engine's waiters are in `engines()`.)
+   */
   resultWaiters(): Promise<ResultWaiterInfo[]> {
     return this.call('resultWaiters', {});
   }
@@ -299,6 +447,18 @@ export class ShuttleClient {
    */
   shutdown(): Promise<ShutdownReport> {
     return this.call('shutdown', {});
+  }
+
+  /**
+   * For the page's `pagehide`: the tab is going away. Tells the other tabs at once (they count this tab's
+   * engine dead and take its workflows over: the browser kills the worker before a graceful release could
+   * land, and releases its Web Lock only a tenth of a second or more later), then asks the worker to shut
+   * down gracefully, best effort. Any write the dying engine still makes is refused by the epoch fence.
+   */
+  exitTab(): void {
+    const engineId = this.engineId;
+    if (engineId && this.#config.mode === 'engine') this.#control?.announceExit(engineId, Date.now());
+    this.shutdown().catch(() => undefined);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -440,6 +600,7 @@ export class ShuttleClient {
       this.#pending.set(id, pending);
       const message = { kind: 'request', v: PROTOCOL_VERSION, id, method, params } as RequestMessage;
       try {
+        if (!this.#worker) throw new Error('this tab has no engine worker');
         this.#worker.postMessage(message);
       } catch (error) {
         this.#settle(id);
@@ -463,17 +624,20 @@ export class ShuttleClient {
         '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id)',
         '  describe(id) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit? }) · timeline(id)',
-        '  claims() · fenceRejections(id?) · resultWaiters() · shutdown()',
+        '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
         "  waitFor(id, status | statuses, { timeoutMs? })   e.g. waitFor(id, 'completed')",
-        '  subscribe(message => …) for pushed engine events and store changes',
+        '  chaos.freeze(engineId, seconds) · chaos.crash(engineId) · chaos.shutdown(engineId) · chaos.restart(engineId)',
+        "      on any tab's engine, e.g. chaos.freeze((await engines())[1].engineId, 10)",
+        '  subscribe(message => …) for pushed engine events and store changes · onEngineChange(hello => …)',
+        '  engineId · connection · ready',
       ].join('\n'),
     );
   }
 
   /** Stops listening to the worker and fails pending calls (the worker itself is left running). */
   close(): void {
-    this.#worker.removeEventListener('message', this.#onMessage);
-    this.#worker.removeEventListener('error', this.#onError);
+    if (this.#worker) this.#detach(this.#worker);
+    this.#control?.close();
     clearInterval(this.#watchdog);
     this.#setConnection({ state: 'closed', since: Date.now(), message: 'This client was closed.' });
     this.#failPending(namedError('EngineWorkerStoppedError', 'This client was closed.'));
@@ -501,6 +665,7 @@ export class ShuttleClient {
       else pending.reject(rebuildError(message.error, pending.origin));
       return;
     }
+    if (message.kind === 'status') this.#noteStatus(message.status);
     for (const listener of [...this.#pushListeners]) {
       try {
         listener(message);
@@ -509,6 +674,142 @@ export class ShuttleClient {
       }
     }
   };
+
+  #noteStatus(status: HostStatus): void {
+    this.#frozenUntil = status.state === 'frozen' ? (status.frozenUntil ?? 0) : 0;
+  }
+
+  #attach(worker: WorkerLike): void {
+    worker.addEventListener('message', this.#onMessage);
+    worker.addEventListener('error', this.#onError);
+  }
+
+  #detach(worker: WorkerLike): void {
+    worker.removeEventListener('message', this.#onMessage);
+    worker.removeEventListener('error', this.#onError);
+  }
+
+  /** Terminates the worker at once; the tab is left without an engine. Returns the terminated engine's id. */
+  #terminate(message: string): string | null {
+    const worker = this.#worker;
+    const engineId = this.#engineId;
+    if (!worker) return null;
+    this.#detach(worker);
+    worker.terminate();
+    this.#worker = null;
+    this.#frozenUntil = 0;
+    this.#setConnection({ state: 'crashed', since: Date.now(), message });
+    this.#failPending(namedError('EngineWorkerStoppedError', message));
+    return engineId;
+  }
+
+  async #restart(): Promise<HelloResult> {
+    if (!this.#spawnWorker)
+      throw namedError(
+        'UnsupportedError',
+        'This client cannot start a new engine worker (it was created without spawnWorker). Reload the tab instead.',
+      );
+    const oldEngine = this.#terminate(
+      'This tab’s engine worker was terminated to restart it; a new engine is starting.',
+    );
+    if (oldEngine) this.#noteCrash(oldEngine, Date.now());
+    const worker = this.#spawnWorker();
+    this.#worker = worker;
+    this.#engineId = null;
+    this.#attach(worker);
+    this.#lastHeardAt = Date.now();
+    this.#setConnection({ state: 'connecting' });
+    this.#ready = this.hello();
+    this.#ready.catch(() => undefined);
+    const hello = await this.#ready;
+    for (const crash of this.#unrecordedCrashes.splice(0))
+      this.call('recordCrash', crash).catch(() => undefined);
+    for (const listener of [...this.#engineListeners]) {
+      try {
+        listener(hello);
+      } catch (error) {
+        console.error('[shuttle] an engine-change listener threw', error);
+      }
+    }
+    return hello;
+  }
+
+  /** An engine of this tab was terminated: tell the other tabs, and remember it for this tab's next worker. */
+  #noteCrash(engineId: string, at: number): void {
+    this.#unrecordedCrashes.push({ engineId, at });
+    this.#control?.announceCrash(engineId, at);
+  }
+
+  /** Another tab is going away: this tab's engine counts its engine dead and takes its workflows over. */
+  #engineExiting(engineId: string): void {
+    if (!this.#worker || this.#connection.state !== 'ready') return;
+    this.call('engineExiting', { engineId }).catch(() => undefined);
+  }
+
+  /** Another tab terminated `engineId`: this tab's engine records it in that engine's presence record. */
+  #recordCrash(engineId: string, at: number): void {
+    if (!this.#worker || this.#connection.state !== 'ready') return;
+    this.call('recordCrash', { engineId, at }).catch(() => undefined);
+  }
+
+  #controlRequest<A extends ControlAction>(engineId: string, action: A): Promise<ControlOutcomes[A['type']]> {
+    if (typeof engineId !== 'string' || engineId.length === 0)
+      return Promise.reject(
+        namedError('InvalidArgumentError', `chaos.${action.type}: engineId must be an engine id string.`),
+      );
+    if (this.#control) return this.#control.request(engineId, action);
+    if (
+      engineId === this.engineId ||
+      (action.type === 'restart' && !this.#worker && engineId === this.#engineId)
+    )
+      return this.#perform(action, engineId) as Promise<ControlOutcomes[A['type']]>;
+    return Promise.reject(
+      namedError(
+        'ControlTargetNotFoundError',
+        `Engine ${engineId} is not this tab's, and this client has no control channel to reach other tabs.`,
+        { engineId, action: action.type },
+      ),
+    );
+  }
+
+  /** Performs a chaos action on this tab's engine (asked by this tab or, through the channel, another). */
+  async #perform(action: ControlAction, engineId: string): Promise<ControlOutcome> {
+    const hosted = this.engineId === engineId;
+    const former = !this.#worker && this.#engineId === engineId;
+    if (!hosted && !(former && action.type === 'restart'))
+      throw namedError(
+        'ControlTargetNotFoundError',
+        `This tab does not run engine ${engineId}${former ? ' any more (it crashed; it can only be restarted)' : ''}.`,
+        { engineId, action: action.type },
+      );
+    switch (action.type) {
+      case 'freeze': {
+        if (this.#frozenUntil > Date.now())
+          throw namedError(
+            'InvalidWorkflowStateError',
+            `${this.#label ?? 'This engine'} is already frozen until ${new Date(this.#frozenUntil).toISOString()}.`,
+          );
+        const { frozenUntil } = await this.call('freeze', { seconds: action.seconds });
+        return { engineId, frozenUntil };
+      }
+      case 'crash': {
+        const crashedAt = Date.now();
+        this.#terminate(
+          'This tab’s engine worker was crashed on purpose (chaos). Its workflows moved to other tabs; restart the engine or reload the tab.',
+        );
+        this.#noteCrash(engineId, crashedAt);
+        return { engineId, crashedAt };
+      }
+      case 'shutdown': {
+        const report = await this.shutdown();
+        return { engineId, claimsReleased: report.claimsReleased };
+      }
+      case 'restart': {
+        const hello = await this.restartThisTab();
+        return { engineId, newEngineId: hello.engineId };
+      }
+    }
+  }
 
   readonly #onError = (event: Event): void => {
     const detail = (event as ErrorEvent).message;
@@ -520,7 +821,7 @@ export class ShuttleClient {
   #checkSilence(): void {
     // Only a worker that has spoken can fall silent; one still loading fails by its `error` event or timeouts.
     if (this.#connection.state !== 'ready') return;
-    const silentMs = Date.now() - this.#lastHeardAt;
+    const silentMs = Date.now() - Math.max(this.#lastHeardAt, this.#frozenUntil);
     if (silentMs <= this.#unresponsiveAfterMs) return;
     const message = `${stoppedMessage} (it has not answered for ${Math.round(silentMs / 1000)} s)`;
     this.#setConnection({ state: 'unresponsive', since: Date.now(), message });

@@ -1,6 +1,7 @@
 /**
  * The entry of a tab's engine worker (a dedicated module worker). It wires the real environment into the
- * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and the built-in workflows.
+ * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and death watch, and the
+ * built-in workflows.
  * Everything else lives in host.ts, which Node tests drive directly.
  *
  * Errors nobody caught inside the worker are reported to the page as warnings and marked handled, so they
@@ -8,9 +9,10 @@
  */
 import { IndexedDbStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
+import { DeathWatch } from './death-watch';
 import { serveEngineHost } from './host';
 import type { WorkerMessage } from './protocol';
-import { WebLocksLiveness } from './web-locks-liveness';
+import { WebLocksLiveness, type LockManagerLike } from './web-locks-liveness';
 
 /** The parts of `DedicatedWorkerGlobalScope` used here (the project's DOM typings describe a window). */
 type WorkerScope = {
@@ -43,7 +45,17 @@ const host = serveEngineHost({
     return storage;
   },
   workflows: builtInWorkflows,
-  ...(WebLocksLiveness.isSupported() ? { liveness: new WebLocksLiveness() } : {}),
+  ...(WebLocksLiveness.isSupported()
+    ? {
+        liveness: new WebLocksLiveness(),
+        deathWatch: (selfId: string, onDeath: (engineId: string) => void) =>
+          new DeathWatch({
+            locks: (navigator as unknown as { locks: LockManagerLike }).locks,
+            selfId,
+            onDeath,
+          }),
+      }
+    : {}),
 });
 
 scope.addEventListener('error', (event) => {

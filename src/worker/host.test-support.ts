@@ -2,11 +2,17 @@
  * A driver for worker host tests: a host over MemoryStorage and in-memory liveness, wired to a
  * `ShuttleClient` through an in-process message channel that behaves like a worker's (asynchronous delivery,
  * structured cloning of every message), so tests speak the real protocol end to end without a browser.
+ *
+ * Tabs opened on one `FakeBroadcastHub` share a control channel, and their clients can restart their
+ * worker. Terminating a fake worker kills its host the way a browser would: its engine's liveness hold is
+ * gone and its storage refuses every further call, so its graceful shutdown (which stops its timers) lands
+ * nothing.
  */
 import { InMemoryLiveness, type AnyWorkflowDefinition } from '../engine';
 import type { MemoryStorage } from '../storage';
 import { createShuttleClient, type ShuttleClient, type WorkerLike } from './client';
-import { serveEngineHost, type EngineHost, type EngineHostOptions } from './host';
+import type { BroadcastPort } from './control-channel';
+import { serveEngineHost, type EngineHost, type EngineHostOptions, type HostLiveness } from './host';
 import type { EngineMode, WorkerMessage } from './protocol';
 
 type Listener = (event: MessageEvent<unknown>) => void;
@@ -19,6 +25,8 @@ export class FakeWorkerChannel {
   /** Every message the host sent, for assertions. */
   readonly sent: WorkerMessage[] = [];
   terminated = false;
+  /** Called when the page terminates the worker. */
+  onTerminate: (() => void) | null = null;
 
   readonly worker: WorkerLike = {
     postMessage: (message: unknown) => {
@@ -36,7 +44,9 @@ export class FakeWorkerChannel {
       else this.#errorListeners.delete(listener);
     }) as WorkerLike['removeEventListener'],
     terminate: () => {
+      if (this.terminated) return;
       this.terminated = true;
+      this.onTerminate?.();
     },
   };
 
@@ -67,12 +77,84 @@ export class FakeWorkerChannel {
   }
 }
 
+/** One broadcast channel name shared by several tabs: delivers to every other port, asynchronously. */
+export class FakeBroadcastHub {
+  readonly #ports = new Set<Set<(event: MessageEvent<unknown>) => void>>();
+  /** Every message posted, for assertions. */
+  readonly posted: unknown[] = [];
+
+  open(): BroadcastPort {
+    const listeners = new Set<(event: MessageEvent<unknown>) => void>();
+    this.#ports.add(listeners);
+    return {
+      postMessage: (message) => {
+        const copy = structuredClone(message);
+        this.posted.push(copy);
+        for (const other of this.#ports)
+          if (other !== listeners)
+            setTimeout(() => {
+              for (const listener of other) listener({ data: copy } as MessageEvent<unknown>);
+            }, 0);
+      },
+      addEventListener: (_type, listener) => listeners.add(listener),
+      removeEventListener: (_type, listener) => listeners.delete(listener),
+      close: () => this.#ports.delete(listeners),
+    };
+  }
+}
+
+/** An in-memory liveness oracle that can also list live engines and count announced exits as deaths. */
+export class ListingLiveness extends InMemoryLiveness implements HostLiveness {
+  readonly #held = new Set<string>();
+
+  override async hold(engineId: string): Promise<() => void> {
+    const release = await super.hold(engineId);
+    this.#held.add(engineId);
+    return release;
+  }
+
+  async liveEngineIds(): Promise<ReadonlySet<string>> {
+    return new Set([...this.#held].filter((engineId) => this.isAlive(engineId)));
+  }
+
+  markGone(engineId: string): void {
+    this.kill(engineId);
+  }
+}
+
 export type TestTab = {
   channel: FakeWorkerChannel;
   host: EngineHost;
   client: ShuttleClient;
+  /** Every host this tab ran (a restart adds one); the last is the current one. */
+  hosts: EngineHost[];
   close(): Promise<void>;
 };
+
+/** A view of `storage` that refuses every call once `kill` was called (a terminated worker's storage). */
+function killableStorage(storage: MemoryStorage): { storage: MemoryStorage; kill(): void } {
+  let killed = false;
+  const view = new Proxy(storage, {
+    get(target, property, receiver) {
+      if (property === 'close') return async () => undefined;
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (killed) {
+          if (property === 'watch') return () => undefined;
+          return Promise.reject(new Error('the worker was terminated'));
+        }
+        return (value as (...args: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    storage: view,
+    kill: () => {
+      killed = true;
+    },
+  };
+}
 
 /** Opens a "tab": a host serving `storage`, and a client connected to it. */
 export function openTestTab(options: {
@@ -82,28 +164,51 @@ export function openTestTab(options: {
   mode?: EngineMode;
   databaseName?: string;
   host?: Partial<EngineHostOptions>;
+  /** The tabs' shared control channel; without it the client has none. */
+  hub?: FakeBroadcastHub;
 }): TestTab {
-  const channel = new FakeWorkerChannel();
-  const host = serveEngineHost({
-    port: channel.port,
-    openStorage: async () => options.storage,
-    workflows: options.workflows,
-    liveness: options.liveness ?? new InMemoryLiveness(),
-    heartbeatIntervalMs: 50,
-    pushIntervalMs: 5,
-    ...options.host,
-  });
-  const client = createShuttleClient(channel.worker, {
+  const liveness = options.liveness ?? new InMemoryLiveness();
+  const hosts: EngineHost[] = [];
+  const channels: FakeWorkerChannel[] = [];
+  const spawn = (): WorkerLike => {
+    const channel = new FakeWorkerChannel();
+    const storage = killableStorage(options.storage);
+    const host = serveEngineHost({
+      port: channel.port,
+      openStorage: async () => storage.storage,
+      workflows: options.workflows,
+      liveness,
+      heartbeatIntervalMs: 50,
+      pushIntervalMs: 5,
+      ...options.host,
+    });
+    channel.onTerminate = () => {
+      storage.kill();
+      liveness.kill(host.engineId);
+      void host.dispose(); // stops its timers; with its storage gone, nothing it does lands
+    };
+    hosts.push(host);
+    channels.push(channel);
+    return channel.worker;
+  };
+  const client = createShuttleClient(spawn(), {
     databaseName: options.databaseName ?? 'test',
     mode: options.mode ?? 'engine',
+    spawnWorker: spawn,
+    ...(options.hub ? { controlPort: options.hub.open(), controlAckTimeoutMs: 200 } : {}),
   });
   return {
-    channel,
-    host,
+    get channel() {
+      return channels.at(-1)!;
+    },
+    get host() {
+      return hosts.at(-1)!;
+    },
     client,
+    hosts,
     async close() {
       client.close();
-      await host.dispose();
+      await Promise.all(hosts.map((host) => host.dispose()));
     },
   };
 }

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryLiveness } from '../engine';
 import { MemoryStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
-import { openTestTab, sharedStorage, type TestTab } from './host.test-support';
+import { ListingLiveness, openTestTab, sharedStorage, type TestTab } from './host.test-support';
+import { presenceKey } from './presence';
 import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from './protocol';
 
 const tabs: TestTab[] = [];
@@ -248,5 +249,243 @@ describe('worker host', () => {
       message: expect.stringContaining('close the other tabs') as unknown,
     });
     await expect(tab.client.list()).rejects.toMatchObject({ name: 'EngineUnavailableError' });
+  });
+});
+
+describe('worker host: engines of the database', () => {
+  it('lists every engine with status, counters and result waiters, and one whose lock vanished as dead', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const a = open({ storage, liveness });
+    const b = open({ storage, liveness });
+    await Promise.all([running(a), running(b)]);
+    const id = await a.client.start('countdown', { from: 2, tickMs: 10 });
+    await expect(b.client.result(id)).resolves.toEqual({ counted: 2 });
+    const engines = await until(
+      () => b.client.engines(),
+      (list) => {
+        const onA = list.find((engine) => engine.engineId === a.host.engineId);
+        const onB = list.find((engine) => engine.engineId === b.host.engineId);
+        return onA?.counters.workflowsCompleted === 1 && onB?.resultWaiters.length === 1;
+      },
+    );
+    expect(engines.find((engine) => engine.engineId === b.host.engineId)).toMatchObject({
+      status: 'running',
+      alive: true,
+      thisTab: true,
+      protocolVersion: PROTOCOL_VERSION,
+      resultWaiters: [
+        { workflowId: id, settled: expect.objectContaining({ status: 'completed' }) as unknown },
+      ],
+      counters: { workflowsCompleted: 0, claimsLost: 0, writesFencedOut: 0, wakesDiscarded: 0, takeovers: 0 },
+    });
+    // A's waiters and counters are read from its presence record.
+    const c = open({ storage, liveness });
+    await running(c);
+    await until(
+      () => c.client.engines(),
+      (list) => list.find((engine) => engine.engineId === b.host.engineId)?.resultWaiters.length === 1,
+    );
+
+    liveness.kill(a.host.engineId);
+    const afterDeath = await b.client.engines();
+    expect(afterDeath.find((engine) => engine.engineId === a.host.engineId)).toMatchObject({
+      status: 'dead',
+      alive: false,
+      thisTab: false,
+    });
+  });
+
+  it('records an engine crashed on another tab’s behalf, and never overwrites a graceful stop', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const a = open({ storage, liveness });
+    const b = open({ storage, liveness });
+    const c = open({ storage, liveness });
+    await Promise.all([running(a), running(b), running(c)]);
+    await c.client.shutdown();
+    a.channel.worker.terminate(); // the page killed A's worker: it writes nothing any more
+    await b.client.call('recordCrash', { engineId: a.host.engineId, at: Date.now() });
+    await b.client.call('recordCrash', { engineId: c.host.engineId, at: Date.now() });
+    const engines = await b.client.engines();
+    const status = (tab: TestTab) => engines.find((engine) => engine.engineId === tab.host.engineId)?.status;
+    expect([a, c].map(status)).toEqual(['crashed', 'stopped']);
+  });
+
+  it('warns once about a live engine that runs another protocol version, naming its tab', async () => {
+    const storage = new MemoryStorage();
+    const stale = {
+      engineId: 'stale-engine',
+      label: 'Tab Q',
+      shortLabel: 'Q',
+      color: '#0072B2',
+      mode: 'engine',
+      status: 'running',
+      startedAt: Date.now(),
+      lastSeenAt: Date.now() + 60_000,
+      claimsHeld: 0,
+      protocolVersion: PROTOCOL_VERSION - 1,
+    };
+    await storage.batch([{ type: 'put', key: presenceKey('stale-engine'), value: JSON.stringify(stale) }]);
+    const tab = open({ storage });
+    const pushed = collect(tab);
+    await running(tab);
+    const warnings = await until(
+      () =>
+        pushed.flatMap((message) =>
+          message.kind === 'warning' && message.warning.name === 'VersionMismatchWarning'
+            ? [message.warning]
+            : [],
+        ),
+      (found) => found.length >= 1,
+    );
+    expect(warnings[0]).toMatchObject({
+      engineId: 'stale-engine',
+      message: expect.stringMatching(/^Tab Q runs a different build of the studio.*Reload Tab Q/) as unknown,
+    });
+    // Old records decode with empty defaults for the fields they lack.
+    const listed = (await tab.client.engines()).find((engine) => engine.engineId === 'stale-engine');
+    expect(listed).toMatchObject({ protocolVersion: PROTOCOL_VERSION - 1, resultWaiters: [] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(
+      pushed.filter((m) => m.kind === 'warning' && m.warning.name === 'VersionMismatchWarning'),
+    ).toHaveLength(1);
+  });
+
+  it('stops listing engines dead for over 10 minutes, and deletes their records', async () => {
+    const storage = new MemoryStorage();
+    const long = Date.now() - 11 * 60_000;
+    const old = {
+      engineId: 'old-engine',
+      label: 'Tab Z',
+      shortLabel: 'Z',
+      color: '#0072B2',
+      mode: 'engine',
+      status: 'stopped',
+      startedAt: long - 1_000,
+      lastSeenAt: long,
+      claimsHeld: 0,
+      protocolVersion: PROTOCOL_VERSION,
+    };
+    await storage.batch([{ type: 'put', key: presenceKey('old-engine'), value: JSON.stringify(old) }]);
+    const tab = open({ storage, liveness: new ListingLiveness() });
+    await running(tab);
+    const engines = await tab.client.engines();
+    expect(engines.map((engine) => engine.engineId)).toEqual([tab.host.engineId]);
+    await until(
+      () => storage.get(presenceKey('old-engine')),
+      (value) => value === null,
+    );
+  });
+});
+
+describe('worker host: handoff', () => {
+  /** Claim timings so long that only the death watch or an exit notice can explain a quick takeover. */
+  const slowClaims = { workflowClaimTtlMs: 60_000, workflowClaimRenewIntervalMs: 15_000 };
+
+  it('takes a dead engine’s workflows over the moment the death watch reports it, long before the TTL', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const reports = new Map<string, (engineId: string) => void>();
+    const observed: string[][] = [];
+    const host = {
+      ...slowClaims,
+      deathWatch: (selfId: string, onDeath: (engineId: string) => void) => {
+        reports.set(selfId, onDeath);
+        return {
+          observe: (engines: readonly { engineId: string }[]) => {
+            observed.push(engines.map((engine) => engine.engineId));
+          },
+          close: () => undefined,
+        };
+      },
+    };
+    const a = open({ storage, liveness, host });
+    await running(a);
+    const id = await a.client.start('countdown', { from: 40, tickMs: 20 });
+    await until(
+      () => a.client.query<number>(id, 'remaining'),
+      (remaining) => remaining !== null && remaining <= 38,
+    );
+    const b = open({ storage, liveness, host });
+    await running(b);
+    await until(
+      () => observed,
+      (all) => all.some((ids) => ids.includes(a.host.engineId) && ids.includes(b.host.engineId)),
+    );
+
+    a.channel.worker.terminate(); // A's worker dies: its lock and its storage go with it
+    const diedAt = Date.now();
+    reports.get(b.host.engineId)!(a.host.engineId);
+
+    const described = await until(
+      () => b.client.describe(id),
+      (description) => description.owner?.engineId === b.host.engineId,
+      3_000,
+    );
+    expect(Date.now() - diedAt).toBeLessThan(3_000);
+    expect(described.epoch).toBe(2);
+    await b.client.waitFor(id, 'completed', { timeoutMs: 10_000 });
+    const timeline = await b.client.timeline(id);
+    expect(timeline.find((entry) => entry.kind === 'claim-taken-over')?.detail).toMatchObject({
+      reason: 'holder-dead',
+      toEngineId: b.host.engineId,
+      toEpoch: 2,
+    });
+    expect(timeline.filter((entry) => entry.kind === 'timer-fired')).toHaveLength(40);
+  });
+
+  it('takes a workflow over at once when another tab announces it is going away', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const a = open({ storage, liveness, host: slowClaims });
+    const b = open({ storage, liveness, host: slowClaims });
+    await Promise.all([running(a), running(b)]);
+    const id = await a.client.start('countdown', { from: 30, tickMs: 20 });
+    await until(
+      () => a.client.ownedWorkflows(),
+      (owned) => owned.includes(id),
+    );
+    a.channel.terminated = true; // the page is going away: A's worker hears nothing more
+    await b.client.call('engineExiting', { engineId: a.host.engineId });
+    const described = await until(
+      () => b.client.describe(id),
+      (description) => description.owner?.engineId === b.host.engineId,
+      3_000,
+    );
+    expect(described.epoch).toBe(2);
+  });
+});
+
+describe('worker host: freeze', () => {
+  it('marks itself frozen until a time, stalls, then pushes running again', async () => {
+    const storage = new MemoryStorage();
+    const tab = open({ storage });
+    const pushed = collect(tab);
+    await running(tab);
+    const before = Date.now();
+    const { frozenUntil } = await tab.client.call('freeze', { seconds: 0.3 });
+    expect(frozenUntil).toBeGreaterThanOrEqual(before + 300);
+    const statuses = await until(
+      () => pushed.flatMap((message) => (message.kind === 'status' ? [message.status] : [])),
+      (found) => found.some((status) => status.state === 'running' && status.since >= frozenUntil),
+    );
+    expect(statuses.find((status) => status.state === 'frozen')).toMatchObject({ frozenUntil });
+    // The stall really happened: nothing of the worker ran until it ended.
+    expect(Date.now()).toBeGreaterThanOrEqual(frozenUntil);
+    const engines = await tab.client.engines();
+    expect(engines[0]).toMatchObject({ status: 'running' });
+    expect(engines[0]!.frozenUntil).toBeUndefined();
+  });
+
+  it('refuses a freeze of an engine that does not run, and an absurd duration', async () => {
+    const tab = open({ storage: new MemoryStorage() });
+    await running(tab);
+    await expect(tab.client.call('freeze', { seconds: 0 })).rejects.toMatchObject({ name: 'ProtocolError' });
+    await tab.client.shutdown();
+    await expect(tab.client.call('freeze', { seconds: 1 })).rejects.toMatchObject({
+      name: 'InvalidWorkflowStateError',
+      message: expect.stringContaining('stopped') as unknown,
+    });
   });
 });

@@ -16,9 +16,27 @@
  * - Failures of the worker itself (the database blocked, deleted or full, the engine refusing to start)
  *   become a `failed` status with a readable message, pushed to the page, never a silent death.
  * - Engine events and store change notices are pushed in batches, at most one of each per `pushIntervalMs`;
- *   a heartbeat is pushed and the presence record refreshed every `heartbeatIntervalMs`.
+ *   a heartbeat is pushed and the presence record refreshed every `heartbeatIntervalMs`. An engine found
+ *   dead (no write tells of it: its lock vanished) is pushed as a change of area `engines` too.
  * - `shutdown` stops the engine gracefully: every claim is released (other tabs take over at once) and the
  *   presence record says `stopped`.
+ * - The presence record carries, besides identity and status, the engine's result waiters (pending first,
+ *   then the 20 most recently settled), its counters, and its protocol version; it is refreshed every
+ *   heartbeat and soon after a result waiter registers or settles.
+ * - A tab going away announces it (`engineExiting`, forwarded from the control channel): its engine counts as
+ *   dead for the liveness oracle from then on, and the same maintenance passes run at once.
+ * - Every heartbeat the host surveys the other engines' records: it feeds the death watch (so a dead
+ *   engine's claims are taken over the moment its Web Lock is released: a maintenance pass runs at once, and
+ *   again while the dead engine still holds claims, at most three times), warns once per engine that runs
+ *   another protocol version (a tab of another build), and every 30 s deletes records of engines dead for
+ *   over 10 minutes.
+ * - `freeze` (chaos) stalls the worker's event loop with a busy-wait, like a frozen tab. It waits for a good
+ *   moment first: just after a claim renewal, with no turn in progress, so the stall begins a whole renew
+ *   interval before the next renewal; and it stalls only at the start of a task with no storage call in
+ *   flight (storage-activity.ts), since a transaction left open across the stall would block every tab's
+ *   database. It marks its presence `frozen`, pushes the status, answers, then
+ *   stalls; afterwards it carries on and pushes `running`. Its engine then finds its claims taken over: the
+ *   activity that completes first tries to commit and is refused by the epoch fence.
  */
 import {
   createEngine,
@@ -31,12 +49,27 @@ import {
   type ShutdownReport,
 } from '../engine';
 import type { Storage } from '../storage';
-import { PresenceWriter, allocateEngineIdentity, readPresence, type EngineIdentity } from './presence';
+import type { EngineDeathWatch } from './death-watch';
+import {
+  PresenceWriter,
+  allocateEngineIdentity,
+  emptyCounters,
+  engineStatusOf,
+  isPresenceExpired,
+  prunePresence,
+  readStoredPresence,
+  recordCrash,
+  presenceKey,
+  type EngineIdentity,
+  type StoredPresence,
+  waitersForPresence,
+} from './presence';
 import {
   PROTOCOL_VERSION,
   isProtocolError,
   parseRequest,
   type DefinitionInfo,
+  type EngineCounters,
   type EngineRecord,
   type HelloResult,
   type HostState,
@@ -48,6 +81,7 @@ import {
   type WorkerConfig,
   type WorkerMessage,
 } from './protocol';
+import { StorageActivity } from './storage-activity';
 import { StoreChangeCoalescer } from './store-changes';
 
 /** How the host talks to its page. */
@@ -58,8 +92,14 @@ export type HostPort = {
   listen(listener: (data: unknown) => void): () => void;
 };
 
-/** A liveness oracle that can also list every live engine at once (`WebLocksLiveness` can). */
-export type HostLiveness = EngineLiveness & { liveEngineIds?(): Promise<ReadonlySet<string> | null> };
+/**
+ * A liveness oracle that can also list every live engine at once, and count an engine dead before the
+ * oracle itself would know (its tab announced it is going away). `WebLocksLiveness` can do both.
+ */
+export type HostLiveness = EngineLiveness & {
+  liveEngineIds?(): Promise<ReadonlySet<string> | null>;
+  markGone?(engineId: string): void;
+};
 
 /** Options of `serveEngineHost`. */
 export type EngineHostOptions = {
@@ -73,6 +113,12 @@ export type EngineHostOptions = {
   workflows: readonly AnyWorkflowDefinition[];
   /** Liveness oracle (Web Locks in the browser). Default: none (claims then expire by TTL only). */
   liveness?: HostLiveness;
+  /**
+   * Creates the death watch of this engine (`DeathWatch` over Web Locks in the browser), which calls
+   * `onDeath` the moment another engine dies. Default: none (a dead engine's claims are then found by the
+   * engine's own reclaim pass, within a renew interval when the liveness oracle knows, else after the TTL).
+   */
+  deathWatch?: (selfId: string, onDeath: (engineId: string) => void) => EngineDeathWatch;
   /** Claim TTL, in ms. Default 6,000. */
   workflowClaimTtlMs?: number;
   /** Claim renewal interval, in ms. Default 1,000. */
@@ -153,6 +199,15 @@ class Host implements EngineHost {
   #lastPushAt = 0;
   #lastPresenceError = '';
   #disposed = false;
+  #deathWatch: EngineDeathWatch | null = null;
+  #survey: Promise<void> | null = null;
+  #lastPruneAt = 0;
+  readonly #versionWarned = new Set<string>();
+  #workflowsCompleted = 0;
+  /** Runs synchronously right after the next response is posted (the freeze stall). */
+  #afterResponse: (() => void) | null = null;
+  /** Counts this worker's storage calls in flight, so the freeze never stalls with a transaction open. */
+  #activity: StorageActivity | null = null;
 
   constructor(options: EngineHostOptions) {
     this.#options = options;
@@ -179,6 +234,9 @@ class Host implements EngineHost {
     } catch (error) {
       this.#respond(request.id, { ok: false, error: serializeError(error) });
     }
+    const after = this.#afterResponse;
+    this.#afterResponse = null;
+    after?.();
   }
 
   #respond(id: number, outcome: { ok: true; value: unknown } | { ok: false; error: SerializedError }): void {
@@ -213,6 +271,9 @@ class Host implements EngineHost {
     if (request.method === 'hello') return this.#hello(request.params);
     if (request.method === 'engines') return this.#engines();
     if (request.method === 'shutdown') return this.#shutdownOnce();
+    if (request.method === 'recordCrash') return this.#recordCrash(request.params);
+    if (request.method === 'engineExiting') return this.#engineExiting(request.params.engineId);
+    if (request.method === 'freeze') return this.#freeze(request.params.seconds);
     const engine = await this.#requireEngine();
     switch (request.method) {
       case 'start': {
@@ -320,7 +381,11 @@ class Host implements EngineHost {
   async #start(config: WorkerConfig): Promise<Started | null> {
     let storage: Storage;
     try {
-      storage = await this.#options.openStorage(config.databaseName, (error) => this.#storageLost(error));
+      const opened = await this.#options.openStorage(config.databaseName, (error) =>
+        this.#storageLost(error),
+      );
+      this.#activity = new StorageActivity(opened);
+      storage = this.#activity.storage;
     } catch (error) {
       this.#fail(`The studio could not open its database '${config.databaseName}'.`, error);
       this.#engine = Promise.reject(unavailableError(this.#status.message ?? 'The engine failed.'));
@@ -374,21 +439,60 @@ class Host implements EngineHost {
         claimWorkflows: !viewer,
         recover: !viewer,
         onWarning: (warning) => this.#warn(warning),
+        onEvent: (event) => this.#engineEvent(event),
       });
     } catch (error) {
       this.#fail('This tab’s engine could not start.', error);
       throw error;
     }
     this.#engineNow = engine;
-    this.#unsubscribe.push(
-      engine.subscribe((event) => {
-        this.#events.push(event);
-        this.#schedulePush();
-      }),
-    );
+    if (!viewer && this.#options.deathWatch && !this.#disposed)
+      this.#deathWatch = this.#options.deathWatch(
+        this.engineId,
+        (engineId) => void this.#reclaimFrom(engineId),
+      );
     if (this.#setStatus({ state: 'running', since: this.#now() }))
-      void this.#presence?.write({ status: 'running', claimsHeld: engine.metrics().claimsHeld });
+      void this.#presence?.write({ status: 'running', ...this.#presenceFacts() });
+    void this.#surveyOnce();
     return engine;
+  }
+
+  /** Every engine event, from construction on (recovery included): pushed to the page, counted. */
+  #engineEvent(event: EngineEvent): void {
+    this.#events.push(event);
+    this.#schedulePush();
+    if (event.type === 'workflow.completed') this.#workflowsCompleted++;
+    if (event.type === 'result-waiter.registered' || event.type === 'result-waiter.settled') {
+      const state = this.#status.state;
+      if (this.#presence && (state === 'running' || state === 'starting'))
+        void this.#presence.write(this.#presenceFacts());
+    }
+  }
+
+  /** What the presence record says about the engine's work, fresh from the engine. */
+  #presenceFacts(): {
+    claimsHeld: number;
+    resultWaiters: ReturnType<Engine['resultWaiters']>;
+    counters: EngineCounters;
+  } {
+    const engine = this.#engineNow;
+    if (!engine) return { claimsHeld: 0, resultWaiters: [], counters: { ...emptyCounters } };
+    return {
+      claimsHeld: engine.metrics().claimsHeld,
+      resultWaiters: engine.resultWaiters(),
+      counters: this.#counters(engine),
+    };
+  }
+
+  #counters(engine: Engine): EngineCounters {
+    const metrics = engine.metrics();
+    return {
+      workflowsCompleted: this.#workflowsCompleted,
+      claimsLost: metrics.claimsLost,
+      writesFencedOut: metrics.writesFencedOut,
+      wakesDiscarded: metrics.wakesDiscarded,
+      takeovers: metrics.claimAttempts.takeover,
+    };
   }
 
   /** The engine, once started; requests sent right behind the first hello wait for it. */
@@ -454,7 +558,159 @@ class Host implements EngineHost {
     this.#push({ kind: 'heartbeat', v: PROTOCOL_VERSION, at: this.#now() });
     const state = this.#status.state;
     if (this.#presence && (state === 'starting' || state === 'running' || state === 'frozen'))
-      void this.#presence.write({ claimsHeld: this.#engineNow?.metrics().claimsHeld ?? 0 });
+      void this.#presence.write(this.#presenceFacts());
+    if (state === 'running') void this.#surveyOnce();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Other engines: death watch, build mismatches, pruning
+
+  #surveyOnce(): Promise<void> {
+    this.#survey ??= this.#surveyEngines()
+      .catch((error: unknown) => {
+        console.warn('[shuttle worker] could not survey the other engines', error);
+      })
+      .finally(() => {
+        this.#survey = null;
+      });
+    return this.#survey;
+  }
+
+  async #surveyEngines(): Promise<void> {
+    const storage = this.#storage;
+    if (!storage || this.#disposed) return;
+    const [entries, live] = await Promise.all([readStoredPresence(storage), this.#liveEngineIds()]);
+    if (live && this.#deathWatch)
+      this.#deathWatch.observe(
+        entries.map(({ presence }) => presence),
+        live,
+      );
+    const now = this.#now();
+    for (const { presence } of entries) {
+      if (presence.engineId === this.engineId || presence.protocolVersion === PROTOCOL_VERSION) continue;
+      const alive = live ? live.has(presence.engineId) : null;
+      if (
+        engineStatusOf(presence, alive, now) === 'dead' ||
+        presence.status === 'stopped' ||
+        presence.status === 'crashed'
+      )
+        continue;
+      if (this.#versionWarned.has(presence.engineId)) continue;
+      this.#versionWarned.add(presence.engineId);
+      this.#warn({
+        name: 'VersionMismatchWarning',
+        engineId: presence.engineId,
+        message: `${presence.label} runs a different build of the studio (protocol version ${presence.protocolVersion}; this tab runs ${PROTOCOL_VERSION}). Reload ${presence.label} so that every tab runs the same build.`,
+      });
+    }
+    if (now - this.#lastPruneAt >= 30_000) {
+      this.#lastPruneAt = now;
+      await prunePresence(storage, this.#withAlive(entries, live), now);
+    }
+  }
+
+  /** Live engine ids from the liveness oracle; null when it cannot list them (or there is none). */
+  async #liveEngineIds(): Promise<ReadonlySet<string> | null> {
+    return (await this.#options.liveness?.liveEngineIds?.().catch(() => null)) ?? null;
+  }
+
+  #withAlive(entries: readonly StoredPresence[], live: ReadonlySet<string> | null) {
+    return entries.map((entry) => ({ ...entry, alive: live ? live.has(entry.presence.engineId) : null }));
+  }
+
+  /**
+   * Another engine died (its Web Lock was released): take over its claims now. The first pass may be one
+   * that began before the death (passes are shared), so run again while the dead engine still holds claims.
+   */
+  async #reclaimFrom(engineId: string): Promise<void> {
+    // The page's list of engines is stale now (nothing was written: a lock vanished), so say so.
+    this.#changes.add([presenceKey(engineId)]);
+    this.#schedulePush();
+    for (let pass = 0; pass < 3; pass++) {
+      const engine = this.#engineNow;
+      if (!engine || this.#status.state !== 'running' || this.#disposed) return;
+      try {
+        await engine.runMaintenance();
+        const claims = await engine.claims();
+        if (!claims.some((claim) => claim.holder?.engineId === engineId)) return;
+      } catch {
+        return; // the engine is stopping, or storage failed: its own passes carry on
+      }
+    }
+  }
+
+  /** Another tab is going away: count its engine dead now and take its workflows over. */
+  #engineExiting(engineId: string): null {
+    if (engineId === this.engineId || !this.#options.liveness?.markGone) return null;
+    this.#options.liveness.markGone(engineId);
+    if (this.#config?.mode === 'engine') void this.#reclaimFrom(engineId);
+    return null;
+  }
+
+  async #recordCrash(params: Params<'recordCrash'>): Promise<null> {
+    const started = await this.#started;
+    if (!started || params.engineId === this.engineId) return null;
+    await recordCrash(started.storage, params.engineId, params.at);
+    return null;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Chaos: freeze
+
+  async #freeze(seconds: number): Promise<Result<'freeze'>> {
+    if (!(seconds > 0 && seconds <= 600))
+      throw protocolMisuse(`freeze: seconds must be above 0 and at most 600, not ${seconds}.`);
+    const engine = await this.#requireEngine();
+    if (this.#status.state !== 'running')
+      throw Object.assign(
+        new Error(`Only a running engine can be frozen; this one is ${this.#status.state}.`),
+        {
+          name: 'InvalidWorkflowStateError',
+        },
+      );
+    const renewIntervalMs = this.#options.workflowClaimRenewIntervalMs ?? 1_000;
+    // Start just after a renewal, so the whole stall counts against the claim TTL and the next renewal is
+    // a full interval away (the activity in flight then finishes first when the stall ends).
+    if (engine.metrics().claimsHeld > 0) await this.#nextEvent(engine, 'claim.renewed', renewIntervalMs * 2);
+    await withTimeout(engine.idle({ activities: false }), renewIntervalMs / 2);
+    const since = this.#now();
+    const frozenUntil = since + Math.round(seconds * 1_000);
+    if (!this.#setStatus({ state: 'frozen', since, frozenUntil }))
+      throw Object.assign(
+        new Error(`The engine stopped before it could be frozen (${this.#status.state}).`),
+        {
+          name: 'InvalidWorkflowStateError',
+        },
+      );
+    await this.#presence?.write({ status: 'frozen', frozenUntil, ...this.#presenceFacts() });
+    const activity = this.#activity;
+    this.#afterResponse = () =>
+      activity ? activity.whenQuiet(() => this.#stall(frozenUntil)) : this.#stall(frozenUntil);
+    return { frozenUntil };
+  }
+
+  /** Busy-waits until `until` (nothing else of this worker runs meanwhile), then carries on. */
+  #stall(until: number): void {
+    while (this.#now() < until) {
+      // frozen on purpose: no timers, no renewals, no messages, no storage transaction open
+    }
+    if (this.#setStatus({ state: 'running', since: this.#now() }))
+      void this.#presence?.write({ status: 'running', ...this.#presenceFacts() });
+  }
+
+  /** Resolves at the engine's next event of `type`, or after `timeoutMs`. */
+  #nextEvent(engine: Engine, type: EngineEvent['type'], timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+      const unsubscribe = engine.subscribe((event) => {
+        if (event.type === type) done();
+      });
+      const timer = setTimeout(done, timeoutMs);
+    });
   }
 
   #schedulePush(): void {
@@ -482,19 +738,42 @@ class Host implements EngineHost {
       throw this.#config
         ? unavailableError(this.#status.message ?? 'The engine failed.')
         : protocolMisuse('Send hello first: it tells the worker which database to open.');
-    const [records, live] = await Promise.all([
-      readPresence(started.storage),
-      this.#options.liveness?.liveEngineIds?.() ?? Promise.resolve(undefined),
+    const liveness = this.#options.liveness;
+    const [entries, live] = await Promise.all([
+      readStoredPresence(started.storage),
+      liveness?.liveEngineIds ? this.#liveEngineIds() : Promise.resolve(undefined),
     ]);
-    return Promise.all(
-      records.map(async (record): Promise<EngineRecord> => {
+    const now = this.#now();
+    const listed = await Promise.all(
+      entries.map(async (entry) => {
+        const { presence } = entry;
         let alive: boolean | null = null;
-        if (live) alive = live.has(record.engineId);
-        else if (live === undefined && this.#options.liveness)
-          alive = !(await this.#options.liveness.isDead(record.engineId).catch(() => false));
-        return { ...record, alive, thisTab: record.engineId === this.engineId };
+        if (live) alive = live.has(presence.engineId);
+        else if (live === undefined && liveness)
+          alive = !(await liveness.isDead(presence.engineId).catch(() => false));
+        return { ...entry, alive };
       }),
     );
+    const expired = listed.filter(({ presence, alive }) => isPresenceExpired(presence, alive, now));
+    if (expired.length > 0) void prunePresence(started.storage, expired, now).catch(() => undefined);
+    return listed
+      .filter((entry) => !expired.includes(entry))
+      .map(({ presence, alive }): EngineRecord => {
+        const thisTab = presence.engineId === this.engineId;
+        const record: EngineRecord = {
+          ...presence,
+          status: engineStatusOf(presence, alive, now),
+          alive,
+          thisTab,
+        };
+        if (thisTab && this.#engineNow) {
+          const facts = this.#presenceFacts();
+          record.claimsHeld = facts.claimsHeld;
+          record.resultWaiters = waitersForPresence(facts.resultWaiters);
+          record.counters = facts.counters;
+        }
+        return record;
+      });
   }
 
   #shutdownOnce(): Promise<ShutdownReport> {
@@ -507,6 +786,7 @@ class Host implements EngineHost {
     await this.#started;
     let report: ShutdownReport = { claimsReleased: 0, leaseReleased: false };
     const engine = await this.#engine?.catch(() => null);
+    this.#deathWatch?.close();
     if (engine) report = await engine.shutdown();
     await this.#presence?.write({ status: 'stopped', claimsHeld: 0 });
     this.#setStatus({ state: 'stopped', since: this.#now() });
@@ -516,12 +796,30 @@ class Host implements EngineHost {
   async dispose(): Promise<void> {
     if (this.#config) await this.#shutdownOnce().catch(() => undefined);
     this.#disposed = true;
+    this.#deathWatch?.close();
     clearInterval(this.#heartbeat);
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.#stopListening();
     await this.#storage?.close().catch(() => undefined);
   }
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
+function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    promise.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
 }
 
 /** An error named for people: why this tab's engine cannot serve requests. */

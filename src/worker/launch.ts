@@ -5,13 +5,16 @@
  * Guarantees:
  * - `?db=<name>` chooses the IndexedDB database (default `shuttle`), so tests and experiments never touch
  *   each other's data; `?engine=off` opens a viewer that observes without claiming any workflow.
- * - When the page is hidden for good (`pagehide`: closed, reloaded, navigated away), the worker is told to
- *   shut down gracefully, so its claims are released and other tabs take over within milliseconds. Should
- *   the worker be killed before that finishes, its Web Lock disappears with it and other tabs take over on
- *   their next pass. A page restored from the back-forward cache reloads, since its engine has stopped.
+ * - When the page is hidden for good (`pagehide`: closed, reloaded, navigated away), the other tabs are told
+ *   at once on the control channel (they count this engine dead and take its workflows over within tens of
+ *   milliseconds), and the worker is asked to shut down gracefully. The browser usually kills the worker
+ *   before that release lands; its Web Lock disappears with it, which the other tabs' death watches see too. A page restored from the back-forward cache
+ *   reloads, since its engine has stopped.
+ * - The client gets the database's control channel (`shuttle-control:<database>`), so chaos actions reach the
+ *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
 import { createShuttleClient, type ShuttleClient } from './client';
-import type { EngineMode, WorkerConfig } from './protocol';
+import { controlChannelName, type EngineMode, type WorkerConfig } from './protocol';
 
 /** The database used when the URL names none. */
 export const defaultDatabaseName = 'shuttle';
@@ -37,15 +40,20 @@ export type LaunchOptions = {
  * const client = launchEngineWorker(readWorkerConfig(location.search));
  */
 export function launchEngineWorker(config: WorkerConfig, options: LaunchOptions = {}): ShuttleClient {
-  const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), {
-    type: 'module',
-    name: `shuttle engine (${config.databaseName}${config.mode === 'viewer' ? ', viewer' : ''})`,
-  });
-  const client = createShuttleClient(worker, config);
-  if (options.followPageLifecycle ?? true) {
-    addEventListener('pagehide', () => {
-      client.shutdown().catch(() => undefined);
+  const spawnWorker = () =>
+    new Worker(new URL('./engine.worker.ts', import.meta.url), {
+      type: 'module',
+      name: `shuttle engine (${config.databaseName}${config.mode === 'viewer' ? ', viewer' : ''})`,
     });
+  const client = createShuttleClient(spawnWorker(), {
+    ...config,
+    spawnWorker,
+    ...(typeof BroadcastChannel === 'undefined'
+      ? {}
+      : { controlPort: new BroadcastChannel(controlChannelName(config.databaseName)) }),
+  });
+  if (options.followPageLifecycle ?? true) {
+    addEventListener('pagehide', () => client.exitTab());
     addEventListener('pageshow', (event) => {
       if (event.persisted) location.reload();
     });

@@ -11,17 +11,43 @@
  * - Colours come from the Okabe–Ito palette, ordered so that consecutive engines differ in lightness as well
  *   as hue, and every chip also shows the label's letters: nobody has to tell engines apart by hue alone.
  * - A presence record that does not decode is skipped, never fatal: `readPresence` returns what it can.
+ *   Records of other builds decode as far as they can (missing newer fields get empty defaults), so a stale
+ *   tab is still listed — with its protocol version, which is how the studio tells people to reload it.
+ * - `engineStatusOf` is the one place that turns a record and the Web Locks answer into a status: an engine
+ *   whose lock is not held although it never recorded a stop is `dead`.
+ * - Records of engines dead for longer than `presenceRetentionMs` (10 minutes) are not listed and are
+ *   deleted (`prunePresence`), each with a compare-and-swap on the exact value read, so a record that was
+ *   refreshed meanwhile is never deleted. A record whose engine holds its lock is never pruned.
+ * - `recordCrash` marks another engine's record `crashed` with a compare-and-swap too; a record that
+ *   already says `stopped` or `crashed` is left alone.
  */
+import { hostKeys, type ResultWaiterInfo } from '../engine';
 import type { Storage } from '../storage';
-import { PROTOCOL_VERSION, type EngineMode, type EnginePresence, type PresenceStatus } from './protocol';
+import {
+  PROTOCOL_VERSION,
+  type EngineCounters,
+  type EngineMode,
+  type EnginePresence,
+  type EngineStatus,
+  type PresenceStatus,
+} from './protocol';
 
 /** Prefix of presence records. */
-export const presencePrefix = 'engine:';
+export const presencePrefix: string = hostKeys.enginesPrefix;
 
 /** The key of an engine's presence record. */
 export function presenceKey(engineId: string): string {
-  return presencePrefix + engineId;
+  return hostKeys.engine(engineId);
 }
+
+/** How long the records of dead engines are kept and listed, in ms: 10 minutes. */
+export const presenceRetentionMs = 10 * 60_000;
+
+/** Without Web Locks, an engine whose record was not refreshed for this long counts as dead, in ms. */
+export const presenceStaleAfterMs = 5_000;
+
+/** How many settled result waiters a presence record carries (pending ones are all carried). */
+export const settledWaitersInPresence = 20;
 
 /** Compare-and-swap counter from which engine labels are taken. */
 export const engineCounterKey = 'studio:engine-counter';
@@ -93,7 +119,36 @@ export function encodePresence(presence: EnginePresence): string {
   return JSON.stringify(presence);
 }
 
-const statuses: readonly PresenceStatus[] = ['starting', 'running', 'frozen', 'stopped'];
+const statuses: readonly PresenceStatus[] = ['starting', 'running', 'frozen', 'stopped', 'crashed'];
+
+export const emptyCounters: EngineCounters = {
+  workflowsCompleted: 0,
+  claimsLost: 0,
+  writesFencedOut: 0,
+  wakesDiscarded: 0,
+  takeovers: 0,
+};
+
+function decodeCounters(value: unknown): EngineCounters {
+  const counters = { ...emptyCounters };
+  if (typeof value !== 'object' || value === null) return counters;
+  for (const name of Object.keys(counters) as (keyof EngineCounters)[]) {
+    const count = (value as Record<string, unknown>)[name];
+    if (typeof count === 'number' && Number.isFinite(count)) counters[name] = count;
+  }
+  return counters;
+}
+
+function isWaiter(value: unknown): value is ResultWaiterInfo {
+  if (typeof value !== 'object' || value === null) return false;
+  const waiter = value as Record<string, unknown>;
+  return (
+    typeof waiter.waiterId === 'number' &&
+    typeof waiter.workflowId === 'string' &&
+    typeof waiter.since === 'number' &&
+    (waiter.settled === null || (typeof waiter.settled === 'object' && waiter.settled !== undefined))
+  );
+}
 
 /** Decodes a presence record, or returns null when it is not one. */
 export function decodePresence(raw: string): EnginePresence | null {
@@ -112,7 +167,7 @@ export function decodePresence(raw: string): EnginePresence | null {
     return null;
   if (record.mode !== 'engine' && record.mode !== 'viewer') return null;
   if (!statuses.includes(record.status as PresenceStatus)) return null;
-  return {
+  const presence: EnginePresence = {
     engineId: record.engineId as string,
     label: record.label as string,
     shortLabel: record.shortLabel as string,
@@ -123,16 +178,97 @@ export function decodePresence(raw: string): EnginePresence | null {
     lastSeenAt: record.lastSeenAt as number,
     claimsHeld: record.claimsHeld as number,
     protocolVersion: record.protocolVersion as number,
+    resultWaiters: Array.isArray(record.resultWaiters) ? record.resultWaiters.filter(isWaiter) : [],
+    counters: decodeCounters(record.counters),
   };
+  if (typeof record.frozenUntil === 'number' && Number.isFinite(record.frozenUntil))
+    presence.frozenUntil = record.frozenUntil;
+  return presence;
+}
+
+/** A decoded record with the exact stored string it came from (for compare-and-swap). */
+export type StoredPresence = { presence: EnginePresence; raw: string };
+
+/** Every decodable presence record of the database, with its stored string, oldest engine first. */
+export async function readStoredPresence(storage: Storage): Promise<StoredPresence[]> {
+  const entries = await storage.scan(presencePrefix);
+  return entries
+    .map(({ value }) => ({ presence: decodePresence(value), raw: value }))
+    .filter((entry): entry is StoredPresence => entry.presence !== null)
+    .sort((a, b) => a.presence.startedAt - b.presence.startedAt);
 }
 
 /** Every decodable presence record of the database, oldest engine first. */
 export async function readPresence(storage: Storage): Promise<EnginePresence[]> {
-  const entries = await storage.scan(presencePrefix);
-  return entries
-    .map(({ value }) => decodePresence(value))
-    .filter((presence): presence is EnginePresence => presence !== null)
-    .sort((a, b) => a.startedAt - b.startedAt);
+  return (await readStoredPresence(storage)).map(({ presence }) => presence);
+}
+
+/**
+ * An engine's status from its record and whether its Web Lock is held (`alive`; null when the browser cannot
+ * tell, in which case a record not refreshed for `presenceStaleAfterMs` counts as dead).
+ */
+export function engineStatusOf(presence: EnginePresence, alive: boolean | null, now: number): EngineStatus {
+  if (presence.status === 'stopped' || presence.status === 'crashed') return presence.status;
+  const gone = alive === null ? now - presence.lastSeenAt > presenceStaleAfterMs : !alive;
+  return gone ? 'dead' : presence.status;
+}
+
+/**
+ * Whether a record is past retention: its engine is not alive and the record was last refreshed more than
+ * `presenceRetentionMs` ago.
+ */
+export function isPresenceExpired(presence: EnginePresence, alive: boolean | null, now: number): boolean {
+  return alive !== true && now - presence.lastSeenAt > presenceRetentionMs;
+}
+
+/**
+ * Deletes the records past retention among `entries` (each only if it still holds the exact value read).
+ * Returns how many were deleted; storage errors are left for the next call.
+ */
+export async function prunePresence(
+  storage: Storage,
+  entries: readonly (StoredPresence & { alive: boolean | null })[],
+  now: number,
+): Promise<number> {
+  let pruned = 0;
+  for (const { presence, raw, alive } of entries) {
+    if (!isPresenceExpired(presence, alive, now)) continue;
+    const key = presenceKey(presence.engineId);
+    try {
+      if (await storage.conditionalBatch([{ key, expected: raw }], [{ type: 'delete', key }])) pruned++;
+    } catch {
+      // pruning is housekeeping: try again next time
+    }
+  }
+  return pruned;
+}
+
+/**
+ * Marks `engineId`'s record `crashed` (its tab terminated its worker, which can write nothing itself).
+ * Returns whether this call changed the record.
+ */
+export async function recordCrash(storage: Storage, engineId: string, at: number): Promise<boolean> {
+  const key = presenceKey(engineId);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const raw = await storage.get(key);
+    const presence = raw === null ? null : decodePresence(raw);
+    if (!presence || presence.status === 'stopped' || presence.status === 'crashed') return false;
+    // The crashed engine was last seen when it was terminated, not at its last heartbeat.
+    const crashed: EnginePresence = {
+      ...presence,
+      status: 'crashed',
+      lastSeenAt: Math.max(presence.lastSeenAt, at),
+    };
+    delete crashed.frozenUntil;
+    if (
+      await storage.conditionalBatch(
+        [{ key, expected: raw }],
+        [{ type: 'put', key, value: encodePresence(crashed) }],
+      )
+    )
+      return true;
+  }
+  return false;
 }
 
 /** Options of `PresenceWriter`. */
@@ -148,15 +284,38 @@ export type PresenceWriterOptions = {
   onError: (error: unknown) => void;
 };
 
+/** What a presence write may change; fields left out keep their last value. */
+export type PresenceUpdate = {
+  status?: PresenceStatus;
+  /** For `frozen`: when the stall ends. Cleared by any other status. */
+  frozenUntil?: number;
+  claimsHeld?: number;
+  resultWaiters?: readonly ResultWaiterInfo[];
+  counters?: EngineCounters;
+};
+
+/** Pending waiters first, then the `settledWaitersInPresence` most recently settled ones. */
+export function waitersForPresence(waiters: readonly ResultWaiterInfo[]): ResultWaiterInfo[] {
+  const pending = waiters.filter((waiter) => waiter.settled === null);
+  const settled = waiters
+    .filter((waiter) => waiter.settled !== null)
+    .sort((a, b) => (b.settled?.at ?? 0) - (a.settled?.at ?? 0))
+    .slice(0, settledWaitersInPresence);
+  return [...pending, ...settled];
+}
+
 /**
- * Keeps one engine's presence record current. `write` stores the record with the latest status and claim
- * count; the host calls it on every heartbeat and on every status change. Writes never overlap: a write
- * asked for while one is in flight is folded into one more write after it.
+ * Keeps one engine's presence record current. `write` stores the record with the latest values; the host
+ * calls it on every heartbeat and on every status change. Writes never overlap: a write asked for while one
+ * is in flight is folded into one more write after it.
  */
 export class PresenceWriter {
   readonly #options: PresenceWriterOptions;
   #status: PresenceStatus = 'starting';
+  #frozenUntil: number | undefined;
   #claimsHeld = 0;
+  #resultWaiters: ResultWaiterInfo[] = [];
+  #counters: EngineCounters = { ...emptyCounters };
   #inFlight: Promise<void> | null = null;
   #again = false;
 
@@ -173,17 +332,25 @@ export class PresenceWriter {
       color: identity.color,
       mode,
       status: this.#status,
+      ...(this.#frozenUntil === undefined ? {} : { frozenUntil: this.#frozenUntil }),
       startedAt,
       lastSeenAt: this.#options.now(),
       claimsHeld: this.#claimsHeld,
       protocolVersion: PROTOCOL_VERSION,
+      resultWaiters: this.#resultWaiters,
+      counters: this.#counters,
     };
   }
 
   /** Stores the record with these values (unchanged fields keep their last value). */
-  write(update: { status?: PresenceStatus; claimsHeld?: number } = {}): Promise<void> {
-    if (update.status) this.#status = update.status;
+  write(update: PresenceUpdate = {}): Promise<void> {
+    if (update.status) {
+      this.#status = update.status;
+      this.#frozenUntil = update.status === 'frozen' ? update.frozenUntil : undefined;
+    }
     if (update.claimsHeld !== undefined) this.#claimsHeld = update.claimsHeld;
+    if (update.resultWaiters) this.#resultWaiters = waitersForPresence(update.resultWaiters);
+    if (update.counters) this.#counters = { ...update.counters };
     if (this.#inFlight) {
       this.#again = true;
       return this.#inFlight;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, isProtocolError, methods, parseRequest, parseWorkerMessage } from './protocol';
+import {
+  PROTOCOL_VERSION,
+  isProtocolError,
+  methods,
+  parseControlMessage,
+  parseRequest,
+  parseWorkerMessage,
+} from './protocol';
 import { classifyKey, StoreChangeCoalescer } from './store-changes';
 
 function request(method: string, params?: unknown, extra: Record<string, unknown> = {}) {
@@ -15,6 +22,9 @@ describe('parseRequest', () => {
       query: { workflowId: 'w', name: 'remaining' },
       update: { workflowId: 'w', name: 'rename' },
       timeline: { workflowId: 'w' },
+      freeze: { seconds: 9 },
+      recordCrash: { engineId: 'e', at: 1 },
+      engineExiting: { engineId: 'e' },
       ...Object.fromEntries(
         ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe'].map((m) => [
           m,
@@ -119,6 +129,13 @@ describe('store change notices', () => {
     expect(classifyKey('wf-owner-holder:w1')).toEqual({ area: 'claims', workflowId: 'w1' });
     expect(classifyKey('timer:000001700000000:w2:sleep')).toEqual({ area: 'timers', workflowId: 'w2' });
     expect(classifyKey('engine:abc')).toEqual({ area: 'engines', workflowId: null });
+    expect(classifyKey('studio:engine-counter')).toEqual({ area: 'engines', workflowId: null });
+    expect(classifyKey('fence-reject:w3:000001700000000:e1')).toEqual({
+      area: 'fence-rejections',
+      workflowId: 'w3',
+    });
+    expect(classifyKey('upd:w4:u1')).toEqual({ area: 'messages', workflowId: 'w4' });
+    expect(classifyKey('def:order:000001')).toEqual({ area: 'definitions', workflowId: null });
     expect(classifyKey('something-new')).toEqual({ area: 'other', workflowId: null });
   });
 
@@ -136,5 +153,55 @@ describe('store change notices', () => {
     coalescer.add(['wf:a', 'wf:b', 'wf:c']);
     expect(coalescer.flush()).toMatchObject({ workflowIds: null });
     expect(coalescer.flush()).toBeNull();
+  });
+});
+
+describe('parseControlMessage', () => {
+  const request = {
+    kind: 'control-request',
+    v: PROTOCOL_VERSION,
+    requestId: 'r1',
+    engineId: 'e1',
+    action: { type: 'freeze', seconds: 9 },
+    from: 'e2',
+  };
+
+  it('accepts every kind of control message of this version', () => {
+    for (const message of [
+      request,
+      { ...request, action: { type: 'restart' }, from: null },
+      { kind: 'control-ack', v: PROTOCOL_VERSION, requestId: 'r1', engineId: 'e1' },
+      { kind: 'control-reply', v: PROTOCOL_VERSION, requestId: 'r1', ok: true, value: { engineId: 'e1' } },
+      {
+        kind: 'control-reply',
+        v: PROTOCOL_VERSION,
+        requestId: 'r1',
+        ok: false,
+        error: { name: 'E', message: 'm' },
+      },
+      { kind: 'engine-crashed', v: PROTOCOL_VERSION, engineId: 'e1', at: 5 },
+    ])
+      expect(parseControlMessage(message), JSON.stringify(message)).toMatchObject({ ok: true });
+  });
+
+  it('reports a message of another build as a version mismatch, not as garbage', () => {
+    expect(parseControlMessage({ ...request, v: PROTOCOL_VERSION + 1 })).toEqual({
+      ok: false,
+      reason: 'version',
+      version: PROTOCOL_VERSION + 1,
+      kind: 'control-request',
+    });
+  });
+
+  it.each([
+    ['an unknown action', { ...request, action: { type: 'explode' } }],
+    ['a freeze without seconds', { ...request, action: { type: 'freeze' } }],
+    ['a freeze of an hour', { ...request, action: { type: 'freeze', seconds: 3_600 } }],
+    ['a request without an engine id', { ...request, engineId: '' }],
+    ['a reply without a value', { kind: 'control-reply', v: PROTOCOL_VERSION, requestId: 'r', ok: true }],
+    ['an unknown kind', { kind: 'gossip', v: PROTOCOL_VERSION }],
+    ['a string', 'freeze'],
+  ])('refuses %s as malformed', (_label, data) => {
+    expect(parseControlMessage(data)).toMatchObject({ ok: false, reason: 'malformed' });
   });
 });

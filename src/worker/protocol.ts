@@ -13,6 +13,10 @@
  * - `parseRequest` never throws. A malformed message yields a `ProtocolError` (with the request id when one
  *   could be read, so the worker can reply); a message from a page of another build yields a
  *   `ProtocolVersionMismatchError` that says to reload the tab.
+ * - Tab ↔ tab: the control channel (a `BroadcastChannel` named `shuttle-control:<database>`) carries
+ *   `ControlMessage`s between the main threads of the tabs of one database, so any tab can freeze, crash,
+ *   shut down or restart another tab's engine. `parseControlMessage` validates them the same way; a message
+ *   of another protocol version is reported as such, so the receiver can ignore it with a warning.
  *
  * This module holds types and the validator only: it imports nothing from the engine at runtime, so the UI
  * can import it freely. Bump `PROTOCOL_VERSION` on any incompatible change of a shape below.
@@ -34,7 +38,7 @@ import type {
 } from '../engine';
 
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared shapes
@@ -42,20 +46,48 @@ export const PROTOCOL_VERSION = 1;
 /** `'engine'`: this tab runs workflows. `'viewer'` (`?engine=off`): it only observes and never claims. */
 export type EngineMode = 'engine' | 'viewer';
 
-/** The life of the worker host of one tab. */
+/**
+ * The life of the worker host of one tab. `frozen`: its event loop is stalled on purpose (chaos freeze) until
+ * `HostStatus.frozenUntil`; it pushes `running` again when the stall ends.
+ */
 export type HostState = 'starting' | 'running' | 'frozen' | 'stopping' | 'stopped' | 'failed';
 
 export type HostStatus = {
   state: HostState;
   /** When the host entered this state (epoch ms). */
   since: number;
+  /** For `frozen`: when the stall ends (epoch ms). */
+  frozenUntil?: number;
   /** A sentence for people: why it failed, what to do. Present for `failed`. */
   message?: string;
   error?: SerializedError;
 };
 
-/** The status an engine advertises in its presence record. */
-export type PresenceStatus = 'starting' | 'running' | 'frozen' | 'stopped';
+/**
+ * The status an engine advertises in its presence record. `crashed` is written on a crashed engine's behalf
+ * by another engine (a crashed worker writes nothing): its tab terminated it through the control channel.
+ */
+export type PresenceStatus = 'starting' | 'running' | 'frozen' | 'stopped' | 'crashed';
+
+/**
+ * An engine's status as `engines()` reports it: the presence status, or `dead` when the engine's Web Lock is
+ * not held although it never recorded a stop (its tab was closed or crashed before it could say so).
+ */
+export type EngineStatus = PresenceStatus | 'dead';
+
+/** What an engine has done since it started; published in its presence record. */
+export type EngineCounters = {
+  /** Workflows this engine drove to `completed`. */
+  workflowsCompleted: number;
+  /** Claims this engine lost (taken over, rotated, or refused at a write). */
+  claimsLost: number;
+  /** Writes of this engine that the epoch fence refused. */
+  writesFencedOut: number;
+  /** In-memory wake-ups this engine discarded because it no longer owned the workflow. */
+  wakesDiscarded: number;
+  /** Claims this engine took over from an expired or dead holder. */
+  takeovers: number;
+};
 
 /**
  * An engine's presence record, stored under `engine:<engineId>` and refreshed every second by its worker.
@@ -71,14 +103,21 @@ export type EnginePresence = {
   color: string;
   mode: EngineMode;
   status: PresenceStatus;
+  /** For `frozen`: when the stall ends (epoch ms). */
+  frozenUntil?: number;
   startedAt: number;
   lastSeenAt: number;
   claimsHeld: number;
+  /** The studio protocol version of the engine's build; another version means a stale tab. */
   protocolVersion: number;
+  /** The engine's result waiters: pending first, then the 20 most recently settled. */
+  resultWaiters: ResultWaiterInfo[];
+  counters: EngineCounters;
 };
 
 /** An engine as the `engines` request reports it. */
-export type EngineRecord = EnginePresence & {
+export type EngineRecord = Omit<EnginePresence, 'status'> & {
+  status: EngineStatus;
   /** Whether the engine's Web Lock is held (it is alive), or null when the browser cannot tell. */
   alive: boolean | null;
   /** The engine of the worker that answered. */
@@ -102,9 +141,19 @@ export type DefinitionInfo = {
  * that carried no id to reply to, and errors nobody caught inside the worker.
  */
 export type HostWarning = {
-  name: EngineWarning['name'] | 'PresenceWarning' | 'ProtocolWarning' | 'WorkerWarning';
+  /**
+   * `VersionMismatchWarning`: another live engine of the database runs a different build of the studio
+   * (`engineId` names it); the message says which tab to reload.
+   */
+  name:
+    | EngineWarning['name']
+    | 'PresenceWarning'
+    | 'ProtocolWarning'
+    | 'WorkerWarning'
+    | 'VersionMismatchWarning';
   message: string;
   workflowId?: string;
+  engineId?: string;
 };
 
 /** What `hello` tells the page about its worker. */
@@ -167,6 +216,19 @@ export interface Methods {
   ownedWorkflows: { params: Empty; result: string[] };
   /** Graceful shutdown: releases every claim (other tabs take over at once) and marks presence stopped. */
   shutdown: { params: Empty; result: ShutdownReport };
+  /**
+   * Chaos: stalls the worker's event loop for `seconds` (0 < seconds ≤ 600), like a frozen tab. The worker
+   * first marks its presence `frozen` and pushes the status, then answers, then busy-waits. It keeps its Web
+   * Lock, so other engines take its workflows over only after the claim TTL.
+   */
+  freeze: { params: { seconds: number }; result: { frozenUntil: number } };
+  /** Records in another engine's presence that its tab terminated its worker (status `crashed`). */
+  recordCrash: { params: { engineId: string; at: number }; result: null };
+  /**
+   * Another tab announced that its engine is going away (its page is being hidden for good): count it dead
+   * now and take its workflows over.
+   */
+  engineExiting: { params: { engineId: string }; result: null };
 }
 
 export type Method = keyof Methods;
@@ -221,7 +283,8 @@ export type WorkerMessage = ResponseMessage | PushMessage;
 /** A message that cannot be served. `id` is the request id when it could be read (reply to it). */
 export type ProtocolError = { kind: 'protocol-error'; id: number | null; error: SerializedError };
 
-type FieldRule = 'string' | 'string?' | 'integer' | 'integer?' | 'number?' | 'object?' | 'unknown?' | 'mode';
+type FieldRule =
+  'string' | 'string?' | 'integer' | 'integer?' | 'number' | 'number?' | 'object?' | 'unknown?' | 'mode';
 
 const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & string, FieldRule>> } = {
   hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode' },
@@ -245,6 +308,9 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   engines: {},
   ownedWorkflows: {},
   shutdown: {},
+  freeze: { seconds: 'number' },
+  recordCrash: { engineId: 'string', at: 'number' },
+  engineExiting: { engineId: 'string' },
 };
 
 /** Every method name, in a stable order. */
@@ -278,6 +344,7 @@ function checkField(rule: FieldRule, value: unknown): string | null {
     case 'integer':
     case 'integer?':
       return Number.isSafeInteger(value) ? null : `must be an integer, not ${describeValue(value)}`;
+    case 'number':
     case 'number?':
       return typeof value === 'number' && Number.isFinite(value)
         ? null
@@ -368,4 +435,124 @@ export function parseWorkerMessage(data: unknown): WorkerMessage | null {
   if (data.kind === 'response')
     return Number.isSafeInteger(data.id) && typeof data.ok === 'boolean' ? (data as WorkerMessage) : null;
   return pushKinds.has(data.kind) ? (data as WorkerMessage) : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Tab ↔ tab: the control channel
+
+/** The name of the control channel of a database: one `BroadcastChannel` shared by all its tabs. */
+export function controlChannelName(databaseName: string): string {
+  return `shuttle-control:${databaseName}`;
+}
+
+/** What one tab can ask the tab hosting an engine to do to that engine. */
+export type ControlAction =
+  { type: 'freeze'; seconds: number } | { type: 'crash' } | { type: 'shutdown' } | { type: 'restart' };
+
+export type ControlActionType = ControlAction['type'];
+
+/** What each action reports when it is done. `engineId` is the engine acted on. */
+export type ControlOutcomes = {
+  /** The worker marked itself frozen and is stalled until `frozenUntil` (epoch ms). */
+  freeze: { engineId: string; frozenUntil: number };
+  /** The worker was terminated at `crashedAt`; its Web Lock is gone, so other tabs take over at once. */
+  crash: { engineId: string; crashedAt: number };
+  /** The engine shut down gracefully, releasing `claimsReleased` claims. */
+  shutdown: { engineId: string; claimsReleased: number };
+  /** The old worker was terminated and the tab now runs `newEngineId`. */
+  restart: { engineId: string; newEngineId: string };
+};
+
+export type ControlOutcome = ControlOutcomes[ControlActionType];
+
+export type ControlMessage =
+  /** Asks the tab hosting `engineId` to act on it. `from` is the asking tab's engine id, when it has one. */
+  | {
+      kind: 'control-request';
+      v: number;
+      requestId: string;
+      engineId: string;
+      action: ControlAction;
+      from: string | null;
+    }
+  /** The hosting tab has the request and is acting on it (sent before acting). */
+  | { kind: 'control-ack'; v: number; requestId: string; engineId: string }
+  /** The outcome of a request. */
+  | { kind: 'control-reply'; v: number; requestId: string; ok: true; value: ControlOutcome }
+  | { kind: 'control-reply'; v: number; requestId: string; ok: false; error: SerializedError }
+  /** A tab terminated its engine's worker at `at`; tabs that hear it record the engine as crashed. */
+  | { kind: 'engine-crashed'; v: number; engineId: string; at: number }
+  /**
+   * A tab is going away (`pagehide`: closed, reloaded, navigated): its engine is about to die. Tabs that hear
+   * it count the engine dead at once and take its workflows over, without waiting for the browser to release
+   * its Web Lock (which takes a tenth of a second or more after the page is gone).
+   */
+  | { kind: 'engine-exiting'; v: number; engineId: string; at: number };
+
+/** The result of `parseControlMessage`. */
+export type ParsedControlMessage =
+  | { ok: true; message: ControlMessage }
+  /** A control message of another build: ignore it, with a warning (`version` as received). */
+  | { ok: false; reason: 'version'; version: unknown; kind: string }
+  | { ok: false; reason: 'malformed'; problem: string };
+
+const controlActionTypes: ReadonlySet<string> = new Set(['freeze', 'crash', 'shutdown', 'restart']);
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 200;
+}
+
+function checkControlAction(value: unknown): string | null {
+  if (!isPlainObject(value) || !controlActionTypes.has(value.type as string))
+    return `action must be one of ${[...controlActionTypes].join(', ')}, not ${describeValue(value)}`;
+  if (value.type === 'freeze') {
+    const seconds = value.seconds;
+    if (typeof seconds !== 'number' || !(seconds > 0 && seconds <= 600))
+      return `freeze seconds must be a number above 0 and at most 600, not ${describeValue(seconds)}`;
+  }
+  return null;
+}
+
+/**
+ * Validates a message from the control channel (never throws). Other tabs run code of their own build, so
+ * nothing is trusted: envelope, version, ids and action are all checked.
+ */
+export function parseControlMessage(data: unknown): ParsedControlMessage {
+  if (!isPlainObject(data) || typeof data.kind !== 'string')
+    return { ok: false, reason: 'malformed', problem: `not a control message: ${describeValue(data)}` };
+  const kinds = ['control-request', 'control-ack', 'control-reply', 'engine-crashed', 'engine-exiting'];
+  if (!kinds.includes(data.kind))
+    return { ok: false, reason: 'malformed', problem: `unknown kind ${describeValue(data.kind)}` };
+  if (data.v !== PROTOCOL_VERSION) return { ok: false, reason: 'version', version: data.v, kind: data.kind };
+  const malformed = (problem: string): ParsedControlMessage => ({
+    ok: false,
+    reason: 'malformed',
+    problem: `${data.kind as string}: ${problem}`,
+  });
+  switch (data.kind) {
+    case 'control-request': {
+      if (!isNonEmptyString(data.requestId)) return malformed('requestId must be a string');
+      if (!isNonEmptyString(data.engineId)) return malformed('engineId must be a string');
+      if (data.from !== null && !isNonEmptyString(data.from))
+        return malformed('from must be a string or null');
+      const problem = checkControlAction(data.action);
+      if (problem) return malformed(problem);
+      break;
+    }
+    case 'control-ack':
+      if (!isNonEmptyString(data.requestId) || !isNonEmptyString(data.engineId))
+        return malformed('requestId and engineId must be strings');
+      break;
+    case 'control-reply':
+      if (!isNonEmptyString(data.requestId)) return malformed('requestId must be a string');
+      if (data.ok === true ? !isPlainObject(data.value) : data.ok !== false || !isPlainObject(data.error))
+        return malformed('a reply needs ok with a value, or ok: false with an error');
+      break;
+    case 'engine-crashed':
+    case 'engine-exiting':
+      if (!isNonEmptyString(data.engineId) || typeof data.at !== 'number' || !Number.isFinite(data.at))
+        return malformed('engineId must be a string and at a time');
+      break;
+  }
+  return { ok: true, message: data as ControlMessage };
 }

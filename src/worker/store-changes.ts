@@ -3,53 +3,43 @@
  * `store-changed` pushes that say which kinds of data and which workflows changed, coalesced so the page gets
  * at most one notice per flush however many commits landed.
  *
- * The classification mirrors the engine's key layout (src/engine/keys.ts, which is not public API): a key
- * with an unknown prefix is reported as area `other`, never dropped, so a layout change makes the page
- * refetch too much rather than too little. Workflow ids inside keys are unescaped as the engine escapes them
- * (`%3A` → `:`, `%25` → `%`).
+ * Keys are classified by the engine's own `describeStoredKey`, so the studio never copies the engine's key
+ * layout. A kind this module does not know (a newer engine) is reported as area `other`, never dropped, so a
+ * layout change makes the page refetch too much rather than too little.
  */
+import { describeStoredKey, type StoredKeyKind } from '../engine';
 import type { PushMessage, StoreArea } from './protocol';
 import { PROTOCOL_VERSION } from './protocol';
-import { presencePrefix } from './presence';
 
-/**
- * Key prefixes, each with its area and where the workflow id sits: `id` — the id follows the prefix;
- * `skip` — the id follows one more `:`-separated field (status index, timers); `none` — not per workflow.
- */
-const layout: readonly { prefix: string; area: StoreArea; id: 'id' | 'skip' | 'none' }[] = [
-  { prefix: 'wf:', area: 'workflows', id: 'id' },
-  { prefix: 'wf-ckpt:', area: 'workflows', id: 'id' },
-  { prefix: 'wf-idx:', area: 'workflows', id: 'skip' },
-  { prefix: 'wf-hist:', area: 'workflows', id: 'id' },
-  { prefix: 'wf-tl:', area: 'timelines', id: 'id' },
-  { prefix: 'wf-owner-holder:', area: 'claims', id: 'id' },
-  { prefix: 'wf-owner-epoch:', area: 'claims', id: 'id' },
-  { prefix: 'sig:', area: 'messages', id: 'id' },
-  { prefix: 'sig-next:', area: 'messages', id: 'id' },
-  { prefix: 'cancel:', area: 'messages', id: 'id' },
-  { prefix: 'upd:', area: 'messages', id: 'id' },
-  { prefix: 'upr:', area: 'messages', id: 'id' },
-  { prefix: 'timer:', area: 'timers', id: 'skip' },
-  { prefix: 'fence-reject:', area: 'fence-rejections', id: 'id' },
-  { prefix: presencePrefix, area: 'engines', id: 'none' },
-  { prefix: 'studio:', area: 'engines', id: 'none' },
-  { prefix: 'def:', area: 'definitions', id: 'none' },
-];
+/** Host keys of the studio itself (the engine label counter): reported with the engines. */
+const studioKeyPrefix = 'studio:';
 
-function unescapeId(escaped: string): string {
-  return escaped.replace(/%3A/g, ':').replace(/%25/g, '%');
-}
+const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
+  record: 'workflows',
+  checkpoint: 'workflows',
+  'status-index': 'workflows',
+  history: 'workflows',
+  timeline: 'timelines',
+  signal: 'messages',
+  'cancel-request': 'messages',
+  'update-request': 'messages',
+  'update-response': 'messages',
+  timer: 'timers',
+  'claim-holder': 'claims',
+  'claim-epoch': 'claims',
+  lease: 'claims',
+  'mode-marker': 'other',
+  'fence-rejection': 'fence-rejections',
+  engine: 'engines',
+  definition: 'definitions',
+  other: 'other',
+};
 
 /** The area of a stored key and, for per-workflow keys, the workflow id. */
 export function classifyKey(key: string): { area: StoreArea; workflowId: string | null } {
-  for (const { prefix, area, id } of layout) {
-    if (!key.startsWith(prefix)) continue;
-    if (id === 'none') return { area, workflowId: null };
-    const fields = key.slice(prefix.length).split(':');
-    const escaped = id === 'id' ? fields[0] : fields[1];
-    return { area, workflowId: escaped ? unescapeId(escaped) : null };
-  }
-  return { area: 'other', workflowId: null };
+  const { kind, workflowId } = describeStoredKey(key);
+  if (kind === 'other' && key.startsWith(studioKeyPrefix)) return { area: 'engines', workflowId: null };
+  return { area: areaOfKind[kind] ?? 'other', workflowId };
 }
 
 /** Options of `StoreChangeCoalescer`. */

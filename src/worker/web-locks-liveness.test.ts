@@ -1,44 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { WebLocksLiveness, engineLockName, type LockManagerLike } from './web-locks-liveness';
-
-/** An in-memory Web Locks manager: exclusive locks, granted in request order, released when the callback settles. */
-class FakeLocks implements LockManagerLike {
-  readonly held = new Set<string>();
-  readonly #queues = new Map<string, (() => void)[]>();
-  failQueries = false;
-
-  request(name: string, _options: { mode: 'exclusive' }, callback: () => Promise<void>): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const run = () => {
-        this.held.add(name);
-        callback()
-          .then(resolve, reject)
-          .finally(() => {
-            this.held.delete(name);
-            const next = this.#queues.get(name)?.shift();
-            next?.();
-          });
-      };
-      if (this.held.has(name)) this.#queues.set(name, [...(this.#queues.get(name) ?? []), run]);
-      else run();
-    });
-  }
-
-  async query() {
-    if (this.failQueries) throw new Error('SecurityError');
-    return { held: [...this.held].map((name) => ({ name })), pending: [] };
-  }
-}
+import { FakeLocks, flushLocks } from './web-locks.test-support';
+import { WebLocksLiveness, engineLockName } from './web-locks-liveness';
 
 describe('WebLocksLiveness', () => {
   it('holds the engine lock until released, and reports the engine dead only afterwards', async () => {
     const locks = new FakeLocks();
     const liveness = new WebLocksLiveness(locks);
     const release = await liveness.hold('e1');
-    expect(locks.held.has(engineLockName('e1'))).toBe(true);
+    expect(locks.isHeld(engineLockName('e1'), 'exclusive')).toBe(true);
     expect(await liveness.isDead('e1')).toBe(false);
     release();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await flushLocks();
     expect(await liveness.isDead('e1')).toBe(true);
   });
 
@@ -49,10 +21,10 @@ describe('WebLocksLiveness', () => {
     const second = await liveness.hold('e1');
     first();
     first();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await flushLocks();
     expect(await liveness.isDead('e1')).toBe(false);
     second();
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await flushLocks();
     expect(await liveness.isDead('e1')).toBe(true);
   });
 
@@ -63,6 +35,33 @@ describe('WebLocksLiveness', () => {
     await new WebLocksLiveness(locks).hold('e2');
     void locks.request('something-else', { mode: 'exclusive' }, () => new Promise(() => undefined));
     expect(await liveness.liveEngineIds()).toEqual(new Set(['e1', 'e2']));
+  });
+
+  it('counts only exclusive holds as alive: queued requests and shared holds (death watches) are not lives', async () => {
+    const locks = new FakeLocks();
+    const liveness = new WebLocksLiveness(locks);
+    // A request queued behind a holder that never releases: pending, never held by the engine itself.
+    void locks.request(engineLockName('busy'), { mode: 'exclusive' }, () => new Promise(() => undefined));
+    void locks.request(engineLockName('busy'), { mode: 'exclusive' }, () => undefined);
+    // A watcher holding a dead engine's lock in shared mode for a moment.
+    void locks.request(engineLockName('gone'), { mode: 'shared' }, () => new Promise(() => undefined));
+    await flushLocks();
+    expect(locks.pendingCount(engineLockName('busy'))).toBe(1);
+    expect(await liveness.liveEngineIds()).toEqual(new Set(['busy']));
+    expect(await liveness.isDead('gone')).toBe(true);
+  });
+
+  it('counts an engine whose tab announced its exit as dead while its lock is still held, never its own', async () => {
+    const locks = new FakeLocks();
+    const other = new WebLocksLiveness(locks);
+    await other.hold('leaving');
+    const liveness = new WebLocksLiveness(locks);
+    await liveness.hold('me');
+    liveness.markGone('leaving');
+    liveness.markGone('me');
+    expect(await liveness.isDead('leaving')).toBe(true);
+    expect(await liveness.isDead('me')).toBe(false);
+    expect(await liveness.liveEngineIds()).toEqual(new Set(['me']));
   });
 
   it('never calls an engine dead when the browser cannot answer', async () => {

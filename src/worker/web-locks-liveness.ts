@@ -9,20 +9,29 @@
  * Guarantees:
  * - `hold(engineId)` resolves only once the lock is granted, with a function that releases it. Holding the
  *   same id again from this instance shares the one lock (the lock is released when every hold is).
- * - `isDead(engineId)` is true only when the lock is certainly not held (nor waited for). When the browser
- *   cannot answer (the query fails), it says "not dead": the oracle may only make a takeover earlier, never
- *   cause one that the claim's TTL would not.
+ * - `isDead(engineId)` is true only when the engine's lock is certainly not held in exclusive mode. Pending
+ *   requests do not count (a request is not a life), and neither do `shared` holds: those are other engines'
+ *   death watches (death-watch.ts), which queue a shared request behind the exclusive lock and are granted
+ *   when its holder dies. When the browser cannot answer (the query fails), it says "not dead": the oracle
+ *   may only make a takeover earlier, never cause one that the claim's TTL would not.
  * - A frozen tab keeps its lock, so it stays alive here; the claim TTL is the fallback for that case.
+ * - `markGone(engineId)` counts an engine dead before its lock is released: its tab announced it is going
+ *   away. Only that tab can announce it, and its engine is about to die; should it still write meanwhile,
+ *   the epoch fence refuses the write, as for any deposed engine.
  */
 import type { EngineLiveness } from '../engine';
 
-/** The part of the Web Locks API this module uses (`navigator.locks`). */
+/** A lock as `navigator.locks.query()` describes it. */
+export type LockInfoLike = { name?: string | undefined; mode?: 'exclusive' | 'shared' | undefined };
+
+/** The part of the Web Locks API the studio uses (`navigator.locks`). */
 export type LockManagerLike = {
-  request(name: string, options: { mode: 'exclusive' }, callback: () => Promise<void>): Promise<unknown>;
-  query(): Promise<{
-    held?: readonly { name?: string | undefined }[];
-    pending?: readonly { name?: string | undefined }[];
-  }>;
+  request(
+    name: string,
+    options: { mode: 'exclusive' | 'shared'; signal?: AbortSignal },
+    callback: () => Promise<void> | void,
+  ): Promise<unknown>;
+  query(): Promise<{ held?: readonly LockInfoLike[]; pending?: readonly LockInfoLike[] }>;
 };
 
 /** Prefix of the lock names; the full name is `shuttle-engine:<engineId>`. */
@@ -38,6 +47,8 @@ type Hold = { count: number; granted: Promise<void>; release: () => void };
 export class WebLocksLiveness implements EngineLiveness {
   readonly #locks: LockManagerLike;
   readonly #holds = new Map<string, Hold>();
+  /** Engines whose tab announced it is going away, in announcement order (bounded). */
+  readonly #gone = new Set<string>();
 
   /** @param locks The lock manager. Default: `navigator.locks`. */
   constructor(locks?: LockManagerLike) {
@@ -98,13 +109,21 @@ export class WebLocksLiveness implements EngineLiveness {
   }
 
   async isDead(engineId: string): Promise<boolean> {
+    if (this.#gone.has(engineId)) return true;
     const live = await this.liveEngineIds();
     return live !== null && !live.has(engineId);
   }
 
+  /** Counts `engineId` dead from now on, whatever its lock says (its tab announced it is going away). */
+  markGone(engineId: string): void {
+    if (this.#holds.has(engineId)) return; // never this instance's own engine
+    this.#gone.add(engineId);
+    if (this.#gone.size > 1_000) this.#gone.delete(this.#gone.values().next().value!);
+  }
+
   /**
-   * The ids of every engine of this origin whose lock is held or requested, or null when the browser cannot
-   * tell (the query failed).
+   * The ids of every engine of this origin whose lock is held (in exclusive mode: by the engine itself), or
+   * null when the browser cannot tell (the query failed).
    */
   async liveEngineIds(): Promise<ReadonlySet<string> | null> {
     let snapshot: Awaited<ReturnType<LockManagerLike['query']>>;
@@ -114,8 +133,10 @@ export class WebLocksLiveness implements EngineLiveness {
       return null;
     }
     const ids = new Set<string>();
-    for (const lock of [...(snapshot.held ?? []), ...(snapshot.pending ?? [])])
-      if (lock.name?.startsWith(engineLockPrefix)) ids.add(lock.name.slice(engineLockPrefix.length));
+    for (const lock of snapshot.held ?? [])
+      if (lock.name?.startsWith(engineLockPrefix) && lock.mode !== 'shared')
+        ids.add(lock.name.slice(engineLockPrefix.length));
+    for (const engineId of this.#gone) ids.delete(engineId);
     return ids;
   }
 }

@@ -1,17 +1,31 @@
 /**
- * The console API: `window.shuttle` is the same client the UI uses, for power users scripting the studio
- * from devtools and for end-to-end tests setting up state. (Warnings are logged by the worker itself, in the
- * same devtools console.)
+ * The console API: `window.shuttle` is the same client the UI uses (src/worker/client.ts), for power users
+ * scripting the studio from devtools and for end-to-end tests setting up state. Every method is documented
+ * there with JSDoc, and `shuttle.help()` prints a summary: workflows (start, signal, query, update, cancel,
+ * terminate, suspend, resume, result, describe, list, timeline, waitFor), ownership (claims,
+ * fenceRejections, resultWaiters, engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown,
+ * restartThisTab, engineId, connection) and chaos on any tab's engine (`chaos.freeze`, `chaos.crash`,
+ * `chaos.shutdown`, `chaos.restart`). docs/console-api.md is the reference for people.
+ *
+ * Warnings are logged by the worker itself, in the same devtools console.
  */
 import type { ShuttleClient } from '../../worker/client';
 
 declare global {
   interface Window {
-    /** This tab's Shuttle engine. Run `shuttle.help()` for a summary. */
+    /**
+     * This tab's Shuttle engine. Run `shuttle.help()` for a summary.
+     *
+     * @example
+     * const id = await shuttle.start('countdown', { from: 10, tickMs: 300 });
+     * const [other] = (await shuttle.engines()).filter((engine) => !engine.thisTab && engine.alive);
+     * await shuttle.chaos.crash(other.engineId);
+     */
     shuttle?: ShuttleClient;
   }
 }
 
+/** Exposes `client` as `window.shuttle` and says so once in the console. */
 export function installConsoleApi(client: ShuttleClient): void {
   window.shuttle = client;
   console.info(

@@ -1,0 +1,50 @@
+import { expect, test } from '@playwright/test';
+import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fixtures/console';
+import { freshDatabaseName } from './fixtures/studio';
+
+/**
+ * Start race (quality.md scenario 8): three tabs start one workflow id at the same instant through the
+ * console API. Exactly one start succeeds; the others are refused with a claim or already-exists error; the
+ * workflow runs once, on the winner, and no step of it runs twice. Three rounds, each with a fresh id.
+ */
+
+test('three tabs starting one id at once: exactly one runs it, once', async ({ context }, testInfo) => {
+  const tabs = await openTabs(context, freshDatabaseName(testInfo), 3);
+  const engineIds = await Promise.all(tabs.map((tab) => tab.api.engineId()));
+  const steps = [
+    { name: 'extract', ms: 60 },
+    { name: 'load', ms: 60 },
+  ];
+
+  for (const round of [1, 2, 3]) {
+    const workflowId = `race-${round}`;
+    const startAt = Date.now() + 300;
+    const outcomes = await Promise.all(
+      tabs.map((tab) => tab.api.tryStartAt(startAt, 'slow-steps', { steps }, { id: workflowId })),
+    );
+
+    const winners = outcomes.flatMap((outcome, index) => (outcome.ok ? [index] : []));
+    expect(winners, `round ${round}: exactly one start succeeds`).toHaveLength(1);
+    for (const outcome of outcomes)
+      if (!outcome.ok) {
+        expect(['WorkflowClaimUnavailableError', 'WorkflowAlreadyExistsError']).toContain(outcome.error.name);
+        expect(outcome.error.workflowId).toBe(workflowId);
+      }
+    const winner = engineIds[winners[0]!]!;
+
+    const done = await tabs[0]!.api.waitFor(workflowId, 'completed');
+    expect(done.result).toMatchObject({ completed: ['extract', 'load'] });
+    const timeline = await tabs[0]!.api.timeline(workflowId);
+    expect(entriesOf(timeline, 'started')).toHaveLength(1);
+    expect(entriesOf(timeline, 'started')[0]!.engineId).toBe(winner);
+    const claims = entriesOf(timeline, 'claim-acquired');
+    expect(claims.map((entry) => [entry.engineId, entry.epoch])).toEqual([[winner, 1]]);
+    expect(entriesOf(timeline, 'claim-taken-over')).toEqual([]);
+    // The losers ran no step: each activity started and completed once, on the winner.
+    for (const kind of ['activity-started', 'activity-completed'] as const) {
+      expect([...countByOperation(timeline, kind).values()]).toEqual([1, 1]);
+      expect(new Set(entriesOf(timeline, kind).map((entry) => entry.engineId))).toEqual(new Set([winner]));
+    }
+  }
+  expectNoPageErrors(tabs);
+});
