@@ -1,6 +1,6 @@
 /**
- * The studio's entry: starts this tab's engine worker (database and mode from the URL: `?db=<name>`,
- * `?engine=off`), installs the console API, and renders the app.
+ * The studio's entry: applies the theme before the first paint, starts this tab's engine worker (database
+ * and mode from the URL: `?db=<name>`, `?engine=off`), installs the console API, and renders the app.
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -8,8 +8,10 @@ import { launchEngineWorker, readWorkerConfig } from '../worker/launch';
 import { App } from './app/App';
 import { installConsoleApi } from './app/console-api';
 import { createStudioQueryClient } from './app/query-client';
+import { installTheme } from './state/theme';
 import './styles/global.css';
 
+installTheme();
 const client = launchEngineWorker(readWorkerConfig(location.search));
 installConsoleApi(client);
 

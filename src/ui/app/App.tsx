@@ -1,11 +1,26 @@
 /**
  * The studio's root: the worker client and the query cache for everything below, live updates from the
- * worker, and the shell around the current screen.
+ * worker, background sampling of the engines, the start relay, and the shell around the current route's
+ * screen. Each screen sits in its own error boundary, keyed by route, so a broken screen never blanks the
+ * shell and navigating away recovers.
  */
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import type { ShuttleClient } from '../../worker/client';
-import { ShuttleClientProvider } from '../data/client-context';
+import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
+import { ShuttleClientProvider, useShuttleClient } from '../data/client-context';
+import { useEngines, useThisEngine } from '../data/engine-queries';
+import { recordEngineSample } from '../data/engine-samples';
 import { useLiveUpdates } from '../data/live-updates';
+import { serveStartRelay } from '../data/start-relay';
+import { formatRoute, type Route } from '../routing/route';
+import { useRoute } from '../routing/router';
+import { ChaosScreen } from '../screens/chaos/ChaosScreen';
+import { ClaimsScreen } from '../screens/claims/ClaimsScreen';
+import { WorkflowDetailScreen } from '../screens/detail/WorkflowDetailScreen';
+import { EnginesScreen } from '../screens/engines/EnginesScreen';
+import { WaitersScreen } from '../screens/waiters/WaitersScreen';
+import { StartDialog } from '../screens/workflows/StartDialog';
 import { WorkflowsScreen } from '../screens/workflows/WorkflowsScreen';
 import { Shell } from '../shell/Shell';
 
@@ -15,16 +30,71 @@ export function App({ client, queryClient }: AppProps) {
   return (
     <ShuttleClientProvider client={client}>
       <QueryClientProvider client={queryClient}>
-        <LiveUpdates />
+        <Background />
         <Shell>
-          <WorkflowsScreen />
+          <CurrentScreen />
         </Shell>
+        <PanelErrorBoundary name="start dialog">
+          <StartDialog />
+        </PanelErrorBoundary>
       </QueryClientProvider>
     </ShuttleClientProvider>
   );
 }
 
-function LiveUpdates() {
+const titles: Record<Route['screen'], string> = {
+  workflows: 'Workflows',
+  workflow: 'Workflow',
+  engines: 'Engines',
+  claims: 'Claims',
+  waiters: 'Result waiters',
+  chaos: 'Chaos drills',
+};
+
+function CurrentScreen() {
+  const route = useRoute();
+  useEffect(() => {
+    document.title = `${route.screen === 'workflow' ? route.workflowId : titles[route.screen]} · Shuttle Studio`;
+  }, [route]);
+  const key = route.screen === 'workflow' ? formatRoute(route) : route.screen;
+  return (
+    <PanelErrorBoundary key={key} name={titles[route.screen].toLowerCase()}>
+      <Screen route={route} />
+    </PanelErrorBoundary>
+  );
+}
+
+function Screen({ route }: { route: Route }) {
+  switch (route.screen) {
+    case 'workflows':
+      return <WorkflowsScreen filters={route.filters} />;
+    case 'workflow':
+      return <WorkflowDetailScreen workflowId={route.workflowId} />;
+    case 'engines':
+      return <EnginesScreen />;
+    case 'claims':
+      return <ClaimsScreen />;
+    case 'waiters':
+      return <WaitersScreen />;
+    case 'chaos':
+      return <ChaosScreen />;
+  }
+}
+
+/** What runs for the whole page: live updates, engine sampling for the charts, and the start relay. */
+function Background() {
   useLiveUpdates();
+  const client = useShuttleClient();
+  const engines = useEngines();
+  const self = useThisEngine().data;
+  useEffect(() => {
+    if (engines.data) recordEngineSample(engines.data, engines.dataUpdatedAt);
+  }, [engines.data, engines.dataUpdatedAt]);
+  const databaseName = self?.databaseName;
+  const engineId = self?.mode === 'engine' ? self.engineId : null;
+  useEffect(() => {
+    if (!databaseName) return;
+    return serveStartRelay(databaseName, client, () => engineId);
+  }, [client, databaseName, engineId]);
   return null;
 }

@@ -30,3 +30,30 @@ export function formatAbsolute(at: number): string {
     `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`
   );
 }
+
+/**
+ * A duration for people: "340 ms", "1.2 s", "14 s", "2 min 05 s", "1 h 03 min". `coarse` drops the
+ * milliseconds under a minute ("4 s"), for countdowns that tick once a second.
+ */
+export function formatDuration(ms: number, options: { coarse?: boolean } = {}): string {
+  if (!Number.isFinite(ms)) return '—';
+  const value = Math.max(0, ms);
+  if (value < 1_000) return options.coarse ? `${Math.floor(value / 1000)} s` : `${Math.round(value)} ms`;
+  if (value < 10_000 && !options.coarse) return `${(value / 1000).toFixed(1)} s`;
+  if (value < 60_000) return `${Math.floor(value / 1000)} s`;
+  const totalSeconds = Math.floor(value / 1000);
+  if (totalSeconds < 3600) {
+    const minutes = Math.floor(totalSeconds / 60);
+    return `${minutes} min ${String(totalSeconds % 60).padStart(2, '0')} s`;
+  }
+  const hours = Math.floor(totalSeconds / 3600);
+  return `${hours} h ${String(Math.floor((totalSeconds % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** A time of day to the millisecond ("11:38:31.204"), for axes and event lists. */
+export function formatClock(at: number, options: { millis?: boolean } = {}): string {
+  const date = new Date(at);
+  const pad = (value: number, width = 2) => String(value).padStart(width, '0');
+  const base = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  return options.millis === false ? base : `${base}.${pad(date.getMilliseconds(), 3)}`;
+}

@@ -1,13 +1,18 @@
 /**
  * Live data: turns what the worker pushes into cache updates. Store change notices and engine events mark
  * queries stale; the invalidations are collected and applied once per animation frame, so a burst of commits
- * costs one refetch per query, and a hidden tab (no frames) does no work until it is shown again. Status
- * pushes patch this tab's engine entry in place (or refetch it, if it has not loaded yet).
+ * costs one refetch per query, and a hidden tab (no frames) does no work until it is shown again. A query
+ * that is still fetching is not interrupted: its invalidation waits for the next frame after the fetch, so a
+ * steady stream of commits (1,000 running workflows) never starves a slow list of ever finishing; big lists
+ * refresh at most once a second (`refreshIntervalOf`). Status
+ * pushes patch this tab's engine entry in place (or refetch it, if it has not loaded yet); events and warnings
+ * that people must hear about (a workflow lost, another build) go to `engine-activity`.
  */
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { HelloResult, PushMessage } from '../../worker/protocol';
 import { useShuttleClient } from './client-context';
+import { recordPush, resetEngineActivity } from './engine-activity';
 import { queryKeys } from './query-keys';
 
 /** The queries a pushed message makes stale. */
@@ -37,7 +42,10 @@ export function staleQueriesOf(message: PushMessage): QueryKey[] {
       const types = new Set(message.events.map((event) => event.type));
       if ([...types].some((type) => type.startsWith('claim.') || type.startsWith('workflow.')))
         stale.push(queryKeys.owned);
-      if ([...types].some((type) => type.startsWith('result-waiter.'))) stale.push(queryKeys.resultWaiters);
+      if ([...types].some((type) => type.startsWith('result-waiter.'))) {
+        stale.push(queryKeys.resultWaiters);
+        stale.push(queryKeys.engines);
+      }
       if (types.size > 0) stale.push(queryKeys.metrics);
       return stale;
     }
@@ -46,10 +54,23 @@ export function staleQueriesOf(message: PushMessage): QueryKey[] {
   }
 }
 
+/**
+ * The shortest time between two refreshes of a query, in ms. Workflow lists (up to 1,000 rows a page) refresh
+ * at most once a second, claims twice a second — with a thousand workflows running, commits arrive every
+ * frame, and a person cannot read a list that changes faster anyway; everything else follows every frame.
+ */
+export function refreshIntervalOf(queryKey: QueryKey): number {
+  if (queryKey[0] === 'workflows' && queryKey[1] === 'list') return 1_000;
+  if (queryKey[0] === 'claims' || queryKey[0] === 'engines') return 500;
+  return 0;
+}
+
 /** Options of `connectLiveUpdates`. */
 export type LiveUpdateOptions = {
   /** Schedules the flush. Default: `requestAnimationFrame`. */
   scheduleFrame?: (flush: () => void) => unknown;
+  /** The current time, in ms. Default `performance.now`. */
+  now?: () => number;
 };
 
 /**
@@ -64,23 +85,41 @@ export function connectLiveUpdates(
   options: LiveUpdateOptions = {},
 ): () => void {
   const scheduleFrame = options.scheduleFrame ?? ((flush: () => void) => requestAnimationFrame(flush));
+  const now = options.now ?? (() => performance.now());
   const pending = new Map<string, QueryKey>();
+  const lastRefreshAt = new Map<string, number>();
   let scheduled = false;
   let stopped = false;
   const flush = () => {
     scheduled = false;
     if (stopped) return;
-    const keys = [...pending.values()];
+    const keys = [...pending.entries()];
     pending.clear();
-    for (const queryKey of keys) void queryClient.invalidateQueries({ queryKey });
+    const at = now();
+    for (const [id, queryKey] of keys) {
+      const waitMs = refreshIntervalOf(queryKey) - (at - (lastRefreshAt.get(id) ?? -Infinity));
+      if (waitMs > 0 || queryClient.isFetching({ queryKey }) > 0) pending.set(id, queryKey);
+      else {
+        lastRefreshAt.set(id, at);
+        void queryClient.invalidateQueries({ queryKey }, { cancelRefetch: false });
+      }
+    }
+    if (pending.size > 0 && !scheduled) {
+      scheduled = true;
+      scheduleFrame(flush);
+    }
   };
   const unsubscribe = subscribe((message) => {
+    recordPush(message);
     if (message.kind === 'status') {
       const current = queryClient.getQueryData<HelloResult>(queryKeys.self);
       // Before the first hello has answered there is nothing to patch: ask again instead.
       if (current)
         queryClient.setQueryData<HelloResult>(queryKeys.self, { ...current, status: message.status });
       else pending.set(JSON.stringify(queryKeys.self), queryKeys.self);
+      // A restarted engine has a new id and label: ask again once it runs.
+      if (message.status.state === 'running' || message.status.state === 'starting')
+        pending.set(JSON.stringify(queryKeys.self), queryKeys.self);
     }
     for (const queryKey of staleQueriesOf(message)) pending.set(JSON.stringify(queryKey), queryKey);
     if (pending.size > 0 && !scheduled) {
@@ -94,12 +133,25 @@ export function connectLiveUpdates(
   };
 }
 
-/** Keeps the query cache live while the calling component is mounted (the app mounts it once). */
+/**
+ * Keeps the query cache live while the calling component is mounted (the app mounts it once). When this
+ * tab's engine is replaced (a restart), everything about "this tab's engine" is swapped for the new one's
+ * and every query is refetched from it.
+ */
 export function useLiveUpdates(): void {
   const client = useShuttleClient();
   const queryClient = useQueryClient();
   useEffect(
     () => connectLiveUpdates((listener) => client.subscribe(listener), queryClient),
+    [client, queryClient],
+  );
+  useEffect(
+    () =>
+      client.onEngineChange((hello) => {
+        resetEngineActivity();
+        queryClient.setQueryData<HelloResult>(queryKeys.self, hello);
+        void queryClient.invalidateQueries();
+      }),
     [client, queryClient],
   );
 }

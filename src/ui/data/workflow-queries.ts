@@ -1,28 +1,118 @@
 /**
- * Query hooks about workflows and definitions, and the start mutation.
+ * Query hooks about workflows and definitions, and the mutations that act on workflows.
+ *
+ * - The list asks for at most 1,000 workflows per page (the engine's limit) and pages on with a cursor;
+ *   sorting happens here, over what was fetched, so any column sorts without another round trip.
+ * - A timeline is fetched incrementally: the first fetch reads it whole, later ones only the entries after
+ *   the last one held (timelines are append-only), so a 10,000-entry timeline costs one read, not one per
+ *   change.
+ * - Mutations refetch what they change at once, without waiting for the change feed.
  */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ListFilter, StartOptions, WorkflowSummary } from '../../engine';
+import {
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+  type QueryClient,
+} from '@tanstack/react-query';
+import type {
+  FenceRejection,
+  ListFilter,
+  ListPage,
+  StartOptions,
+  TimelineEntry,
+  WorkflowDescription,
+  WorkflowSummary,
+} from '../../engine';
+import type { ShuttleClient } from '../../worker/client';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
 
-/** Largest page the workflows list asks for until it pages and virtualises. */
-const listLimit = 500;
+/** Page size of the workflows list (the engine's maximum). */
+export const listPageSize = 1000;
 
-/** Workflows matching `filter`, newest first. */
+/** Pages the list loads by itself (up to 3,000 workflows); beyond that the person asks for more. */
+export const autoPages = 3;
+
+/** Workflows matching `filter`, a page of up to 1,000 at a time; `fetchNextPage` loads more. */
 export function useWorkflowList(filter: Omit<ListFilter, 'limit' | 'cursor'> = {}) {
   const client = useShuttleClient();
-  const fullFilter: ListFilter = { ...filter, limit: listLimit };
-  return useQuery({
+  const fullFilter: ListFilter = { ...filter, limit: listPageSize };
+  return useInfiniteQuery({
     queryKey: queryKeys.workflowList(fullFilter),
-    queryFn: () => client.list(fullFilter),
-    select: (page): { items: WorkflowSummary[]; hasMore: boolean } => ({
-      items: [...page.items].sort(
-        (a, b) => b.createdAt - a.createdAt || a.workflowId.localeCompare(b.workflowId),
-      ),
-      hasMore: page.nextCursor !== null,
+    queryFn: ({ pageParam }) => client.list(pageParam ? { ...fullFilter, cursor: pageParam } : fullFilter),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page: ListPage) => page.nextCursor,
+    select: (data): { items: WorkflowSummary[]; hasMore: boolean; pages: number } => ({
+      items: data.pages.flatMap((page) => page.items),
+      hasMore: data.pages.at(-1)?.nextCursor != null,
+      pages: data.pages.length,
     }),
     placeholderData: (previous) => previous,
+  });
+}
+
+/** Up to `limit` workflows whose id starts with `idPrefix` (the command palette's jump-to). */
+export function useWorkflowSearch(idPrefix: string, enabled: boolean) {
+  const client = useShuttleClient();
+  return useQuery({
+    queryKey: queryKeys.workflowSearch(idPrefix),
+    queryFn: () => client.list({ idPrefix, limit: 8 }),
+    enabled,
+    staleTime: 1_000,
+    placeholderData: (previous) => previous,
+  });
+}
+
+/** One workflow's description (status, owner, state, input, result…). */
+export function useWorkflowDescription(workflowId: string) {
+  const client = useShuttleClient();
+  return useQuery<WorkflowDescription>({
+    queryKey: queryKeys.workflowDetail(workflowId),
+    queryFn: () => client.describe(workflowId),
+    retry: (count, error) => error.name !== 'WorkflowNotFoundError' && count < 1,
+  });
+}
+
+/** Timeline entries after those in `cached` (all of them if nothing is cached or the run changed). */
+export async function fetchTimeline(
+  client: Pick<ShuttleClient, 'timeline'>,
+  workflowId: string,
+  cached: readonly TimelineEntry[] | undefined,
+): Promise<TimelineEntry[]> {
+  const last = cached?.at(-1);
+  if (!cached || !last) return client.timeline(workflowId);
+  const more = await client.timeline(workflowId, { after: last.seq });
+  // A new run starts its sequence again: a lower seq than ours means our entries belong to an older run.
+  if (more.length > 0 && more[0]!.seq <= last.seq) return client.timeline(workflowId);
+  return more.length === 0 ? (cached as TimelineEntry[]) : [...cached, ...more];
+}
+
+/** A workflow's durable timeline, kept complete incrementally. */
+export function useWorkflowTimeline(workflowId: string, expectedLength?: number) {
+  const client = useShuttleClient();
+  const queryClient = useQueryClient();
+  return useQuery<TimelineEntry[]>({
+    queryKey: queryKeys.workflowTimeline(workflowId),
+    queryFn: async () => {
+      const key = queryKeys.workflowTimeline(workflowId);
+      const cached = queryClient.getQueryData<TimelineEntry[]>(key);
+      // The record says how long the timeline is: if we hold more, it was reset (a new run) — read it whole.
+      const trusted =
+        expectedLength !== undefined && cached && cached.length > expectedLength ? undefined : cached;
+      return fetchTimeline(client, workflowId, trusted);
+    },
+    retry: (count, error) => error.name !== 'WorkflowNotFoundError' && count < 1,
+    structuralSharing: false,
+  });
+}
+
+/** Writes of deposed engines refused by storage: for one workflow, or every workflow. */
+export function useFenceRejections(workflowId?: string) {
+  const client = useShuttleClient();
+  return useQuery<FenceRejection[]>({
+    queryKey: workflowId ? queryKeys.fenceRejectionsOf(workflowId) : queryKeys.fenceRejections,
+    queryFn: () => client.fenceRejections(workflowId),
   });
 }
 
@@ -46,5 +136,72 @@ export function useStartWorkflow() {
     mutationFn: ({ workflowType, input, options }: StartRequest) =>
       client.start(workflowType, input, options),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.workflowLists }),
+  });
+}
+
+function refreshWorkflow(queryClient: QueryClient, workflowId: string) {
+  void queryClient.invalidateQueries({ queryKey: queryKeys.workflow(workflowId) });
+  void queryClient.invalidateQueries({ queryKey: queryKeys.workflowLists });
+}
+
+/** An action on one workflow, as the detail screen offers it. */
+export type WorkflowAction =
+  | { kind: 'signal'; name: string; payload?: unknown }
+  | { kind: 'update'; name: string; arg?: unknown }
+  | { kind: 'query'; name: string; arg?: unknown }
+  | { kind: 'cancel'; reason?: string }
+  | { kind: 'terminate'; reason?: string }
+  | { kind: 'suspend' }
+  | { kind: 'resume' };
+
+/** Runs a `WorkflowAction`; resolves with the update's or query's value (null for the others). */
+export function useWorkflowAction(workflowId: string) {
+  const client = useShuttleClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (action: WorkflowAction): Promise<unknown> => {
+      switch (action.kind) {
+        case 'signal':
+          await client.signal(workflowId, action.name, action.payload);
+          return null;
+        case 'update':
+          return (await client.update(workflowId, action.name, action.arg)) ?? null;
+        case 'query':
+          return (await client.query(workflowId, action.name, action.arg)) ?? null;
+        case 'cancel':
+          await client.cancel(workflowId, action.reason);
+          return null;
+        case 'terminate':
+          await client.terminate(workflowId, action.reason);
+          return null;
+        case 'suspend':
+          await client.suspend(workflowId);
+          return null;
+        case 'resume':
+          await client.resume(workflowId);
+          return null;
+      }
+    },
+    onSettled: (_data, _error, action) => {
+      if (action.kind !== 'query') refreshWorkflow(queryClient, workflowId);
+    },
+  });
+}
+
+/** Calls `result(id)` on this tab's engine: registers a result waiter and resolves when it settles. */
+export function useWaitForResult(workflowId: string) {
+  const client = useShuttleClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationKey: ['result', workflowId],
+    mutationFn: () => client.result(workflowId),
+    onMutate: () => {
+      // The waiter is registered in the worker right away: show it on the waiters screen.
+      setTimeout(() => void queryClient.invalidateQueries({ queryKey: queryKeys.engines }), 100);
+    },
+    onSettled: () => {
+      void queryClient.invalidateQueries({ queryKey: queryKeys.resultWaiters });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.engines });
+    },
   });
 }

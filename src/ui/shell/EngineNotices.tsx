@@ -1,9 +1,16 @@
 /**
- * Page-wide notices about this tab's engine: it failed, crashed, stopped answering or shut down (each with
- * what to do), or it is a viewer that observes without running workflows.
+ * Page-wide notices about this tab's engine: it failed, crashed, stopped answering, shut down or is frozen
+ * (each with what to do), or it is a viewer that observes without running workflows; and warnings pushed by
+ * the worker that need a person (another tab runs a different build, storage trouble), dismissible.
  */
+import type { SerializedError } from '../../engine';
+import { explainError } from '../components/error-advice';
 import { Notice } from '../components/Notice';
+import { useShuttleClient } from '../data/client-context';
+import { formatDuration } from '../components/time-format';
 import { useConnection, useThisEngine } from '../data/engine-queries';
+import { dismissWarning, useRecentWarnings } from '../data/engine-activity';
+import { useNow } from '../state/now';
 import { engineDisplayStatus } from './engine-status';
 
 function reload() {
@@ -17,9 +24,75 @@ function withEngine() {
 }
 
 export function EngineNotices() {
+  return (
+    <>
+      <EngineStatusNotice />
+      <WorkerWarnings />
+    </>
+  );
+}
+
+/** Warnings that concern the whole tab; claim losses are shown on their workflow instead. */
+const pageWideWarnings = new Set([
+  'VersionMismatchWarning',
+  'StorageWarning',
+  'PresenceWarning',
+  'WorkerWarning',
+]);
+
+function WorkerWarnings() {
+  const warnings = useRecentWarnings().filter((warning) => pageWideWarnings.has(warning.name));
+  const latest = new Map<string, (typeof warnings)[number]>();
+  for (const warning of warnings) if (!latest.has(warning.name)) latest.set(warning.name, warning);
+  return (
+    <>
+      {[...latest.values()].map((warning) => (
+        <Notice
+          key={warning.id}
+          tone="warning"
+          title={
+            warning.name === 'VersionMismatchWarning'
+              ? 'Another tab runs a different build of the studio'
+              : warning.name === 'StorageWarning'
+                ? 'Storage trouble'
+                : 'The engine worker reported a problem'
+          }
+          testId="shell.worker-warning"
+          action={
+            warning.name === 'VersionMismatchWarning'
+              ? { label: 'Reload this tab', onClick: reload }
+              : { label: 'Dismiss', onClick: () => dismissWarning(warning.id) }
+          }
+        >
+          {warning.message}
+        </Notice>
+      ))}
+    </>
+  );
+}
+
+function FrozenNotice({ until }: { until: number | undefined }) {
+  const now = useNow();
+  const left =
+    until !== undefined && until > now ? ` for another ${formatDuration(until - now, { coarse: true })}` : '';
+  return (
+    <Notice tone="warning" title={`This tab’s engine is frozen${left}`} testId="shell.engine-frozen">
+      Its worker is stalled on purpose (a chaos freeze): it renews no claims and answers nothing. Once its
+      claims expire, other tabs take its workflows over; when it wakes up, its late writes are refused by the
+      epoch fence.
+    </Notice>
+  );
+}
+
+function EngineStatusNotice() {
   const { data: engine, error } = useThisEngine();
   const connection = useConnection();
+  const client = useShuttleClient();
   const status = engineDisplayStatus(connection, engine);
+  // A new engine in this tab, without reloading the page; reload if even that fails.
+  const restart = () => {
+    client.restartThisTab().catch(reload);
+  };
   if (error && !engine)
     return (
       <Notice
@@ -32,6 +105,8 @@ export function EngineNotices() {
       </Notice>
     );
   switch (status.state) {
+    case 'frozen':
+      return <FrozenNotice until={engine?.status.frozenUntil} />;
     case 'crashed':
     case 'unresponsive':
       return (
@@ -39,9 +114,12 @@ export function EngineNotices() {
           tone="danger"
           title="This tab’s engine worker stopped"
           testId="shell.engine-problem"
-          action={{ label: 'Reload tab', onClick: reload }}
+          action={{ label: 'Start a new engine', onClick: restart }}
         >
-          {status.message} Workflows it owned move to other open tabs by themselves.
+          {status.message}
+          {status.message?.includes('other tabs')
+            ? ''
+            : ' Workflows it owned move to other open tabs by themselves. Start a new engine here, or reload the tab.'}
         </Notice>
       );
     case 'failed':
@@ -53,6 +131,7 @@ export function EngineNotices() {
           action={{ label: 'Reload tab', onClick: reload }}
         >
           {status.message}
+          {engine?.status.error ? ` ${explainError(deserialized(engine.status.error)).advice ?? ''}` : ''}
         </Notice>
       );
     case 'stopped':
@@ -61,7 +140,7 @@ export function EngineNotices() {
           tone="info"
           title="This tab’s engine has shut down"
           testId="shell.engine-problem"
-          action={{ label: 'Start a new engine', onClick: reload }}
+          action={{ label: 'Start a new engine', onClick: restart }}
         >
           Its claims were released; other tabs have taken its workflows over.
         </Notice>
@@ -79,4 +158,9 @@ export function EngineNotices() {
         </Notice>
       ) : null;
   }
+}
+
+/** An error as the worker sent it, with its detail fields (`code` for storage errors), for `explainError`. */
+function deserialized(error: SerializedError): Error {
+  return Object.assign(new Error(error.message), error.details ?? {}, { name: error.name });
 }

@@ -1,9 +1,12 @@
 /**
- * This tab's engine in the shell: colour chip, label, status, mode, id and the number of claims it holds.
+ * This tab's engine in the top bar: colour chip with its short label, label, status (starting, running,
+ * frozen — with the time left —, stopped, crashed…), mode, its id (copyable) and the claims it holds.
  */
 import { CopyableId } from '../components/CopyableId';
 import { EngineChip } from '../components/EngineChip';
+import { formatDuration } from '../components/time-format';
 import { useConnection, useOwnedWorkflows, useThisEngine } from '../data/engine-queries';
+import { useNow } from '../state/now';
 import { engineDisplayStatus } from './engine-status';
 import styles from './ThisEngine.module.css';
 
@@ -26,7 +29,12 @@ export function ThisEngine() {
     );
   const claims = owned.data?.length ?? 0;
   return (
-    <div className={styles.panel} data-testid="shell.engine" aria-label="This tab's engine">
+    <div
+      className={styles.panel}
+      data-testid="shell.engine"
+      aria-label="This tab's engine"
+      data-engine-id={engine.engineId}
+    >
       <EngineChip
         color={engine.color}
         shortLabel={engine.shortLabel}
@@ -40,37 +48,55 @@ export function ThisEngine() {
             {engine.label}
           </span>
           <span className={`${styles.status} ${styles[status.tone]}`} title={status.message}>
-            <span className={styles.dot} aria-hidden />
+            <span className={`${styles.dot} ${status.state === 'running' ? styles.live : ''}`} aria-hidden />
             <span data-testid="shell.engine-status" data-state={status.state}>
               {status.state}
             </span>
+            {status.state === 'frozen' && engine.status.frozenUntil ? (
+              <FrozenFor until={engine.status.frozenUntil} />
+            ) : null}
           </span>
-          <span
-            className={`${styles.mode} ${engine.mode === 'viewer' ? styles.viewer : ''}`}
-            data-testid="shell.engine-mode"
-            title={
-              engine.mode === 'viewer' ? 'Observes only: never claims or runs a workflow' : 'Runs workflows'
-            }
-          >
-            {engine.mode}
-          </span>
+          {engine.mode === 'viewer' ? (
+            <span
+              className={`${styles.mode} ${styles.viewer}`}
+              data-testid="shell.engine-mode"
+              title="Observes only: never claims or runs a workflow"
+            >
+              viewer
+            </span>
+          ) : (
+            <span className="visually-hidden" data-testid="shell.engine-mode">
+              engine
+            </span>
+          )}
         </div>
         <div className={styles.second}>
           <CopyableId id={engine.engineId} visibleChars={8} label="engine id" testId="shell.engine-id" />
           <span className={styles.sep} aria-hidden>
             ·
           </span>
-          <span data-testid="shell.claims-held">
+          <span data-testid="shell.claims-held" title="Workflows this tab's engine owns right now">
             {claims} {claims === 1 ? 'claim' : 'claims'}
           </span>
           <span className={styles.sep} aria-hidden>
             ·
           </span>
-          <span className={styles.db} title="IndexedDB database" data-testid="shell.database">
-            db {engine.databaseName}
+          <span
+            className={styles.db}
+            title={`IndexedDB database ${engine.databaseName}`}
+            data-testid="shell.database"
+          >
+            {engine.databaseName}
           </span>
         </div>
       </div>
     </div>
+  );
+}
+
+function FrozenFor({ until }: { until: number }) {
+  const now = useNow();
+  return (
+    <span className={styles.until}>{until > now ? formatDuration(until - now, { coarse: true }) : ''}</span>
   );
 }

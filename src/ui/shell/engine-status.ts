@@ -26,7 +26,12 @@ export type EngineDisplayStatus = {
 export function engineDisplayStatus(
   connection: ClientConnection,
   engine: HelloResult | undefined,
+  now: number = Date.now(),
 ): EngineDisplayStatus {
+  // A frozen worker is silent on purpose: its silence is the freeze, not a death (until well past its end).
+  const frozenUntil = engine?.status.state === 'frozen' ? engine.status.frozenUntil : undefined;
+  if (frozenUntil !== undefined && connection.state === 'unresponsive' && now < frozenUntil + 5_000)
+    return { state: 'frozen', tone: 'warning', message: 'Frozen on purpose (chaos): renews no claims.' };
   if (connection.state === 'crashed')
     return { state: 'crashed', tone: 'danger', message: connection.message };
   if (connection.state === 'unresponsive' || connection.state === 'closed')

@@ -1,23 +1,43 @@
 /**
- * View state of the studio: what the person selected and just did. Never a copy of engine data — that lives
- * in the query cache (src/ui/data). Filters, layout and theme join this store as their screens arrive.
+ * View state of the studio: what the person selected, opened and just did. Never a copy of engine data —
+ * that lives in the query cache (src/ui/data). Filters live in the URL (routing/), the theme in its own
+ * store (theme.ts).
  */
 import { create } from 'zustand';
 
 export type StartedNotice = { workflowId: string; workflowType: string; at: number };
 
 export type ViewState = {
-  /** The workflow highlighted in lists (and, later, shown in detail). */
+  /** The workflow highlighted in lists. */
   selectedWorkflowId: string | null;
   /** The workflow this person last started from this tab, for the confirmation line. */
   lastStarted: StartedNotice | null;
+  paletteOpen: boolean;
+  /** The start dialog: closed, or open with a preselected definition. */
+  startDialog: { open: boolean; workflowType: string | null };
+  /** The selected operation group of the detail screen (timeline ↔ event list). */
+  selectedGroupKey: string | null;
   selectWorkflow(workflowId: string | null): void;
   noteStarted(notice: StartedNotice): void;
+  openPalette(): void;
+  closePalette(): void;
+  openStartDialog(workflowType?: string | null): void;
+  closeStartDialog(): void;
+  selectGroup(groupKey: string | null): void;
 };
 
 export const useViewStore = create<ViewState>()((set) => ({
   selectedWorkflowId: null,
   lastStarted: null,
+  paletteOpen: false,
+  startDialog: { open: false, workflowType: null },
+  selectedGroupKey: null,
   selectWorkflow: (workflowId) => set({ selectedWorkflowId: workflowId }),
   noteStarted: (notice) => set({ lastStarted: notice, selectedWorkflowId: notice.workflowId }),
+  openPalette: () => set({ paletteOpen: true }),
+  closePalette: () => set({ paletteOpen: false }),
+  openStartDialog: (workflowType = null) =>
+    set({ startDialog: { open: true, workflowType }, paletteOpen: false }),
+  closeStartDialog: () => set((state) => ({ startDialog: { ...state.startDialog, open: false } })),
+  selectGroup: (groupKey) => set({ selectedGroupKey: groupKey }),
 }));

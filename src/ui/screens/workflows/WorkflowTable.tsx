@@ -1,83 +1,131 @@
 /**
- * The live table of workflows: id, type, status, owner (engine chip) and epoch, what it waits on, and when
- * it last changed. Rows update as the workflows run in any tab; the selected workflow (the one just started
- * from this tab) is highlighted.
+ * The live table of workflows: id, type, status, owner (engine chip) and epoch, what it waits on, when it
+ * started and last changed. Rows update as the workflows run in any tab. The rows are virtualised inside the
+ * table's own scroll area (only those on screen are in the DOM), so 1,000 workflows scroll as smoothly as ten;
+ * column headers sort, and a row opens the workflow.
  */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { memo, useMemo, useRef } from 'react';
 import type { WorkflowSummary } from '../../../engine';
 import type { EngineRecord } from '../../../worker/protocol';
+import { Button } from '../../components/Button';
+import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';
-import { Notice } from '../../components/Notice';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useEngineDirectory } from '../../data/engine-queries';
-import type { useWorkflowList } from '../../data/workflow-queries';
+import { autoPages, type useWorkflowList } from '../../data/workflow-queries';
+import { Link } from '../../routing/Link';
+import {
+  defaultSortDirection,
+  routes,
+  type WorkflowFilters,
+  type WorkflowSortKey,
+} from '../../routing/route';
+import { navigate } from '../../routing/router';
 import { useViewStore } from '../../state/view-store';
 import styles from './WorkflowTable.module.css';
+import { sortWorkflows } from './workflow-sort';
 
-export type WorkflowTableProps = { list: ReturnType<typeof useWorkflowList> };
+export type WorkflowTableProps = { list: ReturnType<typeof useWorkflowList>; filters: WorkflowFilters };
 
-export function WorkflowTable({ list }: WorkflowTableProps) {
+const rowHeight = 45;
+
+type Column = { key: WorkflowSortKey | null; label: string; numeric?: boolean };
+const columns: Column[] = [
+  { key: 'id', label: 'Workflow' },
+  { key: 'type', label: 'Type' },
+  { key: 'status', label: 'Status' },
+  { key: 'owner', label: 'Owner' },
+  { key: 'epoch', label: 'Epoch', numeric: true },
+  { key: null, label: 'Waiting on' },
+  { key: 'created', label: 'Started' },
+  { key: 'updated', label: 'Updated' },
+];
+
+export function WorkflowTable({ list, filters }: WorkflowTableProps) {
   const engines = useEngineDirectory();
   const selectedId = useViewStore((state) => state.selectedWorkflowId);
+  const openStartDialog = useViewStore((state) => state.openStartDialog);
+  const fetched = list.data?.items;
+  const items = useMemo(() => {
+    if (!fetched) return undefined;
+    const owned = filters.owner === 'none' ? fetched.filter((item) => !item.owner) : fetched;
+    return sortWorkflows(
+      owned,
+      filters.sort,
+      filters.direction,
+      (engineId) => engines.get(engineId)?.label ?? engineId,
+    );
+  }, [fetched, filters.owner, filters.sort, filters.direction, engines]);
+
   if (list.isError && !list.data)
     return (
-      <Notice
-        tone="danger"
+      <ErrorNotice
+        error={list.error}
         title="Could not load the workflows"
+        onRetry={() => void list.refetch()}
         testId="workflows.error"
-        action={{ label: 'Retry', onClick: () => void list.refetch() }}
-      >
-        {list.error.name}: {list.error.message}
-      </Notice>
+      />
     );
-  const items = list.data?.items;
+
+  const filtered = filters.status.length > 0 || filters.type || filters.owner || filters.idPrefix;
   return (
     <div className={styles.card}>
-      <table className={styles.table} data-testid="workflows.table">
-        <colgroup>
-          <col className={styles.colId} />
-          <col className={styles.colType} />
-          <col className={styles.colStatus} />
-          <col className={styles.colOwner} />
-          <col className={styles.colEpoch} />
-          <col />
-          <col className={styles.colUpdated} />
-        </colgroup>
-        <thead>
-          <tr>
-            <th scope="col">Workflow</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Owner</th>
-            <th scope="col" className={styles.numeric}>
-              Epoch
-            </th>
-            <th scope="col">Waiting on</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items?.map((workflow) => (
-            <WorkflowRow
-              key={workflow.workflowId}
-              workflow={workflow}
-              engines={engines}
-              selected={workflow.workflowId === selectedId}
-            />
+      <div
+        className={styles.table}
+        role="table"
+        aria-label="Workflows"
+        aria-rowcount={items ? items.length + 1 : undefined}
+        data-testid="workflows.table"
+      >
+        <div className={`${styles.row} ${styles.head}`} role="row">
+          {columns.map((column) => (
+            <HeaderCell key={column.label} column={column} filters={filters} />
           ))}
-        </tbody>
-      </table>
-      {!items ? (
-        <div className={styles.empty} data-testid="workflows.loading">
-          Loading workflows…
         </div>
-      ) : items.length === 0 ? (
-        <div className={styles.empty} data-testid="workflows.empty">
-          <strong>No workflows yet</strong>
-          <span>
-            Start the countdown demo and watch this tab’s engine run it. Open a second tab, close this one,
-            and the countdown carries on over there.
-          </span>
+        {items && items.length > 0 ? <Rows items={items} engines={engines} selectedId={selectedId} /> : null}
+        {!items ? (
+          <EmptyState title="Loading workflows…" testId="workflows.loading" compact />
+        ) : items.length === 0 ? (
+          filtered ? (
+            <EmptyState
+              icon="search"
+              title="No workflow matches these filters"
+              testId="workflows.empty-filtered"
+            >
+              Workflows of every tab show here as soon as they start. Clear a filter to see more.
+            </EmptyState>
+          ) : (
+            <EmptyState
+              icon="workflows"
+              title="No workflows yet"
+              testId="workflows.empty"
+              action={
+                <Button variant="primary" icon="play" onClick={() => openStartDialog()}>
+                  Start a workflow
+                </Button>
+              }
+            >
+              Start one of the demos and watch this tab’s engine run it. Open a second engine tab, close this
+              one, and the workflow carries on over there.
+            </EmptyState>
+          )
+        ) : null}
+      </div>
+      {list.hasNextPage && (list.data?.pages ?? 0) >= autoPages ? (
+        <div className={styles.more}>
+          <Button
+            size="sm"
+            onClick={() => void list.fetchNextPage()}
+            busy={list.isFetchingNextPage}
+            testId="workflows.load-more"
+          >
+            Load the next {(1000).toLocaleString()}
+          </Button>
+          <span>Sorting applies to the rows loaded so far.</span>
         </div>
       ) : null}
       {list.isError && list.data ? (
@@ -89,48 +137,150 @@ export function WorkflowTable({ list }: WorkflowTableProps) {
   );
 }
 
+function HeaderCell({ column, filters }: { column: Column; filters: WorkflowFilters }) {
+  const className = `${styles.cell} ${column.numeric ? styles.numeric : ''}`;
+  if (!column.key)
+    return (
+      <div className={className} role="columnheader">
+        {column.label}
+      </div>
+    );
+  const active = filters.sort === column.key;
+  const nextDirection = active
+    ? filters.direction === 'asc'
+      ? 'desc'
+      : 'asc'
+    : defaultSortDirection(column.key);
+  return (
+    <div
+      className={className}
+      role="columnheader"
+      aria-sort={active ? (filters.direction === 'asc' ? 'ascending' : 'descending') : 'none'}
+    >
+      <button
+        type="button"
+        className={`${styles.sort} ${active ? styles.sorted : ''}`}
+        onClick={() =>
+          navigate(routes.workflows({ ...filters, sort: column.key!, direction: nextDirection }), {
+            replace: true,
+          })
+        }
+        data-testid={`workflows.sort-${column.key}`}
+        title={`Sort by ${column.label.toLowerCase()}`}
+      >
+        {column.label}
+        <span className={styles.sortIcon} aria-hidden>
+          {active ? <Icon name={filters.direction === 'asc' ? 'arrow-up' : 'arrow-down'} size={12} /> : null}
+        </span>
+      </button>
+    </div>
+  );
+}
+
+function Rows({
+  items,
+  engines,
+  selectedId,
+}: {
+  items: WorkflowSummary[];
+  engines: ReadonlyMap<string, EngineRecord>;
+  selectedId: string | null;
+}) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  // TanStack Virtual re-renders the rows on scroll by design; the compiler's memoisation is not needed here.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => rowHeight,
+    overscan: 12,
+  });
+  return (
+    <div ref={scrollRef} className={styles.body} role="rowgroup" data-testid="workflows.scroll">
+      <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {virtualizer.getVirtualItems().map((virtual) => {
+          const workflow = items[virtual.index]!;
+          return (
+            <WorkflowRow
+              key={workflow.workflowId}
+              workflow={workflow}
+              engines={engines}
+              selected={workflow.workflowId === selectedId}
+              top={virtual.start}
+              index={virtual.index}
+            />
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
 type RowProps = {
   workflow: WorkflowSummary;
   engines: ReadonlyMap<string, EngineRecord>;
   selected: boolean;
+  top: number;
+  index: number;
 };
 
-function WorkflowRow({ workflow, engines, selected }: RowProps) {
+/** One row; skipped on re-render when its workflow, position and selection are unchanged. */
+const WorkflowRow = memo(function WorkflowRow({ workflow, engines, selected, top, index }: RowProps) {
   return (
-    <tr
-      className={selected ? styles.selected : undefined}
+    <div
+      role="row"
+      aria-rowindex={index + 2}
+      className={`${styles.row} ${styles.bodyRow} ${selected ? styles.selected : ''}`}
+      style={{ transform: `translateY(${top}px)` }}
       data-selected={selected || undefined}
       data-testid="workflows.row"
       data-workflow-id={workflow.workflowId}
       data-status={workflow.status}
+      onClick={(event) => {
+        if ((event.target as HTMLElement).closest('a, button')) return;
+        navigate(routes.workflow(workflow.workflowId));
+      }}
     >
-      <td>
-        <code className={styles.id} title={workflow.workflowId} data-testid="workflows.row-id">
+      <div role="cell" className={styles.cell}>
+        <Link
+          to={routes.workflow(workflow.workflowId)}
+          className={styles.id}
+          title={workflow.workflowId}
+          testId="workflows.row-id"
+        >
           {workflow.workflowId}
-        </code>
-      </td>
-      <td data-testid="workflows.row-type">
+        </Link>
+        {workflow.parentId ? (
+          <span className={styles.child} title={`Child of ${workflow.parentId}`}>
+            child
+          </span>
+        ) : null}
+      </div>
+      <div role="cell" className={styles.cell} data-testid="workflows.row-type">
         {workflow.workflowType}
         <span className={styles.version}> v{workflow.version}</span>
-      </td>
-      <td>
+      </div>
+      <div role="cell" className={styles.cell}>
         <StatusBadge status={workflow.status} testId="workflows.row-status" />
-      </td>
-      <td data-testid="workflows.row-owner">
+      </div>
+      <div role="cell" className={styles.cell} data-testid="workflows.row-owner">
         <Owner workflow={workflow} engines={engines} />
-      </td>
-      <td className={styles.numeric} data-testid="workflows.row-epoch">
+      </div>
+      <div role="cell" className={`${styles.cell} ${styles.numeric}`} data-testid="workflows.row-epoch">
         {workflow.epoch ?? '—'}
-      </td>
-      <td className={styles.waiting} data-testid="workflows.row-waiting">
+      </div>
+      <div role="cell" className={`${styles.cell} ${styles.waiting}`} data-testid="workflows.row-waiting">
         <WaitingOn workflow={workflow} />
-      </td>
-      <td className={styles.updated} data-testid="workflows.row-updated">
+      </div>
+      <div role="cell" className={`${styles.cell} ${styles.time}`}>
+        <RelativeTime at={workflow.startedAt ?? workflow.createdAt} />
+      </div>
+      <div role="cell" className={`${styles.cell} ${styles.time}`} data-testid="workflows.row-updated">
         <RelativeTime at={workflow.updatedAt} />
-      </td>
-    </tr>
+      </div>
+    </div>
   );
-}
+});
 
 function Owner({
   workflow,

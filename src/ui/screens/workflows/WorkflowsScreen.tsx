@@ -1,18 +1,47 @@
 /**
- * The workflows screen: every workflow of the database, live, and a way to start the countdown demo.
+ * The workflows screen: every workflow of the database, live, whichever tab runs it — filtered by status,
+ * type and owner, searched by id prefix, sorted by any column (all of it in the URL), and a way to start
+ * one.
  */
+import type { ListFilter } from '../../../engine';
+import { Button } from '../../components/Button';
 import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
-import { useWorkflowList } from '../../data/workflow-queries';
-import { StartDemo } from './StartDemo';
+import { useEffect } from 'react';
+import { autoPages, useWorkflowList } from '../../data/workflow-queries';
+import type { WorkflowFilters } from '../../routing/route';
+import { useViewStore } from '../../state/view-store';
+import { WorkflowFilterBar } from './WorkflowFilterBar';
 import { WorkflowTable } from './WorkflowTable';
 import styles from './WorkflowsScreen.module.css';
+import { LastStarted } from './LastStarted';
 
-export function WorkflowsScreen() {
-  const list = useWorkflowList();
+/** The part of the filters the engine applies. */
+function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cursor'> {
+  return {
+    ...(filters.status.length === 1
+      ? { status: filters.status[0] }
+      : filters.status.length > 1
+        ? { status: filters.status }
+        : {}),
+    ...(filters.type ? { workflowType: filters.type } : {}),
+    ...(filters.owner && filters.owner !== 'none' ? { ownerEngineId: filters.owner } : {}),
+    ...(filters.idPrefix ? { idPrefix: filters.idPrefix } : {}),
+  };
+}
+
+export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
+  const list = useWorkflowList(engineFilter(filters));
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = list;
+  const pages = list.data?.pages ?? 0;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && pages < autoPages) void fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, pages, fetchNextPage]);
+  const openStartDialog = useViewStore((state) => state.openStartDialog);
   const items = list.data?.items;
   const running = items?.filter((item) => item.status === 'running').length ?? 0;
+  const filtered = filters.status.length > 0 || filters.type || filters.owner || filters.idPrefix;
   return (
-    <section className={styles.screen} aria-labelledby="workflows-title" id="workflows">
+    <section className={styles.screen} aria-labelledby="workflows-title">
       <div className={styles.header}>
         <div>
           <h1 id="workflows-title" className={styles.title}>
@@ -20,16 +49,27 @@ export function WorkflowsScreen() {
           </h1>
           <p className={styles.subtitle} data-testid="workflows.summary">
             {items
-              ? `${items.length}${list.data?.hasMore ? '+' : ''} in this database · ${running} running`
+              ? `${items.length.toLocaleString()}${list.data?.hasMore ? '+' : ''} ${filtered ? 'matching' : 'in this database'} · ${running} running`
               : 'Every workflow of this database, whichever tab runs it.'}
           </p>
         </div>
-        <PanelErrorBoundary name="start">
-          <StartDemo />
-        </PanelErrorBoundary>
+        <div className={styles.headerActions}>
+          <LastStarted />
+          <Button
+            variant="primary"
+            icon="play"
+            onClick={() => openStartDialog()}
+            testId="workflows.start-button"
+          >
+            Start workflow
+          </Button>
+        </div>
       </div>
+      <PanelErrorBoundary name="filters">
+        <WorkflowFilterBar filters={filters} />
+      </PanelErrorBoundary>
       <PanelErrorBoundary name="workflows">
-        <WorkflowTable list={list} />
+        <WorkflowTable list={list} filters={filters} />
       </PanelErrorBoundary>
     </section>
   );

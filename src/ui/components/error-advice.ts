@@ -1,0 +1,113 @@
+/**
+ * Turns an error from the worker into words for people: a short title, the engine's own message, and what to
+ * do about it. The engine's messages already say what went wrong precisely (they name the workflow, the
+ * limit, the key); this adds the next step where the name alone does not make it obvious — reload the tab
+ * when its worker died, free space when the disk is full, close the other tab that blocks an upgrade.
+ */
+
+export type ErrorExplanation = {
+  /** The error's class name, e.g. `PayloadTooLargeError`. */
+  name: string;
+  title: string;
+  message: string;
+  /** What to do, when there is something to do. */
+  advice: string | null;
+  /** Whether reloading the tab is the remedy (the UI then offers a button). */
+  reload: boolean;
+};
+
+type Rule = { title: string; advice: string | null; reload?: boolean };
+
+const byName: Record<string, Rule> = {
+  EngineWorkerStoppedError: {
+    title: 'This tab’s engine worker stopped',
+    advice: 'Reload the tab to start a new engine. Workflows it owned carry on in other tabs.',
+    reload: true,
+  },
+  RequestTimeoutError: {
+    title: 'The engine did not answer',
+    advice: 'It may be busy or stopped. Try again; reload the tab if it keeps happening.',
+  },
+  ProtocolVersionMismatchError: {
+    title: 'This tab runs an old build of the studio',
+    advice: 'Reload the tab to load the current build.',
+    reload: true,
+  },
+  PayloadTooLargeError: {
+    title: 'Payload too large',
+    advice: 'Keep inputs, signals and results small: store large data elsewhere and pass a reference.',
+  },
+  PayloadNotSerializableError: { title: 'Not plain JSON data', advice: null },
+  InvalidArgumentError: { title: 'Invalid argument', advice: null },
+  InvalidOptionsError: { title: 'Invalid options', advice: null },
+  WorkflowAlreadyExistsError: {
+    title: 'A workflow with this id already exists',
+    advice: 'Choose another id, or leave the id empty for a random one.',
+  },
+  WorkflowNotFoundError: {
+    title: 'No such workflow',
+    advice: 'It may have been purged, or the id is mistyped.',
+  },
+  WorkflowNotRegisteredError: {
+    title: 'Unknown workflow type',
+    advice: 'Pick a definition this engine has registered.',
+  },
+  InvalidWorkflowStateError: { title: 'Not possible in this state', advice: null },
+  UpdateRejectedError: { title: 'Update rejected', advice: null },
+  UpdateTimeoutError: {
+    title: 'The update was not applied in time',
+    advice: 'The owning engine may be frozen or gone; the update stays queued for the next owner.',
+  },
+  QueryFailedError: { title: 'Query failed', advice: null },
+  WorkflowFailedError: { title: 'The workflow failed', advice: null },
+  WorkflowCancelledError: { title: 'The workflow was cancelled', advice: null },
+  WorkflowTerminatedError: { title: 'The workflow was terminated', advice: null },
+  WorkflowTimedOutError: { title: 'The workflow timed out', advice: null },
+  EngineDisposedError: {
+    title: 'This tab’s engine has shut down',
+    advice: 'Restart it from the Engines screen, or reload the tab.',
+    reload: true,
+  },
+  DataCloneError: { title: 'Could not send this to the engine', advice: null },
+  ChaosUnavailableError: {
+    title: 'Chaos controls are not available',
+    advice: 'This build of the engine worker has no control channel yet.',
+  },
+};
+
+/** The advice for a storage failure, from its code (`StorageError.code`) or its message. */
+function storageRule(error: { code?: unknown; message: string }): Rule {
+  const code = typeof error.code === 'string' ? error.code : '';
+  const text = `${code} ${error.message}`.toLowerCase();
+  if (text.includes('quota'))
+    return {
+      title: 'The browser’s storage is full',
+      advice: 'Free disk space or clear this site’s data for other databases, then reload the tab.',
+      reload: true,
+    };
+  if (text.includes('blocked'))
+    return {
+      title: 'The database is blocked by another tab',
+      advice: 'Another tab holds an older version of the database open. Close or reload the other tabs.',
+      reload: true,
+    };
+  if (text.includes('closed') || text.includes('version-change') || text.includes('deleted'))
+    return {
+      title: 'The database went away',
+      advice: 'It was deleted or upgraded underneath this tab. Reload the tab to reopen it.',
+      reload: true,
+    };
+  return { title: 'Storage failed', advice: 'Try again; reload the tab if it keeps happening.' };
+}
+
+/** Explains any thrown value. */
+export function explainError(error: unknown): ErrorExplanation {
+  const name = error instanceof Error ? error.name || 'Error' : 'Error';
+  const message =
+    error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something went wrong.';
+  const rule =
+    name === 'StorageError' || name === 'QuotaExceededError'
+      ? storageRule({ code: (error as { code?: unknown }).code, message: `${name} ${message}` })
+      : (byName[name] ?? { title: 'Something went wrong', advice: null });
+  return { name, title: rule.title, message, advice: rule.advice, reload: rule.reload ?? false };
+}

@@ -1,0 +1,153 @@
+/**
+ * The studio's icons: small inline SVGs drawn with `currentColor`, so they follow the text colour in every
+ * theme. Decorative by default (`aria-hidden`); the control around an icon carries the label.
+ */
+import type { ReactElement } from 'react';
+
+export type IconName =
+  | 'workflows'
+  | 'engines'
+  | 'claims'
+  | 'waiters'
+  | 'chaos'
+  | 'search'
+  | 'plus'
+  | 'external'
+  | 'sun'
+  | 'moon'
+  | 'monitor'
+  | 'play'
+  | 'chevron-right'
+  | 'chevron-down'
+  | 'close'
+  | 'download'
+  | 'snowflake'
+  | 'bolt'
+  | 'power'
+  | 'refresh'
+  | 'arrow-up'
+  | 'arrow-down'
+  | 'check'
+  | 'cross'
+  | 'hourglass'
+  | 'command';
+
+const paths: Record<IconName, ReactElement> = {
+  workflows: (
+    <>
+      <rect x="2" y="2.5" width="12" height="3" rx="1" />
+      <rect x="2" y="6.5" width="12" height="3" rx="1" />
+      <rect x="2" y="10.5" width="7" height="3" rx="1" />
+    </>
+  ),
+  engines: (
+    <>
+      <rect x="2" y="2.5" width="12" height="4.5" rx="1.2" />
+      <rect x="2" y="9" width="12" height="4.5" rx="1.2" />
+      <path d="M4.5 4.75h.01M4.5 11.25h.01" strokeWidth="2" strokeLinecap="round" />
+    </>
+  ),
+  claims: (
+    <>
+      <path d="M8 1.8l5 2v3.7c0 3-2.2 5.4-5 6.7-2.8-1.3-5-3.7-5-6.7V3.8z" />
+      <path d="M6 8l1.5 1.5L10.5 6.5" />
+    </>
+  ),
+  waiters: (
+    <>
+      <circle cx="8" cy="8" r="6" />
+      <path d="M8 4.5V8l2.5 1.5" />
+    </>
+  ),
+  chaos: <path d="M9 1.5L3.5 9H8l-1 5.5L12.5 7H8z" />,
+  search: (
+    <>
+      <circle cx="7" cy="7" r="4.5" />
+      <path d="M10.5 10.5L14 14" />
+    </>
+  ),
+  plus: <path d="M8 3v10M3 8h10" />,
+  external: (
+    <>
+      <path d="M9 2.5h4.5V7" />
+      <path d="M13.5 2.5L7.5 8.5" />
+      <path d="M11.5 9.5v3a1 1 0 0 1-1 1h-7a1 1 0 0 1-1-1v-7a1 1 0 0 1 1-1h3" />
+    </>
+  ),
+  sun: (
+    <>
+      <circle cx="8" cy="8" r="3" />
+      <path d="M8 1.5v1.5M8 13v1.5M1.5 8H3M13 8h1.5M3.4 3.4l1 1M11.6 11.6l1 1M3.4 12.6l1-1M11.6 4.4l1-1" />
+    </>
+  ),
+  moon: <path d="M13.5 9.5A5.5 5.5 0 0 1 6.5 2.5a5.5 5.5 0 1 0 7 7z" />,
+  monitor: (
+    <>
+      <rect x="1.5" y="2.5" width="13" height="8.5" rx="1.2" />
+      <path d="M5.5 14h5M8 11v3" />
+    </>
+  ),
+  play: <path d="M4.5 2.8l8.5 5.2-8.5 5.2z" fill="currentColor" />,
+  'chevron-right': <path d="M6 3.5L10.5 8 6 12.5" />,
+  'chevron-down': <path d="M3.5 6L8 10.5 12.5 6" />,
+  close: <path d="M4 4l8 8M12 4l-8 8" />,
+  download: (
+    <>
+      <path d="M8 2v8M4.5 6.8L8 10.3l3.5-3.5" />
+      <path d="M2.5 12.5v1h11v-1" />
+    </>
+  ),
+  snowflake: (
+    <path d="M8 1.5v13M2.4 4.75l11.2 6.5M2.4 11.25l11.2-6.5M6.2 2.8L8 4.3l1.8-1.5M6.2 13.2L8 11.7l1.8 1.5" />
+  ),
+  bolt: <path d="M9 1.5L3.5 9H8l-1 5.5L12.5 7H8z" />,
+  power: (
+    <>
+      <path d="M8 1.8v6" />
+      <path d="M4.6 4.2a5 5 0 1 0 6.8 0" />
+    </>
+  ),
+  refresh: (
+    <>
+      <path d="M13 3.5v3.2H9.8" />
+      <path d="M12.6 6.5A5 5 0 1 0 13 9.5" />
+    </>
+  ),
+  'arrow-up': <path d="M8 13V3M4 7l4-4 4 4" />,
+  'arrow-down': <path d="M8 3v10M4 9l4 4 4-4" />,
+  check: <path d="M3 8.5l3.2 3.2L13 4.8" />,
+  cross: <path d="M4 4l8 8M12 4l-8 8" />,
+  hourglass: (
+    <>
+      <path d="M4 1.8h8M4 14.2h8" />
+      <path d="M5 1.8c0 3 6 3.4 6 6.2s-6 3.2-6 6.2M11 1.8c0 3-6 3.4-6 6.2s6 3.2 6 6.2" />
+    </>
+  ),
+  command: (
+    <path d="M6 6V4.5A1.5 1.5 0 1 0 4.5 6H6zm0 0h4m-4 0v4m4-4V4.5A1.5 1.5 0 1 1 11.5 6H10zm0 0v4m0 0h1.5A1.5 1.5 0 1 1 10 11.5V10zm0 0H6m0 0v1.5A1.5 1.5 0 1 1 4.5 10H6z" />
+  ),
+};
+
+export type IconProps = { name: IconName; size?: number; className?: string; title?: string };
+
+export function Icon({ name, size = 16, className, title }: IconProps) {
+  return (
+    <svg
+      viewBox="0 0 16 16"
+      width={size}
+      height={size}
+      className={className}
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="1.5"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      aria-hidden={title ? undefined : true}
+      role={title ? 'img' : undefined}
+      focusable="false"
+    >
+      {title ? <title>{title}</title> : null}
+      {paths[name]}
+    </svg>
+  );
+}

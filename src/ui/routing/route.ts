@@ -1,0 +1,154 @@
+/**
+ * The studio's routes and their URLs. Routing lives in the URL hash (`#/workflows?status=running`), so the
+ * query string stays the worker's (`?db=…&engine=off`) and a link opened in a new tab lands on the same
+ * screen with the same filters — and starts its own engine on the same database.
+ *
+ * `parseRoute` accepts anything (a mistyped or stale hash falls back to the workflows list, never throws);
+ * `formatRoute(parseRoute(x))` is canonical: empty filters and default sort are left out.
+ */
+import type { WorkflowStatus } from '../../engine';
+
+export type WorkflowSortKey = 'created' | 'updated' | 'id' | 'type' | 'status' | 'epoch' | 'owner';
+export type SortDirection = 'asc' | 'desc';
+
+/** Filters of the workflows list, as they appear in the URL. */
+export type WorkflowFilters = {
+  status: WorkflowStatus[];
+  /** A definition name. */
+  type: string | null;
+  /** An engine id, or `none` for workflows nobody owns right now. */
+  owner: string | null;
+  /** Workflow id prefix. */
+  idPrefix: string;
+  sort: WorkflowSortKey;
+  direction: SortDirection;
+};
+
+export type Route =
+  | { screen: 'workflows'; filters: WorkflowFilters }
+  | { screen: 'workflow'; workflowId: string }
+  | { screen: 'engines' }
+  | { screen: 'claims' }
+  | { screen: 'waiters' }
+  | { screen: 'chaos' };
+
+export type ScreenName = Route['screen'];
+
+export const defaultFilters: WorkflowFilters = Object.freeze({
+  status: [],
+  type: null,
+  owner: null,
+  idPrefix: '',
+  sort: 'created',
+  direction: 'desc',
+}) as WorkflowFilters;
+
+const statuses: readonly WorkflowStatus[] = [
+  'pending',
+  'running',
+  'suspended',
+  'completed',
+  'failed',
+  'cancelled',
+  'terminated',
+  'timed-out',
+];
+const sortKeys: readonly WorkflowSortKey[] = ['created', 'updated', 'id', 'type', 'status', 'epoch', 'owner'];
+
+function parseFilters(query: URLSearchParams): WorkflowFilters {
+  const status = (query.get('status') ?? '')
+    .split(',')
+    .filter((value): value is WorkflowStatus => statuses.includes(value as WorkflowStatus));
+  const sort = query.get('sort');
+  const direction = query.get('dir');
+  return {
+    status: [...new Set(status)],
+    type: query.get('type') || null,
+    owner: query.get('owner') || null,
+    idPrefix: query.get('q') ?? '',
+    sort: sortKeys.includes(sort as WorkflowSortKey) ? (sort as WorkflowSortKey) : defaultFilters.sort,
+    direction: direction === 'asc' || direction === 'desc' ? direction : defaultSortDirection(sort),
+  };
+}
+
+/** Times sort newest first by default; names and ids A→Z. */
+export function defaultSortDirection(sort: string | null): SortDirection {
+  return sort === 'id' || sort === 'type' || sort === 'status' || sort === 'owner' ? 'asc' : 'desc';
+}
+
+/** The route a location hash names (`#/workflows/abc`); the workflows list for anything unknown. */
+export function parseRoute(hash: string): Route {
+  const raw = hash.replace(/^#/, '');
+  const [pathPart = '', queryPart = ''] = splitOnce(raw, '?');
+  const segments = pathPart
+    .split('/')
+    .filter((segment) => segment.length > 0)
+    .map(safeDecode);
+  const query = new URLSearchParams(queryPart);
+  const [first, second] = segments;
+  switch (first) {
+    case 'workflows':
+      if (second !== undefined && second.length > 0) return { screen: 'workflow', workflowId: second };
+      return { screen: 'workflows', filters: parseFilters(query) };
+    case 'engines':
+    case 'claims':
+    case 'waiters':
+    case 'chaos':
+      return { screen: first };
+    default:
+      return { screen: 'workflows', filters: parseFilters(query) };
+  }
+}
+
+/** The hash of a route, starting with `#/`. */
+export function formatRoute(route: Route): string {
+  switch (route.screen) {
+    case 'workflows': {
+      const { filters } = route;
+      const query = new URLSearchParams();
+      if (filters.status.length > 0) query.set('status', filters.status.join(','));
+      if (filters.type) query.set('type', filters.type);
+      if (filters.owner) query.set('owner', filters.owner);
+      if (filters.idPrefix) query.set('q', filters.idPrefix);
+      if (filters.sort !== defaultFilters.sort) query.set('sort', filters.sort);
+      if (filters.direction !== defaultSortDirection(filters.sort)) query.set('dir', filters.direction);
+      const text = query.toString();
+      return `#/workflows${text ? `?${text}` : ''}`;
+    }
+    case 'workflow':
+      return `#/workflows/${encodeURIComponent(route.workflowId)}`;
+    default:
+      return `#/${route.screen}`;
+  }
+}
+
+/** Shorthands for links. */
+export const routes = {
+  workflows: (filters: Partial<WorkflowFilters> = {}): Route => ({
+    screen: 'workflows',
+    filters: { ...defaultFilters, ...filters },
+  }),
+  workflow: (workflowId: string): Route => ({ screen: 'workflow', workflowId }),
+  engines: (): Route => ({ screen: 'engines' }),
+  claims: (): Route => ({ screen: 'claims' }),
+  waiters: (): Route => ({ screen: 'waiters' }),
+  chaos: (): Route => ({ screen: 'chaos' }),
+};
+
+/** Which navigation item a route belongs to (the detail screen belongs to Workflows). */
+export function sectionOf(route: Route): Exclude<ScreenName, 'workflow'> {
+  return route.screen === 'workflow' ? 'workflows' : route.screen;
+}
+
+function splitOnce(text: string, separator: string): [string, string] {
+  const index = text.indexOf(separator);
+  return index < 0 ? [text, ''] : [text.slice(0, index), text.slice(index + 1)];
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

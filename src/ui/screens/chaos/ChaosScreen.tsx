@@ -1,0 +1,221 @@
+/**
+ * Chaos drills: scripted scenarios against the real engines of the open tabs, each ending with pass/fail
+ * checks — the drill's own expectation, then the invariants over the durable timelines (epochs only rose,
+ * one writer per epoch, no recorded operation ran twice, every workflow finished, no terminal state
+ * overwritten). A drill that needs more tabs than are open says so and offers to open one.
+ */
+import { Button } from '../../components/Button';
+import { Icon } from '../../components/icons';
+import { formatDuration } from '../../components/time-format';
+import { useShuttleClient } from '../../data/client-context';
+import { isEngineLive, useEngines, useThisEngine } from '../../data/engine-queries';
+import { Link } from '../../routing/Link';
+import { routes } from '../../routing/route';
+import { openEngineTab } from '../../shell/EnginesOverview';
+import { useNow } from '../../state/now';
+import styles from './ChaosScreen.module.css';
+import { useDrillStore } from './drill-store';
+import { drillDefinitions, type DrillDefinition, type DrillReport, type DrillStep } from './drills';
+
+export function ChaosScreen() {
+  const engines = useEngines().data ?? [];
+  const liveTabs = engines.filter((engine) => isEngineLive(engine) && engine.mode === 'engine').length;
+  return (
+    <section className={styles.screen} aria-labelledby="chaos-title">
+      <div className={styles.header}>
+        <div>
+          <h1 id="chaos-title" className={styles.title}>
+            Chaos drills
+          </h1>
+          <p className={styles.subtitle}>
+            Break the engines of the open tabs on purpose and check, from the durable record, that nothing was
+            lost or done twice.{' '}
+            <strong data-testid="chaos.engine-count">
+              {liveTabs} engine tab{liveTabs === 1 ? '' : 's'} open.
+            </strong>
+          </p>
+        </div>
+        <Button icon="plus" onClick={openEngineTab} testId="chaos.open-tab">
+          Open engine tab
+        </Button>
+      </div>
+      <div className={styles.drills}>
+        {drillDefinitions.map((drill) => (
+          <DrillCard key={drill.id} drill={drill} liveTabs={liveTabs} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+const statusWords: Record<DrillReport['status'], string> = {
+  passed: 'Passed',
+  failed: 'Failed',
+  error: 'Could not finish',
+  cancelled: 'Cancelled',
+};
+
+function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: number }) {
+  const client = useShuttleClient();
+  const self = useThisEngine().data;
+  const running = useDrillStore((state) => state.running);
+  const report = useDrillStore((state) => state.reports[drill.id]);
+  const run = useDrillStore((state) => state.run);
+  const cancel = useDrillStore((state) => state.cancel);
+  const mine = running?.drillId === drill.id ? running : null;
+  const enough = liveTabs >= drill.minEngines;
+  const canRun = !running && !!self && self.mode === 'engine' && (enough || drill.fallback !== null);
+  return (
+    <article
+      className={styles.card}
+      data-testid="chaos.drill"
+      data-drill={drill.id}
+      data-state={mine ? 'running' : (report?.status ?? 'idle')}
+    >
+      <header className={styles.cardHead}>
+        <div className={styles.cardText}>
+          <h2 className={styles.cardTitle}>{drill.title}</h2>
+          <p className={styles.description}>{drill.description}</p>
+          <p className={`${styles.requirement} ${enough ? styles.ok : styles.short}`}>
+            <Icon name={enough ? 'check' : 'plus'} size={14} />
+            {enough
+              ? `Needs ${drill.minEngines} engine tabs — ${liveTabs} open.`
+              : `Needs ${drill.minEngines} engine tabs — ${liveTabs} open. ${drill.fallback ?? 'Open another tab to run it.'}`}
+          </p>
+        </div>
+        <div className={styles.cardActions}>
+          {mine ? (
+            <Button variant="secondary" onClick={cancel} testId="chaos.cancel">
+              Cancel
+            </Button>
+          ) : (
+            <Button
+              variant="primary"
+              icon="play"
+              disabled={!canRun}
+              onClick={() =>
+                self &&
+                void run(drill.id, { client, databaseName: self.databaseName, selfEngineId: self.engineId })
+              }
+              testId="chaos.run"
+            >
+              {report ? 'Run again' : 'Run drill'}
+            </Button>
+          )}
+          {!enough ? (
+            <Button variant="secondary" icon="plus" onClick={openEngineTab}>
+              Open a tab
+            </Button>
+          ) : null}
+        </div>
+      </header>
+      {mine ? <Steps steps={mine.steps} live /> : report ? <Report report={report} /> : null}
+    </article>
+  );
+}
+
+function Steps({ steps, live }: { steps: DrillStep[]; live?: boolean }) {
+  const now = useNow();
+  if (steps.length === 0) return <p className={styles.muted}>Starting…</p>;
+  return (
+    <ol className={styles.steps} data-testid="chaos.steps">
+      {steps.map((step) => (
+        <li key={step.id} className={`${styles.step} ${styles[step.state]}`} data-state={step.state}>
+          <span className={styles.stepIcon} aria-hidden>
+            {step.state === 'done' ? (
+              <Icon name="check" size={14} />
+            ) : step.state === 'failed' ? (
+              <Icon name="cross" size={14} />
+            ) : (
+              <span className={styles.spinner} />
+            )}
+          </span>
+          <span className={styles.stepText}>{step.text}</span>
+          {step.detail ? <span className={styles.stepDetail}>{step.detail}</span> : null}
+          <span className={styles.stepTime}>
+            {formatDuration((step.endedAt ?? (live ? now : step.startedAt)) - step.startedAt)}
+          </span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function Report({ report }: { report: DrillReport }) {
+  const results = [
+    ...report.checks.map((check) => ({
+      key: check.title,
+      title: check.title,
+      ok: check.ok,
+      summary: check.summary,
+      violations: [] as string[],
+    })),
+    ...report.invariants.map((result) => ({
+      key: result.name,
+      title: result.title,
+      ok: result.ok,
+      summary: result.summary,
+      violations: result.violations,
+    })),
+  ];
+  return (
+    <div className={styles.report} data-testid="chaos.report" data-status={report.status}>
+      <div className={`${styles.verdict} ${styles[`verdict-${report.status}`]}`} data-testid="chaos.verdict">
+        <Icon
+          name={report.status === 'passed' ? 'check' : report.status === 'cancelled' ? 'close' : 'cross'}
+          size={16}
+        />
+        <strong>{statusWords[report.status]}</strong>
+        <span>
+          in {formatDuration(report.endedAt - report.startedAt)}
+          {results.length > 0
+            ? ` · ${results.filter((result) => result.ok).length} of ${results.length} checks pass`
+            : ''}
+        </span>
+      </div>
+      {report.message ? <p className={styles.message}>{report.message}</p> : null}
+      {results.length > 0 ? (
+        <ul className={styles.checks}>
+          {results.map((result) => (
+            <li key={result.key} className={styles.check} data-testid="chaos.check" data-ok={result.ok}>
+              <span className={`${styles.checkIcon} ${result.ok ? styles.pass : styles.fail}`}>
+                <Icon name={result.ok ? 'check' : 'cross'} size={13} />
+                <span className="visually-hidden">{result.ok ? 'pass' : 'fail'}</span>
+              </span>
+              <span className={styles.checkTitle}>{result.title}</span>
+              <span className={styles.checkSummary}>{result.summary}</span>
+              {result.violations.length > 1 ? (
+                <details className={styles.violations}>
+                  <summary>{result.violations.length} violations</summary>
+                  <ul>
+                    {result.violations.slice(0, 50).map((violation) => (
+                      <li key={violation}>{violation}</li>
+                    ))}
+                  </ul>
+                </details>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <details className={styles.log}>
+        <summary>What the drill did ({report.steps.length} steps)</summary>
+        <Steps steps={report.steps} />
+      </details>
+      {report.workflowIds.length > 0 ? (
+        <p className={styles.workflows}>
+          Workflows:{' '}
+          {report.workflowIds.slice(0, 4).map((workflowId, index) => (
+            <span key={workflowId}>
+              {index > 0 ? ', ' : ''}
+              <Link to={routes.workflow(workflowId)} className={styles.mono}>
+                {workflowId}
+              </Link>
+            </span>
+          ))}
+          {report.workflowIds.length > 4 ? ` and ${report.workflowIds.length - 4} more` : ''}
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,608 @@
+/**
+ * Chaos drills: scripted scenarios run against the real engines of the open tabs, driven from this tab.
+ * Each drill gives another tab's engine workflows to own (through the start relay), breaks that engine on
+ * purpose through the control channel (freeze, crash, graceful shutdown), waits for the others to take over,
+ * and ends by checking the invariants (invariants.ts) over the durable timelines of its workflows, plus the
+ * drill's own expectation (how fast the takeover came, that exactly one start won a race).
+ *
+ * A drill that needs more engines than are open says so and does not start; the race runs with what there
+ * is (three starts from fewer tabs still race). Drills are cancellable between steps, and every wait is
+ * bounded, so a drill never hangs: it fails with the step it was waiting on.
+ */
+import type { FenceRejection, WorkflowDescription } from '../../../engine';
+import type { ShuttleClient } from '../../../worker/client';
+import type { EngineRecord } from '../../../worker/protocol';
+import { formatDuration } from '../../components/time-format';
+import { runChaos } from '../../data/chaos';
+import { claimTimings, isEngineLive } from '../../data/engine-queries';
+import { relayStart } from '../../data/start-relay';
+import { checkInvariants, type InvariantResult, type WorkflowEvidence } from './invariants';
+
+export type DrillId = 'freeze' | 'crash' | 'handoff' | 'race';
+
+export type StepState = 'running' | 'done' | 'failed';
+export type DrillStep = {
+  id: number;
+  text: string;
+  state: StepState;
+  startedAt: number;
+  endedAt: number | null;
+  detail: string | null;
+};
+
+/** A check of the drill itself, shown with the invariants. */
+export type DrillCheck = { title: string; ok: boolean; summary: string };
+
+export type DrillReport = {
+  drillId: DrillId;
+  status: 'passed' | 'failed' | 'error' | 'cancelled';
+  message: string | null;
+  steps: DrillStep[];
+  checks: DrillCheck[];
+  invariants: InvariantResult[];
+  workflowIds: string[];
+  startedAt: number;
+  endedAt: number;
+};
+
+export type DrillDefinition = {
+  id: DrillId;
+  title: string;
+  description: string;
+  /** Live engine tabs the drill needs (this one included). */
+  minEngines: number;
+  /** What it does with fewer (null: it cannot run). */
+  fallback: string | null;
+};
+
+export const drillDefinitions: readonly DrillDefinition[] = [
+  {
+    id: 'freeze',
+    title: 'Owner frozen longer than the TTL, then resumes',
+    description:
+      'Another tab starts a slow pipeline; mid-step its engine is frozen for TTL + 4 s. A live engine takes the workflow over at a new epoch; when the frozen one wakes up, its late writes are refused by the fence.',
+    minEngines: 2,
+    fallback: null,
+  },
+  {
+    id: 'crash',
+    title: 'Owner crashes mid-activity',
+    description:
+      'Another tab starts a slow pipeline; mid-step its worker is terminated. Its Web Lock vanishes, so a live engine takes over well before the TTL and re-runs only the step that was in flight.',
+    minEngines: 2,
+    fallback: null,
+  },
+  {
+    id: 'handoff',
+    title: 'Graceful handoff of 20 workflows',
+    description:
+      'Another tab starts 20 countdowns, then shuts down gracefully: it releases every claim, and the remaining engines take all 20 over within about a second. Then it restarts.',
+    minEngines: 2,
+    fallback: null,
+  },
+  {
+    id: 'race',
+    title: 'Three tabs race to start one id',
+    description:
+      'Three engine tabs start a workflow with the same id at the same instant. Exactly one start wins; the others are told the id exists. The winner runs it once.',
+    minEngines: 3,
+    fallback: 'With fewer tabs, the open engines fire the three starts between them.',
+  },
+];
+
+export type DrillEnvironment = {
+  client: ShuttleClient;
+  databaseName: string;
+  selfEngineId: string;
+  /** Called with the steps whenever they change. */
+  onProgress: (steps: DrillStep[]) => void;
+  signal: AbortSignal;
+};
+
+class DrillCancelled extends Error {
+  override name = 'DrillCancelled';
+}
+
+/** A step that did not come true in time. */
+class DrillStepFailed extends Error {
+  override name = 'DrillStepFailed';
+}
+
+const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
+
+/** Runs a drill to its report. Never throws: failures and cancellation are reports too. */
+export async function runDrill(drillId: DrillId, env: DrillEnvironment): Promise<DrillReport> {
+  const steps: DrillStep[] = [];
+  const checks: DrillCheck[] = [];
+  const workflowIds: string[] = [];
+  const startedAt = Date.now();
+  let nextId = 1;
+  const publish = () => env.onProgress(steps.map((step) => ({ ...step })));
+  const step = async <T>(
+    text: string,
+    work: () => Promise<T>,
+    describe?: (value: T) => string,
+  ): Promise<T> => {
+    if (env.signal.aborted) throw new DrillCancelled('Cancelled.');
+    const entry: DrillStep = {
+      id: nextId++,
+      text,
+      state: 'running',
+      startedAt: Date.now(),
+      endedAt: null,
+      detail: null,
+    };
+    steps.push(entry);
+    publish();
+    try {
+      const value = await work();
+      entry.state = 'done';
+      entry.endedAt = Date.now();
+      entry.detail = describe ? describe(value) : null;
+      publish();
+      return value;
+    } catch (error) {
+      entry.state = 'failed';
+      entry.endedAt = Date.now();
+      entry.detail = error instanceof Error ? error.message : String(error);
+      publish();
+      throw error;
+    }
+  };
+  const context: DrillContext = { env, step, checks, workflowIds };
+  let status: DrillReport['status'] = 'passed';
+  let message: string | null = null;
+  let invariants: InvariantResult[] = [];
+  try {
+    await drills[drillId](context);
+    invariants = await step(
+      'Check the invariants over the durable timelines',
+      () => collectInvariants(env.client, workflowIds),
+      (results) => `${results.filter((result) => result.ok).length} of ${results.length} hold`,
+    );
+    if (invariants.some((result) => !result.ok) || checks.some((check) => !check.ok)) status = 'failed';
+  } catch (error) {
+    if (error instanceof DrillCancelled || env.signal.aborted) {
+      status = 'cancelled';
+      message = 'The drill was cancelled; the workflows it started carry on.';
+    } else {
+      status = error instanceof DrillStepFailed ? 'failed' : 'error';
+      message =
+        error instanceof Error
+          ? `${error.name === 'DrillStepFailed' ? '' : `${error.name}: `}${error.message}`
+          : String(error);
+      if (workflowIds.length > 0)
+        invariants = await collectInvariants(env.client, workflowIds).catch(() => []);
+    }
+  }
+  return { drillId, status, message, steps, checks, invariants, workflowIds, startedAt, endedAt: Date.now() };
+}
+
+type DrillContext = {
+  env: DrillEnvironment;
+  step: <T>(text: string, work: () => Promise<T>, describe?: (value: T) => string) => Promise<T>;
+  checks: DrillCheck[];
+  workflowIds: string[];
+};
+
+/** Reads every workflow's status, timeline and refused writes, and checks the invariants. */
+export async function collectInvariants(
+  client: ShuttleClient,
+  workflowIds: readonly string[],
+): Promise<InvariantResult[]> {
+  const evidence: WorkflowEvidence[] = [];
+  const rejections: FenceRejection[] = [];
+  for (const workflowId of workflowIds) {
+    const [description, timeline, refused] = await Promise.all([
+      client.describe(workflowId),
+      client.timeline(workflowId),
+      client.fenceRejections(workflowId),
+    ]);
+    evidence.push({ workflowId, status: description.status, timeline });
+    rejections.push(...refused);
+  }
+  return checkInvariants(evidence, rejections);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Helpers
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new DrillCancelled('Cancelled.'));
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Polls `check` until it returns a value (not undefined), or fails after `timeoutMs` saying what it waited for. */
+async function waitFor<T>(
+  env: DrillEnvironment,
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+  intervalMs = 150,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown = null;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline)
+      throw new DrillStepFailed(
+        `Gave up after ${formatDuration(timeoutMs)} waiting for ${what}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}.`,
+      );
+    await sleep(intervalMs, env.signal);
+  }
+}
+
+/** The live engine tabs of the database (viewers excluded), this tab first. */
+export async function liveEngineTabs(client: ShuttleClient): Promise<EngineRecord[]> {
+  const engines = await client.engines();
+  return engines
+    .filter((engine) => isEngineLive(engine) && engine.mode === 'engine' && engine.status === 'running')
+    .sort((a, b) => Number(b.thisTab) - Number(a.thisTab) || a.startedAt - b.startedAt);
+}
+
+/** The engine a drill breaks: another tab's, so this tab keeps watching. */
+async function pickVictim(context: DrillContext): Promise<EngineRecord> {
+  const { env, step } = context;
+  return step(
+    'Pick another tab’s engine to break',
+    async () => {
+      const engines = await liveEngineTabs(env.client);
+      const other = engines.find((engine) => engine.engineId !== env.selfEngineId);
+      if (!other)
+        throw new DrillStepFailed('This drill needs a second engine tab: open one and run it again.');
+      return other;
+    },
+    (engine) => `${engine.label} (${engine.engineId.slice(0, 8)})`,
+  );
+}
+
+/** Starts a workflow on `engineId`'s engine: directly for this tab, through the start relay for another. */
+function startOn(
+  env: DrillEnvironment,
+  engineId: string,
+  workflowType: string,
+  input: unknown,
+  options: { id?: string; notBefore?: number } = {},
+): Promise<string> {
+  const startOptions = options.id ? { id: options.id } : undefined;
+  if (engineId === env.selfEngineId) {
+    const go = () => env.client.start(workflowType, input, startOptions);
+    const delay = (options.notBefore ?? 0) - Date.now();
+    return delay > 0 ? sleep(delay, env.signal).then(go) : go();
+  }
+  return relayStart(env.databaseName, engineId, workflowType, {
+    timeoutMs: 30_000,
+    input,
+    ...(startOptions ? { options: startOptions } : {}),
+    ...(options.notBefore ? { notBefore: options.notBefore } : {}),
+  });
+}
+
+function drillId(prefix: string): string {
+  return `drill-${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+}
+
+async function waitForTerminal(
+  context: DrillContext,
+  workflowIds: readonly string[],
+  timeoutMs: number,
+): Promise<WorkflowDescription[]> {
+  const { env } = context;
+  return waitFor(
+    env,
+    `${workflowIds.length === 1 ? 'the workflow' : `all ${workflowIds.length} workflows`} to finish`,
+    timeoutMs,
+    async () => {
+      const descriptions = await Promise.all(workflowIds.map((id) => env.client.describe(id)));
+      return descriptions.every((description) => terminal.has(description.status)) ? descriptions : undefined;
+    },
+    300,
+  );
+}
+
+/**
+ * How a start that lost the race is told: the id exists (the winner's record landed first), or the winner
+ * holds the claim at that very moment.
+ */
+const raceLosses: ReadonlySet<string> = new Set([
+  'WorkflowAlreadyExistsError',
+  'WorkflowClaimUnavailableError',
+]);
+
+const slowInput = (stepMs: number) => ({
+  steps: [
+    { name: 'extract', ms: 600 },
+    { name: 'transform', ms: stepMs },
+    { name: 'validate', ms: 600 },
+    { name: 'load', ms: 800 },
+  ],
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// The drills
+
+const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
+  async freeze(context) {
+    const { env, step, checks, workflowIds } = context;
+    const victim = await pickVictim(context);
+    const id = drillId('freeze');
+    // Short steps back to back: an activity is always in flight, so when the victim wakes up its activity
+    // completes and it tries to commit — which the fence refuses.
+    const steps = Array.from({ length: 36 }, (_, index) => ({ name: `step-${index + 1}`, ms: 250 }));
+    await step(
+      `Start a pipeline of ${steps.length} short steps on ${victim.label}`,
+      () => startOn(env, victim.engineId, 'slow-steps', { steps }, { id }),
+      (workflowId) => workflowId,
+    );
+    workflowIds.push(id);
+    await step(`Wait until ${victim.label} is under way`, () =>
+      waitFor(env, 'two steps to complete', 15_000, async () => {
+        const timeline = await env.client.timeline(id);
+        return timeline.filter(
+          (entry) => entry.kind === 'activity-completed' && entry.engineId === victim.engineId,
+        ).length >= 2
+          ? true
+          : undefined;
+      }),
+    );
+    const freezeSeconds = Math.ceil((claimTimings.ttlMs + claimTimings.graceMs) / 1000) + 4;
+    const frozenAt = Date.now();
+    await step(`Freeze ${victim.label} for ${freezeSeconds} s`, () =>
+      runChaos(env.client, { type: 'freeze', engineId: victim.engineId, seconds: freezeSeconds }),
+    );
+    const newOwner = await step(
+      'Wait for another engine to take it over',
+      () =>
+        waitFor(env, 'a takeover', claimTimings.ttlMs + claimTimings.graceMs + 10_000, async () => {
+          const description = await env.client.describe(id);
+          return description.owner && description.owner.engineId !== victim.engineId
+            ? description.owner
+            : undefined;
+        }),
+      (owner) => `epoch ${owner.epoch}, ${formatDuration(Date.now() - frozenAt)} after the freeze`,
+    );
+    const takeoverMs = Date.now() - frozenAt;
+    checks.push({
+      title: 'Taken over after the TTL, not before',
+      ok: takeoverMs >= claimTimings.ttlMs - 1_000 && newOwner.epoch >= 2,
+      summary: `taken over at epoch ${newOwner.epoch} after ${formatDuration(takeoverMs)} (TTL ${formatDuration(claimTimings.ttlMs)})`,
+    });
+    await step(`Wait for ${victim.label} to wake up`, () =>
+      waitFor(env, `${victim.label} to resume`, freezeSeconds * 1000 + 15_000, async () => {
+        const engines = await env.client.engines();
+        const engine = engines.find((candidate) => candidate.engineId === victim.engineId);
+        return engine && engine.status !== 'frozen' && Date.now() > frozenAt + freezeSeconds * 1000
+          ? engine.status
+          : undefined;
+      }),
+    );
+    await step(
+      'Wait for the workflow to finish',
+      () => waitForTerminal(context, [id], 60_000),
+      (done) => done[0]!.status,
+    );
+    const refused = await env.client.fenceRejections(id);
+    const victimRefused = refused.filter((rejection) => rejection.engineId === victim.engineId);
+    const victimNow = (await env.client.engines()).find((engine) => engine.engineId === victim.engineId);
+    const lost = victimNow?.counters?.claimsLost ?? 0;
+    checks.push({
+      title: 'The frozen engine learnt it was deposed',
+      ok: victimRefused.length > 0 || lost > 0,
+      summary:
+        victimRefused.length > 0
+          ? `${victimRefused.length} late write${victimRefused.length === 1 ? '' : 's'} of ${victim.label} refused by the fence`
+          : lost > 0
+            ? `${victim.label} found its claim gone (${lost} lost) before writing anything`
+            : `no refused write and no lost claim recorded for ${victim.label}`,
+    });
+  },
+
+  async crash(context) {
+    const { env, step, checks, workflowIds } = context;
+    const victim = await pickVictim(context);
+    const id = drillId('crash');
+    await step(
+      `Start a slow pipeline on ${victim.label}`,
+      () => startOn(env, victim.engineId, 'slow-steps', slowInput(5_000), { id }),
+      (workflowId) => workflowId,
+    );
+    workflowIds.push(id);
+    await step(`Wait until ${victim.label} is in the middle of a step`, () =>
+      waitFor(env, 'an activity to start', 15_000, async () => {
+        const timeline = await env.client.timeline(id);
+        return timeline.some(
+          (entry) =>
+            entry.kind === 'activity-started' &&
+            (entry.detail as { name?: string }).name === 'transform' &&
+            entry.engineId === victim.engineId,
+        )
+          ? true
+          : undefined;
+      }),
+    );
+    const crashedAt = Date.now();
+    await step(`Crash ${victim.label}’s worker`, () =>
+      runChaos(env.client, { type: 'crash', engineId: victim.engineId }),
+    );
+    const owner = await step(
+      'Wait for another engine to take it over',
+      () =>
+        waitFor(
+          env,
+          'a takeover',
+          claimTimings.ttlMs + claimTimings.graceMs + 10_000,
+          async () => {
+            const description = await env.client.describe(id);
+            return description.owner && description.owner.engineId !== victim.engineId
+              ? description.owner
+              : undefined;
+          },
+          50,
+        ),
+      (holder) => `epoch ${holder.epoch}, ${formatDuration(Date.now() - crashedAt)} after the crash`,
+    );
+    const takeoverMs = Date.now() - crashedAt;
+    checks.push({
+      title: 'Taken over well before the TTL (Web Locks)',
+      ok: takeoverMs < claimTimings.ttlMs,
+      summary: `taken over at epoch ${owner.epoch} after ${formatDuration(takeoverMs)} (TTL ${formatDuration(claimTimings.ttlMs)})`,
+    });
+    await step(
+      'Wait for the workflow to finish',
+      () => waitForTerminal(context, [id], 60_000),
+      (done) => done[0]!.status,
+    );
+    await step(`Restart ${victim.label}’s tab with a new engine`, () =>
+      runChaos(env.client, { type: 'restart', engineId: victim.engineId }).catch(
+        () => 'its tab did not answer',
+      ),
+    );
+  },
+
+  async handoff(context) {
+    const { env, step, checks, workflowIds } = context;
+    const victim = await pickVictim(context);
+    const prefix = drillId('handoff');
+    const ids = Array.from({ length: 20 }, (_, index) => `${prefix}-${String(index + 1).padStart(2, '0')}`);
+    await step(`Start 20 countdowns on ${victim.label}`, async () => {
+      await Promise.all(
+        ids.map((id) => startOn(env, victim.engineId, 'countdown', { from: 12, tickMs: 500 }, { id })),
+      );
+      return ids.length;
+    });
+    workflowIds.push(...ids);
+    await step(`Wait until ${victim.label} owns all 20`, () =>
+      waitFor(
+        env,
+        `${victim.label} to own all 20`,
+        15_000,
+        async () => {
+          const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
+          return descriptions.every(
+            (description) =>
+              description.owner?.engineId === victim.engineId || terminal.has(description.status),
+          )
+            ? true
+            : undefined;
+        },
+        200,
+      ),
+    );
+    const shutAt = Date.now();
+    const report = await step(
+      `Shut ${victim.label} down gracefully`,
+      () => runChaos(env.client, { type: 'shutdown', engineId: victim.engineId }),
+      (value) => {
+        const released = (value as { claimsReleased?: number } | null)?.claimsReleased;
+        return released === undefined ? 'done' : `${released} claims released`;
+      },
+    );
+    void report;
+    await step(
+      'Wait for the other engines to take all 20 over',
+      () =>
+        waitFor(
+          env,
+          'every workflow to have a new owner',
+          15_000,
+          async () => {
+            const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
+            return descriptions.every(
+              (description) =>
+                terminal.has(description.status) ||
+                (description.owner && description.owner.engineId !== victim.engineId),
+            )
+              ? true
+              : undefined;
+          },
+          50,
+        ),
+      () => `${formatDuration(Date.now() - shutAt)} after the shutdown`,
+    );
+    const handoffMs = Date.now() - shutAt;
+    checks.push({
+      title: 'All 20 handed over within a second or two',
+      ok: handoffMs < 3_000,
+      summary: `every workflow had a new owner ${formatDuration(handoffMs)} after the shutdown`,
+    });
+    await step(`Restart ${victim.label}’s tab with a new engine`, () =>
+      runChaos(env.client, { type: 'restart', engineId: victim.engineId }).catch(
+        () => 'its tab did not answer',
+      ),
+    );
+    await step(
+      'Wait for all 20 to finish',
+      () => waitForTerminal(context, ids, 60_000),
+      (done) => `${done.filter((description) => description.status === 'completed').length} completed`,
+    );
+  },
+
+  async race(context) {
+    const { env, step, checks, workflowIds } = context;
+    const engines = await step(
+      'Find the engine tabs',
+      () => liveEngineTabs(env.client),
+      (list) => list.map((engine) => engine.label).join(', '),
+    );
+    if (engines.length === 0) throw new DrillStepFailed('No live engine tab.');
+    const racers = [0, 1, 2].map((index) => engines[index % engines.length]!);
+    const id = drillId('race');
+    const notBefore = Date.now() + 400;
+    const outcomes = await step(
+      `Start ${id.slice(0, 18)}… from ${racers.map((engine) => engine.label).join(', ')} at one instant`,
+      () =>
+        Promise.all(
+          racers.map((engine) =>
+            startOn(env, engine.engineId, 'countdown', { from: 3, tickMs: 200 }, { id, notBefore }).then(
+              () => ({ engine, ok: true as const, error: null }),
+              (error: unknown) => ({
+                engine,
+                ok: false as const,
+                error: error instanceof Error ? error : new Error(String(error)),
+              }),
+            ),
+          ),
+        ),
+      (results) =>
+        results
+          .map((result) => `${result.engine.label}: ${result.ok ? 'started it' : result.error.name}`)
+          .join(' · '),
+    );
+    workflowIds.push(id);
+    const winners = outcomes.filter((outcome) => outcome.ok);
+    const losers = outcomes.filter((outcome) => !outcome.ok);
+    checks.push({
+      title: 'Exactly one start won',
+      ok:
+        winners.length === 1 &&
+        losers.every((outcome) => outcome.error !== null && raceLosses.has(outcome.error.name)),
+      summary: `${winners.length} won; ${losers.map((outcome) => `${outcome.engine.label} got ${outcome.error?.name}`).join(', ') || 'none lost'}`,
+    });
+    await step(
+      'Wait for the workflow to finish',
+      () => waitForTerminal(context, [id], 30_000),
+      (done) => done[0]!.status,
+    );
+    const timeline = await env.client.timeline(id);
+    const starts = timeline.filter((entry) => entry.kind === 'started').length;
+    checks.push({
+      title: 'It was started and run once',
+      ok: starts === 1,
+      summary: `${starts} 'started' entr${starts === 1 ? 'y' : 'ies'} on its timeline`,
+    });
+  },
+};

@@ -1,0 +1,422 @@
+/**
+ * What a person can do to a workflow from its page: send a signal, send an update (and see what it
+ * returned), run a query, wait for its result (a real `result()` call registered as a result waiter on this
+ * tab's engine), suspend or resume it, cancel or terminate it (after a confirmation that says what happens),
+ * and export its record and timeline as JSON. Every call goes through this tab's engine, whichever tab owns
+ * the workflow; errors are shown in the engine's own words.
+ */
+import { useState, type FormEvent } from 'react';
+import type { WorkflowDescription } from '../../../engine';
+import type { HelloResult } from '../../../worker/protocol';
+import { Button } from '../../components/Button';
+import { Dialog } from '../../components/Dialog';
+import { InlineError } from '../../components/ErrorNotice';
+import { JsonView } from '../../components/JsonView';
+import { formatDuration } from '../../components/time-format';
+import { useShuttleClient } from '../../data/client-context';
+import {
+  useDefinitions,
+  useWaitForResult,
+  useWorkflowAction,
+  type WorkflowAction,
+} from '../../data/workflow-queries';
+import { useNow } from '../../state/now';
+import { parseJsonInput } from '../workflows/start-form';
+import { exportWorkflow } from './export';
+import styles from './WorkflowActions.module.css';
+
+type MessageKind = 'signal' | 'update' | 'query';
+type Destructive = 'cancel' | 'terminate' | 'suspend';
+
+const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
+
+export function WorkflowActions({
+  workflow,
+  self,
+}: {
+  workflow: WorkflowDescription;
+  self: HelloResult | undefined;
+}) {
+  const [message, setMessage] = useState<MessageKind | null>(null);
+  const [confirm, setConfirm] = useState<Destructive | null>(null);
+  const client = useShuttleClient();
+  const action = useWorkflowAction(workflow.workflowId);
+  const waiter = useWaitForResult(workflow.workflowId);
+  const [exporting, setExporting] = useState(false);
+  const ended = terminal.has(workflow.status);
+  const running = workflow.status === 'running' || workflow.status === 'pending';
+  return (
+    <div className={styles.wrap}>
+      <div className={styles.toolbar} role="toolbar" aria-label="Workflow actions">
+        <Button size="sm" onClick={() => setMessage('signal')} disabled={ended} testId="detail.signal-button">
+          Signal
+        </Button>
+        <Button size="sm" onClick={() => setMessage('update')} disabled={ended} testId="detail.update-button">
+          Update
+        </Button>
+        <Button size="sm" onClick={() => setMessage('query')} testId="detail.query-button">
+          Query
+        </Button>
+        <Button
+          size="sm"
+          icon="hourglass"
+          onClick={() => waiter.mutate()}
+          busy={waiter.isPending}
+          testId="detail.wait-result-button"
+          title="Call result(): registers a result waiter on this tab’s engine"
+        >
+          Wait for result
+        </Button>
+        <span className={styles.divider} aria-hidden />
+        {workflow.status === 'suspended' ? (
+          <Button
+            size="sm"
+            onClick={() => action.mutate({ kind: 'resume' })}
+            busy={action.isPending && action.variables?.kind === 'resume'}
+            testId="detail.resume-button"
+          >
+            Resume
+          </Button>
+        ) : (
+          <Button
+            size="sm"
+            onClick={() => setConfirm('suspend')}
+            disabled={workflow.status !== 'running'}
+            testId="detail.suspend-button"
+          >
+            Suspend
+          </Button>
+        )}
+        <Button
+          size="sm"
+          variant="danger"
+          onClick={() => setConfirm('cancel')}
+          disabled={!running}
+          testId="detail.cancel-button"
+        >
+          Cancel
+        </Button>
+        <Button
+          size="sm"
+          variant="danger"
+          onClick={() => setConfirm('terminate')}
+          disabled={ended}
+          testId="detail.terminate-button"
+        >
+          Terminate
+        </Button>
+        <span className={styles.divider} aria-hidden />
+        <Button
+          size="sm"
+          variant="ghost"
+          icon="download"
+          busy={exporting}
+          onClick={() => {
+            setExporting(true);
+            void exportWorkflow(client, workflow.workflowId).finally(() => setExporting(false));
+          }}
+          testId="detail.export-button"
+          title="Download the workflow's record, timeline and refused writes as JSON"
+        >
+          Export
+        </Button>
+      </div>
+      {action.isError && action.variables && action.variables.kind === 'resume' ? (
+        <InlineError error={action.error} testId="detail.action-error" />
+      ) : null}
+      {waiter.isPending || waiter.isSuccess || waiter.isError ? (
+        <WaiterResult waiter={waiter} self={self} onDismiss={() => waiter.reset()} />
+      ) : null}
+      {message ? <MessageDialog kind={message} workflow={workflow} onClose={() => setMessage(null)} /> : null}
+      {confirm ? <ConfirmDialog kind={confirm} workflow={workflow} onClose={() => setConfirm(null)} /> : null}
+    </div>
+  );
+}
+
+function WaiterResult({
+  waiter,
+  self,
+  onDismiss,
+}: {
+  waiter: ReturnType<typeof useWaitForResult>;
+  self: HelloResult | undefined;
+  onDismiss: () => void;
+}) {
+  const now = useNow();
+  const since = waiter.submittedAt;
+  return (
+    <div className={styles.waiter} data-testid="detail.waiter" data-state={waiter.status}>
+      {waiter.isPending ? (
+        <span>
+          Waiting for the result on {self?.label ?? 'this tab'}’s engine…{' '}
+          <span className={styles.muted}>{formatDuration(Math.max(0, now - since), { coarse: true })}</span>
+        </span>
+      ) : waiter.isError ? (
+        <InlineError error={waiter.error} testId="detail.waiter-error" />
+      ) : (
+        <div className={styles.waiterValue}>
+          <strong>result()</strong> settled:
+          <JsonView value={waiter.data} expandDepth={1} testId="detail.waiter-value" />
+        </div>
+      )}
+      {!waiter.isPending ? (
+        <Button size="sm" variant="ghost" onClick={onDismiss}>
+          Dismiss
+        </Button>
+      ) : null}
+    </div>
+  );
+}
+
+/** Names of signals the workflow waits for right now (to prefill the signal dialog). */
+function awaitedSignals(workflow: WorkflowDescription): string[] {
+  const pending = workflow.pending;
+  if (!pending) return [];
+  return pending.leaves.filter((leaf) => leaf.kind === 'signal' && !leaf.done).map((leaf) => leaf.name);
+}
+
+const dialogText: Record<
+  MessageKind,
+  { title: string; description: string; nameLabel: string; valueLabel: string; submit: string }
+> = {
+  signal: {
+    title: 'Send a signal',
+    description: 'Stored durably at once; the owning engine, in whichever tab, consumes it.',
+    nameLabel: 'Signal name',
+    valueLabel: 'Payload',
+    submit: 'Send signal',
+  },
+  update: {
+    title: 'Send an update',
+    description: 'Validated here, applied once by the owner; its handler’s return value comes back.',
+    nameLabel: 'Update',
+    valueLabel: 'Argument',
+    submit: 'Send update',
+  },
+  query: {
+    title: 'Run a query',
+    description: 'Reads the workflow’s last committed state; changes nothing.',
+    nameLabel: 'Query',
+    valueLabel: 'Argument',
+    submit: 'Run query',
+  },
+};
+
+function MessageDialog({
+  kind,
+  workflow,
+  onClose,
+}: {
+  kind: MessageKind;
+  workflow: WorkflowDescription;
+  onClose: () => void;
+}) {
+  const definition = useDefinitions().data?.find(
+    (candidate) => candidate.name === workflow.workflowType && candidate.version === workflow.version,
+  );
+  const known =
+    kind === 'signal'
+      ? awaitedSignals(workflow)
+      : kind === 'update'
+        ? (definition?.updates ?? [])
+        : (definition?.queries ?? []);
+  const [name, setName] = useState(known[0] ?? '');
+  const [value, setValue] = useState('');
+  const action = useWorkflowAction(workflow.workflowId);
+  const parsed = parseJsonInput(value);
+  const text = dialogText[kind];
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!parsed.ok || !name.trim()) return;
+    const request: WorkflowAction =
+      kind === 'signal'
+        ? { kind, name: name.trim(), ...(parsed.empty ? {} : { payload: parsed.value }) }
+        : { kind, name: name.trim(), ...(parsed.empty ? {} : { arg: parsed.value }) };
+    action.mutate(request);
+  };
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={text.title}
+      description={text.description}
+      width={560}
+      testId={`detail.${kind}-dialog`}
+      footer={
+        <>
+          <Button onClick={onClose}>{action.isSuccess ? 'Close' : 'Cancel'}</Button>
+          <Button
+            type="submit"
+            form="message-form"
+            variant="primary"
+            disabled={!parsed.ok || !name.trim()}
+            busy={action.isPending}
+            testId={`detail.${kind}-submit`}
+          >
+            {text.submit}
+          </Button>
+        </>
+      }
+    >
+      <form id="message-form" className={styles.form} onSubmit={submit} noValidate>
+        <label className={styles.field}>
+          <span className={styles.label}>{text.nameLabel}</span>
+          <input
+            className={styles.input}
+            value={name}
+            onChange={(event) => {
+              setName(event.target.value);
+              action.reset();
+            }}
+            list={`${kind}-names`}
+            autoFocus
+            spellCheck={false}
+            autoComplete="off"
+            data-testid={`detail.${kind}-name`}
+          />
+          <datalist id={`${kind}-names`}>
+            {known.map((option) => (
+              <option key={option} value={option} />
+            ))}
+          </datalist>
+          {known.length > 0 ? (
+            <span className={styles.hint}>
+              {kind === 'signal' ? 'It waits for: ' : 'The definition has: '}
+              {known.map((option, index) => (
+                <span key={option}>
+                  {index > 0 ? ', ' : ''}
+                  <button type="button" className={styles.suggestion} onClick={() => setName(option)}>
+                    {option}
+                  </button>
+                </span>
+              ))}
+            </span>
+          ) : null}
+        </label>
+        <label className={styles.field}>
+          <span className={styles.label}>
+            {text.valueLabel} <span className={styles.muted}>JSON, optional</span>
+          </span>
+          <textarea
+            className={`${styles.textarea} ${parsed.ok ? '' : styles.invalid}`}
+            value={value}
+            onChange={(event) => {
+              setValue(event.target.value);
+              action.reset();
+            }}
+            rows={5}
+            spellCheck={false}
+            placeholder={kind === 'signal' ? '{ "ok": true, "by": "dana" }' : ''}
+            data-testid={`detail.${kind}-value`}
+          />
+          {!parsed.ok ? (
+            <span className={styles.danger} role="alert">
+              Invalid JSON{parsed.line !== null ? ` at line ${parsed.line}, column ${parsed.column}` : ''}:{' '}
+              {parsed.message}
+            </span>
+          ) : null}
+        </label>
+        {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
+        {action.isSuccess ? (
+          <div className={styles.success} role="status" data-testid={`detail.${kind}-result`}>
+            {kind === 'signal' ? (
+              <span>
+                Signal <strong>{action.variables?.kind === 'signal' ? action.variables.name : name}</strong>{' '}
+                sent. The owning engine consumes it.
+              </span>
+            ) : (
+              <>
+                <span>
+                  {kind === 'update' ? 'The update was applied; it returned:' : 'The query returned:'}
+                </span>
+                <JsonView value={action.data} expandDepth={2} />
+              </>
+            )}
+          </div>
+        ) : null}
+      </form>
+    </Dialog>
+  );
+}
+
+const confirmText: Record<Destructive, { title: string; body: string; submit: string; reason: boolean }> = {
+  cancel: {
+    title: 'Cancel this workflow?',
+    body: 'The workflow is asked to stop: its current operation is interrupted, it may run cleanup code, and it ends cancelled.',
+    submit: 'Cancel workflow',
+    reason: true,
+  },
+  terminate: {
+    title: 'Terminate this workflow?',
+    body: 'It ends terminated at once, whichever tab owns it: no more of its code runs, and no cleanup. The epoch rises, so its owner’s next write is refused. This cannot be undone.',
+    submit: 'Terminate',
+    reason: true,
+  },
+  suspend: {
+    title: 'Suspend this workflow?',
+    body: 'It is parked durably at its last checkpoint and its claim is released; nothing runs until someone resumes it. The epoch rises.',
+    submit: 'Suspend',
+    reason: false,
+  },
+};
+
+function ConfirmDialog({
+  kind,
+  workflow,
+  onClose,
+}: {
+  kind: Destructive;
+  workflow: WorkflowDescription;
+  onClose: () => void;
+}) {
+  const action = useWorkflowAction(workflow.workflowId);
+  const [reason, setReason] = useState('');
+  const text = confirmText[kind];
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const request: WorkflowAction =
+      kind === 'suspend' ? { kind } : { kind, ...(reason.trim() ? { reason: reason.trim() } : {}) };
+    action.mutate(request, { onSuccess: onClose });
+  };
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={text.title}
+      width={480}
+      testId={`detail.${kind}-dialog`}
+      footer={
+        <>
+          <Button onClick={onClose}>Keep it</Button>
+          <Button
+            type="submit"
+            form="confirm-form"
+            variant={kind === 'suspend' ? 'primary' : 'danger'}
+            busy={action.isPending}
+            testId={`detail.${kind}-confirm`}
+          >
+            {text.submit}
+          </Button>
+        </>
+      }
+    >
+      <form id="confirm-form" className={styles.form} onSubmit={submit}>
+        <p className={styles.body}>{text.body}</p>
+        {text.reason ? (
+          <label className={styles.field}>
+            <span className={styles.label}>
+              Reason <span className={styles.muted}>optional, recorded on the timeline</span>
+            </span>
+            <input
+              className={styles.input}
+              value={reason}
+              onChange={(event) => setReason(event.target.value)}
+              data-testid={`detail.${kind}-reason`}
+            />
+          </label>
+        ) : null}
+        {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,381 @@
+/**
+ * One workflow, in full: a header (status, type, version, owner with its epoch and a bar draining to the
+ * claim's expiry, durations, copyable ids, parent), the actions (signal, update, query, wait for the result,
+ * suspend or resume, cancel, terminate, export), custody lanes and the operations timeline on one axis, the
+ * grouped event list beside the state / input / result inspectors and the children. When this tab's engine
+ * was deposed from the workflow, a notice says so.
+ */
+import { useEffect, useMemo } from 'react';
+import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
+import type { EngineRecord, HelloResult } from '../../../worker/protocol';
+import { CopyableId } from '../../components/CopyableId';
+import { DrainingBar } from '../../components/DrainingBar';
+import { EmptyState } from '../../components/EmptyState';
+import { EngineTag } from '../../components/EngineTag';
+import { ErrorNotice } from '../../components/ErrorNotice';
+import { Notice } from '../../components/Notice';
+import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
+import { RelativeTime } from '../../components/RelativeTime';
+import { StatusBadge } from '../../components/StatusBadge';
+import { formatAbsolute, formatDuration } from '../../components/time-format';
+import { claimTimings, useEngineDirectory, useThisEngine } from '../../data/engine-queries';
+import { useLostWorkflow, type LostWorkflow } from '../../data/engine-activity';
+import { useFenceRejections, useWorkflowDescription, useWorkflowTimeline } from '../../data/workflow-queries';
+import { Link } from '../../routing/Link';
+import { routes } from '../../routing/route';
+import { useNow } from '../../state/now';
+import { useViewStore } from '../../state/view-store';
+import { deriveCustody } from './custody';
+import { CustodyTimeline } from './CustodyTimeline';
+import { EventList } from './EventList';
+import { Inspectors } from './Inspectors';
+import { deriveOperations } from './operations';
+import { WorkflowActions } from './WorkflowActions';
+import styles from './WorkflowDetailScreen.module.css';
+
+const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
+
+export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
+  const description = useWorkflowDescription(workflowId);
+  const workflow = description.data;
+  const timeline = useWorkflowTimeline(workflowId, workflow?.timelineLength);
+  const rejections = useFenceRejections(workflowId);
+  const self = useThisEngine().data;
+  const selectGroup = useViewStore((state) => state.selectGroup);
+  useEffect(() => selectGroup(null), [workflowId, selectGroup]);
+
+  if (description.isError && !workflow)
+    return (
+      <section className={styles.screen}>
+        <Breadcrumb workflowId={workflowId} />
+        {description.error.name === 'WorkflowNotFoundError' ? (
+          <div className={styles.card}>
+            <EmptyState icon="search" title="No such workflow" testId="detail.not-found">
+              No workflow with the id <code>{workflowId}</code> exists in this database. It may not have been
+              started yet, or it was purged.
+            </EmptyState>
+          </div>
+        ) : (
+          <ErrorNotice
+            error={description.error}
+            title="Could not load this workflow"
+            onRetry={() => void description.refetch()}
+            testId="detail.error"
+          />
+        )}
+      </section>
+    );
+  if (!workflow)
+    return (
+      <section className={styles.screen}>
+        <Breadcrumb workflowId={workflowId} />
+        <div className={styles.card}>
+          <EmptyState compact title="Loading the workflow…" testId="detail.loading" />
+        </div>
+      </section>
+    );
+  return (
+    <section
+      className={styles.screen}
+      aria-labelledby="detail-title"
+      data-testid="detail.screen"
+      data-workflow-id={workflowId}
+    >
+      <Breadcrumb workflowId={workflowId} />
+      <PanelErrorBoundary name="header">
+        <Header workflow={workflow} self={self} />
+      </PanelErrorBoundary>
+      <PanelErrorBoundary name="lost notice">
+        <LostNotice workflowId={workflowId} self={self} rejections={rejections.data ?? []} />
+      </PanelErrorBoundary>
+      <PanelErrorBoundary name="custody and timeline">
+        <div className={styles.card}>
+          <div className={styles.cardHead}>
+            <h2 className={styles.cardTitle}>Custody and timeline</h2>
+            <span className={styles.cardHint}>Which engine owned it when, and what it did</span>
+          </div>
+          {timeline.isError && !timeline.data ? (
+            <ErrorNotice
+              error={timeline.error}
+              title="Could not load the timeline"
+              onRetry={() => void timeline.refetch()}
+            />
+          ) : timeline.data ? (
+            <Chart workflow={workflow} timeline={timeline.data} rejections={rejections.data ?? []} />
+          ) : (
+            <EmptyState compact title="Loading the timeline…" />
+          )}
+        </div>
+      </PanelErrorBoundary>
+      <div className={styles.lower}>
+        <PanelErrorBoundary name="events">
+          <div className={styles.card}>
+            <div className={styles.cardHead}>
+              <h2 className={styles.cardTitle}>Events</h2>
+            </div>
+            <Events workflow={workflow} timeline={timeline.data ?? []} />
+          </div>
+        </PanelErrorBoundary>
+        <PanelErrorBoundary name="inspectors">
+          <Inspectors workflow={workflow} timeline={timeline.data ?? []} />
+        </PanelErrorBoundary>
+      </div>
+    </section>
+  );
+}
+
+function Breadcrumb({ workflowId }: { workflowId: string }) {
+  return (
+    <nav className={styles.breadcrumb} aria-label="Breadcrumb">
+      <Link to={routes.workflows()} testId="detail.back">
+        Workflows
+      </Link>
+      <span aria-hidden>/</span>
+      <span className={styles.crumbId} title={workflowId}>
+        {workflowId}
+      </span>
+    </nav>
+  );
+}
+
+function Header({ workflow, self }: { workflow: WorkflowDescription; self: HelloResult | undefined }) {
+  const engines = useEngineDirectory();
+  const now = useNow();
+  const ended = terminal.has(workflow.status);
+  const startedAt = workflow.startedAt ?? workflow.createdAt;
+  const duration = (workflow.endedAt ?? now) - startedAt;
+  return (
+    <header className={`${styles.card} ${styles.header}`}>
+      <div className={styles.titleRow}>
+        <div className={styles.titleBlock}>
+          <h1 id="detail-title" className={styles.title}>
+            <CopyableId id={workflow.workflowId} label="workflow id" testId="detail.workflow-id" />
+          </h1>
+          <div className={styles.badges}>
+            <StatusBadge status={workflow.status} testId="detail.status" />
+            <span className={styles.type} data-testid="detail.type">
+              {workflow.workflowType} <span className={styles.version}>v{workflow.version}</span>
+            </span>
+            {workflow.run > 1 ? <span className={styles.pill}>run {workflow.run}</span> : null}
+            {workflow.cancelRequested && !ended ? (
+              <span className={`${styles.pill} ${styles.warn}`}>cancel requested</span>
+            ) : null}
+            {workflow.corrupt ? (
+              <span className={`${styles.pill} ${styles.bad}`} title={workflow.corrupt.message}>
+                corrupt record {workflow.corrupt.key}
+              </span>
+            ) : null}
+          </div>
+        </div>
+        <WorkflowActions workflow={workflow} self={self} />
+      </div>
+      <dl className={styles.facts}>
+        <div className={styles.fact}>
+          <dt>Owner</dt>
+          <dd data-testid="detail.owner">
+            <Owner workflow={workflow} engines={engines} />
+          </dd>
+        </div>
+        <div className={styles.fact}>
+          <dt>Epoch</dt>
+          <dd data-testid="detail.epoch" className={styles.number}>
+            {workflow.epoch ?? '—'}
+          </dd>
+        </div>
+        <div className={styles.fact}>
+          <dt>{ended ? 'Took' : workflow.status === 'pending' ? 'Starts' : 'Running for'}</dt>
+          <dd
+            className={styles.number}
+            title={`Started ${formatAbsolute(startedAt)}${workflow.endedAt ? `, ended ${formatAbsolute(workflow.endedAt)}` : ''}`}
+            data-testid="detail.duration"
+          >
+            {workflow.status === 'pending' && workflow.startAt ? (
+              <RelativeTime at={workflow.startAt} />
+            ) : (
+              formatDuration(Math.max(0, duration))
+            )}
+          </dd>
+        </div>
+        <div className={styles.fact}>
+          <dt>Started</dt>
+          <dd>
+            <RelativeTime at={startedAt} />
+          </dd>
+        </div>
+        <div className={styles.fact}>
+          <dt>Updated</dt>
+          <dd>
+            <RelativeTime at={workflow.updatedAt} />
+          </dd>
+        </div>
+        <div className={`${styles.fact} ${styles.wide}`}>
+          <dt>{ended ? 'Outcome' : 'Waiting on'}</dt>
+          <dd className={styles.waiting} data-testid="detail.waiting">
+            {ended ? (
+              workflow.error ? (
+                <span className={styles.errorText}>
+                  {workflow.error.name}: {workflow.error.message}
+                </span>
+              ) : (
+                (workflow.reason ?? workflow.status)
+              )
+            ) : workflow.pending ? (
+              <>
+                {workflow.pending.summary} <span className={styles.muted}>· since </span>
+                <RelativeTime at={workflow.pending.since} />
+              </>
+            ) : (
+              <span className={styles.muted}>{workflow.status === 'suspended' ? 'resume' : '—'}</span>
+            )}
+          </dd>
+        </div>
+        {workflow.parentId ? (
+          <div className={styles.fact}>
+            <dt>Parent</dt>
+            <dd>
+              <Link to={routes.workflow(workflow.parentId)} className={styles.mono} testId="detail.parent">
+                {workflow.parentId}
+              </Link>
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+    </header>
+  );
+}
+
+function Owner({
+  workflow,
+  engines,
+}: {
+  workflow: WorkflowDescription;
+  engines: ReadonlyMap<string, EngineRecord>;
+}) {
+  if (!workflow.owner)
+    return terminal.has(workflow.status) ? (
+      <span className={styles.muted}>— finished</span>
+    ) : workflow.status === 'suspended' ? (
+      <span className={styles.muted}>nobody (suspended)</span>
+    ) : (
+      <span
+        className={styles.unowned}
+        title="No engine holds a claim right now; a live engine takes it over within a second or two."
+      >
+        nobody right now
+      </span>
+    );
+  return (
+    <span className={styles.ownerLine}>
+      <EngineTag
+        engineId={workflow.owner.engineId}
+        engine={engines.get(workflow.owner.engineId)}
+        testId="detail.owner-engine"
+      />
+      <DrainingBar
+        expiresAt={workflow.owner.expiresAt}
+        totalMs={claimTimings.ttlMs}
+        testId="detail.claim-expiry"
+      />
+    </span>
+  );
+}
+
+function LostNotice({
+  workflowId,
+  self,
+  rejections,
+}: {
+  workflowId: string;
+  self: HelloResult | undefined;
+  rejections: readonly FenceRejection[];
+}) {
+  const lost = useLostWorkflow(workflowId);
+  const refused = self ? rejections.filter((rejection) => rejection.engineId === self.engineId) : [];
+  if (!self || (!lost && refused.length === 0)) return null;
+  return (
+    <Notice tone="danger" title={`${self.label} (this tab) lost this workflow`} testId="detail.lost-notice">
+      {describeLoss(lost, refused)} Another engine owns it now; nothing this tab did after losing it was
+      recorded.
+    </Notice>
+  );
+}
+
+function describeLoss(lost: LostWorkflow | null, refused: readonly FenceRejection[]): string {
+  const parts: string[] = [];
+  if (lost?.how === 'claim-lost') parts.push(`Its claim at epoch ${lost.epoch} was lost: ${lost.reason}.`);
+  const rejection = refused.at(-1);
+  if (rejection)
+    parts.push(
+      `${refused.length === 1 ? 'Its write was' : `${refused.length} of its writes were`} refused by the epoch fence (it held epoch ${rejection.heldEpoch}; the workflow is at ${rejection.currentEpoch ?? 'a newer epoch'}).`,
+    );
+  else if (lost?.how === 'fenced-out')
+    parts.push(`Its write at epoch ${lost.epoch} was refused: ${lost.reason}.`);
+  return parts.join(' ');
+}
+
+function Chart({
+  workflow,
+  timeline,
+  rejections,
+}: {
+  workflow: WorkflowDescription;
+  timeline: readonly TimelineEntry[];
+  rejections: readonly FenceRejection[];
+}) {
+  const engines = useEngineDirectory();
+  const now = useNow();
+  const selectedGroupKey = useViewStore((state) => state.selectedGroupKey);
+  const selectGroup = useViewStore((state) => state.selectGroup);
+  const live = !terminal.has(workflow.status);
+  // While the workflow runs, the axis ends at "now" (ticking every second); once it ended, it stands still.
+  const clock = live ? now : workflow.updatedAt;
+  const custody = useMemo(
+    () =>
+      deriveCustody({
+        timeline,
+        rejections,
+        workflow,
+        now: clock,
+        claimTtlMs: claimTimings.ttlMs,
+        graceMs: claimTimings.graceMs,
+      }),
+    [timeline, rejections, workflow, clock],
+  );
+  const operations = useMemo(
+    () => deriveOperations(timeline, custody.end, custody.live),
+    [timeline, custody.end, custody.live],
+  );
+  return (
+    <CustodyTimeline
+      custody={custody}
+      operations={operations}
+      engines={engines}
+      selectedGroupKey={selectedGroupKey}
+      onSelectGroup={selectGroup}
+    />
+  );
+}
+
+function Events({
+  workflow,
+  timeline,
+}: {
+  workflow: WorkflowDescription;
+  timeline: readonly TimelineEntry[];
+}) {
+  const engines = useEngineDirectory();
+  const selectedGroupKey = useViewStore((state) => state.selectedGroupKey);
+  const selectGroup = useViewStore((state) => state.selectGroup);
+  const live = !terminal.has(workflow.status);
+  const lastAt = timeline.at(-1)?.at ?? workflow.updatedAt;
+  const operations = useMemo(() => deriveOperations(timeline, lastAt, live), [timeline, lastAt, live]);
+  return (
+    <EventList
+      groups={operations.groups}
+      engines={engines}
+      selectedGroupKey={selectedGroupKey}
+      onSelectGroup={selectGroup}
+      totalEntries={timeline.length}
+    />
+  );
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateMarks, formatOffset, niceTicks, packRows, timeScale } from './chart-geometry';
+
+describe('chart geometry', () => {
+  it('maps times to pixels and back', () => {
+    const scale = timeScale(1_000, 3_000, 400);
+    expect(scale.x(2_000)).toBe(200);
+    expect(scale.at(100)).toBe(1_500);
+  });
+
+  it('picks round tick steps about every 90 px', () => {
+    expect(niceTicks(0, 10_000, 900)).toEqual({
+      step: 1_000,
+      offsets: [0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000],
+    });
+    expect(niceTicks(0, 200, 450).step).toBe(50);
+    expect(formatOffset(90_000, 30_000)).toBe('1 min 30 s');
+    expect(formatOffset(250, 50)).toBe('250 ms');
+    expect(formatOffset(1_500, 500)).toBe('1.5 s');
+  });
+
+  it('packs overlapping spans into rows, and only as many rows as needed', () => {
+    const spans = [
+      { start: 0, end: 10 },
+      { start: 5, end: 15 },
+      { start: 12, end: 20 },
+      { start: 16, end: 30 },
+    ];
+    expect(packRows(spans)).toEqual({ rows: [0, 1, 0, 1], count: 2 });
+    expect(packRows(spans, 1)).toEqual({ rows: [0, 0, 0, 0], count: 1 });
+  });
+
+  it('merges thousands of spans into a few marks, but keeps a handful of separate spans apart', () => {
+    const scale = timeScale(0, 10_000, 500);
+    const many = Array.from({ length: 10_000 }, (_, index) => ({ start: index, end: index + 0.5 }));
+    const marks = aggregateMarks(many, scale);
+    expect(marks.length).toBeLessThan(50);
+    expect(marks.reduce((sum, mark) => sum + mark.items.length, 0)).toBe(10_000);
+    const few = [
+      { start: 0, end: 100 },
+      { start: 150, end: 300 },
+    ];
+    expect(aggregateMarks(few, scale)).toHaveLength(2);
+  });
+});

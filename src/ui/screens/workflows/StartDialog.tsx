@@ -1,0 +1,317 @@
+/**
+ * The start dialog: pick a definition (the built-in catalog, with titles and descriptions), edit its input
+ * as JSON (prefilled with the definition's sample, validated as you type, recent inputs one click away),
+ * optionally name the workflow and give it a start delay or an execution timeout. What the engine refuses —
+ * an existing id, an oversized payload, a bad id — is shown inline in its own words, and the dialog stays
+ * open so it can be fixed. On success the new workflow's page opens.
+ */
+import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { DefinitionInfo } from '../../../worker/protocol';
+import { Button } from '../../components/Button';
+import { Dialog } from '../../components/Dialog';
+import { InlineError } from '../../components/ErrorNotice';
+import { useDefinitions, useStartWorkflow } from '../../data/workflow-queries';
+import { routes } from '../../routing/route';
+import { navigate } from '../../routing/router';
+import { useViewStore } from '../../state/view-store';
+import { humanTitle, isChildOnly } from './definition-names';
+import styles from './StartDialog.module.css';
+import {
+  buildStartOptions,
+  formatBytes,
+  formatJson,
+  loadRecentInputs,
+  parseJsonInput,
+  payloadBytes,
+  payloadLimitBytes,
+  saveRecentInput,
+  type StartFields,
+} from './start-form';
+
+export function StartDialog() {
+  const { open, workflowType } = useViewStore((state) => state.startDialog);
+  const close = useViewStore((state) => state.closeStartDialog);
+  return (
+    <Dialog
+      open={open}
+      onClose={close}
+      title="Start a workflow"
+      description="It runs on this tab’s engine; close the tab and another engine takes it over."
+      width={900}
+      testId="start.dialog"
+    >
+      {open ? <StartForm initialType={workflowType} onDone={close} /> : null}
+    </Dialog>
+  );
+}
+
+function sortDefinitions(definitions: readonly DefinitionInfo[]): DefinitionInfo[] {
+  return [...definitions].sort((a, b) => Number(isChildOnly(a)) - Number(isChildOnly(b)));
+}
+
+function StartForm({ initialType, onDone }: { initialType: string | null; onDone: () => void }) {
+  const definitions = useDefinitions();
+  const sorted = useMemo(() => sortDefinitions(definitions.data ?? []), [definitions.data]);
+  const [chosen, setChosen] = useState<string | null>(initialType);
+  const definition = sorted.find((candidate) => candidate.name === chosen) ?? sorted[0] ?? null;
+  if (definitions.isError) return <InlineError error={definitions.error} testId="start.error" />;
+  if (!definition) return <p className={styles.loading}>Loading definitions…</p>;
+  return (
+    <div className={styles.layout}>
+      <div
+        className={styles.definitions}
+        role="radiogroup"
+        aria-label="Definition"
+        data-testid="start.definitions"
+      >
+        {sorted.map((candidate, index) => {
+          const child = isChildOnly(candidate);
+          const firstChild = child && !isChildOnly(sorted[index - 1] ?? candidate);
+          return (
+            <div key={`${candidate.name}@${candidate.version}`}>
+              {firstChild ? <div className={styles.groupLabel}>Child workflows</div> : null}
+              <button
+                type="button"
+                role="radio"
+                aria-checked={candidate.name === definition.name}
+                className={styles.definition}
+                onClick={() => setChosen(candidate.name)}
+                data-testid="start.definition"
+                data-definition={candidate.name}
+              >
+                <span className={styles.definitionTitle}>
+                  {humanTitle(candidate)}
+                  <code className={styles.definitionName}>
+                    {candidate.name} v{candidate.version}
+                  </code>
+                </span>
+                {candidate.description ? (
+                  <span className={styles.definitionDescription}>{candidate.description}</span>
+                ) : null}
+              </button>
+            </div>
+          );
+        })}
+      </div>
+      <DefinitionForm key={definition.name} definition={definition} onDone={onDone} />
+    </div>
+  );
+}
+
+function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; onDone: () => void }) {
+  const sample = useMemo(() => formatJson(definition.sampleInput ?? undefined), [definition.sampleInput]);
+  const [input, setInput] = useState(sample);
+  const [fields, setFields] = useState<StartFields>({
+    workflowId: '',
+    startDelaySeconds: '',
+    executionTimeoutSeconds: '',
+  });
+  const [showOptions, setShowOptions] = useState(false);
+  const [recent] = useState(() => loadRecentInputs(definition.name));
+  const start = useStartWorkflow();
+  const noteStarted = useViewStore((state) => state.noteStarted);
+  const parsed = parseJsonInput(input);
+  const options = buildStartOptions(fields);
+  const bytes = parsed.ok ? payloadBytes(parsed.value) : 0;
+  const canSubmit = parsed.ok && options.ok && !start.isPending;
+
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    if (!parsed.ok || !options.ok) return;
+    start.mutate(
+      {
+        workflowType: definition.name,
+        ...(parsed.empty ? {} : { input: parsed.value }),
+        options: options.options,
+      },
+      {
+        onSuccess: (workflowId) => {
+          if (!parsed.empty) saveRecentInput(definition.name, input);
+          noteStarted({ workflowId, workflowType: definition.name, at: Date.now() });
+          onDone();
+          navigate(routes.workflow(workflowId));
+        },
+      },
+    );
+  };
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) submit();
+  };
+  const setField = (field: keyof StartFields) => (value: string) => {
+    start.reset();
+    setFields((current) => ({ ...current, [field]: value }));
+  };
+
+  return (
+    <form className={styles.form} onSubmit={submit} onKeyDown={onKeyDown} noValidate data-testid="start.form">
+      {definition.description ? (
+        <p className={styles.about} data-testid="start.about">
+          <strong>{humanTitle(definition)}.</strong> {definition.description}
+          {definition.updates.length > 0 ? ` Updates: ${definition.updates.join(', ')}.` : ''}
+          {definition.queries.length > 0 ? ` Queries: ${definition.queries.join(', ')}.` : ''}
+        </p>
+      ) : null}
+      <div className={`${styles.field} ${styles.grow}`}>
+        <div className={styles.labelRow}>
+          <label htmlFor="start-input" className={styles.label}>
+            Input <span className={styles.hint}>JSON</span>
+          </label>
+          <div className={styles.inputTools}>
+            {recent.length > 0 ? (
+              <select
+                className={styles.recent}
+                aria-label="Recent inputs"
+                value=""
+                onChange={(event) => {
+                  if (event.target.value) setInput(event.target.value);
+                  start.reset();
+                }}
+                data-testid="start.recent"
+              >
+                <option value="">Recent inputs…</option>
+                {recent.map((item, index) => (
+                  <option key={index} value={item}>
+                    {item.replace(/\s+/g, ' ').slice(0, 70)}
+                  </option>
+                ))}
+              </select>
+            ) : null}
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => parsed.ok && setInput(formatJson(parsed.value))}
+              disabled={!parsed.ok || parsed.empty}
+            >
+              Format
+            </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => setInput(sample)}
+              disabled={input === sample}
+              testId="start.reset-input"
+            >
+              Sample
+            </Button>
+          </div>
+        </div>
+        <textarea
+          id="start-input"
+          className={`${styles.textarea} ${parsed.ok ? '' : styles.invalid}`}
+          value={input}
+          onChange={(event) => {
+            setInput(event.target.value);
+            start.reset();
+          }}
+          spellCheck={false}
+          autoCapitalize="off"
+          autoCorrect="off"
+          rows={12}
+          aria-invalid={!parsed.ok}
+          aria-describedby="start-input-status"
+          data-testid="start.input"
+        />
+        <div id="start-input-status" className={styles.inputStatus}>
+          {parsed.ok ? (
+            <span
+              className={bytes > payloadLimitBytes ? styles.warning : styles.muted}
+              data-testid="start.input-size"
+            >
+              {parsed.empty
+                ? 'No input: the workflow gets undefined.'
+                : `${formatBytes(bytes)}${bytes > payloadLimitBytes ? ` — over the engine’s ${formatBytes(payloadLimitBytes)} payload limit; it will refuse this` : ''}`}
+            </span>
+          ) : (
+            <span className={styles.danger} role="alert" data-testid="start.json-error">
+              Invalid JSON{parsed.line !== null ? ` at line ${parsed.line}, column ${parsed.column}` : ''}:{' '}
+              {parsed.message}
+            </span>
+          )}
+        </div>
+      </div>
+
+      <div className={styles.row}>
+        <div className={styles.field}>
+          <label htmlFor="start-id" className={styles.label}>
+            Workflow id <span className={styles.hint}>optional</span>
+          </label>
+          <input
+            id="start-id"
+            className={`${styles.text} ${!options.ok && options.problem.field === 'workflowId' ? styles.invalid : ''}`}
+            value={fields.workflowId}
+            onChange={(event) => setField('workflowId')(event.target.value)}
+            placeholder="a random UUID"
+            spellCheck={false}
+            autoComplete="off"
+            data-testid="start.workflow-id"
+          />
+        </div>
+        <button
+          type="button"
+          className={styles.more}
+          aria-expanded={showOptions}
+          onClick={() => setShowOptions(!showOptions)}
+        >
+          {showOptions ? 'Fewer options' : 'Delay and timeout…'}
+        </button>
+      </div>
+      {showOptions ? (
+        <div className={styles.row}>
+          <div className={styles.field}>
+            <label htmlFor="start-delay" className={styles.label}>
+              Start delay <span className={styles.hint}>seconds</span>
+            </label>
+            <input
+              id="start-delay"
+              className={styles.text}
+              inputMode="decimal"
+              value={fields.startDelaySeconds}
+              onChange={(event) => setField('startDelaySeconds')(event.target.value)}
+              placeholder="start now"
+              data-testid="start.delay"
+            />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="start-timeout" className={styles.label}>
+              Execution timeout <span className={styles.hint}>seconds</span>
+            </label>
+            <input
+              id="start-timeout"
+              className={styles.text}
+              inputMode="decimal"
+              value={fields.executionTimeoutSeconds}
+              onChange={(event) => setField('executionTimeoutSeconds')(event.target.value)}
+              placeholder="none"
+              data-testid="start.timeout"
+            />
+          </div>
+        </div>
+      ) : null}
+      {!options.ok ? (
+        <p className={styles.danger} role="alert" data-testid="start.field-error">
+          {options.problem.message}
+        </p>
+      ) : null}
+      {start.isError ? <InlineError error={start.error} testId="start.error" /> : null}
+
+      <div className={styles.actions}>
+        <span className={styles.muted}>
+          <kbd className={styles.kbd}>Ctrl</kbd> <kbd className={styles.kbd}>↵</kbd> to start
+        </span>
+        <Button variant="secondary" onClick={onDone}>
+          Cancel
+        </Button>
+        <Button
+          type="submit"
+          variant="primary"
+          icon="play"
+          disabled={!canSubmit}
+          busy={start.isPending}
+          testId="start.submit"
+        >
+          Start {humanTitle(definition).toLowerCase()}
+        </Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,147 @@
+/**
+ * The filters of the workflows list: id prefix search, status toggles, type and owner. Every change is
+ * written to the URL (replacing the history entry), so a filtered list can be shared, reloaded, or opened
+ * in another tab.
+ */
+import { useEffect, useState } from 'react';
+import type { WorkflowStatus } from '../../../engine';
+import { Icon } from '../../components/icons';
+import { useEngines } from '../../data/engine-queries';
+import { useDefinitions } from '../../data/workflow-queries';
+import { defaultFilters, routes, type WorkflowFilters } from '../../routing/route';
+import { navigate } from '../../routing/router';
+import styles from './WorkflowFilterBar.module.css';
+
+const statusOptions: { value: WorkflowStatus; label: string }[] = [
+  { value: 'running', label: 'Running' },
+  { value: 'pending', label: 'Pending' },
+  { value: 'suspended', label: 'Suspended' },
+  { value: 'completed', label: 'Completed' },
+  { value: 'failed', label: 'Failed' },
+  { value: 'cancelled', label: 'Cancelled' },
+  { value: 'terminated', label: 'Terminated' },
+  { value: 'timed-out', label: 'Timed out' },
+];
+
+function update(filters: WorkflowFilters, change: Partial<WorkflowFilters>): void {
+  navigate(routes.workflows({ ...filters, ...change }), { replace: true });
+}
+
+export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
+  const definitions = useDefinitions().data ?? [];
+  const engines = useEngines().data ?? [];
+  const [search, setSearch] = useState(filters.idPrefix);
+  // Follow the URL when it changes elsewhere (back button, palette); write it back as the person types.
+  const [lastUrlPrefix, setLastUrlPrefix] = useState(filters.idPrefix);
+  if (filters.idPrefix !== lastUrlPrefix) {
+    setLastUrlPrefix(filters.idPrefix);
+    setSearch(filters.idPrefix);
+  }
+  useEffect(() => {
+    if (search === filters.idPrefix) return;
+    const timer = setTimeout(() => update(filters, { idPrefix: search }), 200);
+    return () => clearTimeout(timer);
+  }, [search, filters]);
+  const toggleStatus = (status: WorkflowStatus) => {
+    const next = filters.status.includes(status)
+      ? filters.status.filter((value) => value !== status)
+      : [...filters.status, status];
+    update(filters, { status: next });
+  };
+  const active =
+    filters.status.length > 0 || filters.type !== null || filters.owner !== null || filters.idPrefix !== '';
+  const ownerKnown =
+    filters.owner === null ||
+    filters.owner === 'none' ||
+    engines.some((engine) => engine.engineId === filters.owner);
+  return (
+    <div className={styles.bar} role="search" aria-label="Filter workflows">
+      <div className={styles.row}>
+        <label className={styles.search}>
+          <Icon name="search" />
+          <span className="visually-hidden">Workflow id starts with</span>
+          <input
+            value={search}
+            onChange={(event) => setSearch(event.target.value)}
+            placeholder="Search by id prefix"
+            spellCheck={false}
+            autoComplete="off"
+            data-testid="workflows.search"
+          />
+        </label>
+        <label className={styles.select}>
+          <span className={styles.selectLabel}>Type</span>
+          <select
+            value={filters.type ?? ''}
+            onChange={(event) => update(filters, { type: event.target.value || null })}
+            data-testid="workflows.filter-type"
+          >
+            <option value="">Any</option>
+            {definitions.map((definition) => (
+              <option key={definition.name} value={definition.name}>
+                {definition.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className={styles.select}>
+          <span className={styles.selectLabel}>Owner</span>
+          <select
+            value={filters.owner ?? ''}
+            onChange={(event) => update(filters, { owner: event.target.value || null })}
+            data-testid="workflows.filter-owner"
+          >
+            <option value="">Anyone</option>
+            <option value="none">Nobody (unowned)</option>
+            {engines.map((engine) => (
+              <option key={engine.engineId} value={engine.engineId}>
+                {engine.label}
+                {engine.thisTab ? ' (this tab)' : ''}
+                {engine.alive === false ? ' — gone' : ''}
+              </option>
+            ))}
+            {!ownerKnown ? <option value={filters.owner!}>Engine {filters.owner!.slice(0, 8)}</option> : null}
+          </select>
+        </label>
+        {active ? (
+          <button
+            type="button"
+            className={styles.clear}
+            onClick={() => {
+              setSearch('');
+              navigate(routes.workflows({ sort: filters.sort, direction: filters.direction }), {
+                replace: true,
+              });
+            }}
+            data-testid="workflows.clear-filters"
+          >
+            <Icon name="close" size={14} /> Clear filters
+          </button>
+        ) : null}
+      </div>
+      <div className={styles.statuses} role="group" aria-label="Status">
+        <button
+          type="button"
+          className={styles.status}
+          aria-pressed={filters.status.length === 0}
+          onClick={() => update(filters, { status: defaultFilters.status })}
+        >
+          All statuses
+        </button>
+        {statusOptions.map((option) => (
+          <button
+            key={option.value}
+            type="button"
+            className={styles.status}
+            aria-pressed={filters.status.includes(option.value)}
+            onClick={() => toggleStatus(option.value)}
+            data-testid={`workflows.filter-status-${option.value}`}
+          >
+            <span className={`${styles.dot} ${styles[option.value.replace('-', '')] ?? ''}`} aria-hidden />
+            {option.label}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,354 @@
+/**
+ * The command palette (⌘K / Ctrl-K): jump to a workflow by id prefix, to an engine or a screen, and run
+ * actions — start a demo, open another engine tab, switch the theme, freeze, crash, shut down or restart this
+ * tab's engine. Arrow keys move, Enter runs, Escape closes.
+ */
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { EngineChip } from '../components/EngineChip';
+import { Icon } from '../components/icons';
+import { useShuttleClient } from '../data/client-context';
+import { runChaos } from '../data/chaos';
+import { useEngines, useThisEngine } from '../data/engine-queries';
+import { useDefinitions, useWorkflowSearch } from '../data/workflow-queries';
+import { routes } from '../routing/route';
+import { navigate } from '../routing/router';
+import { useThemeStore } from '../state/theme';
+import { useViewStore } from '../state/view-store';
+import { humanTitle, isOffered } from '../screens/workflows/definition-names';
+import styles from './CommandPalette.module.css';
+import { openEngineTab } from './EnginesOverview';
+import type { IconName } from '../components/icons';
+import { groupBySection, matchCommands, type CommandSection, type PaletteCommand } from './palette-commands';
+
+const sectionIcons: Record<CommandSection, IconName> = {
+  Workflows: 'workflows',
+  Screens: 'chevron-right',
+  Engines: 'engines',
+  Actions: 'bolt',
+  'Start a demo': 'play',
+};
+
+/** Opens the palette on ⌘K / Ctrl-K, anywhere in the page. */
+export function useCommandPaletteShortcut(): void {
+  const openPalette = useViewStore((state) => state.openPalette);
+  const closePalette = useViewStore((state) => state.closePalette);
+  useEffect(() => {
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if ((event.metaKey || event.ctrlKey) && !event.altKey && event.key.toLowerCase() === 'k') {
+        event.preventDefault();
+        if (useViewStore.getState().paletteOpen) closePalette();
+        else openPalette();
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [openPalette, closePalette]);
+}
+
+export function CommandPalette() {
+  const open = useViewStore((state) => state.paletteOpen);
+  const close = useViewStore((state) => state.closePalette);
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className={styles.dialog}
+      aria-label="Command palette"
+      data-testid="palette.dialog"
+      onCancel={(event) => {
+        event.preventDefault();
+        close();
+      }}
+      onMouseDown={(event) => {
+        if (event.target === ref.current) close();
+      }}
+    >
+      {open ? <PaletteBody onClose={close} /> : null}
+    </dialog>
+  );
+}
+
+function PaletteBody({ onClose }: { onClose: () => void }) {
+  const [query, setQuery] = useState('');
+  const [active, setActive] = useState(0);
+  const listRef = useRef<HTMLDivElement>(null);
+  const commands = usePaletteCommands(query.trim());
+  const matched = useMemo(() => matchCommands(commands, query), [commands, query]);
+  const grouped = useMemo(() => groupBySection(matched), [matched]);
+  const ordered = grouped.flatMap((group) => group.commands);
+  const activeIndex = Math.min(active, Math.max(0, ordered.length - 1));
+
+  useEffect(() => {
+    listRef.current?.querySelector('[data-active="true"]')?.scrollIntoView({ block: 'nearest' });
+  }, [activeIndex]);
+
+  const run = (command: PaletteCommand | undefined) => {
+    if (!command) return;
+    onClose();
+    command.run();
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLInputElement>) => {
+    if (event.key === 'ArrowDown') {
+      event.preventDefault();
+      setActive((activeIndex + 1) % Math.max(1, ordered.length));
+    } else if (event.key === 'ArrowUp') {
+      event.preventDefault();
+      setActive((activeIndex - 1 + ordered.length) % Math.max(1, ordered.length));
+    } else if (event.key === 'Enter') {
+      event.preventDefault();
+      run(ordered[activeIndex]);
+    }
+  };
+  let index = -1;
+  return (
+    <div className={styles.body}>
+      <div className={styles.inputRow}>
+        <Icon name="search" size={18} />
+        <input
+          className={styles.input}
+          autoFocus
+          value={query}
+          onChange={(event) => {
+            setQuery(event.target.value);
+            setActive(0);
+          }}
+          onKeyDown={onKeyDown}
+          placeholder="Type a workflow id, an engine, a screen or an action…"
+          aria-label="Command"
+          aria-controls="palette-list"
+          aria-activedescendant={ordered[activeIndex] ? `palette-${ordered[activeIndex].id}` : undefined}
+          role="combobox"
+          aria-expanded="true"
+          data-testid="palette.input"
+        />
+        <kbd className={styles.esc}>esc</kbd>
+      </div>
+      <div className={styles.list} id="palette-list" role="listbox" ref={listRef} aria-label="Commands">
+        {grouped.length === 0 ? (
+          <p className={styles.empty} data-testid="palette.empty">
+            Nothing matches “{query}”. Workflow ids match from their first character.
+          </p>
+        ) : (
+          grouped.map((group) => (
+            <div key={group.section} role="group" aria-label={group.section}>
+              <div className={styles.section}>{group.section}</div>
+              {group.commands.map((command) => {
+                index++;
+                const isActive = index === activeIndex;
+                const position = index;
+                return (
+                  <div
+                    key={command.id}
+                    id={`palette-${command.id}`}
+                    role="option"
+                    aria-selected={isActive}
+                    data-active={isActive}
+                    className={styles.item}
+                    onMouseMove={() => setActive(position)}
+                    onClick={() => run(command)}
+                    data-testid="palette.item"
+                    data-command-id={command.id}
+                  >
+                    {command.chip ? (
+                      <EngineChip color={command.chip.color} shortLabel={command.chip.shortLabel} />
+                    ) : (
+                      <span className={styles.icon} aria-hidden>
+                        <Icon name={command.icon ?? sectionIcons[command.section]} size={15} />
+                      </span>
+                    )}
+                    <span className={`${styles.title} ${command.section === 'Workflows' ? styles.mono : ''}`}>
+                      {command.title}
+                    </span>
+                    {command.subtitle ? <span className={styles.subtitle}>{command.subtitle}</span> : null}
+                  </div>
+                );
+              })}
+            </div>
+          ))
+        )}
+      </div>
+      <footer className={styles.footer}>
+        <span>
+          <kbd>↑</kbd>
+          <kbd>↓</kbd> move
+        </span>
+        <span>
+          <kbd>↵</kbd> run
+        </span>
+        <span>
+          <kbd>esc</kbd> close
+        </span>
+      </footer>
+    </div>
+  );
+}
+
+function usePaletteCommands(query: string): PaletteCommand[] {
+  const client = useShuttleClient();
+  const engines = useEngines().data ?? [];
+  const self = useThisEngine().data;
+  const definitions = useDefinitions().data ?? [];
+  const search = useWorkflowSearch(query, query.length > 0);
+  const openStartDialog = useViewStore((state) => state.openStartDialog);
+  const { choose, toggle } = useThemeStore.getState();
+  const commands: PaletteCommand[] = [];
+  for (const workflow of search.data?.items ?? [])
+    commands.push({
+      id: `wf:${workflow.workflowId}`,
+      section: 'Workflows',
+      title: workflow.workflowId,
+      subtitle: `${workflow.workflowType} · ${workflow.status}`,
+      run: () => navigate(routes.workflow(workflow.workflowId)),
+    });
+  commands.push(
+    {
+      id: 'screen:workflows',
+      section: 'Screens',
+      title: 'Workflows',
+      subtitle: 'Every workflow, live',
+      keywords: 'list go',
+      run: () => navigate(routes.workflows()),
+    },
+    {
+      id: 'screen:engines',
+      section: 'Screens',
+      title: 'Engines',
+      subtitle: 'One card per tab’s engine',
+      keywords: 'tabs go',
+      run: () => navigate(routes.engines()),
+    },
+    {
+      id: 'screen:claims',
+      section: 'Screens',
+      title: 'Claims',
+      subtitle: 'Who holds which workflow, at which epoch',
+      keywords: 'epochs owners go',
+      run: () => navigate(routes.claims()),
+    },
+    {
+      id: 'screen:waiters',
+      section: 'Screens',
+      title: 'Result waiters',
+      subtitle: 'result() calls waiting on workflows',
+      keywords: 'waiting go',
+      run: () => navigate(routes.waiters()),
+    },
+    {
+      id: 'screen:chaos',
+      section: 'Screens',
+      title: 'Chaos drills',
+      subtitle: 'Break engines on purpose, check invariants',
+      keywords: 'drills go',
+      run: () => navigate(routes.chaos()),
+    },
+  );
+  for (const engine of engines)
+    commands.push({
+      id: `engine:${engine.engineId}`,
+      section: 'Engines',
+      title: `${engine.label}${engine.thisTab ? ' (this tab)' : ''}`,
+      subtitle: `${engine.status} · ${engine.claimsHeld} claim${engine.claimsHeld === 1 ? '' : 's'} · ${engine.engineId.slice(0, 8)}`,
+      keywords: `engine tab ${engine.engineId}`,
+      chip: { color: engine.color, shortLabel: engine.shortLabel },
+      run: () => {
+        useViewStore.setState({ selectedWorkflowId: null });
+        navigate(routes.engines());
+        requestAnimationFrame(() =>
+          document.getElementById(`engine-${engine.engineId}`)?.scrollIntoView({ block: 'center' }),
+        );
+      },
+    });
+  commands.push(
+    {
+      id: 'action:start',
+      section: 'Actions',
+      title: 'Start a workflow…',
+      subtitle: 'Pick a definition, edit its input',
+      keywords: 'new run create',
+      run: () => openStartDialog(),
+    },
+    {
+      id: 'action:open-tab',
+      section: 'Actions',
+      title: 'Open another engine tab',
+      subtitle: 'One more engine competing for workflows',
+      keywords: 'new tab window engine',
+      run: openEngineTab,
+    },
+    {
+      id: 'action:theme-toggle',
+      section: 'Actions',
+      title: 'Toggle light / dark theme',
+      keywords: 'theme dark light mode',
+      run: toggle,
+    },
+    {
+      id: 'action:theme-system',
+      section: 'Actions',
+      title: 'Use the system theme',
+      keywords: 'theme auto',
+      run: () => choose('system'),
+    },
+  );
+  if (self && self.mode === 'engine') {
+    const act = (type: 'freeze' | 'crash' | 'shutdown' | 'restart') => () => {
+      const request =
+        type === 'freeze'
+          ? { type, engineId: self.engineId, seconds: 10 }
+          : { type, engineId: self.engineId };
+      runChaos(client, request).catch((error: unknown) =>
+        console.warn('[shuttle] chaos action failed', error),
+      );
+    };
+    commands.push(
+      {
+        id: 'action:freeze-self',
+        section: 'Actions',
+        title: 'Freeze this engine for 10 s',
+        subtitle: 'Past the claim TTL: other tabs take its workflows over',
+        keywords: 'chaos stall',
+        run: act('freeze'),
+      },
+      {
+        id: 'action:crash-self',
+        section: 'Actions',
+        title: 'Crash this engine',
+        subtitle: 'Terminate its worker; other tabs take over at once',
+        keywords: 'chaos kill',
+        run: act('crash'),
+      },
+      {
+        id: 'action:shutdown-self',
+        section: 'Actions',
+        title: 'Shut this engine down gracefully',
+        subtitle: 'Release every claim',
+        keywords: 'chaos stop release',
+        run: act('shutdown'),
+      },
+      {
+        id: 'action:restart-self',
+        section: 'Actions',
+        title: 'Restart this engine',
+        subtitle: 'A new engine id for this tab',
+        keywords: 'chaos new',
+        run: act('restart'),
+      },
+    );
+  }
+  for (const definition of definitions.filter(isOffered))
+    commands.push({
+      id: `demo:${definition.name}`,
+      section: 'Start a demo',
+      title: `Start ${humanTitle(definition)}`,
+      subtitle: definition.name,
+      keywords: `${definition.name} run demo`,
+      run: () => openStartDialog(definition.name),
+    });
+  return commands;
+}

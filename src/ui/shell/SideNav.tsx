@@ -1,0 +1,55 @@
+/**
+ * The screens of the studio, with a live figure beside each (running workflows, live engines, claims held,
+ * pending result waiters) so the sidebar itself says what is going on.
+ */
+import { useEngines, useClaims, isEngineLive } from '../data/engine-queries';
+import { Icon, type IconName } from '../components/icons';
+import { Link } from '../routing/Link';
+import { routes, sectionOf, type Route } from '../routing/route';
+import styles from './SideNav.module.css';
+
+type Item = { section: ReturnType<typeof sectionOf>; label: string; icon: IconName; to: Route };
+
+const items: Item[] = [
+  { section: 'workflows', label: 'Workflows', icon: 'workflows', to: routes.workflows() },
+  { section: 'engines', label: 'Engines', icon: 'engines', to: routes.engines() },
+  { section: 'claims', label: 'Claims', icon: 'claims', to: routes.claims() },
+  { section: 'waiters', label: 'Result waiters', icon: 'waiters', to: routes.waiters() },
+  { section: 'chaos', label: 'Chaos drills', icon: 'chaos', to: routes.chaos() },
+];
+
+export function SideNav({ route }: { route: Route }) {
+  const current = sectionOf(route);
+  const engines = useEngines().data;
+  const claims = useClaims().data;
+  const figures: Partial<Record<Item['section'], number>> = {
+    engines: engines?.filter(isEngineLive).length,
+    claims: claims?.filter((claim) => claim.holder).length,
+    waiters: engines
+      ?.filter(isEngineLive)
+      .reduce(
+        (sum, engine) => sum + (engine.resultWaiters ?? []).filter((waiter) => !waiter.settled).length,
+        0,
+      ),
+  };
+  return (
+    <nav className={styles.nav} aria-label="Screens">
+      {items.map((item) => {
+        const figure = figures[item.section];
+        return (
+          <Link
+            key={item.section}
+            to={item.to}
+            className={styles.item}
+            aria-current={current === item.section ? 'page' : undefined}
+            testId={`shell.nav-${item.section}`}
+          >
+            <Icon name={item.icon} />
+            <span className={styles.label}>{item.label}</span>
+            {figure !== undefined && figure > 0 ? <span className={styles.figure}>{figure}</span> : null}
+          </Link>
+        );
+      })}
+    </nav>
+  );
+}
