@@ -38,6 +38,9 @@ import type {
 import {
   PROTOCOL_VERSION,
   parseWorkerMessage,
+  type CompileReport,
+  type DeleteOutcome,
+  type SaveOutcome,
   type DefinitionInfo,
   type EngineRecord,
   type HelloResult,
@@ -308,9 +311,47 @@ export class ShuttleClient {
     return this.call('engines', {});
   }
 
-  /** The workflow definitions this tab's engine has registered, with descriptions and sample inputs. */
+  /**
+   * Every definition: the built-in demos (`builtIn: true`, with their source), then each saved version of the
+   * definitions authored in the studio (source, `savedAt`, `savedBy`, and `loadProblems` when this tab's
+   * engine could not load it). `registered` says whether this tab can start it.
+   */
   definitions(): Promise<DefinitionInfo[]> {
     return this.call('definitions', {});
+  }
+
+  /**
+   * Compiles and loads a definition's TypeScript source without saving it: resolves with the name and version
+   * it declares, or with its diagnostics (`{ kind, message, line, column }`).
+   *
+   * @example
+   * await shuttle.compileDefinition("import { defineWorkflow } from 'shuttle';\nexport default 1;");
+   * // { ok: false, diagnostics: [{ kind: 'export', message: 'The default export is not a workflow definition: …', line: 2, column: 1 }] }
+   */
+  compileDefinition(source: string): Promise<CompileReport> {
+    return this.call('compileDefinition', { source });
+  }
+
+  /**
+   * Saves a definition (`def:<name>:<version>`); every open tab's engine registers it at once. Resolves with
+   * `{ ok: true, name, version, created }`, or a refusal with nothing written: `invalid` (with diagnostics),
+   * `reserved` (a built-in's name), or `version-in-use` (unfinished workflows run this version and the body
+   * changed: save it as `suggestedVersion`, or pass `{ force: true }` to save anyway).
+   *
+   * @example
+   * const outcome = await shuttle.saveDefinition(source);
+   * if (!outcome.ok && outcome.reason === 'version-in-use') console.log(outcome.message);
+   */
+  saveDefinition(source: string, options: { force?: boolean } = {}): Promise<SaveOutcome> {
+    return this.call('saveDefinition', options.force ? { source, force: true } : { source });
+  }
+
+  /**
+   * Deletes a saved version of a definition. Resolves with `{ ok: true }`, or `{ ok: false, reason: 'in-use'
+   * | 'missing', message }` — a version stays while unfinished workflows use it.
+   */
+  deleteDefinition(name: string, version: number): Promise<DeleteOutcome> {
+    return this.call('deleteDefinition', { name, version });
   }
 
   /** Ids of the workflows this tab's engine holds claims on. */
@@ -625,6 +666,8 @@ export class ShuttleClient {
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id)',
         '  describe(id) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit? }) · timeline(id)',
         '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
+        '  compileDefinition(source) · saveDefinition(source, { force? }) · deleteDefinition(name, version)',
+        "      TypeScript whose default export is defineWorkflow({ … }), importing only from 'shuttle'",
         "  waitFor(id, status | statuses, { timeoutMs? })   e.g. waitFor(id, 'completed')",
         '  chaos.freeze(engineId, seconds) · chaos.crash(engineId) · chaos.shutdown(engineId) · chaos.restart(engineId)',
         "      on any tab's engine, e.g. chaos.freeze((await engines())[1].engineId, 10)",

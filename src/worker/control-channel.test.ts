@@ -147,7 +147,7 @@ describe('ControlChannel', () => {
     await vi.waitFor(() => expect(b.warnings).toHaveLength(1));
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(b.warnings).toHaveLength(1);
-    expect(b.warnings[0]).toMatch(/protocol version 1.*reload it/);
+    expect(b.warnings[0]).toMatch(new RegExp(`protocol version ${PROTOCOL_VERSION - 1}.*reload it`));
     expect(b.performed).toEqual([]);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The entry of a tab's engine worker (a dedicated module worker). It wires the real environment into the
- * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and death watch, and the
- * built-in workflows.
+ * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and death watch, the
+ * built-in workflows with their sources, and the compile sandbox (a nested worker that checks authored sources
+ * before this worker evaluates them).
  * Everything else lives in host.ts, which Node tests drive directly.
  *
  * Errors nobody caught inside the worker are reported to the page as warnings and marked handled, so they
@@ -9,6 +10,8 @@
  */
 import { IndexedDbStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
+import { builtInInfo } from './authoring/built-ins';
+import { CompileSandbox, type SandboxWorker } from './authoring/compile-sandbox';
 import { DeathWatch } from './death-watch';
 import { serveEngineHost } from './host';
 import type { WorkerMessage } from './protocol';
@@ -45,6 +48,18 @@ const host = serveEngineHost({
     return storage;
   },
   workflows: builtInWorkflows,
+  builtInInfo,
+  ...(typeof Worker === 'undefined'
+    ? {}
+    : {
+        compileSandbox: new CompileSandbox({
+          spawn: () =>
+            new Worker(new URL('./authoring/compile.worker.ts', import.meta.url), {
+              type: 'module',
+              name: 'shuttle compile sandbox',
+            }) as unknown as SandboxWorker,
+        }),
+      }),
   ...(WebLocksLiveness.isSupported()
     ? {
         liveness: new WebLocksLiveness(),

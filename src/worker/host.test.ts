@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryLiveness } from '../engine';
+import { InMemoryLiveness, hostKeys } from '../engine';
 import { MemoryStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
+import { builtInInfo } from './authoring/built-ins';
 import { ListingLiveness, openTestTab, sharedStorage, type TestTab } from './host.test-support';
 import { presenceKey } from './presence';
 import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from './protocol';
@@ -487,5 +488,207 @@ describe('worker host: freeze', () => {
       name: 'InvalidWorkflowStateError',
       message: expect.stringContaining('stopped') as unknown,
     });
+  });
+});
+
+/** An authored definition's source: a workflow of type `name` whose run body is `body`. */
+function authoredSource(body: string, options: { name?: string; version?: number } = {}): string {
+  return `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: '${options.name ?? 'authored'}',
+  version: ${options.version ?? 1},
+  *run(ctx) {
+    ${body}
+  },
+});
+`;
+}
+
+describe('worker host: authored definitions', () => {
+  it('lists the built-ins with their sources, and saves a definition that this tab can start at once', async () => {
+    const tab = open({ storage: new MemoryStorage(), host: { builtInInfo } });
+    await running(tab);
+    const before = await tab.client.definitions();
+    expect(before.find((definition) => definition.name === 'order')).toMatchObject({
+      builtIn: true,
+      title: 'Order fulfilment',
+      childOnly: false,
+      registered: true,
+      source: expect.stringContaining("name: 'order'") as unknown,
+    });
+    expect(before.find((definition) => definition.name === 'shipment')).toMatchObject({ childOnly: true });
+    const source = authoredSource(`return 'done';`);
+    await expect(tab.client.saveDefinition(source)).resolves.toEqual({
+      ok: true,
+      name: 'authored',
+      version: 1,
+      created: true,
+    });
+    expect(
+      (await tab.client.definitions()).find((definition) => definition.name === 'authored'),
+    ).toMatchObject({
+      builtIn: false,
+      registered: true,
+      source,
+      savedBy: tab.host.engineId,
+      loadProblems: null,
+    });
+    const id = await tab.client.start('authored');
+    await expect(tab.client.waitFor(id, 'completed', { timeoutMs: 5_000 })).resolves.toMatchObject({
+      result: 'done',
+    });
+  });
+
+  it('registers a definition saved in another tab at once: that tab runs it, and the first takes it over', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new InMemoryLiveness();
+    const a = open({ storage, liveness });
+    const b = open({ storage, liveness });
+    await Promise.all([running(a), running(b)]);
+    await a.client.saveDefinition(authoredSource(`yield* ctx.waitForSignal('go'); return 'went';`));
+    await until(
+      () => b.client.definitions(),
+      (definitions) =>
+        definitions.some((definition) => definition.name === 'authored' && definition.registered),
+    );
+    const id = await b.client.start('authored', undefined, { id: 'authored-1' });
+    await until(
+      () => b.client.ownedWorkflows(),
+      (owned) => owned.includes(id),
+    );
+    await b.client.shutdown();
+    await until(
+      () => a.client.ownedWorkflows(),
+      (owned) => owned.includes(id),
+    );
+    await a.client.signal(id, 'go');
+    const done = await a.client.waitFor(id, 'completed', { timeoutMs: 5_000 });
+    expect(done).toMatchObject({ epoch: 2, result: 'went' });
+  });
+
+  it('registers the saved definitions before recovering, so a new engine resumes their workflows as it starts', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new InMemoryLiveness();
+    const a = open({ storage, liveness });
+    await running(a);
+    await a.client.saveDefinition(authoredSource(`yield* ctx.waitForSignal('go'); return 'resumed';`));
+    const id = await a.client.start('authored', undefined, { id: 'orphan' });
+    await until(
+      () => a.client.ownedWorkflows(),
+      (owned) => owned.includes(id),
+    );
+    await a.client.shutdown(); // releases the claim: the workflow runs with no owner now
+    const b = open({ storage, liveness });
+    await running(b);
+    // Recovered during start-up, not by a later reclaim pass.
+    expect(await b.client.ownedWorkflows()).toEqual([id]);
+    await b.client.signal(id, 'go');
+    await expect(b.client.waitFor(id, 'completed', { timeoutMs: 5_000 })).resolves.toMatchObject({
+      result: 'resumed',
+    });
+  });
+
+  it('reports saved definitions that do not load, with their lines, and carries on with the others', async () => {
+    const storage = new MemoryStorage();
+    const record = (name: string, source: string) => ({
+      type: 'put' as const,
+      key: hostKeys.definition(name, 1),
+      value: JSON.stringify({ name, version: 1, source, savedAt: 1, savedBy: 'engine-gone' }),
+    });
+    await storage.batch([
+      record('broken', `import { defineWorkflow } from 'shuttle';\n\nconst x = 1 +;\n`),
+      record(
+        'throws',
+        `import { defineWorkflow } from 'shuttle';\nconst config: any = undefined;\nconfig.load();\n`,
+      ),
+      record('fine', authoredSource(`return 1;`, { name: 'fine' })),
+    ]);
+    const tab = open({ storage });
+    const pushed = collect(tab);
+    await running(tab);
+    const definitions = await tab.client.definitions();
+    expect(definitions.find((definition) => definition.name === 'broken')).toMatchObject({
+      registered: false,
+      savedBy: 'engine-gone',
+      loadProblems: [{ kind: 'syntax', line: 3 }],
+    });
+    expect(definitions.find((definition) => definition.name === 'throws')).toMatchObject({
+      registered: false,
+      loadProblems: [{ kind: 'evaluation', line: 3, message: expect.stringMatching(/TypeError/) as unknown }],
+    });
+    expect(definitions.find((definition) => definition.name === 'fine')).toMatchObject({ registered: true });
+    await until(
+      () => pushed.flatMap((message) => (message.kind === 'warning' ? [message.warning] : [])),
+      (warnings) =>
+        warnings.filter((warning) => warning.name === 'DefinitionWarning').length === 2 &&
+        warnings.some((warning) => /'broken' version 1 .*line 3/.test(warning.message)),
+    );
+    await expect(tab.client.start('broken')).rejects.toMatchObject({ name: 'WorkflowNotRegisteredError' });
+    const id = await tab.client.start('fine');
+    await expect(tab.client.waitFor(id, 'completed', { timeoutMs: 5_000 })).resolves.toMatchObject({
+      result: 1,
+    });
+  });
+
+  it('refuses bad saves and deletes with reasons, writing nothing', async () => {
+    const storage = new MemoryStorage();
+    const tab = open({ storage });
+    await running(tab);
+    const invalid = await tab.client.saveDefinition(authoredSource(`return 1 +;`));
+    expect(invalid).toMatchObject({
+      ok: false,
+      reason: 'invalid',
+      diagnostics: [{ kind: 'syntax', line: 7 }],
+    });
+    const reserved = await tab.client.saveDefinition(authoredSource(`return 1;`, { name: 'countdown' }));
+    expect(reserved).toMatchObject({ ok: false, reason: 'reserved', name: 'countdown' });
+    expect(await storage.scan(hostKeys.definitionsPrefix)).toEqual([]);
+
+    await tab.client.saveDefinition(authoredSource(`yield* ctx.waitForSignal('go');`));
+    await tab.client.start('authored', undefined, { id: 'in-use' });
+    const changed = await tab.client.saveDefinition(authoredSource(`yield* ctx.sleep(1);`));
+    expect(changed).toMatchObject({
+      ok: false,
+      reason: 'version-in-use',
+      unfinished: 1,
+      suggestedVersion: 2,
+    });
+    await expect(tab.client.deleteDefinition('authored', 1)).resolves.toMatchObject({
+      ok: false,
+      reason: 'in-use',
+    });
+    await expect(
+      tab.client.saveDefinition(authoredSource(`yield* ctx.sleep(1);`), { force: true }),
+    ).resolves.toMatchObject({ ok: true, created: false });
+    await tab.client.terminate('in-use');
+    await expect(tab.client.deleteDefinition('authored', 1)).resolves.toEqual({ ok: true });
+    expect((await tab.client.definitions()).some((definition) => definition.name === 'authored')).toBe(false);
+  });
+
+  it('checks sources in the compile sandbox, and saves nothing the sandbox refused', async () => {
+    const storage = new MemoryStorage();
+    const checked: string[] = [];
+    const tab = open({
+      storage,
+      host: {
+        compileSandbox: {
+          check: async (source) => {
+            checked.push(source);
+            return {
+              ok: false,
+              diagnostics: [{ kind: 'evaluation', message: 'did not finish loading', line: 1, column: 1 }],
+            };
+          },
+          dispose: () => undefined,
+        },
+      },
+    });
+    await running(tab);
+    const source = authoredSource(`return 1;`);
+    await expect(tab.client.compileDefinition(source)).resolves.toMatchObject({ ok: false });
+    await expect(tab.client.saveDefinition(source)).resolves.toMatchObject({ ok: false, reason: 'invalid' });
+    expect(checked).toEqual([source, source]);
+    expect(await storage.scan(hostKeys.definitionsPrefix)).toEqual([]);
   });
 });

@@ -11,6 +11,14 @@
  *   colour, writes its presence record, and creates the engine (`workflow-lease`, claim TTL 6 s, renewal
  *   1 s, Web Locks liveness, the built-in workflows). `hello` answers once the identity is known, without
  *   waiting for recovery; requests that need the engine wait for it.
+ * - Authored definitions (`def:<name>:<version>`) are registered before the engine recovers anything: the
+ *   engine is created with `recover: false`, every saved definition is compiled and registered (one that
+ *   fails is reported with its problems, never fatal), then `recoverAll` runs. A definition saved later, in
+ *   any tab, is registered the moment the change feed reports it, and a reclaim pass follows, so workflows of
+ *   a type this engine did not know are claimed at once. Their activities start only when no storage call of
+ *   this worker is in flight (activity-guard.ts), so a runaway activity stalls only this engine.
+ * - Sources are compiled in the compile sandbox before they are saved (compile-sandbox.ts): a module that
+ *   never finishes loading is refused there, not evaluated by the engines of every tab.
  * - Viewer mode creates an observer engine (`claimWorkflows: false`, `recover: false`): it reads, signals
  *   and starts workflows that other tabs run, and never claims one.
  * - Failures of the worker itself (the database blocked, deleted or full, the engine refusing to start)
@@ -40,6 +48,7 @@
  */
 import {
   createEngine,
+  hostKeys,
   serializeError,
   type AnyWorkflowDefinition,
   type Engine,
@@ -49,6 +58,11 @@ import {
   type ShutdownReport,
 } from '../engine';
 import type { Storage } from '../storage';
+import { startActivitiesWhenQuiet } from './authoring/activity-guard';
+import { AuthoredDefinitions, type LoadedDefinition } from './authoring/authored-definitions';
+import type { BuiltInInfo } from './authoring/built-ins';
+import { compileHere, type CompileReport, type CompileSandbox } from './authoring/compile-sandbox';
+import { deleteDefinition, saveDefinition } from './authoring/definition-store';
 import type { EngineDeathWatch } from './death-watch';
 import {
   PresenceWriter,
@@ -109,8 +123,15 @@ export type EngineHostOptions = {
    * the database becomes unusable later (deleted or upgraded in another tab, closed by the browser).
    */
   openStorage(databaseName: string, onUnavailable: (error: Error) => void): Promise<Storage>;
-  /** The definitions every engine registers (the built-in demos). */
+  /** The definitions every engine registers (the built-in demos). Their names are reserved. */
   workflows: readonly AnyWorkflowDefinition[];
+  /** What the studio shows of each built-in (source, title, child-only), by type name. Default: nothing. */
+  builtInInfo?: ReadonlyMap<string, BuiltInInfo>;
+  /**
+   * Where authored sources are compiled before they are saved or checked (a throwaway worker in the
+   * browser: see compile-sandbox.ts). Default: in this worker.
+   */
+  compileSandbox?: Pick<CompileSandbox, 'check' | 'dispose'>;
   /** Liveness oracle (Web Locks in the browser). Default: none (claims then expire by TTL only). */
   liveness?: HostLiveness;
   /**
@@ -208,6 +229,10 @@ class Host implements EngineHost {
   #afterResponse: (() => void) | null = null;
   /** Counts this worker's storage calls in flight, so the freeze never stalls with a transaction open. */
   #activity: StorageActivity | null = null;
+  /** The saved definitions this engine loaded (set once the engine exists). */
+  #authored: AuthoredDefinitions | null = null;
+  #reclaimAfterRegister: Promise<void> | null = null;
+  #reclaimAgain = false;
 
   constructor(options: EngineHostOptions) {
     this.#options = options;
@@ -274,6 +299,7 @@ class Host implements EngineHost {
     if (request.method === 'recordCrash') return this.#recordCrash(request.params);
     if (request.method === 'engineExiting') return this.#engineExiting(request.params.engineId);
     if (request.method === 'freeze') return this.#freeze(request.params.seconds);
+    if (request.method === 'compileDefinition') return this.#check(request.params.source);
     const engine = await this.#requireEngine();
     switch (request.method) {
       case 'start': {
@@ -330,14 +356,15 @@ class Host implements EngineHost {
       case 'metrics':
         return engine.metrics();
       case 'definitions':
-        return engine.definitions().map((definition): DefinitionInfo => ({
-          name: definition.name,
-          version: definition.version,
-          description: definition.description ?? null,
-          sampleInput: definition.sampleInput ?? null,
-          queries: Object.keys(definition.queries ?? {}),
-          updates: Object.keys(definition.updates ?? {}),
-        }));
+        return this.#definitions();
+      case 'saveDefinition':
+        return this.#saveDefinition(engine, request.params.source, request.params.force ?? false);
+      case 'deleteDefinition': {
+        const { name, version } = request.params;
+        const outcome = await deleteDefinition(this.#storage!, engine, name, version);
+        if (outcome.ok) await this.#authored?.reload([hostKeys.definition(name, version)]);
+        return outcome;
+      }
       case 'ownedWorkflows':
         return engine.ownedWorkflows();
     }
@@ -437,7 +464,8 @@ class Host implements EngineHost {
         workflowClaimRenewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? 1_000,
         ...(this.#options.liveness ? { liveness: this.#options.liveness } : {}),
         claimWorkflows: !viewer,
-        recover: !viewer,
+        // Recovery waits until the saved definitions are registered (below).
+        recover: false,
         onWarning: (warning) => this.#warn(warning),
         onEvent: (event) => this.#engineEvent(event),
       });
@@ -446,6 +474,14 @@ class Host implements EngineHost {
       throw error;
     }
     this.#engineNow = engine;
+    try {
+      await this.#loadAuthored(storage, engine);
+      if (!viewer) await engine.recoverAll();
+    } catch (error) {
+      this.#fail('This tab’s engine could not recover its workflows.', error);
+      await engine.shutdown().catch(() => undefined);
+      throw error;
+    }
     if (!viewer && this.#options.deathWatch && !this.#disposed)
       this.#deathWatch = this.#options.deathWatch(
         this.engineId,
@@ -455,6 +491,145 @@ class Host implements EngineHost {
       void this.#presence?.write({ status: 'running', ...this.#presenceFacts() });
     void this.#surveyOnce();
     return engine;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Authored definitions
+
+  /** Registers every saved definition, and from now on each one the change feed reports. */
+  async #loadAuthored(storage: Storage, engine: Engine): Promise<void> {
+    const activity = this.#activity;
+    const authored = new AuthoredDefinitions({
+      storage,
+      register: (definition) => engine.register(definition),
+      reservedNames: new Set(this.#options.workflows.map((definition) => definition.name)),
+      ...(activity
+        ? { prepare: (definition) => startActivitiesWhenQuiet(definition, (run) => activity.whenQuiet(run)) }
+        : {}),
+      onRegistered: () => void this.#reclaimNewTypes(),
+      onProblem: (loaded) => this.#warnDefinition(loaded),
+    });
+    this.#authored = authored;
+    if (storage.watch)
+      this.#unsubscribe.push(
+        storage.watch(hostKeys.definitionsPrefix, (keys) => {
+          authored.reload(keys).catch((error: unknown) => this.#warnDefinitionRead(error));
+        }),
+      );
+    await authored.loadAll().catch((error: unknown) => this.#warnDefinitionRead(error));
+  }
+
+  /**
+   * New definitions were registered: claim the workflows of those types that nobody runs (a full reclaim
+   * pass). Passes do not overlap; registrations during one run one more pass after it.
+   */
+  async #reclaimNewTypes(): Promise<void> {
+    if (this.#reclaimAfterRegister) {
+      this.#reclaimAgain = true;
+      return this.#reclaimAfterRegister;
+    }
+    const run = async () => {
+      do {
+        this.#reclaimAgain = false;
+        const engine = this.#engineNow;
+        if (!engine || this.#config?.mode !== 'engine' || this.#status.state !== 'running' || this.#disposed)
+          return;
+        await engine.recoverAll().catch(() => undefined); // stopping, or storage trouble: the passes retry
+      } while (this.#reclaimAgain);
+    };
+    this.#reclaimAfterRegister = run().finally(() => {
+      this.#reclaimAfterRegister = null;
+    });
+    return this.#reclaimAfterRegister;
+  }
+
+  #warnDefinition(loaded: LoadedDefinition): void {
+    const first = loaded.problems?.[0];
+    this.#warn({
+      name: 'DefinitionWarning',
+      message: `The saved definition '${loaded.name}' version ${loaded.version} could not be loaded${first ? ` (line ${first.line}, column ${first.column}): ${first.message}` : '.'}`,
+    });
+  }
+
+  #warnDefinitionRead(error: unknown): void {
+    this.#warn({
+      name: 'DefinitionWarning',
+      message: `Could not read the saved definitions: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+
+  /** Compiles a source without saving it: in the sandbox when there is one. */
+  async #check(source: string): Promise<CompileReport> {
+    assertSourceSize(source);
+    const sandbox = this.#options.compileSandbox;
+    return sandbox ? sandbox.check(source, 'definition.ts') : compileHere(source, 'definition.ts');
+  }
+
+  async #saveDefinition(engine: Engine, source: string, force: boolean): Promise<Result<'saveDefinition'>> {
+    const checked = await this.#check(source);
+    if (!checked.ok) return { ok: false, reason: 'invalid', diagnostics: checked.diagnostics };
+    const storage = this.#storage;
+    if (!storage) throw unavailableError('The database is not open.');
+    const now = this.#now();
+    const { outcome, compiled } = await saveDefinition(storage, engine, source, {
+      savedBy: this.engineId,
+      reservedNames: new Set(this.#options.workflows.map((definition) => definition.name)),
+      force,
+      now,
+    });
+    if (outcome.ok && compiled.ok)
+      this.#authored?.noteSaved(
+        { name: outcome.name, version: outcome.version, source, savedAt: now, savedBy: this.engineId },
+        compiled.definition,
+      );
+    return outcome;
+  }
+
+  /** The built-in definitions, then every saved one. */
+  #definitions(): DefinitionInfo[] {
+    const describe = (definition: AnyWorkflowDefinition) => ({
+      name: definition.name,
+      version: definition.version,
+      description: definition.description ?? null,
+      sampleInput: definition.sampleInput ?? null,
+      queries: Object.keys(definition.queries ?? {}),
+      updates: Object.keys(definition.updates ?? {}),
+    });
+    const builtIns = this.#options.workflows.map((definition): DefinitionInfo => {
+      const info = this.#options.builtInInfo?.get(definition.name);
+      return {
+        ...describe(definition),
+        builtIn: true,
+        title: info?.title ?? null,
+        childOnly: info?.childOnly ?? false,
+        source: info?.source ?? null,
+        savedAt: null,
+        savedBy: null,
+        registered: true,
+        loadProblems: null,
+      };
+    });
+    const authored = (this.#authored?.list() ?? []).map((loaded): DefinitionInfo => ({
+      ...(loaded.definition
+        ? describe(loaded.definition)
+        : {
+            name: loaded.name,
+            version: loaded.version,
+            description: null,
+            sampleInput: null,
+            queries: [],
+            updates: [],
+          }),
+      builtIn: false,
+      title: null,
+      childOnly: false,
+      source: loaded.stored?.source ?? null,
+      savedAt: loaded.stored?.savedAt ?? null,
+      savedBy: loaded.stored?.savedBy ?? null,
+      registered: loaded.definition !== null,
+      loadProblems: loaded.problems,
+    }));
+    return [...builtIns, ...authored];
   }
 
   /** Every engine event, from construction on (recovery included): pushed to the page, counted. */
@@ -630,7 +805,7 @@ class Host implements EngineHost {
       const engine = this.#engineNow;
       if (!engine || this.#status.state !== 'running' || this.#disposed) return;
       try {
-        await engine.runMaintenance();
+        await engine.reclaim();
         const claims = await engine.claims();
         if (!claims.some((claim) => claim.holder?.engineId === engineId)) return;
       } catch {
@@ -797,6 +972,7 @@ class Host implements EngineHost {
     if (this.#config) await this.#shutdownOnce().catch(() => undefined);
     this.#disposed = true;
     this.#deathWatch?.close();
+    this.#options.compileSandbox?.dispose();
     clearInterval(this.#heartbeat);
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
@@ -820,6 +996,19 @@ function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
       },
     );
   });
+}
+
+/** Longest definition source the studio accepts, in characters. */
+const maxSourceLength = 200_000;
+
+function assertSourceSize(source: string): void {
+  if (source.length > maxSourceLength)
+    throw Object.assign(
+      new Error(
+        `The definition is ${source.length.toLocaleString('en')} characters long; the studio accepts at most ${maxSourceLength.toLocaleString('en')}. Split it, or move data out of the source.`,
+      ),
+      { name: 'PayloadTooLargeError' },
+    );
 }
 
 /** An error named for people: why this tab's engine cannot serve requests. */

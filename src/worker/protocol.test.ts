@@ -25,6 +25,9 @@ describe('parseRequest', () => {
       freeze: { seconds: 9 },
       recordCrash: { engineId: 'e', at: 1 },
       engineExiting: { engineId: 'e' },
+      compileDefinition: { source: 'export default 1;' },
+      saveDefinition: { source: 'export default 1;' },
+      deleteDefinition: { name: 'greeter', version: 2 },
       ...Object.fromEntries(
         ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe'].map((m) => [
           m,
@@ -67,6 +70,19 @@ describe('parseRequest', () => {
       request('update', { workflowId: 'w', name: 'u', timeoutMs: Infinity }),
       1,
       /finite/,
+    ],
+    [
+      'a force flag that is not a boolean',
+      request('saveDefinition', { source: 's', force: 'yes' }),
+      1,
+      /'force' must be true or false/,
+    ],
+    ['a missing source', request('compileDefinition', {}), 1, /'source' is missing/],
+    [
+      'a fractional version',
+      request('deleteDefinition', { name: 'x', version: 1.5 }),
+      1,
+      /'version' must be an integer/,
     ],
     [
       'a bad mode',

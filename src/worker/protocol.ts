@@ -36,9 +36,18 @@ import type {
   TimelineEntry,
   WorkflowDescription,
 } from '../engine';
+import type { Diagnostic } from './authoring/compile';
+import type { CompileReport } from './authoring/compile-sandbox';
+import type { DeleteOutcome, SaveOutcome } from './authoring/definition-store';
+
+export type { CompileReport, DeleteOutcome, SaveOutcome };
+
+/** One problem of a definition's source, at a 1-based line and column: a syntax error, an exception while
+ * the module loaded, or a missing or wrong default export. */
+export type DefinitionDiagnostic = Diagnostic;
 
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared shapes
@@ -124,7 +133,10 @@ export type EngineRecord = Omit<EnginePresence, 'status'> & {
   thisTab: boolean;
 };
 
-/** A registered workflow definition, as the studio shows it. */
+/**
+ * A workflow definition as the studio shows it: a built-in demo, or one authored in the studio and saved
+ * (`def:<name>:<version>`). Each saved version is listed on its own.
+ */
 export type DefinitionInfo = {
   name: string;
   version: number;
@@ -133,6 +145,25 @@ export type DefinitionInfo = {
   sampleInput: unknown;
   queries: string[];
   updates: string[];
+  /** A built-in demo: read-only in the editor, copyable as a template. */
+  builtIn: boolean;
+  /** A short human title (the built-in demos'), or null. */
+  title: string | null;
+  /** Normally started by a parent workflow, not by people. */
+  childOnly: boolean;
+  /** The TypeScript module, as shipped (built-ins) or as saved; null when it is not known. */
+  source: string | null;
+  /** When it was saved (epoch ms); null for built-ins. */
+  savedAt: number | null;
+  /** The engine that saved it; null for built-ins. */
+  savedBy: string | null;
+  /** Whether this tab's engine has registered it: only a registered definition can be started here. */
+  registered: boolean;
+  /**
+   * Why this tab's engine could not load the saved source (line and column of each problem); null when it
+   * loaded. An older body of the same version may still be registered.
+   */
+  loadProblems: DefinitionDiagnostic[] | null;
 };
 
 /**
@@ -145,12 +176,14 @@ export type HostWarning = {
    * `VersionMismatchWarning`: another live engine of the database runs a different build of the studio
    * (`engineId` names it); the message says which tab to reload.
    */
+  /** `DefinitionWarning`: a saved definition could not be loaded by this engine (the message says why). */
   name:
     | EngineWarning['name']
     | 'PresenceWarning'
     | 'ProtocolWarning'
     | 'WorkerWarning'
-    | 'VersionMismatchWarning';
+    | 'VersionMismatchWarning'
+    | 'DefinitionWarning';
   message: string;
   workflowId?: string;
   engineId?: string;
@@ -211,7 +244,21 @@ export interface Methods {
   fenceRejections: { params: { workflowId?: string }; result: FenceRejection[] };
   resultWaiters: { params: Empty; result: ResultWaiterInfo[] };
   metrics: { params: Empty; result: EngineMetrics };
+  /** Built-in and saved definitions, with their sources; see `DefinitionInfo`. */
   definitions: { params: Empty; result: DefinitionInfo[] };
+  /**
+   * Compiles and loads a definition's source (in a throwaway worker, so an endless loop cannot stall the
+   * engine) without saving it: the name and version it declares, or its diagnostics.
+   */
+  compileDefinition: { params: { source: string }; result: CompileReport };
+  /**
+   * Saves a definition as `def:<name>:<version>`; every tab's engine registers it at once. Refused (nothing
+   * written) when it does not compile (`invalid`), takes a built-in's name (`reserved`), or changes the body
+   * of a version that unfinished workflows use (`version-in-use`, with a `suggestedVersion`) unless `force`.
+   */
+  saveDefinition: { params: { source: string; force?: boolean }; result: SaveOutcome };
+  /** Deletes a saved version; refused (`in-use`) while unfinished workflows use it. */
+  deleteDefinition: { params: { name: string; version: number }; result: DeleteOutcome };
   engines: { params: Empty; result: EngineRecord[] };
   ownedWorkflows: { params: Empty; result: string[] };
   /** Graceful shutdown: releases every claim (other tabs take over at once) and marks presence stopped. */
@@ -284,7 +331,16 @@ export type WorkerMessage = ResponseMessage | PushMessage;
 export type ProtocolError = { kind: 'protocol-error'; id: number | null; error: SerializedError };
 
 type FieldRule =
-  'string' | 'string?' | 'integer' | 'integer?' | 'number' | 'number?' | 'object?' | 'unknown?' | 'mode';
+  | 'string'
+  | 'string?'
+  | 'integer'
+  | 'integer?'
+  | 'number'
+  | 'number?'
+  | 'boolean?'
+  | 'object?'
+  | 'unknown?'
+  | 'mode';
 
 const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & string, FieldRule>> } = {
   hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode' },
@@ -305,6 +361,9 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   resultWaiters: {},
   metrics: {},
   definitions: {},
+  compileDefinition: { source: 'string' },
+  saveDefinition: { source: 'string', force: 'boolean?' },
+  deleteDefinition: { name: 'string', version: 'integer' },
   engines: {},
   ownedWorkflows: {},
   shutdown: {},
@@ -349,6 +408,8 @@ function checkField(rule: FieldRule, value: unknown): string | null {
       return typeof value === 'number' && Number.isFinite(value)
         ? null
         : `must be a finite number, not ${describeValue(value)}`;
+    case 'boolean?':
+      return typeof value === 'boolean' ? null : `must be true or false, not ${describeValue(value)}`;
     case 'object?':
       return isPlainObject(value) ? null : `must be a plain object, not ${describeValue(value)}`;
     case 'mode':

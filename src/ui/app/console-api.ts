@@ -2,10 +2,11 @@
  * The console API: `window.shuttle` is the same client the UI uses (src/worker/client.ts), for power users
  * scripting the studio from devtools and for end-to-end tests setting up state. Every method is documented
  * there with JSDoc, and `shuttle.help()` prints a summary: workflows (start, signal, query, update, cancel,
- * terminate, suspend, resume, result, describe, list, timeline, waitFor), ownership (claims,
- * fenceRejections, resultWaiters, engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown,
- * restartThisTab, engineId, connection) and chaos on any tab's engine (`chaos.freeze`, `chaos.crash`,
- * `chaos.shutdown`, `chaos.restart`). docs/console-api.md is the reference for people.
+ * terminate, suspend, resume, result, describe, list, timeline, waitFor), definitions (definitions,
+ * compileDefinition, saveDefinition, deleteDefinition), ownership (claims, fenceRejections, resultWaiters,
+ * engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown, restartThisTab, engineId,
+ * connection) and chaos on any tab's engine (`chaos.freeze`, `chaos.crash`, `chaos.shutdown`,
+ * `chaos.restart`). docs/console-api.md is the reference for people.
  *
  * Warnings are logged by the worker itself, in the same devtools console.
  */
@@ -18,6 +19,7 @@ declare global {
      *
      * @example
      * const id = await shuttle.start('countdown', { from: 10, tickMs: 300 });
+     * await shuttle.saveDefinition(source); // a definition of your own, registered in every tab
      * const [other] = (await shuttle.engines()).filter((engine) => !engine.thisTab && engine.alive);
      * await shuttle.chaos.crash(other.engineId);
      */

@@ -106,7 +106,13 @@ export async function saveDefinition(
   const previous = previousRaw === null ? null : decodeStoredDefinition(key, previousRaw);
   if (previous && previous.source !== source && !options.force) {
     const unfinished = await countUnfinished(engine, name, version);
-    if (unfinished > 0)
+    if (unfinished > 0) {
+      // The next version nobody has saved yet, so the bump never lands on another version in use.
+      const highest = Math.max(
+        version,
+        ...(await listStoredDefinitions(storage)).filter((d) => d.name === name).map((d) => d.version),
+      );
+      const suggestedVersion = highest + 1;
       return {
         outcome: {
           ok: false,
@@ -114,11 +120,12 @@ export async function saveDefinition(
           name,
           version,
           unfinished,
-          suggestedVersion: version + 1,
-          message: `${unfinished} unfinished workflow${unfinished === 1 ? '' : 's'} of '${name}' version ${version} would replay on the changed code, which may break them. Save it as version ${version + 1} instead (the old version stays for them), or save anyway.`,
+          suggestedVersion,
+          message: `${unfinished} unfinished workflow${unfinished === 1 ? '' : 's'} of '${name}' version ${version} would replay on the changed code, which may break them. Save it as version ${suggestedVersion} instead (the old version stays for them), or save anyway.`,
         },
         compiled,
       };
+    }
   }
   const stored: StoredDefinition = { name, version, source, savedAt: options.now, savedBy: options.savedBy };
   await storage.batch([{ type: 'put', key, value: JSON.stringify(stored) }]);
@@ -149,8 +156,5 @@ export async function deleteDefinition(
   return { ok: true };
 }
 
-/** Rewrites the `version: N` of a definition's source to `version` (for the "bump the version" action). */
-export function withVersion(source: string, version: number): string | null {
-  const pattern = /(\bversion\s*:\s*)(\d+)/;
-  return pattern.test(source) ? source.replace(pattern, `$1${version}`) : null;
-}
+/** Rewrites the `version: N` of a definition's source (for the "bump the version" action). */
+export { withVersion } from './source-edits';
