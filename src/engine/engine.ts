@@ -138,6 +138,12 @@ export interface Engine {
   recoverAll(): Promise<number>;
   /** One host-driven pass of all background work (see ownership.md for the order). */
   runMaintenance(now?: number): Promise<void>;
+  /**
+   * Only the reclaim pass, now: for a host that has just learnt an engine died and wants its workflows moved
+   * without waiting for the next pass (outside workflow-lease it recovers what this engine can drive).
+   * Shares a pass already in flight.
+   */
+  reclaim(): Promise<void>;
   subscribe(listener: EngineListener): () => void;
   metrics(): EngineMetrics;
   /** Every holder record in the store (workflow-lease). */
@@ -966,6 +972,11 @@ class ShuttleEngine implements Engine {
   async runMaintenance(now?: number): Promise<void> {
     this.#assertOpen();
     return this.#maintenance.run(now);
+  }
+
+  async reclaim(): Promise<void> {
+    this.#assertOpen();
+    return this.#maintenance.single('reclaim');
   }
 
   /** The passes background work runs (maintenance.ts decides when, and in which order). */

@@ -73,6 +73,9 @@ export function claimKeysOf(workflowId: string): ClaimKeys {
 
 const maxTakeoverAttempts = 5;
 
+/** How many claims one reclaim pass attempts at once. */
+const reclaimConcurrency = 8;
+
 export class ClaimManager {
   readonly #deps: ClaimManagerDeps;
   #holderCursor: string | undefined;
@@ -138,9 +141,15 @@ export class ClaimManager {
    */
   async claim(
     workflowId: string,
-    options: { allowTakeover: boolean; respectCooldown: boolean },
+    options: {
+      allowTakeover: boolean;
+      respectCooldown: boolean;
+      /** The liveness answers of the reclaim pass this claim belongs to (asked once per engine per pass). */
+      isDead?: (engineId: string) => Promise<boolean>;
+    },
   ): Promise<AcquireResult> {
     const { storage, claims, clock, engineId, liveness, metrics } = this.#deps;
+    const isDead = options.isDead ?? ((id: string) => liveness!.isDead(id));
     if (claims.has(workflowId)) return { outcome: 'acquired', epoch: claims.get(workflowId)!.epoch };
     if (options.respectCooldown && claims.isCoolingDown(workflowId, clock.now())) {
       metrics.claimAttempts.backoff_skipped++;
@@ -184,7 +193,7 @@ export class ClaimManager {
       } else {
         const dead =
           current.holder && liveness && current.holder.engineId !== engineId
-            ? await liveness.isDead(current.holder.engineId)
+            ? await isDead(current.holder.engineId)
             : false;
         if (!options.allowTakeover || !isClaimExpired(current.holder, now, this.graceMs, dead))
           return { outcome: 'unavailable', heldBy: current.holder };
@@ -373,6 +382,14 @@ export class ClaimManager {
     const { storage, claims, engineId, clock, liveness } = this.#deps;
     const limit = this.#deps.reclaimBatchSize;
     const candidates = new Set<string>();
+    // One liveness question per engine per pass, however many of its claims the pass looks at (the browser
+    // oracle answers each with a lock-manager query).
+    const answers = new Map<string, Promise<boolean>>();
+    const isDead = (id: string): Promise<boolean> => {
+      let answer = answers.get(id);
+      if (!answer) answers.set(id, (answer = liveness!.isDead(id)));
+      return answer;
+    };
 
     // (a) holders
     for (;;) {
@@ -387,7 +404,7 @@ export class ClaimManager {
         if (!workflowId || claims.has(workflowId)) continue;
         const holder = decodeHolder(value);
         const dead =
-          holder && liveness && holder.engineId !== engineId ? await liveness.isDead(holder.engineId) : false;
+          holder && liveness && holder.engineId !== engineId ? await isDead(holder.engineId) : false;
         if (isClaimExpired(holder, now, this.graceMs, dead)) candidates.add(workflowId);
       }
       if (!options.full || !this.#holderCursor) break;
@@ -414,14 +431,20 @@ export class ClaimManager {
       if (!options.full || !this.#runningCursor) break;
     }
 
-    for (const workflowId of candidates) {
-      if (this.#deps.isStopping()) return;
-      try {
-        await this.claim(workflowId, { allowTakeover: true, respectCooldown: true });
-      } catch {
-        // a storage error on one candidate does not stop the pass
+    // Candidates are claimed concurrently, a few at a time, so their reads and claim commits share
+    // transactions (group commit): a dead engine's twenty workflows move in a handful of transactions.
+    const queue = [...candidates];
+    const claimNext = async (): Promise<void> => {
+      for (let workflowId = queue.shift(); workflowId !== undefined; workflowId = queue.shift()) {
+        if (this.#deps.isStopping()) return;
+        try {
+          await this.claim(workflowId, { allowTakeover: true, respectCooldown: true, isDead });
+        } catch {
+          // a storage error on one candidate does not stop the pass
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(reclaimConcurrency, queue.length) }, claimNext));
   }
 
   /** A targeted reclaim of one workflow, e.g. when the change feed reports its holder deleted. */

@@ -717,10 +717,10 @@ export class WorkflowRun {
         this.#consumeSignals(turn);
         break;
       case 'updates':
-        await this.#applyUpdates(turn);
+        await this.#readAndApplyUpdates(turn);
         break;
       case 'cancel':
-        await this.#checkCancel(turn);
+        await this.#readAndCheckCancel(turn);
         break;
       case 'child-settled':
         this.#childSettled(turn, event.childId, event.record);
@@ -733,9 +733,14 @@ export class WorkflowRun {
   async #resync(turn: Turn): Promise<void> {
     const frontier = this.#checkpoint.frontier;
     if (!frontier) return;
-    await this.#checkCancel(turn);
+    // Both read at once, applied in order (a handoff waits on this).
+    const [cancelRaw, updateEntries] = await Promise.all([
+      this.#host.storage.get(keys.cancelRequest(this.id)),
+      this.#host.storage.scan(keys.updateRequestPrefix(this.id)),
+    ]);
+    this.#checkCancel(turn, cancelRaw);
     if (this.#checkpoint.frontier !== frontier) return;
-    await this.#applyUpdates(turn);
+    this.#applyUpdates(turn, updateEntries);
     this.#consumeSignals(turn);
     const now = this.#host.clock.now();
     for (const leaf of frontier.leaves) {
@@ -1226,10 +1231,15 @@ export class WorkflowRun {
     }
   }
 
-  async #applyUpdates(turn: Turn): Promise<void> {
+  async #readAndApplyUpdates(turn: Turn): Promise<void> {
+    if (!this.#checkpoint.frontier) return;
+    this.#applyUpdates(turn, await this.#host.storage.scan(keys.updateRequestPrefix(this.id)));
+  }
+
+  /** Applies the update requests `entries` (as scanned from storage) in the order they were requested. */
+  #applyUpdates(turn: Turn, entries: readonly { key: string; value: string }[]): void {
     const frontier = this.#checkpoint.frontier;
     if (!frontier) return;
-    const entries = await this.#host.storage.scan(keys.updateRequestPrefix(this.id));
     const requests = entries
       .map(({ key, value }) => ({ key, request: decodeUpdateRequest(key, value) }))
       .sort((a, b) => a.request.requestedAt - b.request.requestedAt || (a.key < b.key ? -1 : 1));
@@ -1304,9 +1314,13 @@ export class WorkflowRun {
     }
   }
 
-  async #checkCancel(turn: Turn): Promise<void> {
+  async #readAndCheckCancel(turn: Turn): Promise<void> {
+    this.#checkCancel(turn, await this.#host.storage.get(keys.cancelRequest(this.id)));
+  }
+
+  /** Delivers the cancel request `raw` (as read from storage; null when there is none). */
+  #checkCancel(turn: Turn, raw: string | null): void {
     const key = keys.cancelRequest(this.id);
-    const raw = await this.#host.storage.get(key);
     if (raw === null) return;
     const request = decodeCancelRequest(key, raw);
     turn.delete(key);
@@ -1659,19 +1673,26 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
   const record = decodeRecord(recordKey, recordRaw);
   if (!checkpointRaw) return null;
   const checkpoint = decodeCheckpoint(checkpointKey, checkpointRaw);
+  // History and buffered signals are read at once (a handoff waits on this load).
+  const [history, signalEntries] = await Promise.all([
+    loadHistory(storage, workflowId, record.run),
+    storage.scan(keys.signalPrefix(workflowId)),
+  ]);
+  history.length = Math.min(history.length, checkpoint.historyLength);
+  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+  return { record, recordRaw, checkpoint, checkpointRaw, history, signals };
+}
+
+async function loadHistory(storage: Storage, workflowId: string, run: number): Promise<HistoryEntry[]> {
   const history: HistoryEntry[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await storage.scan(keys.historyPrefix(workflowId, record.run), {
+    const page = await storage.scan(keys.historyPrefix(workflowId, run), {
       ...(after ? { after } : {}),
       limit: 500,
     });
     for (const { key, value } of page) history.push(decodeHistoryEntry(key, value));
-    if (page.length < 500) break;
+    if (page.length < 500) return history;
     after = page[page.length - 1]!.key;
   }
-  history.length = Math.min(history.length, checkpoint.historyLength);
-  const signalEntries = await storage.scan(keys.signalPrefix(workflowId));
-  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
-  return { record, recordRaw, checkpoint, checkpointRaw, history, signals };
 }
