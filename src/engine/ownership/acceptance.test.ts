@@ -324,6 +324,29 @@ describe('ownership acceptance scenarios', () => {
     expect(b.metrics().claimAttempts.takeover).toBe(1);
   });
 
+  it('reclaim() alone moves every workflow of a dead engine, asking the liveness oracle once per engine', async () => {
+    const { world, sleeper } = await setup(0);
+    const a = await world.engine([sleeper], { ...fencing, liveness: world.liveness });
+    const asked: string[] = [];
+    const counting = {
+      hold: (engineId: string) => world.liveness.hold(engineId),
+      isDead: (engineId: string) => {
+        asked.push(engineId);
+        return world.liveness.isDead(engineId);
+      },
+    };
+    const b = await world.engine([sleeper], { ...fencing, liveness: counting });
+    for (const id of ['r1', 'r2', 'r3', 'r4', 'r5']) await a.start(sleeper, undefined, { id });
+    await world.idle();
+    world.crash(a);
+    asked.length = 0;
+    await b.reclaim();
+    await world.idle();
+    expect([...b.ownedWorkflows()].sort()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(asked.filter((id) => id === a.id)).toHaveLength(1);
+    expect(b.metrics().claimAttempts.takeover).toBe(5);
+  });
+
   it('10. ownerless but running: the reclaim scan finds it and drives it', async () => {
     const { world, engines, runs, parked } = await setup(1);
     const observer = await world.engine([parked], { ...fencing, claimWorkflows: false });
