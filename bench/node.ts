@@ -105,6 +105,10 @@ function heapUsed(): number {
 
 async function main(): Promise<void> {
   const runs = Number(process.env.SHUTTLE_BENCH_RUNS ?? 5);
+  // Warm-up, discarded: the first runs measure V8 compiling the engine's hot path, not the engine.
+  await stepsPerSecond('workflow-lease', 5_000);
+  await stepsPerSecond('none', 5_000);
+  await workflowsPerSecond(1_000, 100);
   const stepSamples: number[] = [];
   const stepNoneSamples: number[] = [];
   for (let i = 0; i < runs; i++) {

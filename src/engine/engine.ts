@@ -935,7 +935,8 @@ class ShuttleEngine implements Engine {
 
   /** A parent waiting on this child, driven here, learns the child finished (through its wake guard). */
   async #childRecordChanged(childId: string): Promise<void> {
-    const parents = [...this.#runs.values()].filter((run) => run.awaitedChildren.includes(childId));
+    const parents: WorkflowRun[] = [];
+    for (const run of this.#runs.values()) if (run.awaitsChild(childId)) parents.push(run);
     if (parents.length === 0) return;
     try {
       const raw = await this.#storage.get(keys.record(childId));

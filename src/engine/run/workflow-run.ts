@@ -398,6 +398,19 @@ export class WorkflowRun {
     return this.#checkpoint.frontier?.leaves.some((leaf) => leaf.kind === 'signal' && !leaf.done) ?? false;
   }
 
+  /**
+   * Whether this run waits (close policy `await`) on the child `childId`. Allocates nothing: it is asked of
+   * every run on every record change the change feed reports.
+   */
+  awaitsChild(childId: string): boolean {
+    const leaves = this.#checkpoint.frontier?.leaves;
+    if (!leaves) return false;
+    for (const leaf of leaves)
+      if (leaf.kind === 'child' && !leaf.done && leaf.childId === childId && leaf.closePolicy === 'await')
+        return true;
+    return false;
+  }
+
   get awaitedChildren(): string[] {
     return (this.#checkpoint.frontier?.leaves ?? [])
       .filter((leaf) => leaf.kind === 'child' && !leaf.done && leaf.childId && leaf.closePolicy === 'await')
