@@ -6,7 +6,7 @@
  * compileDefinition, saveDefinition, deleteDefinition), ownership (claims, fenceRejections, resultWaiters,
  * engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown, restartThisTab, engineId,
  * connection) and chaos on any tab's engine (`chaos.freeze`, `chaos.crash`, `chaos.shutdown`,
- * `chaos.restart`). docs/console-api.md is the reference for people.
+ * `chaos.restart`). The README (Console API) is the reference for people.
  *
  * Warnings are logged by the worker itself, in the same devtools console.
  */
