@@ -507,6 +507,10 @@ class Host implements EngineHost {
         ? { prepare: (definition) => startActivitiesWhenQuiet(definition, (run) => activity.whenQuiet(run)) }
         : {}),
       onRegistered: () => void this.#reclaimNewTypes(),
+      onLoaded: (keys) => {
+        this.#changes.add(keys);
+        this.#schedulePush();
+      },
       onProblem: (loaded) => this.#warnDefinition(loaded),
     });
     this.#authored = authored;

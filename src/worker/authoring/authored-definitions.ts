@@ -42,6 +42,11 @@ export type AuthoredDefinitionsOptions = {
   prepare?: (definition: AnyWorkflowDefinition) => AnyWorkflowDefinition;
   /** Called after a load registered at least one definition. */
   onRegistered?: () => void;
+  /**
+   * Called with the keys of every load once it is done (registered or not): what the page sees of them has
+   * changed now, which may be after it refetched for the change feed's notice of the same records.
+   */
+  onLoaded?: (keys: readonly string[]) => void;
   /** Called for every record that could not be loaded. */
   onProblem?: (loaded: LoadedDefinition) => void;
 };
@@ -64,7 +69,8 @@ export class AuthoredDefinitions {
   loadAll(): Promise<void> {
     return this.#enqueue(async () => {
       const entries = await this.#options.storage.scan(hostKeys.definitionsPrefix);
-      return this.#loadEntries(entries.map(({ key, value }) => ({ key, raw: value })));
+      const registered = await this.#loadEntries(entries.map(({ key, value }) => ({ key, raw: value })));
+      return { keys: entries.map(({ key }) => key), registered };
     });
   }
 
@@ -80,7 +86,7 @@ export class AuthoredDefinitions {
         if (raw === null || raw === undefined) this.#loaded.delete(key);
         else present.push({ key, raw });
       });
-      return this.#loadEntries(present);
+      return { keys: definitionKeys, registered: await this.#loadEntries(present) };
     });
   }
 
@@ -102,8 +108,9 @@ export class AuthoredDefinitions {
     });
   }
 
-  #enqueue(load: () => Promise<boolean>): Promise<void> {
-    const next = this.#queue.then(load).then((registered) => {
+  #enqueue(load: () => Promise<{ keys: string[]; registered: boolean }>): Promise<void> {
+    const next = this.#queue.then(load).then(({ keys, registered }) => {
+      if (keys.length > 0) this.#options.onLoaded?.(keys);
       if (registered) this.#options.onRegistered?.();
     });
     this.#queue = next.catch(() => undefined);

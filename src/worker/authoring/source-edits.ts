@@ -72,13 +72,13 @@ export default defineWorkflow({
   sampleInput: { name: 'Ada' },
   *run(ctx, input: Input) {
     ctx.state.stage = 'composing';
-    // Side effects (network, storage, slow work) go in activities: retried, and recorded once done.
+    // Side effects go in activities: retried on failure, recorded once done.
     const greeting: string = yield* ctx.activity('compose', async ({ signal }) => {
       await delay(300, signal);
       return \`Hello, \${input.name}!\`;
     });
     ctx.state.stage = 'waiting';
-    yield* ctx.sleep(2_000); // a durable timer: survives reloads and handoffs between tabs
+    yield* ctx.sleep(2_000); // a durable timer: survives reloads and handoffs
     ctx.state.stage = 'done';
     return { greeting };
   },
