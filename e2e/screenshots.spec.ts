@@ -220,3 +220,96 @@ test('documentation screenshots', async ({ studio: tabA, openTab }) => {
     },
   });
 });
+
+const invoiceReminder = (
+  version: number,
+  rounds: number,
+) => `import { defineWorkflow, delay, type WorkflowContext } from 'shuttle';
+
+type Input = { invoiceId: string; customer: string; amountCents: number; reminderEveryMs?: number };
+type State = { stage: 'waiting' | 'reminding' | 'paid' | 'escalated'; reminders: number };
+
+export default defineWorkflow({
+  name: 'invoice-reminder',
+  version: ${version},
+  description: 'Reminds a customer of an unpaid invoice until the "paid" signal comes, then escalates.',
+  sampleInput: { invoiceId: 'INV-2041', customer: 'ada@example.com', amountCents: 12_900 },
+  *run(ctx: WorkflowContext<State>, input: Input) {
+    const state = ctx.state;
+    state.reminders = 0;
+    for (let round = 1; round <= ${rounds}; round++) {
+      state.stage = 'waiting';
+      const paid = yield* ctx.waitForSignal<{ reference: string }>('paid', {
+        timeoutMs: input.reminderEveryMs ?? 86_400_000,
+      });
+      if (paid) {
+        state.stage = 'paid';
+        return { status: 'paid', reference: paid.reference, reminders: state.reminders };
+      }
+      state.stage = 'reminding';
+      yield* ctx.activity('send-reminder', async ({ signal }) => {
+        await delay(250, signal); // the mail service
+        return { to: input.customer, round };
+      });
+      state.reminders = round;
+    }
+    state.stage = 'escalated';
+    const ticket = yield* ctx.activity('open-collections-ticket', () => \`COLL-\${input.invoiceId}\`);
+    return { status: 'escalated', ticket, reminders: state.reminders };
+  },
+  queries: {
+    stage: (state) => state.stage,
+  },
+});
+`;
+
+const nightlyExport = `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'nightly-export',
+  version: 1,
+  description: 'Exports the day of orders in pages, one activity per page.',
+  sampleInput: { pages: 5 },
+  *run(ctx, input: { pages: number }) {
+    for (let page = 1; page <= input.pages; page++)
+      yield* ctx.activity(\`export-page-\${page}\`, () => ({ page, rows: 500 }));
+    return { pages: input.pages };
+  },
+});
+`;
+
+test('definitions screenshots', async ({ studio }) => {
+  test.setTimeout(120_000);
+  const page = studio.page;
+  for (const source of [
+    invoiceReminder(1, 3),
+    invoiceReminder(2, 3),
+    nightlyExport,
+    nightlyExport.replaceAll('nightly-export', 'weekly-export'),
+  ])
+    expect(await page.evaluate((text) => window.shuttle!.saveDefinition(text), source)).toMatchObject({
+      ok: true,
+    });
+  // Version 2 is in use: changing its body asks for a new version.
+  await studio.startViaConsole(
+    'invoice-reminder',
+    { invoiceId: 'INV-2041', customer: 'ada@example.com', amountCents: 12_900 },
+    { id: 'invoice-INV-2041' },
+  );
+  await studio.openScreen('definitions');
+  const editor = studio.definitions;
+  await editor.newDefinition();
+  await editor.select('invoice-reminder', 2);
+  await editor.setSource(
+    invoiceReminder(2, 4).replace(
+      "      state.stage = 'reminding';",
+      "      state.stage = 'reminding'; // one more round before collections",
+    ),
+  );
+  await editor.expectCompiles('invoice-reminder', 2);
+  await editor.editor.press('Control+Home');
+  await editor.saveWithKeyboard();
+  await expect(editor.versionWarning).toContainText('Bump to version 3 and save');
+  await studio.page.getByTestId('definitions.editor-content').blur();
+  await shoot(page, 'definitions');
+});

@@ -17,6 +17,7 @@ import { formatRoute, type Route } from '../routing/route';
 import { useRoute } from '../routing/router';
 import { ChaosScreen } from '../screens/chaos/ChaosScreen';
 import { ClaimsScreen } from '../screens/claims/ClaimsScreen';
+import { DefinitionsScreen } from '../screens/definitions/DefinitionsScreen';
 import { WorkflowDetailScreen } from '../screens/detail/WorkflowDetailScreen';
 import { EnginesScreen } from '../screens/engines/EnginesScreen';
 import { WaitersScreen } from '../screens/waiters/WaitersScreen';
@@ -45,6 +46,7 @@ export function App({ client, queryClient }: AppProps) {
 const titles: Record<Route['screen'], string> = {
   workflows: 'Workflows',
   workflow: 'Workflow',
+  definitions: 'Definitions',
   engines: 'Engines',
   claims: 'Claims',
   waiters: 'Result waiters',
@@ -70,6 +72,8 @@ function Screen({ route }: { route: Route }) {
       return <WorkflowsScreen filters={route.filters} />;
     case 'workflow':
       return <WorkflowDetailScreen workflowId={route.workflowId} />;
+    case 'definitions':
+      return <DefinitionsScreen selection={route} />;
     case 'engines':
       return <EnginesScreen />;
     case 'claims':

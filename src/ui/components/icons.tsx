@@ -30,7 +30,15 @@ export type IconName =
   | 'check'
   | 'cross'
   | 'hourglass'
-  | 'command';
+  | 'command'
+  | 'code'
+  | 'file'
+  | 'lock'
+  | 'copy'
+  | 'save'
+  | 'trash'
+  | 'pencil'
+  | 'alert';
 
 const paths: Record<IconName, ReactElement> = {
   workflows: (
@@ -121,6 +129,44 @@ const paths: Record<IconName, ReactElement> = {
     <>
       <path d="M4 1.8h8M4 14.2h8" />
       <path d="M5 1.8c0 3 6 3.4 6 6.2s-6 3.2-6 6.2M11 1.8c0 3-6 3.4-6 6.2s6 3.2 6 6.2" />
+    </>
+  ),
+  code: <path d="M5.5 4L1.8 8l3.7 4M10.5 4l3.7 4-3.7 4M9.2 2.5L6.8 13.5" />,
+  file: (
+    <>
+      <path d="M9.2 1.8H4a1 1 0 0 0-1 1v10.4a1 1 0 0 0 1 1h8a1 1 0 0 0 1-1V5.6z" />
+      <path d="M9.2 1.8v3.8H13" />
+    </>
+  ),
+  lock: (
+    <>
+      <rect x="3" y="7" width="10" height="7" rx="1.2" />
+      <path d="M5.2 7V5a2.8 2.8 0 0 1 5.6 0v2" />
+    </>
+  ),
+  copy: (
+    <>
+      <rect x="5.5" y="5.5" width="8" height="8.5" rx="1.2" />
+      <path d="M10.5 5.5V3a1 1 0 0 0-1-1h-6a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h2" />
+    </>
+  ),
+  save: (
+    <>
+      <path d="M3 2h8.2L14 4.8V13a1 1 0 0 1-1 1H3a1 1 0 0 1-1-1V3a1 1 0 0 1 1-1z" />
+      <path d="M5 2v3.5h5V2M5 14V9.5h6V14" />
+    </>
+  ),
+  trash: (
+    <>
+      <path d="M2.5 4h11M6 4V2.5h4V4" />
+      <path d="M3.8 4l.7 9.2a1 1 0 0 0 1 .9h5a1 1 0 0 0 1-.9l.7-9.2M6.5 6.8v4.5M9.5 6.8v4.5" />
+    </>
+  ),
+  pencil: <path d="M10.8 2.4l2.8 2.8-8.2 8.2H2.6v-2.8zM9.2 4l2.8 2.8" />,
+  alert: (
+    <>
+      <path d="M8 1.8l6.5 11.7h-13z" />
+      <path d="M8 6.2v3.4M8 11.7h.01" />
     </>
   ),
   command: (

@@ -14,6 +14,8 @@ export const queryKeys = {
   /** Every engine of the database (presence records). */
   engines: ['engines'] as const,
   definitions: ['definitions'] as const,
+  /** The worker's report on one definition source (compile-as-you-type). */
+  compile: (source: string) => ['compile', source] as const,
   claims: ['claims'] as const,
   fenceRejections: ['fence-rejections'] as const,
   fenceRejectionsOf: (workflowId: string) => ['fence-rejections', workflowId] as const,

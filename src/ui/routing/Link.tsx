@@ -12,10 +12,12 @@ export type LinkProps = {
   className?: string;
   title?: string;
   testId?: string;
+  /** `data-*` attributes, for page objects (`{ name: 'x' }` → `data-name="x"`). */
+  data?: Readonly<Record<string, string>>;
   'aria-current'?: 'page' | undefined;
 };
 
-export function Link({ to, children, className, title, testId, ...rest }: LinkProps) {
+export function Link({ to, children, className, title, testId, data, ...rest }: LinkProps) {
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
     if (event.defaultPrevented || event.button !== 0) return;
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -30,6 +32,7 @@ export function Link({ to, children, className, title, testId, ...rest }: LinkPr
       title={title}
       data-testid={testId}
       aria-current={rest['aria-current']}
+      {...Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [`data-${key}`, value]))}
     >
       {children}
     </a>

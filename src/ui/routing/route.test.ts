@@ -40,4 +40,26 @@ describe('routes', () => {
       '#/workflows?sort=updated&dir=asc',
     );
   });
+
+  it('reads and writes the definition the definitions screen has open', () => {
+    expect(parseRoute('#/definitions')).toEqual({
+      screen: 'definitions',
+      name: null,
+      version: null,
+      draft: null,
+    });
+    expect(parseRoute('#/definitions/my%20flow?v=3')).toEqual({
+      screen: 'definitions',
+      name: 'my flow',
+      version: 3,
+      draft: null,
+    });
+    expect(parseRoute('#/definitions/greeter?v=-1')).toMatchObject({ name: 'greeter', version: null });
+    expect(parseRoute('#/definitions?draft=d1')).toMatchObject({ name: null, draft: 'd1' });
+    expect(formatRoute(routes.definitions({ name: 'my flow', version: 3 }))).toBe(
+      '#/definitions/my%20flow?v=3',
+    );
+    expect(formatRoute(routes.definitions({ draft: 'd1' }))).toBe('#/definitions?draft=d1');
+    expect(formatRoute(routes.definitions())).toBe('#/definitions');
+  });
 });

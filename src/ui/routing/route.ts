@@ -24,8 +24,15 @@ export type WorkflowFilters = {
   direction: SortDirection;
 };
 
+/**
+ * What the definitions screen has open: a definition by name (a built-in, or a saved one at `version`, the
+ * latest when null), an unsaved draft of this tab by id, or nothing.
+ */
+export type DefinitionSelection = { name: string | null; version: number | null; draft: string | null };
+
 export type Route =
   | { screen: 'workflows'; filters: WorkflowFilters }
+  | ({ screen: 'definitions' } & DefinitionSelection)
   | { screen: 'workflow'; workflowId: string }
   | { screen: 'engines' }
   | { screen: 'claims' }
@@ -90,6 +97,15 @@ export function parseRoute(hash: string): Route {
     case 'workflows':
       if (second !== undefined && second.length > 0) return { screen: 'workflow', workflowId: second };
       return { screen: 'workflows', filters: parseFilters(query) };
+    case 'definitions': {
+      const version = Number(query.get('v'));
+      return {
+        screen: 'definitions',
+        name: second !== undefined && second.length > 0 ? second : null,
+        version: second && Number.isSafeInteger(version) && version > 0 ? version : null,
+        draft: second ? null : query.get('draft') || null,
+      };
+    }
     case 'engines':
     case 'claims':
     case 'waiters':
@@ -117,6 +133,12 @@ export function formatRoute(route: Route): string {
     }
     case 'workflow':
       return `#/workflows/${encodeURIComponent(route.workflowId)}`;
+    case 'definitions':
+      if (route.name !== null)
+        return `#/definitions/${encodeURIComponent(route.name)}${route.version !== null ? `?v=${route.version}` : ''}`;
+      return route.draft !== null
+        ? `#/definitions?draft=${encodeURIComponent(route.draft)}`
+        : '#/definitions';
     default:
       return `#/${route.screen}`;
   }
@@ -133,6 +155,12 @@ export const routes = {
   claims: (): Route => ({ screen: 'claims' }),
   waiters: (): Route => ({ screen: 'waiters' }),
   chaos: (): Route => ({ screen: 'chaos' }),
+  definitions: (selection: Partial<DefinitionSelection> = {}): Route => ({
+    screen: 'definitions',
+    name: selection.name ?? null,
+    version: selection.name ? (selection.version ?? null) : null,
+    draft: selection.name ? null : (selection.draft ?? null),
+  }),
 };
 
 /** Which navigation item a route belongs to (the detail screen belongs to Workflows). */

@@ -14,6 +14,8 @@ import { routes } from '../routing/route';
 import { navigate } from '../routing/router';
 import { useThemeStore } from '../state/theme';
 import { useViewStore } from '../state/view-store';
+import { startBlankDraft } from '../screens/definitions/DefinitionsScreen';
+import { startableDefinitions } from '../screens/workflows/definition-catalog';
 import { humanTitle, isOffered } from '../screens/workflows/definition-names';
 import styles from './CommandPalette.module.css';
 import { openEngineTab } from './EnginesOverview';
@@ -240,6 +242,14 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => navigate(routes.waiters()),
     },
     {
+      id: 'screen:definitions',
+      section: 'Screens',
+      title: 'Definitions',
+      subtitle: 'Write workflows in TypeScript; every tab runs them',
+      keywords: 'editor code author source typescript go',
+      run: () => navigate(routes.definitions()),
+    },
+    {
       id: 'screen:chaos',
       section: 'Screens',
       title: 'Chaos drills',
@@ -272,6 +282,14 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       subtitle: 'Pick a definition, edit its input',
       keywords: 'new run create',
       run: () => openStartDialog(),
+    },
+    {
+      id: 'action:new-definition',
+      section: 'Actions',
+      title: 'New definition…',
+      subtitle: 'Write a workflow of your own in the editor',
+      keywords: 'create author editor code workflow',
+      run: () => startBlankDraft(definitions),
     },
     {
       id: 'action:open-tab',
@@ -341,7 +359,7 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       },
     );
   }
-  for (const definition of definitions.filter(isOffered))
+  for (const definition of startableDefinitions(definitions).filter(isOffered))
     commands.push({
       id: `demo:${definition.name}`,
       section: 'Start a demo',

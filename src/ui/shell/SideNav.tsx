@@ -1,8 +1,9 @@
 /**
- * The screens of the studio, with a live figure beside each (running workflows, live engines, claims held,
- * pending result waiters) so the sidebar itself says what is going on.
+ * The screens of the studio, with a live figure beside each (definitions of one's own, live engines, claims
+ * held, pending result waiters) so the sidebar itself says what is going on.
  */
 import { useEngines, useClaims, isEngineLive } from '../data/engine-queries';
+import { useDefinitions } from '../data/workflow-queries';
 import { Icon, type IconName } from '../components/icons';
 import { Link } from '../routing/Link';
 import { routes, sectionOf, type Route } from '../routing/route';
@@ -12,6 +13,7 @@ type Item = { section: ReturnType<typeof sectionOf>; label: string; icon: IconNa
 
 const items: Item[] = [
   { section: 'workflows', label: 'Workflows', icon: 'workflows', to: routes.workflows() },
+  { section: 'definitions', label: 'Definitions', icon: 'code', to: routes.definitions() },
   { section: 'engines', label: 'Engines', icon: 'engines', to: routes.engines() },
   { section: 'claims', label: 'Claims', icon: 'claims', to: routes.claims() },
   { section: 'waiters', label: 'Result waiters', icon: 'waiters', to: routes.waiters() },
@@ -22,7 +24,12 @@ export function SideNav({ route }: { route: Route }) {
   const current = sectionOf(route);
   const engines = useEngines().data;
   const claims = useClaims().data;
+  const definitions = useDefinitions().data;
   const figures: Partial<Record<Item['section'], number>> = {
+    definitions: definitions
+      ? new Set(definitions.filter((definition) => !definition.builtIn).map((definition) => definition.name))
+          .size
+      : undefined,
     engines: engines?.filter(isEngineLive).length,
     claims: claims?.filter((claim) => claim.holder).length,
     waiters: engines

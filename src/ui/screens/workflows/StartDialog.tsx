@@ -1,5 +1,6 @@
 /**
- * The start dialog: pick a definition (the built-in catalog, with titles and descriptions), edit its input
+ * The start dialog: pick a definition (the built-in demos, then the definitions saved in the studio — the
+ * newest registered version of each, which is what starting by name runs; child types last), edit its input
  * as JSON (prefilled with the definition's sample, validated as you type, recent inputs one click away),
  * optionally name the workflow and give it a start delay or an execution timeout. What the engine refuses —
  * an existing id, an oversized payload, a bad id — is shown inline in its own words, and the dialog stays
@@ -14,6 +15,7 @@ import { useDefinitions, useStartWorkflow } from '../../data/workflow-queries';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useViewStore } from '../../state/view-store';
+import { startableDefinitions } from './definition-catalog';
 import { humanTitle, isChildOnly } from './definition-names';
 import styles from './StartDialog.module.css';
 import {
@@ -46,7 +48,7 @@ export function StartDialog() {
 }
 
 function sortDefinitions(definitions: readonly DefinitionInfo[]): DefinitionInfo[] {
-  return [...definitions].sort((a, b) => Number(isChildOnly(a)) - Number(isChildOnly(b)));
+  return startableDefinitions(definitions).sort((a, b) => Number(isChildOnly(a)) - Number(isChildOnly(b)));
 }
 
 function StartForm({ initialType, onDone }: { initialType: string | null; onDone: () => void }) {
@@ -66,10 +68,13 @@ function StartForm({ initialType, onDone }: { initialType: string | null; onDone
       >
         {sorted.map((candidate, index) => {
           const child = isChildOnly(candidate);
-          const firstChild = child && !isChildOnly(sorted[index - 1] ?? candidate);
+          const previous = sorted[index - 1];
+          const firstChild = child && !isChildOnly(previous ?? candidate);
+          const firstSaved = !candidate.builtIn && !child && (previous?.builtIn ?? true);
           return (
             <div key={`${candidate.name}@${candidate.version}`}>
               {firstChild ? <div className={styles.groupLabel}>Child workflows</div> : null}
+              {firstSaved ? <div className={styles.groupLabel}>Your definitions</div> : null}
               <button
                 type="button"
                 role="radio"
@@ -93,7 +98,11 @@ function StartForm({ initialType, onDone }: { initialType: string | null; onDone
           );
         })}
       </div>
-      <DefinitionForm key={definition.name} definition={definition} onDone={onDone} />
+      <DefinitionForm
+        key={`${definition.name}@${definition.version}`}
+        definition={definition}
+        onDone={onDone}
+      />
     </div>
   );
 }

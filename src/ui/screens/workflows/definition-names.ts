@@ -1,16 +1,14 @@
 /**
- * How definitions are named and offered in the studio. The catalog's own title and "child only" flag are
- * used when the worker reports them (`DefinitionInfo.title`, `DefinitionInfo.childOnly`); otherwise the
- * title is made from the name (`slow-steps` → "Slow steps"), and a definition whose description says it is
- * a child of another is offered after the top-level ones.
+ * How definitions are named and offered in the studio. The built-in catalog's own title and "child only"
+ * flag are used when the worker reports them (`DefinitionInfo.title`, `DefinitionInfo.childOnly`);
+ * otherwise the title is made from the name (`slow-steps` → "Slow steps"), and a definition whose
+ * description says it is a child of another is offered after the top-level ones.
  */
 import type { DefinitionInfo } from '../../../worker/protocol';
 
-type WithCatalog = DefinitionInfo & { title?: unknown; childOnly?: unknown };
-
 /** "Slow steps" for `slow-steps`, or the catalog title. */
-export function humanTitle(definition: DefinitionInfo): string {
-  const title = (definition as WithCatalog).title;
+export function humanTitle(definition: Pick<DefinitionInfo, 'name' | 'title'>): string {
+  const title = definition.title;
   if (typeof title === 'string' && title.length > 0) return title;
   const words = definition.name
     .replace(/[-_]+/g, ' ')
@@ -21,8 +19,7 @@ export function humanTitle(definition: DefinitionInfo): string {
 
 /** Whether a definition is normally started by a parent workflow rather than by people. */
 export function isChildOnly(definition: DefinitionInfo): boolean {
-  const flag = (definition as WithCatalog).childOnly;
-  if (typeof flag === 'boolean') return flag;
+  if (definition.childOnly) return true;
   return /^child of\b/i.test(definition.description ?? '');
 }
 
