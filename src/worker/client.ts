@@ -667,7 +667,7 @@ export class ShuttleClient {
         '  describe(id) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit? }) · timeline(id)',
         '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
         '  compileDefinition(source) · saveDefinition(source, { force? }) · deleteDefinition(name, version)',
-        "      TypeScript whose default export is defineWorkflow({ … }), importing only from 'shuttle'",
+        "      source: a TypeScript module, default export a defineWorkflow definition, imports from 'shuttle' only",
         "  waitFor(id, status | statuses, { timeoutMs? })   e.g. waitFor(id, 'completed')",
         '  chaos.freeze(engineId, seconds) · chaos.crash(engineId) · chaos.shutdown(engineId) · chaos.restart(engineId)',
         "      on any tab's engine, e.g. chaos.freeze((await engines())[1].engineId, 10)",
