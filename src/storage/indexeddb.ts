@@ -270,20 +270,25 @@ export class IndexedDbStorage implements Storage {
   }
 
   /**
-   * One `readwrite` transaction: read every condition key once, then walk the groups in order against an
-   * overlay of the values as earlier groups left them, then write the net changes of the applied groups.
+   * A commit of conditional groups (`batch` is one group without conditions): `commitOptimistic`, and when a
+   * condition fails there, `commitRaw`, which decides each group on its own.
    *
-   * The transaction runs on the raw `IDBDatabase` Dexie opened (Dexie still owns opening, the schema,
+   * The transactions run on the raw `IDBDatabase` Dexie opened (Dexie still owns opening, the schema,
    * upgrades and every read). Commits are the engine's hot path, and Dexie's promise-zone transaction
    * wrapper roughly halved the commit rate in Chromium (bench/README.md): here every request is issued at
-   * once and the result is known when the transaction completes, with no promise turn in between.
+   * once and the result is known when the transaction completes, with no promise turn in between. A commit
+   * is first tried optimistically (`commitOptimistic`: reads and writes in one round trip, aborted if a
+   * condition fails), which took the engine's single-workflow step rate from about 0.45 to about 0.6 of
+   * the raw ceiling in Chromium.
    */
   private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
     await this.ensureOpen(operation);
     let results: boolean[];
     let touched: string[];
     try {
-      [results, touched] = await this.commitRaw(groups);
+      // Optimistic first: every request issued at once, the transaction aborted if a condition fails (then
+      // nothing was written) and the commit redone the careful way, which decides each group on its own.
+      [results, touched] = (await this.commitOptimistic(groups)) ?? (await this.commitRaw(groups));
     } catch (error) {
       throw this.toError(operation, error);
     }
@@ -291,6 +296,60 @@ export class IndexedDbStorage implements Storage {
     return results;
   }
 
+  /**
+   * The common case in one round trip: for each group in order, its condition reads and then its writes are
+   * all issued at once (requests of a transaction run in order, so each read sees exactly the writes of the
+   * groups before it, as in `commitRaw`). The first read that does not match aborts the transaction, so
+   * nothing is written, and resolves null: the caller then runs `commitRaw`, which applies the groups whose
+   * conditions hold. Conditions almost always hold (a lost race or a deposed engine is the exception), and
+   * the careful path waits for every read before it writes: a second round trip per commit.
+   */
+  private commitOptimistic(groups: readonly CommitGroup[]): Promise<[boolean[], string[]] | null> {
+    return new Promise((resolve, reject) => {
+      let transaction: IDBTransaction;
+      try {
+        transaction = this.db.backendDB().transaction(tableName, 'readwrite');
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const store = transaction.objectStore(tableName);
+      let refused = false;
+      const touched = new Set<string>();
+      for (const { conditions, operations } of groups) {
+        for (const { key, expected } of conditions) {
+          const request = store.get(key);
+          request.onsuccess = () => {
+            const row = request.result as Row | undefined;
+            if ((row === undefined ? null : row.value) === expected || refused) return;
+            refused = true;
+            transaction.abort();
+          };
+        }
+        for (const item of operations) {
+          if (item.type === 'put') store.put({ key: item.key, value: item.value } satisfies Row);
+          else store.delete(item.key);
+          touched.add(item.key);
+        }
+      }
+      transaction.oncomplete = () => resolve([groups.map(() => true), [...touched]]);
+      transaction.onerror = (event) => {
+        if (refused) event.preventDefault();
+      };
+      transaction.onabort = () => {
+        if (refused) resolve(null);
+        else
+          reject(
+            transaction.error ?? new DOMException('the IndexedDB transaction was aborted', 'AbortError'),
+          );
+      };
+    });
+  }
+
+  /**
+   * One `readwrite` transaction: read every condition key once, then walk the groups in order against an
+   * overlay of the values as earlier groups left them, then write the net changes of the applied groups.
+   */
   private commitRaw(groups: readonly CommitGroup[]): Promise<[boolean[], string[]]> {
     return new Promise((resolve, reject) => {
       let transaction: IDBTransaction;
