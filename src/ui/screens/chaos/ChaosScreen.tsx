@@ -16,29 +16,30 @@ import { useNow } from '../../state/now';
 import styles from './ChaosScreen.module.css';
 import { useDrillStore } from './drill-store';
 import { drillDefinitions, type DrillDefinition, type DrillReport, type DrillStep } from './drills';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 export function ChaosScreen() {
   const engines = useEngines().data ?? [];
   const liveTabs = engines.filter((engine) => isEngineLive(engine) && engine.mode === 'engine').length;
   return (
     <section className={styles.screen} aria-labelledby="chaos-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="chaos-title" className={styles.title}>
-            Chaos drills
-          </h1>
-          <p className={styles.subtitle}>
+      <ScreenHeader
+        titleId="chaos-title"
+        title="Chaos drills"
+        summary={
+          <>
             Break the engines of the open tabs on purpose and check, from the durable record, that nothing was
             lost or done twice.{' '}
             <strong data-testid="chaos.engine-count">
               {liveTabs} engine tab{liveTabs === 1 ? '' : 's'} open.
             </strong>
-          </p>
-        </div>
+          </>
+        }
+      >
         <Button icon="plus" onClick={openEngineTab} testId="chaos.open-tab">
           Open engine tab
         </Button>
-      </div>
+      </ScreenHeader>
       <div className={styles.drills}>
         {drillDefinitions.map((drill) => (
           <DrillCard key={drill.id} drill={drill} liveTabs={liveTabs} />

@@ -22,6 +22,7 @@ import { useNow } from '../../state/now';
 import { epochHistory } from '../detail/custody';
 import styles from './ClaimsScreen.module.css';
 import { sortClaimRows, toClaimRows, type ClaimRow } from './claim-rows';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 const rowHeight = 45;
 
@@ -40,18 +41,16 @@ export function ClaimsScreen() {
     selected ?? rows.find((row) => row.contested || row.expired)?.workflowId ?? rows[0]?.workflowId ?? null;
   return (
     <section className={styles.screen} aria-labelledby="claims-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="claims-title" className={styles.title}>
-            Claims
-          </h1>
-          <p className={styles.subtitle} data-testid="claims.summary">
-            {claims.data
-              ? `${rows.length} held · ${contested} contested · ${expired} expired and not yet taken over · TTL ${formatDuration(claimTimings.ttlMs)}, renewed every ${formatDuration(claimTimings.renewIntervalMs)}`
-              : 'Who holds which workflow, at which epoch.'}
-          </p>
-        </div>
-      </div>
+      <ScreenHeader
+        titleId="claims-title"
+        title="Claims"
+        summary={
+          claims.data
+            ? `${rows.length} held · ${contested} contested · ${expired} expired and not yet taken over · TTL ${formatDuration(claimTimings.ttlMs)}, renewed every ${formatDuration(claimTimings.renewIntervalMs)}`
+            : 'Who holds which workflow, at which epoch.'
+        }
+        summaryTestId="claims.summary"
+      />
       {claims.isError && !claims.data ? (
         <ErrorNotice
           error={claims.error}

@@ -18,6 +18,7 @@ import { DefinitionEditor, keyOf, type EditorTarget } from './DefinitionEditor';
 import { DefinitionList, type OpenKey } from './DefinitionList';
 import { useEditorStore } from './editor-store';
 import styles from './DefinitionsScreen.module.css';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 /** Starts a draft from the blank template, named so that it clashes with nothing, and opens it. */
 export function startBlankDraft(definitions: readonly DefinitionInfo[]): void {
@@ -77,15 +78,15 @@ export function DefinitionsScreen({ selection }: { selection: DefinitionSelectio
 
   return (
     <section className={styles.screen} aria-labelledby="definitions-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="definitions-title" className={styles.title}>
-            Definitions
-          </h1>
-          <p className={styles.subtitle}>
+      <ScreenHeader
+        titleId="definitions-title"
+        title="Definitions"
+        summary={
+          <>
             Write workflows in TypeScript. A saved definition runs in every tab, and any tab can take it over.
-          </p>
-        </div>
+          </>
+        }
+      >
         <Button
           variant="primary"
           icon="plus"
@@ -95,7 +96,7 @@ export function DefinitionsScreen({ selection }: { selection: DefinitionSelectio
         >
           New definition
         </Button>
-      </div>
+      </ScreenHeader>
       {definitions.isError && !definitions.data ? (
         <ErrorNotice
           error={definitions.error}

@@ -24,6 +24,7 @@ import { openEngineTab } from '../../shell/EnginesOverview';
 import { useNow } from '../../state/now';
 import { ClaimsChart } from './ClaimsChart';
 import styles from './EnginesScreen.module.css';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 export function EnginesScreen() {
   const engines = useEngines();
@@ -36,21 +37,20 @@ export function EnginesScreen() {
   ];
   return (
     <section className={styles.screen} aria-labelledby="engines-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="engines-title" className={styles.title}>
-            Engines
-          </h1>
-          <p className={styles.subtitle} data-testid="engines.summary">
-            {engines.data
-              ? `${live.length} live · ${gone.length} recently gone · one engine per open tab, all sharing this database`
-              : 'Every tab of this database runs an engine.'}
-          </p>
-        </div>
+      <ScreenHeader
+        titleId="engines-title"
+        title="Engines"
+        summary={
+          engines.data
+            ? `${live.length} live · ${gone.length} recently gone · one engine per open tab, all sharing this database`
+            : 'Every tab of this database runs an engine.'
+        }
+        summaryTestId="engines.summary"
+      >
         <Button icon="plus" variant="primary" onClick={openEngineTab} testId="engines.open-tab">
           Open engine tab
         </Button>
-      </div>
+      </ScreenHeader>
       <PanelErrorBoundary name="claims chart">
         <ChartCard />
       </PanelErrorBoundary>

@@ -22,6 +22,7 @@ import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
 import styles from './WaitersScreen.module.css';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 const viaText: Record<string, { label: string; hint: string }> = {
   local: {
@@ -69,17 +70,16 @@ export function WaitersScreen() {
 
   return (
     <section className={styles.screen} aria-labelledby="waiters-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="waiters-title" className={styles.title}>
-            Result waiters
-          </h1>
-          <p className={styles.subtitle} data-testid="waiters.summary">
-            {engines.data
-              ? `${pending.length} pending · ${all.filter((waiter) => waiter.settled).length} recently settled, across ${groups.length} engine${groups.length === 1 ? '' : 's'}`
-              : 'result() calls waiting on workflows, in every tab.'}
-          </p>
-        </div>
+      <ScreenHeader
+        titleId="waiters-title"
+        title="Result waiters"
+        summary={
+          engines.data
+            ? `${pending.length} pending · ${all.filter((waiter) => waiter.settled).length} recently settled, across ${groups.length} engine${groups.length === 1 ? '' : 's'}`
+            : 'result() calls waiting on workflows, in every tab.'
+        }
+        summaryTestId="waiters.summary"
+      >
         {byVia.size > 0 ? (
           <dl className={styles.stats} aria-label="Median time to settle">
             {[...byVia.entries()].map(([via, latencies]) => (
@@ -95,7 +95,7 @@ export function WaitersScreen() {
             ))}
           </dl>
         ) : null}
-      </div>
+      </ScreenHeader>
       {engines.isError && !engines.data ? (
         <ErrorNotice
           error={engines.error}

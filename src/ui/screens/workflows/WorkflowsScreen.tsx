@@ -14,6 +14,7 @@ import { WorkflowFilterBar } from './WorkflowFilterBar';
 import { WorkflowTable } from './WorkflowTable';
 import styles from './WorkflowsScreen.module.css';
 import { LastStarted } from './LastStarted';
+import { ScreenHeader } from '../../components/ScreenHeader';
 
 /** The part of the filters the engine applies. */
 function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cursor'> {
@@ -42,29 +43,26 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
   const filtered = filters.status.length > 0 || filters.type || filters.owner || filters.idPrefix;
   return (
     <section className={styles.screen} aria-labelledby="workflows-title">
-      <div className={styles.header}>
-        <div>
-          <h1 id="workflows-title" className={styles.title}>
-            Workflows
-          </h1>
-          <p className={styles.subtitle} data-testid="workflows.summary">
-            {items
-              ? `${items.length.toLocaleString()}${list.data?.hasMore ? '+' : ''} ${filtered ? 'matching' : 'in this database'} · ${running} running`
-              : 'Every workflow of this database, whichever tab runs it.'}
-          </p>
-        </div>
-        <div className={styles.headerActions}>
-          <LastStarted />
-          <Button
-            variant="primary"
-            icon="play"
-            onClick={() => openStartDialog()}
-            testId="workflows.start-button"
-          >
-            Start workflow
-          </Button>
-        </div>
-      </div>
+      <ScreenHeader
+        titleId="workflows-title"
+        title="Workflows"
+        summary={
+          items
+            ? `${items.length.toLocaleString()}${list.data?.hasMore ? '+' : ''} ${filtered ? 'matching' : 'in this database'} · ${running} running`
+            : 'Every workflow of this database, whichever tab runs it.'
+        }
+        summaryTestId="workflows.summary"
+      >
+        <LastStarted />
+        <Button
+          variant="primary"
+          icon="play"
+          onClick={() => openStartDialog()}
+          testId="workflows.start-button"
+        >
+          Start workflow
+        </Button>
+      </ScreenHeader>
       <PanelErrorBoundary name="filters">
         <WorkflowFilterBar filters={filters} />
       </PanelErrorBoundary>
