@@ -33,6 +33,8 @@ export type EngineDeathWatch = {
    * that say they run but are not in `held`.
    */
   observe(engines: readonly ObservedEngine[], held: ReadonlySet<string>): void;
+  /** Whether `engineId` is watched already, or was reported dead (either way, observing it again is moot). */
+  covers(engineId: string): boolean;
   close(): void;
 };
 
@@ -77,6 +79,10 @@ export class DeathWatch implements EngineDeathWatch {
       if (held.has(engineId)) this.#watch(engineId);
       else if (status !== 'starting' && status !== 'stopped') this.#died(engineId);
     }
+  }
+
+  covers(engineId: string): boolean {
+    return this.#watching.has(engineId) || this.#dead.has(engineId);
   }
 
   close(): void {

@@ -397,6 +397,7 @@ describe('worker host: handoff', () => {
           observe: (engines: readonly { engineId: string }[]) => {
             observed.push(engines.map((engine) => engine.engineId));
           },
+          covers: () => false,
           close: () => undefined,
         };
       },
@@ -434,6 +435,38 @@ describe('worker host: handoff', () => {
       toEpoch: 2,
     });
     expect(timeline.filter((entry) => entry.kind === 'timer-fired')).toHaveLength(40);
+  });
+
+  it('watches a tab that has just opened at once, not at its next heartbeat survey', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const observedBy = new Map<string, string[][]>();
+    const host = {
+      ...slowClaims,
+      heartbeatIntervalMs: 3_600_000, // no heartbeat survey within the test: only the change feed can explain it
+      deathWatch: (selfId: string) => {
+        const observed: string[][] = [];
+        observedBy.set(selfId, observed);
+        const covered = new Set<string>();
+        return {
+          observe: (engines: readonly { engineId: string }[], held: ReadonlySet<string>) => {
+            observed.push(engines.map((engine) => engine.engineId));
+            for (const { engineId } of engines) if (held.has(engineId)) covered.add(engineId);
+          },
+          covers: (engineId: string) => covered.has(engineId),
+          close: () => undefined,
+        };
+      },
+    };
+    const a = open({ storage, liveness, host });
+    await running(a);
+    const b = open({ storage, liveness, host });
+    await running(b);
+    await until(
+      () => observedBy.get(a.host.engineId) ?? [],
+      (all) => all.some((ids) => ids.includes(b.host.engineId)),
+      3_000,
+    );
   });
 
   it('takes a workflow over at once when another tab announces it is going away', async () => {

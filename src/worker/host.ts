@@ -74,6 +74,7 @@ import {
   readStoredPresence,
   recordCrash,
   presenceKey,
+  presencePrefix,
   type EngineIdentity,
   type StoredPresence,
   waitersForPresence,
@@ -425,6 +426,7 @@ class Host implements EngineHost {
         storage.watch('', (keys) => {
           this.#changes.add(keys);
           this.#schedulePush();
+          this.#noticeNewEngines(keys);
         }),
       );
     try {
@@ -743,6 +745,23 @@ class Host implements EngineHost {
 
   // -------------------------------------------------------------------------------------------------------
   // Other engines: death watch, build mismatches, pruning
+
+  /**
+   * The presence record of an engine the death watch does not cover yet was written (a tab just opened, or
+   * its engine now holds its lock): survey now, so a crash of a tab opened a moment ago is noticed at once
+   * rather than after the next heartbeat's survey.
+   */
+  #noticeNewEngines(keys: readonly string[]): void {
+    const watch = this.#deathWatch;
+    if (!watch || this.#status.state !== 'running') return;
+    const uncovered = keys.some(
+      (key) =>
+        key.startsWith(presencePrefix) &&
+        key !== presenceKey(this.engineId) &&
+        !watch.covers(key.slice(presencePrefix.length)),
+    );
+    if (uncovered) void this.#surveyOnce();
+  }
 
   #surveyOnce(): Promise<void> {
     this.#survey ??= this.#surveyEngines()
