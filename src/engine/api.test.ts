@@ -353,4 +353,13 @@ describe('shutdown', () => {
     await expect(engine.start(waiter, { label: 'x' })).rejects.toBeInstanceOf(EngineDisposedError);
     await engine[Symbol.asyncDispose]();
   });
+
+  it('leaves no timer behind, so it never keeps a process alive after it stopped', async () => {
+    const world = new TestWorld();
+    const engine = await world.engine([waiter], { backgroundTasks: 'automatic' });
+    await engine.start(waiter, { label: 'x' }, { id: 'parked' });
+    await world.idle();
+    await engine.shutdown();
+    expect(world.clock.pendingTimers).toBe(0);
+  });
 });

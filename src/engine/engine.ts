@@ -1074,14 +1074,18 @@ class ShuttleEngine implements Engine {
     this.#timers.stop();
     const runs = [...this.#runs.values()];
     for (const run of runs) run.drop('shutdown');
+    // Wait for in-flight turns and passes, at most 5 s; the timer is cleared so that it never keeps a
+    // process (or a test) alive after the engine stopped.
+    let patience: unknown;
     await Promise.race([
       Promise.all([
         ...runs.map((run) => run.whenQuiet()),
         ...this.#loading.values(),
         ...this.#maintenance.inFlight,
       ]),
-      new Promise((resolve) => this.#clock.setTimeout(() => resolve(undefined), 5_000)),
+      new Promise((resolve) => (patience = this.#clock.setTimeout(() => resolve(undefined), 5_000))),
     ]);
+    this.#clock.clearTimeout(patience);
     let claimsReleased = 0;
     let leaseReleased = false;
     try {
