@@ -306,13 +306,8 @@ export class IndexedDbStorage implements Storage {
    */
   private commitOptimistic(groups: readonly CommitGroup[]): Promise<[boolean[], string[]] | null> {
     return new Promise((resolve, reject) => {
-      let transaction: IDBTransaction;
-      try {
-        transaction = this.db.backendDB().transaction(tableName, 'readwrite');
-      } catch (error) {
-        reject(error);
-        return;
-      }
+      // A throw here (the connection closed underneath) rejects the promise.
+      const transaction = this.db.backendDB().transaction(tableName, 'readwrite');
       const store = transaction.objectStore(tableName);
       let refused = false;
       const touched = new Set<string>();
@@ -352,13 +347,8 @@ export class IndexedDbStorage implements Storage {
    */
   private commitRaw(groups: readonly CommitGroup[]): Promise<[boolean[], string[]]> {
     return new Promise((resolve, reject) => {
-      let transaction: IDBTransaction;
-      try {
-        transaction = this.db.backendDB().transaction(tableName, 'readwrite');
-      } catch (error) {
-        reject(error);
-        return;
-      }
+      // A throw here (the connection closed underneath) rejects the promise.
+      const transaction = this.db.backendDB().transaction(tableName, 'readwrite');
       const store = transaction.objectStore(tableName);
       const conditionKeys = [...new Set(groups.flatMap((group) => group.conditions.map(({ key }) => key)))];
       // A row whose value is not a string (not written by us) matches no condition.

@@ -2,7 +2,7 @@
  * A modal dialog on the native `<dialog>` element: focus moves in and is kept inside, Escape closes it, the
  * page behind is inert, and focus returns where it was when it closes. A click on the backdrop closes it too.
  */
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
 import styles from './Dialog.module.css';
 import { Icon } from './icons';
 
@@ -29,13 +29,7 @@ export function Dialog({
   width = 560,
   testId,
 }: DialogProps) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
+  const ref = useModalDialog(open);
   return (
     <dialog
       ref={ref}
@@ -70,4 +64,16 @@ export function Dialog({
       ) : null}
     </dialog>
   );
+}
+
+/** Keeps a `<dialog>` shown as a modal (focus trapped, page inert) exactly while `open`; returns its ref. */
+export function useModalDialog(open: boolean): RefObject<HTMLDialogElement | null> {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return ref;
 }

@@ -4,6 +4,7 @@
  * tab's engine. Arrow keys move, Enter runs, Escape closes.
  */
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useModalDialog } from '../components/Dialog';
 import { EngineChip } from '../components/EngineChip';
 import { Icon } from '../components/icons';
 import { useShuttleClient } from '../data/client-context';
@@ -50,13 +51,7 @@ export function useCommandPaletteShortcut(): void {
 export function CommandPalette() {
   const open = useViewStore((state) => state.paletteOpen);
   const close = useViewStore((state) => state.closePalette);
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
+  const ref = useModalDialog(open);
   return (
     <dialog
       ref={ref}
