@@ -303,6 +303,36 @@ describe('describe, list and timeline', () => {
   });
 });
 
+describe('timeline paging', () => {
+  it('pages through the timeline after any seq, without gaps or repeats, although a commit stores its entries as one record', async () => {
+    const stepper = defineWorkflow({
+      name: 'stepper',
+      version: 1,
+      *run(ctx) {
+        let sum = 0;
+        for (let i = 0; i < 6; i++) sum += yield* ctx.activity('step', () => i);
+        return sum;
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([stepper]);
+    const handle = await engine.start(stepper, undefined, { id: 'pages' });
+    expect(await handle.result()).toBe(15);
+    const all = await engine.timeline('pages');
+    expect(all.map((entry) => entry.seq)).toEqual(all.map((_, index) => index));
+    // A step's commit appends two entries (the activity completed, the next one started): one record.
+    const records = await world.storage.scan('wf-tl:');
+    expect(records.length).toBeLessThan(all.length);
+    for (let after = -1; after < all.length; after++)
+      for (const limit of [1, 2, 3, 100]) {
+        const page = await engine.timeline('pages', { ...(after >= 0 ? { after } : {}), limit });
+        expect(page.map((entry) => entry.seq)).toEqual(
+          all.slice(after + 1, after + 1 + limit).map((entry) => entry.seq),
+        );
+      }
+  });
+});
+
 describe('recoverAll, runMaintenance and subscribe', () => {
   it('emits typed events and recovers workflows of a dropped engine', async () => {
     const world = new TestWorld();

@@ -12,7 +12,7 @@ import {
   decodeCheckpoint,
   decodeFenceRejection,
   decodeRecord,
-  decodeTimelineEntry,
+  decodeTimelineRecord,
   type Checkpoint,
   type FenceRejection,
   type Frontier,
@@ -369,16 +369,20 @@ export async function readTimeline(
   const entries: TimelineEntry[] = [];
   let after = options.after !== undefined ? keys.timeline(workflowId, run, options.after) : undefined;
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  // Records are keyed by their last entry's seq: those after `after` hold every later entry (and possibly,
+  // in the first one, a few at or before it).
   while (entries.length < limit) {
     const page = await storage.scan(prefix, {
       ...(after ? { after } : {}),
       limit: Math.min(1000, limit - entries.length),
     });
-    for (const { key, value } of page) entries.push(decodeTimelineEntry(key, value));
+    for (const { key, value } of page)
+      for (const entry of decodeTimelineRecord(key, value))
+        if (options.after === undefined || entry.seq > options.after) entries.push(entry);
     if (page.length < 1000) break;
     after = page[page.length - 1]!.key;
   }
-  return entries;
+  return entries.length > limit ? entries.slice(0, limit) : entries;
 }
 
 export async function readFenceRejections(storage: Storage, workflowId?: string): Promise<FenceRejection[]> {

@@ -56,6 +56,7 @@ import {
   startTimerKey,
   type TimelineNote,
   type WorkflowView,
+  timelineWrite,
 } from './workflow-writes';
 import type { AnyWorkflowDefinition } from './workflow';
 
@@ -303,14 +304,20 @@ export class Lifecycle {
     if (minted)
       notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
     const checkpoint = newCheckpoint(run, now);
-    const operations: Operation[] = [];
-    notes.forEach((note, seq) =>
-      operations.push({
-        type: 'put',
-        key: keys.timeline(id, run, seq),
-        value: JSON.stringify({ seq, at: now, engineId, epoch, kind: note.kind, detail: note.detail ?? {} }),
-      }),
-    );
+    const operations: Operation[] = [
+      timelineWrite(
+        id,
+        run,
+        notes.map((note, seq) => ({
+          seq,
+          at: now,
+          engineId,
+          epoch,
+          kind: note.kind,
+          detail: note.detail ?? {},
+        })),
+      ),
+    ];
     operations.push(
       { type: 'put', key: keys.record(id), value: JSON.stringify(record) },
       {

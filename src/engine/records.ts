@@ -251,10 +251,17 @@ export function decodeHistoryEntry(key: string, raw: string): HistoryEntry {
   return value as unknown as HistoryEntry;
 }
 
-export function decodeTimelineEntry(key: string, raw: string): TimelineEntry {
+/**
+ * A timeline record: the entries one commit appended, keyed by the last one's `seq`. A commit that appended a
+ * single entry stores it as an object, a commit that appended several stores them as an array (one storage
+ * write per commit, not one per entry); both shapes are read.
+ */
+export function decodeTimelineRecord(key: string, raw: string): TimelineEntry[] {
   const value = parseJson(key, raw);
-  need(isObject(value) && typeof value.kind === 'string' && isCount(value.seq), key, 'bad timeline entry');
-  return value as unknown as TimelineEntry;
+  const entries = Array.isArray(value) ? value : [value];
+  for (const entry of entries)
+    need(isObject(entry) && typeof entry.kind === 'string' && isCount(entry.seq), key, 'bad timeline entry');
+  return entries as unknown as TimelineEntry[];
 }
 
 function decodeLoose<T>(

@@ -30,6 +30,20 @@ export type WorkflowView = {
 };
 
 /**
+ * The one write that appends `entries` (consecutive, in order) to a run's timeline: a single record keyed by
+ * the last entry's `seq`, so that a scan after a `seq` finds every record holding a later entry
+ * (`decodeTimelineRecord` reads it).
+ */
+export function timelineWrite(workflowId: string, run: number, entries: readonly TimelineEntry[]): Operation {
+  const last = entries[entries.length - 1]!;
+  return {
+    type: 'put',
+    key: keys.timeline(workflowId, run, last.seq),
+    value: JSON.stringify(entries.length === 1 ? last : entries),
+  };
+}
+
+/**
  * Appends timeline entries (and optional checkpoint changes) conditioned on the checkpoint just read.
  */
 export function appendTimeline(
@@ -39,18 +53,15 @@ export function appendTimeline(
   changes: Partial<Checkpoint> = {},
 ): WorkflowWrite {
   const { record, checkpoint } = view;
-  const operations: Operation[] = notes.map((note, index) => {
-    const seq = checkpoint.timelineLength + index;
-    const entry: TimelineEntry = {
-      seq,
-      at: note.at ?? who.now,
-      engineId: who.engineId,
-      epoch: who.epoch,
-      kind: note.kind,
-      detail: note.detail ?? {},
-    };
-    return { type: 'put', key: keys.timeline(record.id, record.run, seq), value: JSON.stringify(entry) };
-  });
+  const entries = notes.map((note, index): TimelineEntry => ({
+    seq: checkpoint.timelineLength + index,
+    at: note.at ?? who.now,
+    engineId: who.engineId,
+    epoch: who.epoch,
+    kind: note.kind,
+    detail: note.detail ?? {},
+  }));
+  const operations: Operation[] = entries.length > 0 ? [timelineWrite(record.id, record.run, entries)] : [];
   const next: Checkpoint = {
     ...checkpoint,
     ...changes,

@@ -17,7 +17,7 @@ import { MemoryStorage } from '../../storage/memory';
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
 import { TestWorld, seededRandom, type TestEngine } from '../engine.test-support';
 import type { EngineOptions } from '../options';
-import { isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
+import { decodeTimelineRecord, isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
 import { defineWorkflow } from '../workflow';
 
 export type SimulationOptions = {
@@ -127,18 +127,18 @@ class AuditedStorage implements Storage {
         if (isTerminal(before.status) && after.run === before.run)
           this.#violate(`terminal record ${key} (${before.status}) was overwritten with ${after.status}`);
       }
-      if (key.startsWith('wf-tl:')) {
-        const entry = JSON.parse(value) as TimelineEntry;
-        const workflow = key.split(':')[1]!;
-        if (entry.epoch > 0) {
-          const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);
-          if (owner !== undefined && owner !== entry.engineId)
-            this.#violate(
-              `workflow ${workflow} epoch ${entry.epoch} has timeline entries from ${owner} and ${entry.engineId} (${entry.kind})`,
-            );
-          this.#epochOwners.set(`${workflow}@${entry.epoch}`, entry.engineId);
+      if (key.startsWith('wf-tl:'))
+        for (const entry of decodeTimelineRecord(key, value)) {
+          const workflow = key.split(':')[1]!;
+          if (entry.epoch > 0) {
+            const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);
+            if (owner !== undefined && owner !== entry.engineId)
+              this.#violate(
+                `workflow ${workflow} epoch ${entry.epoch} has timeline entries from ${owner} and ${entry.engineId} (${entry.kind})`,
+              );
+            this.#epochOwners.set(`${workflow}@${entry.epoch}`, entry.engineId);
+          }
         }
-      }
       this.#shadow.set(key, value);
     }
   }

@@ -67,6 +67,7 @@ import {
   type UpdateResponse,
   type WorkflowRecord,
 } from '../records';
+import { timelineWrite } from '../workflow-writes';
 import {
   describeCommand,
   type AnyWorkflowDefinition,
@@ -1505,30 +1506,28 @@ export class WorkflowRun {
       return this.#commit(failTurn);
     }
     const operations: StorageOperation[] = [];
-    const { history: historyPrefix, timeline: timelinePrefix, checkpoint: checkpointKey } = this.#keys;
+    const { history: historyPrefix, checkpoint: checkpointKey } = this.#keys;
     for (let index = 0; index < turn.history.length; index++)
       operations.push({
         type: 'put',
         key: keys.sequenced(historyPrefix, this.#checkpoint.historyLength + index),
         value: JSON.stringify(turn.history[index]),
       });
-    for (let index = 0; index < turn.timeline.length; index++) {
-      const item = turn.timeline[index]!;
-      const seq = this.#checkpoint.timelineLength + index;
-      const entry: TimelineEntry = {
-        seq,
-        at: item.at ?? now,
-        engineId: host.engineId,
-        epoch,
-        kind: item.kind,
-        detail: item.detail,
-      };
-      operations.push({
-        type: 'put',
-        key: keys.sequenced(timelinePrefix, seq),
-        value: JSON.stringify(entry),
-      });
-    }
+    if (turn.timeline.length > 0)
+      operations.push(
+        timelineWrite(
+          this.id,
+          this.#record.run,
+          turn.timeline.map((item, index): TimelineEntry => ({
+            seq: this.#checkpoint.timelineLength + index,
+            at: item.at ?? now,
+            engineId: host.engineId,
+            epoch,
+            kind: item.kind,
+            detail: item.detail,
+          })),
+        ),
+      );
     operations.push({ type: 'put', key: checkpointKey, value: checkpointRaw });
     let recordRaw = this.#recordRaw;
     if (finalRecord) {
