@@ -777,7 +777,11 @@ class Host implements EngineHost {
   async #surveyEngines(): Promise<void> {
     const storage = this.#storage;
     if (!storage || this.#disposed) return;
-    const [entries, live] = await Promise.all([readStoredPresence(storage), this.#liveEngineIds()]);
+    // Presence first, then the locks: an engine writes `running` only once it holds its lock, so a record
+    // read as running is in the lock snapshot taken after it, and a tab that is just starting is never
+    // mistaken for a dead one (both at once could pair a fresh `running` with an older snapshot).
+    const entries = await readStoredPresence(storage);
+    const live = await this.#liveEngineIds();
     if (live && this.#deathWatch)
       this.#deathWatch.observe(
         entries.map(({ presence }) => presence),
