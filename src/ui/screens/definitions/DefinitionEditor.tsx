@@ -347,7 +347,9 @@ export function DefinitionEditor({
             label={`Source of ${fileName}`}
             onChange={(next) => {
               if (pending) setPending(null);
-              edit(key, next);
+              // Typed back to the saved source: nothing is unsaved any more.
+              if (target.kind !== 'draft' && next === base) discard(key);
+              else edit(key, next);
             }}
             onReady={(handle) => {
               editor.current = handle;

@@ -2,6 +2,9 @@
  * View state of the definitions editor: the unsaved text of every definition this person edited in this tab,
  * and the drafts (new definitions not saved yet). Switching between definitions keeps each one's edits; a
  * definition nobody edited shows its saved source, live. Saved sources themselves live in the query cache.
+ *
+ * While there is unsaved work, leaving or reloading the tab asks first (`beforeunload`): edits and drafts
+ * live only in this tab's memory.
  */
 import { create } from 'zustand';
 
@@ -56,3 +59,23 @@ export const useEditorStore = create<EditorStore>()((set) => ({
       return { drafts: state.drafts.filter((draft) => draft.id !== id), edits };
     }),
 }));
+
+/** Whether this tab holds edits or drafts that are not saved (an edit equal to its saved source is discarded). */
+export function hasUnsavedWork(state: Pick<EditorStore, 'edits' | 'drafts'>): boolean {
+  return state.drafts.length > 0 || Object.keys(state.edits).length > 0;
+}
+
+function askBeforeLeaving(event: BeforeUnloadEvent): void {
+  event.preventDefault();
+}
+
+if (typeof addEventListener === 'function') {
+  let guarded = false;
+  useEditorStore.subscribe((state) => {
+    const unsaved = hasUnsavedWork(state);
+    if (unsaved === guarded) return;
+    guarded = unsaved;
+    if (unsaved) addEventListener('beforeunload', askBeforeLeaving);
+    else removeEventListener('beforeunload', askBeforeLeaving);
+  });
+}
