@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { resolveChromium } from './e2e/fixtures/chromium';
+import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
 
 /**
  * End-to-end tests drive the built studio (`vite build` + `vite preview`) in real Chromium. Several pages of
@@ -22,15 +22,7 @@ export default defineConfig({
     viewport: { width: 1280, height: 800 },
     launchOptions: {
       executablePath: resolveChromium(),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
+      args: [...chromiumArgs],
     },
     trace: 'retain-on-failure',
   },

@@ -11,7 +11,7 @@
  * shutdown,cross-tab` to run some parts only (`shutdown` is a details-only handoff); `CHROMIUM_PATH` to choose the browser (see e2e/fixtures/chromium.ts).
  */
 import { chromium, type Browser, type BrowserContext } from '@playwright/test';
-import { resolveChromium } from '../e2e/fixtures/chromium';
+import { chromiumArgs, resolveChromium } from '../e2e/fixtures/chromium';
 import type { ThroughputOptions, ThroughputResult } from './browser/protocol';
 import { unmeasured, type BrowserFigures } from './results';
 import { spreadOf } from './stats';
@@ -85,15 +85,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const browser: Browser = await chromium.launch({
     executablePath: resolveChromium(),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
+    args: [...chromiumArgs],
   });
   const failures: Record<string, string> = {};
   try {

@@ -1595,15 +1595,14 @@ export class WorkflowRun {
   }
 
   /** This run's key prefixes, built once. */
-  get #keys(): { history: string; timeline: string; checkpoint: string } {
+  get #keys(): { history: string; checkpoint: string } {
     return (this.#keyCache ??= {
       history: keys.historyPrefix(this.id, this.#record.run),
-      timeline: keys.timelinePrefix(this.id, this.#record.run),
       checkpoint: keys.checkpoint(this.id),
     });
   }
 
-  #keyCache: { history: string; timeline: string; checkpoint: string } | null = null;
+  #keyCache: { history: string; checkpoint: string } | null = null;
 
   #park(): void {
     if (!this.isLive) return;

@@ -266,34 +266,22 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
       </div>
       {showOptions ? (
         <div className={styles.row}>
-          <div className={styles.field}>
-            <label htmlFor="start-delay" className={styles.label}>
-              Start delay <span className={styles.hint}>seconds</span>
-            </label>
-            <input
-              id="start-delay"
-              className={styles.text}
-              inputMode="decimal"
-              value={fields.startDelaySeconds}
-              onChange={(event) => setField('startDelaySeconds')(event.target.value)}
-              placeholder="start now"
-              data-testid="start.delay"
-            />
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="start-timeout" className={styles.label}>
-              Execution timeout <span className={styles.hint}>seconds</span>
-            </label>
-            <input
-              id="start-timeout"
-              className={styles.text}
-              inputMode="decimal"
-              value={fields.executionTimeoutSeconds}
-              onChange={(event) => setField('executionTimeoutSeconds')(event.target.value)}
-              placeholder="none"
-              data-testid="start.timeout"
-            />
-          </div>
+          <SecondsField
+            id="start-delay"
+            label="Start delay"
+            value={fields.startDelaySeconds}
+            onChange={setField('startDelaySeconds')}
+            placeholder="start now"
+            testId="start.delay"
+          />
+          <SecondsField
+            id="start-timeout"
+            label="Execution timeout"
+            value={fields.executionTimeoutSeconds}
+            onChange={setField('executionTimeoutSeconds')}
+            placeholder="none"
+            testId="start.timeout"
+          />
         </div>
       ) : null}
       {!options.ok ? (
@@ -322,5 +310,32 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
         </Button>
       </div>
     </form>
+  );
+}
+
+/** A labelled number-of-seconds input of the start options. */
+function SecondsField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder: string;
+  testId: string;
+}) {
+  return (
+    <div className={styles.field}>
+      <label htmlFor={props.id} className={styles.label}>
+        {props.label} <span className={styles.hint}>seconds</span>
+      </label>
+      <input
+        id={props.id}
+        className={styles.text}
+        inputMode="decimal"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+        placeholder={props.placeholder}
+        data-testid={props.testId}
+      />
+    </div>
   );
 }
