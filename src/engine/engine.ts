@@ -19,7 +19,6 @@ import type { Clock } from './clock';
 import { normalizePayload, type Json } from './codec';
 import { Committer } from './committer';
 import {
-  CorruptRecordError,
   EngineDisposedError,
   EngineLeaseNotHeldError,
   InvalidArgumentError,
@@ -31,7 +30,7 @@ import {
   WorkflowNotRegisteredError,
   serializeError,
 } from './errors';
-import { EventHub, type EngineEvent, type EngineListener, type EngineWarning, type WakeKind } from './events';
+import { EventHub, type EngineEvent, type EngineListener, type EngineWarning } from './events';
 import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
 import {
   describeWorkflow,
@@ -44,32 +43,28 @@ import {
   type ListPage,
   type WorkflowDescription,
 } from './inspect';
-import { keys, workflowIdOf } from './keys';
+import { keys } from './keys';
 import { Lifecycle, type StartOptions } from './lifecycle';
 import { Maintenance, type MaintenancePasses } from './maintenance';
 import { MetricsCounters, type EngineMetrics } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
-import { ClaimManager, type ClaimHow } from './ownership/claim-manager';
-import { ClaimRegistry } from './ownership/claims';
+import { createOwnership } from './ownership/create';
 import { FencedWriter } from './ownership/fenced-write';
-import { GlobalLease } from './ownership/global-lease';
-import { checkCapability, checkModeMarker } from './ownership/mode-marker';
+import type { ClaimHow, Ownership } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
 import {
   decodeCheckpoint,
   decodeRecord,
-  decodeUpdateResponse,
   isTerminal,
   type FenceRejection,
   type TimelineEntry,
-  type TimerRecord,
   type UpdateRequest,
-  type WorkflowRecord,
 } from './records';
 import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
-import { WorkflowRun, type DropReason, type RunHost } from './run/workflow-run';
+import { RunSupervisor, describe } from './supervisor';
 import { TimerScheduler } from './timer-scheduler';
 import { UpdateCalls } from './update-calls';
+import { WakeRouter } from './wake-router';
 import {
   assertDefinition,
   workflowTypeOf,
@@ -176,7 +171,6 @@ const asyncDispose: typeof Symbol.asyncDispose =
  */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const resolved = resolveOptions(options);
-  checkCapability(resolved.storage, resolved.ownership);
   const engine = new ShuttleEngine(resolved);
   await engine.open();
   return engine;
@@ -191,28 +185,22 @@ class ShuttleEngine implements Engine {
   readonly #hub = new EventHub();
   readonly #metrics = new MetricsCounters();
   readonly #committer: Committer;
-  readonly #registry: ClaimRegistry | null;
-  readonly #lease: GlobalLease | null;
+  readonly #owner: Ownership;
   readonly #writer: FencedWriter;
-  readonly #claims: ClaimManager | null;
   readonly #lifecycle: Lifecycle;
   readonly #waiters: ResultWaiters;
   readonly #updates: UpdateCalls;
   readonly #timers: TimerScheduler;
+  readonly #supervisor: RunSupervisor;
+  readonly #router: WakeRouter;
+  readonly #maintenance: Maintenance;
   readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
-  readonly #runs = new Map<string, WorkflowRun>();
-  readonly #loading = new Map<string, Promise<void>>();
-  readonly #reloads = new Set<string>();
-  readonly #lostRaces = new Map<string, number>();
-  readonly #corrupt = new Map<string, { key: string; message: string }>();
-  readonly #runHost: RunHost;
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
   #unwatch: (() => void) | null = null;
   #releaseLiveness: (() => void) | null = null;
-  readonly #maintenance: Maintenance;
   #shutdown: Promise<ShutdownReport> | null = null;
-  #pendingHolderChecks = new Set<string>();
 
+  /** Plain wiring: every collaborator gets the narrow functions it needs, nothing decides anything here. */
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#storage = options.storage;
@@ -220,108 +208,40 @@ class ShuttleEngine implements Engine {
     this.ownership = options.ownership;
     this.id = options.engineId ?? uuidFrom(options.random);
     const emit = (event: EngineEvent) => this.#hub.emit(event);
-    const warn = (warning: EngineWarning) => {
-      try {
-        options.onWarning(warning);
-      } catch {
-        // the host's warning handler failing must not break the engine
-      }
-    };
+    const warn = (warning: EngineWarning) => this.#warn(warning);
+    const isOpen = () => this.#state === 'open' || this.#state === 'opening';
     this.#committer = new Committer(this.#storage);
-    this.#registry =
-      options.ownership === 'workflow-lease'
-        ? new ClaimRegistry({ renewIntervalMs: options.renewIntervalMs, ttlMs: options.ttlMs })
-        : null;
-    this.#lease =
-      options.ownership === 'lease'
-        ? new GlobalLease({
-            storage: this.#storage,
-            commit: (conditions, operations) => this.#committer.commit(conditions, operations),
-            engineId: this.id,
-            clock: this.#clock,
-            ttlMs: options.ttlMs,
-            renewIntervalMs: options.renewIntervalMs,
-            waitTimeoutMs: options.leaseWaitTimeoutMs,
-            liveness: options.liveness,
-            onLost: (epoch) => this.#leaseLost(epoch),
-          })
-        : null;
-    this.#writer = new FencedWriter({
+    this.#owner = createOwnership(options.ownership, {
       storage: this.#storage,
       committer: this.#committer,
-      mode: options.ownership,
       engineId: this.id,
       clock: this.#clock,
-      claims: this.#registry,
-      lease: this.#lease,
+      ttlMs: options.ttlMs,
+      renewIntervalMs: options.renewIntervalMs,
+      leaseWaitTimeoutMs: options.leaseWaitTimeoutMs,
+      reclaimBatchSize: options.reclaimBatchSize,
+      liveness: options.liveness,
+      claimWorkflows: options.claimWorkflows,
       metrics: this.#metrics,
       emit,
       warn,
-      onDeposed: (workflowId) => this.#runs.get(workflowId)?.drop('deposed'),
+      isEligible: (type) => this.#mayDrive(type),
+      drive: (workflowId, how) =>
+        this.#supervisor.drive(workflowId, how === 'takeover' || how === 'recover' ? null : 'queued-start'),
+      isDriving: (workflowId) => this.#supervisor.isDriving(workflowId),
+      stopDriving: (workflowId, reason) => this.#supervisor.stop(workflowId, reason),
+      deposeEngine: (epoch) => this.#leaseLost(epoch),
+      markCorrupt: (workflowId, error) => this.#supervisor.markCorrupt(workflowId, error),
+      isCorrupt: (workflowId) => this.#supervisor.corruption(workflowId) !== undefined,
+      isStopping: () => !isOpen(),
     });
-    this.#claims = this.#registry
-      ? new ClaimManager({
-          storage: this.#storage,
-          writer: this.#writer,
-          claims: this.#registry,
-          clock: this.#clock,
-          engineId: this.id,
-          ttlMs: options.ttlMs,
-          renewIntervalMs: options.renewIntervalMs,
-          reclaimBatchSize: options.reclaimBatchSize,
-          liveness: options.liveness,
-          metrics: this.#metrics,
-          emit,
-          warn,
-          isEligible: (type) => this.#mayDrive(type),
-          onClaimed: (workflowId, how) => this.#drive(workflowId, how === 'takeover' ? null : 'queued-start'),
-          onLost: (workflowId) => this.#runs.get(workflowId)?.drop('claim-lost'),
-          onCorrupt: (workflowId, error) => this.#markCorrupt(workflowId, error),
-          isStopping: () => this.#state !== 'open' && this.#state !== 'opening',
-        })
-      : null;
-    this.#runHost = {
-      engineId: this.id,
-      storage: this.#storage,
-      writer: this.#writer,
-      clock: this.#clock,
-      random: options.random,
-      maxPayloadBytes: options.maxPayloadBytes,
-      manualTimers: options.backgroundTasks === 'manual',
-      releasesClaims: options.ownership === 'workflow-lease',
-      metrics: this.#metrics,
-      emit,
-      warn,
-      heldEpoch: (workflowId) => (this.#registry ? this.#registry.get(workflowId)?.epoch : 0),
-      guardWake: (workflowId, kind, parkedEpoch) =>
-        this.#claims ? this.#claims.guardWake(workflowId, kind, parkedEpoch) : Promise.resolve(true),
-      prepareChild: (request) => this.#lifecycle.prepareChild(request),
-      timerArmed: (dueAt) => this.#timers.notify(dueAt),
-      runFinished: (run, record) => this.#runFinished(run, record),
-      runDropped: (run, reason, error) => this.#runDropped(run, reason, error),
-    };
-    this.#lifecycle = new Lifecycle({
-      storage: this.#storage,
-      writer: this.#writer,
-      claims: this.#claims,
-      clock: this.#clock,
-      random: options.random,
-      engineId: this.id,
-      mode: options.ownership,
-      maxPayloadBytes: options.maxPayloadBytes,
-      definition: (type, version) => this.#definition(type, version),
-      claimed: (workflowId, workflowType, minted, how) =>
-        this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
-      claimsOnStart: options.claimWorkflows,
-      rotated: (workflowId, record) => this.#rotated(workflowId, record),
-      timerArmed: (dueAt) => this.#timers.notify(dueAt),
-    });
+    this.#writer = new FencedWriter({ committer: this.#committer, ownership: this.#owner });
     this.#waiters = new ResultWaiters({
       storage: this.#storage,
       clock: this.#clock,
       metrics: this.#metrics,
       emit,
-      keepPendingOnReadError: options.ownership !== 'none',
+      keepPendingOnReadError: this.#owner.sharesStore,
     });
     this.#updates = new UpdateCalls({
       storage: this.#storage,
@@ -329,11 +249,67 @@ class ShuttleEngine implements Engine {
       manualTimers: options.backgroundTasks === 'manual',
       commit: (conditions, operations) => this.#committer.commit(conditions, operations),
     });
+    this.#lifecycle = new Lifecycle({
+      storage: this.#storage,
+      writer: this.#writer,
+      ownership: this.#owner,
+      clock: this.#clock,
+      random: options.random,
+      engineId: this.id,
+      maxPayloadBytes: options.maxPayloadBytes,
+      definition: (type, version) => this.#definition(type, version),
+      claimsOnStart: options.claimWorkflows,
+      claimed: (workflowId, workflowType, minted, how) =>
+        this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
+      rotated: (workflowId, record) => this.#supervisor.rotated(workflowId, record),
+      timerArmed: (dueAt) => this.#timers.notify(dueAt),
+    });
+    this.#supervisor = new RunSupervisor({
+      storage: this.#storage,
+      ownership: this.#owner,
+      runHost: {
+        engineId: this.id,
+        storage: this.#storage,
+        writer: this.#writer,
+        clock: this.#clock,
+        random: options.random,
+        maxPayloadBytes: options.maxPayloadBytes,
+        manualTimers: options.backgroundTasks === 'manual',
+        metrics: this.#metrics,
+        emit,
+        warn,
+        heldEpoch: (workflowId) => this.#owner.heldEpoch(workflowId),
+        releaseOperations: (workflowId) => this.#owner.releaseOperations(workflowId),
+        guardWake: (workflowId, kind, parkedEpoch) => this.#owner.guardWake(workflowId, kind, parkedEpoch),
+        prepareChild: (request) => this.#lifecycle.prepareChild(request),
+        timerArmed: (dueAt) => this.#timers.notify(dueAt),
+      },
+      hub: this.#hub,
+      metrics: this.#metrics,
+      waiters: this.#waiters,
+      updates: this.#updates,
+      lifecycle: () => this.#lifecycle,
+      definitions: (type) => [...(this.#definitions.get(type)?.values() ?? [])],
+      isOpen,
+      warn,
+    });
+    this.#router = new WakeRouter({
+      storage: this.#storage,
+      writer: this.#writer,
+      ownership: this.#owner,
+      supervisor: this.#supervisor,
+      waiters: this.#waiters,
+      updates: this.#updates,
+      lifecycle: this.#lifecycle,
+      timers: () => this.#timers,
+      updateResponseRetentionMs: options.updateResponseRetentionMs,
+      isOpen: () => this.#state === 'open',
+    });
     this.#timers = new TimerScheduler({
       storage: this.#storage,
       clock: this.#clock,
       automatic: options.backgroundTasks === 'automatic',
-      fire: (key, timer) => this.#timerDue(key, timer),
+      fire: (key, timer) => this.#router.timerDue(key, timer),
       onError: (error) =>
         warn({
           name: 'StorageWarning',
@@ -352,19 +328,10 @@ class ShuttleEngine implements Engine {
   }
 
   async open(): Promise<void> {
-    await checkModeMarker(
-      this.#storage,
-      (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
-      this.ownership,
-      this.#clock.now(),
-    );
-    if (this.#lease) {
-      const held = await this.#lease.acquire();
-      this.#hub.emit({ type: 'lease.acquired', epoch: held.epoch });
-    }
+    await this.#owner.open();
     if (this.#options.liveness) this.#releaseLiveness = await this.#options.liveness.hold(this.id);
     if (this.#storage.capabilities.changeFeed && this.#storage.watch)
-      this.#unwatch = this.#storage.watch('', (changed) => this.#changed(changed));
+      this.#unwatch = this.#storage.watch('', (changed) => this.#router.changed(changed));
     this.#state = 'open';
     if (this.#options.backgroundTasks === 'automatic') this.#maintenance.start();
     if (this.#options.recover) await this.recoverAll();
@@ -465,7 +432,7 @@ class ShuttleEngine implements Engine {
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     this.#assertOpen();
     await this.#lifecycle.signal(workflowId, name, payload);
-    const run = this.#runs.get(workflowId);
+    const run = this.#supervisor.get(workflowId);
     if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
   }
 
@@ -554,14 +521,14 @@ class ShuttleEngine implements Engine {
       `request update '${name}'`,
     );
     if (!outcome.ok) throw new EngineLeaseNotHeldError(this.id);
-    this.#runs.get(workflowId)?.deliver({ type: 'updates' });
+    this.#supervisor.deliver(workflowId, { type: 'updates' });
     return waiting as Promise<T>;
   }
 
   async cancel(workflowId: string, reason?: string): Promise<void> {
     this.#assertOpen();
     const outcome = await this.#lifecycle.cancel(workflowId, reason);
-    if (outcome === 'requested') this.#runs.get(workflowId)?.deliver({ type: 'cancel' });
+    if (outcome === 'requested') this.#supervisor.deliver(workflowId, { type: 'cancel' });
   }
 
   async terminate(workflowId: string, reason?: string): Promise<void> {
@@ -584,7 +551,7 @@ class ShuttleEngine implements Engine {
     assertWorkflowId(workflowId);
     const description = await describeWorkflow(this.#storage, workflowId);
     if (!description) throw new WorkflowNotFoundError(workflowId);
-    const corrupt = this.#corrupt.get(workflowId);
+    const corrupt = this.#supervisor.corruption(workflowId);
     return corrupt && !description.corrupt ? { ...description, corrupt } : description;
   }
 
@@ -593,11 +560,10 @@ class ShuttleEngine implements Engine {
     const page = await listWorkflows(this.#storage, filter);
     return {
       ...page,
-      items: page.items.map((item) =>
-        this.#corrupt.has(item.workflowId) && !item.corrupt
-          ? { ...item, corrupt: this.#corrupt.get(item.workflowId)! }
-          : item,
-      ),
+      items: page.items.map((item) => {
+        const corrupt = this.#supervisor.corruption(item.workflowId);
+        return corrupt && !item.corrupt ? { ...item, corrupt } : item;
+      }),
     };
   }
 
@@ -614,32 +580,8 @@ class ShuttleEngine implements Engine {
 
   async recoverAll(): Promise<number> {
     this.#assertOpen();
-    if (this.#claims) {
-      await this.#claims.reclaim({ full: true });
-    } else {
-      let after: string | undefined;
-      for (;;) {
-        const page = await this.#storage.scan(keys.statusIndexPrefix('running'), {
-          ...(after ? { after } : {}),
-          limit: 500,
-        });
-        for (const { key, value } of page) {
-          const workflowId = workflowIdOf(key, keys.statusIndexPrefix('running'));
-          if (
-            !workflowId ||
-            this.#runs.has(workflowId) ||
-            this.#loading.has(workflowId) ||
-            this.#corrupt.has(workflowId)
-          )
-            continue;
-          if (!this.#mayDrive(value)) continue;
-          this.#drive(workflowId, null);
-        }
-        if (page.length < 500) break;
-        after = page[page.length - 1]!.key;
-      }
-    }
-    await Promise.all(this.#loading.values());
+    await this.#owner.reclaim({ full: true });
+    await Promise.all(this.#supervisor.loads());
     return this.ownedWorkflows().length;
   }
 
@@ -651,7 +593,7 @@ class ShuttleEngine implements Engine {
     const m = this.#metrics;
     return {
       claimAttempts: { ...m.claimAttempts },
-      claimsHeld: this.#registry?.size ?? 0,
+      claimsHeld: this.#owner.claimsHeld,
       renewals: m.renewals,
       renewalFailures: m.renewalFailures,
       claimsLost: m.claimsLost,
@@ -674,8 +616,7 @@ class ShuttleEngine implements Engine {
   }
 
   ownedWorkflows(): string[] {
-    if (this.#registry) return this.#registry.all().map((claim) => claim.workflowId);
-    return [...this.#runs.keys()];
+    return this.#owner.owned(() => this.#supervisor.driving());
   }
 
   resultWaiters(): ResultWaiterInfo[] {
@@ -689,282 +630,28 @@ class ShuttleEngine implements Engine {
   async idle(options: { activities?: boolean } = {}): Promise<void> {
     const activities = options.activities ?? true;
     for (let round = 0; round < 10_000; round++) {
-      const busy = [...this.#runs.values()].filter((run) => (activities ? run.hasWork : run.isTurning));
-      const loads = [...this.#loading.values()];
+      const busy = this.#supervisor.busy(activities);
       const maintenance = this.#maintenance.running;
-      if (busy.length === 0 && loads.length === 0 && !maintenance) return;
-      await Promise.race([
-        ...busy.map((run) => (activities ? run.whenIdle() : run.whenQuiet())),
-        ...loads,
-        ...(maintenance ? [maintenance] : []),
-      ]);
+      if (busy.length === 0 && !maintenance) return;
+      await Promise.race([...busy, ...(maintenance ? [maintenance] : [])]);
     }
   }
 
-  // -------------------------------------------------------------------------------------------------------
-  // Runs
-
-  /** Drives a workflow here from storage: evicts any stale local context, loads and replays it. */
-  #drive(workflowId: string, wake: WakeKind | null): void {
-    if (this.#state !== 'open' && this.#state !== 'opening') return;
-    // One run per workflow per engine: a stale run is dropped and its in-flight turn (a commit may be under
-    // way) finishes before the workflow is loaded again, so two runs of one workflow never commit at once.
-    const stale = this.#runs.get(workflowId);
-    stale?.drop('evicted');
-    const previous = Promise.all([this.#loading.get(workflowId), stale?.whenQuiet()]);
-    const loading = previous
-      .then(() => this.#load(workflowId, wake))
-      .finally(() => {
-        if (this.#loading.get(workflowId) === loading) this.#loading.delete(workflowId);
-      });
-    this.#loading.set(workflowId, loading);
-  }
-
-  async #load(workflowId: string, wake: WakeKind | null): Promise<void> {
-    if (this.#state !== 'open' && this.#state !== 'opening') return;
-    if (this.#registry && !this.#registry.has(workflowId)) return;
-    try {
-      const run = await WorkflowRun.load(this.#runHost, workflowId, (type) => [
-        ...(this.#definitions.get(type)?.values() ?? []),
-      ]);
-      if (!run) {
-        await this.#claims?.release(workflowId);
-        return;
-      }
-      if (this.#state !== 'open' && this.#state !== 'opening') return;
-      if (this.#registry && !this.#registry.has(workflowId)) return;
-      this.#runs.get(workflowId)?.drop('evicted');
-      this.#runs.set(workflowId, run);
-      run.deliver({ type: 'resync', wake });
-    } catch (error) {
-      if (error instanceof CorruptRecordError) {
-        this.#markCorrupt(workflowId, error);
-        await this.#claims?.release(workflowId).catch(() => false);
-      } else {
-        this.#reloads.add(workflowId);
-        this.#warn({
-          name: 'StorageWarning',
-          workflowId,
-          message: `Loading workflow '${workflowId}' failed (will retry): ${describe(error)}`,
-        });
-      }
-    }
-  }
-
-  #markCorrupt(workflowId: string, error: CorruptRecordError): void {
-    if (this.#corrupt.has(workflowId)) return;
-    this.#corrupt.set(workflowId, { key: error.key, message: error.message });
-    this.#hub.emit({ type: 'workflow.corrupt', workflowId, key: error.key, message: error.message });
-    this.#warn({ name: 'WorkflowCorruptWarning', workflowId, message: error.message });
-  }
-
+  /** An enabling write (start, delayed start, resume) landed: hold the workflow and drive it here. */
   #claimedByEnablingWrite(
     workflowId: string,
     workflowType: string,
     minted: MintedClaim | null,
     how: 'start' | 'resume' | 'acquire',
   ): void {
-    if (minted) this.#claims!.registerClaim(workflowId, minted, how);
+    this.#owner.claimLanded(workflowId, minted, how);
     if (how === 'resume') this.#hub.emit({ type: 'workflow.resumed', workflowId });
     else this.#hub.emit({ type: 'workflow.started', workflowId, workflowType, status: 'running' });
     if (this.#state !== 'open') {
-      if (minted) void this.#claims!.release(workflowId);
+      if (minted) void this.#owner.letGo(workflowId);
       return;
     }
-    this.#drive(workflowId, 'queued-start');
-  }
-
-  #runFinished(run: WorkflowRun, record: WorkflowRecord): void {
-    if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
-    this.#lostRaces.delete(run.id);
-    this.#claims?.forget(run.id);
-    this.#metrics.workflowsFinished++;
-    this.#hub.emit(finishedEvent(record));
-    this.#waiters.settleLocal(record);
-    void this.#updates.workflowChanged(record.id);
-    this.#afterWorkflowEnded(record, run.checkpoint.linkedChildren);
-  }
-
-  #afterWorkflowEnded(record: WorkflowRecord, linkedChildren: string[]): void {
-    if (record.parent)
-      this.#runs.get(record.parent.id)?.deliver({ type: 'child-settled', childId: record.id, record });
-    if (isTerminal(record.status))
-      for (const childId of linkedChildren)
-        void this.#lifecycle
-          .rotate(childId, 'terminated', `parent '${record.id}' ended (${record.status})`)
-          .catch(() => undefined);
-  }
-
-  #runDropped(run: WorkflowRun, reason: DropReason, error: unknown): void {
-    if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
-    if (error && reason === 'storage-error')
-      this.#warn({
-        name: 'StorageWarning',
-        workflowId: run.id,
-        message: `Workflow '${run.id}' stopped on a storage error and will be reloaded: ${describe(error)}`,
-      });
-    const stillOurs = this.#registry ? this.#registry.has(run.id) : this.#state === 'open';
-    if (!stillOurs || this.#state !== 'open') return;
-    if (reason === 'lost-race') {
-      const count = (this.#lostRaces.get(run.id) ?? 0) + 1;
-      this.#lostRaces.set(run.id, count);
-      if (count <= 3) this.#drive(run.id, null);
-      else this.#reloads.add(run.id);
-    } else if (reason === 'storage-error') {
-      this.#reloads.add(run.id);
-    }
-  }
-
-  #rotated(workflowId: string, record: WorkflowRecord): void {
-    const run = this.#runs.get(workflowId);
-    run?.drop('rotated');
-    if (this.#registry?.has(workflowId)) this.#registry.dispatch(workflowId, { type: 'released' });
-    const event: EngineEvent =
-      record.status === 'suspended' ? { type: 'workflow.suspended', workflowId } : finishedEvent(record);
-    this.#hub.emit(event);
-    if (isTerminal(record.status)) {
-      this.#waiters.settleLocal(record);
-      void this.#updates.workflowChanged(workflowId);
-      this.#afterWorkflowEnded(record, run?.checkpoint.linkedChildren ?? []);
-      if (!run) void this.#terminateLinkedChildren(workflowId, record);
-    }
-  }
-
-  async #terminateLinkedChildren(workflowId: string, record: WorkflowRecord): Promise<void> {
-    try {
-      const raw = await this.#storage.get(keys.checkpoint(workflowId));
-      const linked = raw ? decodeCheckpoint(keys.checkpoint(workflowId), raw).linkedChildren : [];
-      for (const childId of linked)
-        await this.#lifecycle
-          .rotate(childId, 'terminated', `parent '${workflowId}' ended (${record.status})`)
-          .catch(() => undefined);
-    } catch {
-      // best effort
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------------------
-  // Timers
-
-  async #timerDue(key: string, timer: TimerRecord | null): Promise<void> {
-    if (this.#state !== 'open') return;
-    const workflowId = timer?.workflowId;
-    const collect = () =>
-      this.#writer.write(null, [], [{ type: 'delete', key }], 'collect a stale timer').then(() => undefined);
-    if (!workflowId) return void (await collect());
-    if (timer.purpose === 'start') {
-      const started = await this.#lifecycle.startPending(workflowId).catch(() => false);
-      if (!started) await this.#collectIfStale(key, workflowId, timer);
-      return;
-    }
-    if (timer.purpose === 'execution') {
-      try {
-        const rotated = await this.#lifecycle.rotate(workflowId, 'timed-out', 'execution timeout');
-        if (!rotated) await this.#collectIfStale(key, workflowId, timer);
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) await collect();
-      }
-      return;
-    }
-    const run = this.#runs.get(workflowId);
-    if (run?.isLive && run.record.run === timer.run) {
-      run.deliver({ type: 'timer', key });
-      return;
-    }
-    await this.#collectIfStale(key, workflowId, timer);
-  }
-
-  /** Collects a timer whose workflow is finished, suspended, missing or on another run; keeps the rest. */
-  async #collectIfStale(key: string, workflowId: string, timer: TimerRecord): Promise<void> {
-    const raw = await this.#storage.get(keys.record(workflowId));
-    let stale = raw === null;
-    if (raw) {
-      try {
-        const record = decodeRecord(keys.record(workflowId), raw);
-        stale =
-          record.run !== timer.run ||
-          isTerminal(record.status) ||
-          record.status === 'suspended' ||
-          (record.status === 'running' && timer.purpose === 'start');
-        if (
-          !stale &&
-          record.status === 'running' &&
-          !this.#registry &&
-          !this.#runs.has(workflowId) &&
-          this.#mayDrive(record.type)
-        )
-          this.#drive(workflowId, null);
-      } catch {
-        stale = false; // leave it for inspection
-      }
-    }
-    if (stale) await this.#writer.write(null, [], [{ type: 'delete', key }], 'collect a stale timer');
-  }
-
-  // -------------------------------------------------------------------------------------------------------
-  // Change feed
-
-  #changed(changed: string[]): void {
-    if (this.#state !== 'open') return;
-    for (const key of changed) {
-      if (key.startsWith(keys.recordPrefix)) {
-        const workflowId = workflowIdOf(key, keys.recordPrefix);
-        if (!workflowId) continue;
-        void this.#waiters.recordChanged(workflowId).catch(() => undefined);
-        void this.#updates.workflowChanged(workflowId).catch(() => undefined);
-        void this.#childRecordChanged(workflowId);
-        if (this.#claims && !this.#registry!.has(workflowId)) this.#checkHolderSoon(workflowId);
-      } else if (key.startsWith(keys.signalsPrefix)) {
-        const run = this.#runs.get(workflowIdOf(key, keys.signalsPrefix) ?? '');
-        if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
-      } else if (key.startsWith(keys.updateRequestsPrefix)) {
-        this.#runs.get(workflowIdOf(key, keys.updateRequestsPrefix) ?? '')?.deliver({ type: 'updates' });
-      } else if (key.startsWith(keys.updateResponsesPrefix)) {
-        void this.#updates.responseWritten(key).catch(() => undefined);
-      } else if (key.startsWith(keys.cancelRequestsPrefix)) {
-        this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
-      } else if (key.startsWith(keys.ownerHoldersPrefix) && this.#claims) {
-        const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
-        if (workflowId && !this.#registry!.has(workflowId)) this.#checkHolderSoon(workflowId);
-      } else if (key.startsWith(keys.timersPrefix)) {
-        const dueAt = Number(key.slice(keys.timersPrefix.length, keys.timersPrefix.length + 15));
-        if (Number.isFinite(dueAt)) this.#timers.notify(dueAt);
-      }
-    }
-  }
-
-  /** A parent waiting on this child, driven here, learns the child finished (through its wake guard). */
-  async #childRecordChanged(childId: string): Promise<void> {
-    const parents: WorkflowRun[] = [];
-    for (const run of this.#runs.values()) if (run.awaitsChild(childId)) parents.push(run);
-    if (parents.length === 0) return;
-    try {
-      const raw = await this.#storage.get(keys.record(childId));
-      if (!raw) return;
-      const record = decodeRecord(keys.record(childId), raw);
-      if (isTerminal(record.status))
-        for (const parent of parents) parent.deliver({ type: 'child-settled', childId, record });
-    } catch {
-      // the poll will find it
-    }
-  }
-
-  /** Holder keys changed elsewhere: the ones now deleted are reclaimed at once (graceful handoff). */
-  #checkHolderSoon(workflowId: string): void {
-    this.#pendingHolderChecks.add(workflowId);
-    if (this.#pendingHolderChecks.size > 1) return;
-    queueMicrotask(() => {
-      const ids = [...this.#pendingHolderChecks];
-      this.#pendingHolderChecks.clear();
-      void this.#storage
-        .getMany(ids.map((id) => keys.ownerHolder(id)))
-        .then((holders) => {
-          ids.forEach((id, index) => {
-            if (holders[index] === null) void this.#claims!.reclaimOne(id).catch(() => undefined);
-          });
-        })
-        .catch(() => undefined);
-    });
+    this.#supervisor.drive(workflowId, 'queued-start');
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -983,74 +670,20 @@ class ShuttleEngine implements Engine {
   /** The passes background work runs (maintenance.ts decides when, and in which order). */
   #maintenancePasses(): MaintenancePasses {
     return {
-      gates: async () => {
-        await checkModeMarker(
-          this.#storage,
-          (conditions, operations) => this.#writer.writeOwnership(conditions, operations),
-          this.ownership,
-          this.#clock.now(),
-        );
-      },
-      renew: async () => {
-        if (this.#claims) await this.#claims.renewAll();
-        else if (this.#lease) await this.#lease.renew().catch(() => undefined);
-      },
+      gates: () => this.#owner.checkGates(),
+      renew: () => this.#owner.renew(),
       reclaim: async () => {
         if (this.#state !== 'open') return;
-        for (const workflowId of [...this.#reloads]) {
-          this.#reloads.delete(workflowId);
-          if ((this.#registry ? this.#registry.has(workflowId) : true) && !this.#runs.get(workflowId)?.isLive)
-            this.#drive(workflowId, null);
-        }
-        if (this.#claims) await this.#claims.reclaim();
-        else await this.recoverAll();
+        this.#supervisor.reloadStopped();
+        await this.#owner.reclaim();
       },
-      pollSignals: async () => {
-        if (this.#runs.size === 0) return;
-        const waiting = new Set(
-          [...this.#runs.values()].filter((run) => run.waitsOnSignals).map((run) => run.id),
-        );
-        if (waiting.size > 0) {
-          const signals = await this.#storage.scan(keys.signalsPrefix, { limit: 1000 });
-          const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
-          for (const id of waiting) if (ids.has(id)) this.#runs.get(id)?.deliver({ type: 'signals' });
-        }
-        const cancels = await this.#storage.scan(keys.cancelRequestsPrefix, { limit: 1000 });
-        for (const { key } of cancels)
-          this.#runs.get(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '')?.deliver({ type: 'cancel' });
-      },
-      pollUpdates: async () => {
-        if (this.#runs.size === 0) return;
-        const requests = await this.#storage.scan(keys.updateRequestsPrefix, { limit: 1000 });
-        const ids = new Set(requests.map(({ key }) => workflowIdOf(key, keys.updateRequestsPrefix)));
-        for (const id of ids) if (id) this.#runs.get(id)?.deliver({ type: 'updates' });
-      },
-      pollResults: async (now) => {
-        await this.#waiters.poll();
-        await this.#updates.poll(now);
-        const awaited = new Set([...this.#runs.values()].flatMap((run) => run.awaitedChildren));
-        for (const childId of awaited) await this.#childRecordChanged(childId);
-      },
+      pollSignals: () => this.#router.pollSignals(),
+      pollUpdates: () => this.#router.pollUpdates(),
+      pollResults: (now) => this.#router.pollResults(now),
       fireTimers: (now) => this.#timers.fireDue(now),
-      expireUpdateResponses: async (now) => {
-        const responses = await this.#storage.scan(keys.updateResponsesPrefix, { limit: 500 });
-        const expired = responses.filter(({ key, value }) => {
-          try {
-            return decodeUpdateResponse(key, value).appliedAt + this.#options.updateResponseRetentionMs < now;
-          } catch {
-            return false;
-          }
-        });
-        if (expired.length > 0)
-          await this.#writer.write(
-            null,
-            [],
-            expired.map(({ key }) => ({ type: 'delete' as const, key })),
-            'collect expired update responses',
-          );
-      },
+      expireUpdateResponses: (now) => this.#router.expireUpdateResponses(now),
       checkDeadlines: (now) => {
-        for (const run of this.#runs.values()) run.checkActivityDeadlines(now);
+        for (const run of this.#supervisor.runs()) run.checkActivityDeadlines(now);
       },
     };
   }
@@ -1068,32 +701,18 @@ class ShuttleEngine implements Engine {
   }
 
   async #stop(): Promise<ShutdownReport> {
-    const wasDeposed = this.#state === 'deposed';
     this.#state = 'stopping';
     this.#maintenance.stop();
     this.#timers.stop();
-    const runs = [...this.#runs.values()];
-    for (const run of runs) run.drop('shutdown');
     // Wait for in-flight turns and passes, at most 5 s; the timer is cleared so that it never keeps a
     // process (or a test) alive after the engine stopped.
     let patience: unknown;
     await Promise.race([
-      Promise.all([
-        ...runs.map((run) => run.whenQuiet()),
-        ...this.#loading.values(),
-        ...this.#maintenance.inFlight,
-      ]),
+      Promise.all([this.#supervisor.stopAll('shutdown'), ...this.#maintenance.inFlight]),
       new Promise((resolve) => (patience = this.#clock.setTimeout(() => resolve(undefined), 5_000))),
     ]);
     this.#clock.clearTimeout(patience);
-    let claimsReleased = 0;
-    let leaseReleased = false;
-    try {
-      if (this.#claims) claimsReleased = await this.#claims.releaseAll();
-      if (this.#lease && !wasDeposed) leaseReleased = await this.#lease.release().catch(() => false);
-    } catch {
-      // a failed release does not make shutdown reject
-    }
+    const { claimsReleased, leaseReleased } = await this.#owner.release();
     this.#unwatch?.();
     this.#releaseLiveness?.();
     this.#state = 'stopped';
@@ -1111,7 +730,7 @@ class ShuttleEngine implements Engine {
       message: `Engine ${this.id} lost the store-wide lease (epoch ${epoch}); it stops driving every workflow.`,
     });
     this.#state = 'deposed';
-    for (const run of [...this.#runs.values()]) run.drop('deposed');
+    void this.#supervisor.stopAll('deposed');
     this.#maintenance.stop();
     this.#timers.stop();
   }
@@ -1129,32 +748,9 @@ class ShuttleEngine implements Engine {
     try {
       this.#options.onWarning(warning);
     } catch {
-      // ignore
+      // the host's warning handler failing must not break the engine
     }
   }
-}
-
-function finishedEvent(record: WorkflowRecord): EngineEvent {
-  switch (record.status) {
-    case 'completed':
-      return { type: 'workflow.completed', workflowId: record.id };
-    case 'failed':
-      return {
-        type: 'workflow.failed',
-        workflowId: record.id,
-        error: record.error ?? { name: 'Error', message: 'failed' },
-      };
-    case 'cancelled':
-      return { type: 'workflow.cancelled', workflowId: record.id };
-    case 'terminated':
-      return { type: 'workflow.terminated', workflowId: record.id };
-    default:
-      return { type: 'workflow.timed-out', workflowId: record.id };
-  }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function deepFreeze<T>(value: T): T {

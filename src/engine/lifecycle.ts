@@ -19,6 +19,7 @@ import type { Clock } from './clock';
 import { encodePayload, normalizePayload, type Json } from './codec';
 import {
   CorruptRecordError,
+  EngineLeaseNotHeldError,
   InvalidArgumentError,
   InvalidOptionsError,
   InvalidWorkflowStateError,
@@ -31,12 +32,10 @@ import {
 } from './errors';
 import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
 import { keys, type WorkflowStatus } from './keys';
-import type { OwnershipMode } from './options';
-import type { ClaimManager } from './ownership/claim-manager';
-import type { FencedWriter } from './ownership/fenced-write';
-import { decodeEpoch, readHolder } from './ownership/holder';
-import { buildRotation, type MintedClaim } from './ownership/transitions';
-import { claimKeysOf } from './ownership/claim-manager';
+import type { FencedWriter, WriteOutcome } from './ownership/fenced-write';
+import { readHolder } from './ownership/holder';
+import type { Ownership } from './ownership/ownership';
+import type { MintedClaim } from './ownership/transitions';
 import {
   decodeCheckpoint,
   decodeRecord,
@@ -72,17 +71,16 @@ export type StartOptions = {
 export type LifecycleDeps = {
   storage: Storage;
   writer: FencedWriter;
-  claims: ClaimManager | null;
+  ownership: Ownership;
   clock: Clock;
   random: () => number;
   engineId: string;
-  mode: OwnershipMode;
   maxPayloadBytes: number;
   /** The registered definition of `type` (`version`: exactly that one; otherwise the newest). */
   definition: (type: string, version?: number) => AnyWorkflowDefinition | undefined;
-  /** A claim landed with an enabling write: register it (workflow-lease) and drive the workflow here. */
   /** False for observer engines: starts create the workflow unclaimed, for another engine to run. */
   claimsOnStart: boolean;
+  /** An enabling write landed: note its claim and drive the workflow here. */
   claimed: (
     workflowId: string,
     workflowType: string,
@@ -108,6 +106,14 @@ function quote(value: unknown): string {
 
 export class Lifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
+
+  /**
+   * An engine-scoped write was refused because this engine was deposed (the store-wide lease was taken):
+   * that is not a race to retry, and surfaces at once.
+   */
+  #assertNotDeposed(outcome: WriteOutcome): void {
+    if (!outcome.ok && outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.deps.engineId);
+  }
 
   async #read(workflowId: string): Promise<Read | null> {
     const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await this.deps.storage.getMany([
@@ -188,6 +194,7 @@ export class Lifecycle {
         plan.operations,
         `start workflow '${id}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         plan.afterCommit();
         return id;
@@ -252,7 +259,7 @@ export class Lifecycle {
     | { ok: false; error: Error }
   > {
     const { id, definition, input, options, parent } = args;
-    const { clock, engineId, mode, claims } = this.deps;
+    const { clock, engineId, ownership } = this.deps;
     const existing = await this.#read(id).catch((error: unknown) => {
       if (error instanceof CorruptRecordError) return 'corrupt' as const;
       throw error;
@@ -282,9 +289,9 @@ export class Lifecycle {
       createdBy: engineId,
     };
     let minted: MintedClaim | null = null;
-    if (mode === 'workflow-lease' && !delayed && this.deps.claimsOnStart) {
+    if (!delayed && this.deps.claimsOnStart) {
       try {
-        minted = claims!.foldedClaim(id, { epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null });
+        minted = ownership.foldClaim(id, { epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null });
       } catch (error) {
         return { ok: false, error: error as Error };
       }
@@ -366,7 +373,7 @@ export class Lifecycle {
 
   /** A delayed start fell due: flip pending → running with the claim folded in. Any engine may do it. */
   async startPending(workflowId: string): Promise<boolean> {
-    const { clock, mode, claims, engineId } = this.deps;
+    const { clock, ownership, engineId } = this.deps;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read || read.record.status !== 'pending') return false;
@@ -374,13 +381,11 @@ export class Lifecycle {
       if (!this.deps.definition(read.record.type, read.record.version)) return false;
       const now = clock.now();
       if ((read.record.startAt ?? 0) > now) return false;
-      let minted: MintedClaim | null = null;
-      if (mode === 'workflow-lease') {
-        try {
-          minted = claims!.foldedClaim(workflowId, read);
-        } catch {
-          return false;
-        }
+      let minted: MintedClaim | null;
+      try {
+        minted = ownership.foldClaim(workflowId, read);
+      } catch {
+        return false;
       }
       const epoch = minted?.epoch ?? 0;
       const next: WorkflowRecord = { ...read.record, status: 'running', startedAt: now };
@@ -408,6 +413,7 @@ export class Lifecycle {
         write.operations,
         `start delayed workflow '${workflowId}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
         this.deps.claimed(workflowId, next.type, minted, 'start');
@@ -432,7 +438,7 @@ export class Lifecycle {
     assertWorkflowId(workflowId);
     if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1000))
       throw new InvalidArgumentError('reason must be a string of at most 1000 characters.');
-    const { clock, mode } = this.deps;
+    const { clock, ownership } = this.deps;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read) throw new WorkflowNotFoundError(workflowId);
@@ -449,13 +455,7 @@ export class Lifecycle {
         );
       }
       const now = clock.now();
-      const rotation =
-        mode === 'workflow-lease'
-          ? buildRotation(claimKeysOf(workflowId), {
-              epochRaw: read.epochRaw,
-              storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw),
-            })
-          : null;
+      const rotation = ownership.rotation(workflowId, read);
       const next: WorkflowRecord = { ...read.record, status: target, ...(reason ? { reason } : {}) };
       if (target !== 'suspended') next.endedAt = now;
       const detail = { ...(reason ? { reason } : {}), ...(rotation ? { newEpoch: rotation.epoch } : {}) };
@@ -483,6 +483,7 @@ export class Lifecycle {
         write.operations,
         `${target} workflow '${workflowId}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         this.deps.rotated(workflowId, next);
         return next;
@@ -504,31 +505,16 @@ export class Lifecycle {
    */
   async resume(workflowId: string): Promise<void> {
     assertWorkflowId(workflowId);
-    const { mode, claims, engineId, clock } = this.deps;
+    const { ownership, engineId, clock } = this.deps;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const read = await this.#read(workflowId);
       if (!read) throw new WorkflowNotFoundError(workflowId);
       const { record } = read;
       if (!this.deps.definition(record.type)) throw new WorkflowNotRegisteredError(record.type);
-      if (record.status === 'running') {
-        if (mode !== 'workflow-lease') return;
-        const result = await claims!.claim(workflowId, { allowTakeover: true, respectCooldown: false });
-        if (result.outcome === 'acquired' || result.outcome === 'taken-over') return;
-        if (result.outcome === 'unavailable')
-          throw new WorkflowClaimUnavailableError(
-            workflowId,
-            result.heldBy && {
-              engineId: result.heldBy.engineId,
-              epoch: result.heldBy.epoch,
-              expiresAt: result.heldBy.expiresAt,
-            },
-          );
-        continue;
-      }
+      if (record.status === 'running') return ownership.claimForResume(workflowId);
       if (record.status !== 'suspended')
         throw new InvalidWorkflowStateError(workflowId, record.status, 'resume');
-      let minted: MintedClaim | null = null;
-      if (mode === 'workflow-lease') minted = claims!.foldedClaim(workflowId, read);
+      const minted = ownership.foldClaim(workflowId, read);
       const epoch = minted?.epoch ?? 0;
       const next: WorkflowRecord = { ...record, status: 'running' };
       delete next.reason;
@@ -564,6 +550,7 @@ export class Lifecycle {
         write.operations,
         `resume workflow '${workflowId}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         for (const dueAt of dueTimes) this.deps.timerArmed(Math.max(dueAt, clock.now()));
         this.deps.claimed(workflowId, record.type, minted, 'resume');
@@ -615,6 +602,7 @@ export class Lifecycle {
           write.operations,
           `cancel pending workflow '${workflowId}'`,
         );
+        this.#assertNotDeposed(outcome);
         if (outcome.ok) {
           this.deps.rotated(workflowId, next);
           return 'cancelled';
@@ -632,6 +620,7 @@ export class Lifecycle {
         [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }],
         `request cancellation of '${workflowId}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) return 'requested';
     }
     throw new InvalidWorkflowStateError(workflowId, 'changing too fast', 'cancel');
@@ -672,6 +661,7 @@ export class Lifecycle {
         ],
         `signal '${name}' to '${workflowId}'`,
       );
+      this.#assertNotDeposed(outcome);
       if (outcome.ok) return;
     }
     throw new InvalidWorkflowStateError(workflowId, 'receiving signals too fast', `signal '${name}'`);

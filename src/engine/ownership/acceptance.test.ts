@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../storage/memory';
 import type { Storage } from '../../storage/types';
 import { SimulatedClock } from '../clock';
-import { createEngine } from '../engine';
+import { createEngine, type Engine } from '../engine';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import {
   EngineLeaseNotHeldError,
@@ -886,5 +886,50 @@ describe('ownership acceptance scenarios', () => {
     const outcome = third.catch((e: unknown) => e);
     await clock.advance(5000);
     expect(await outcome).toMatchObject({ name: 'EngineLeaseAcquisitionTimeoutError' });
+  });
+
+  it('27b. lease: the first call after the lease was taken elsewhere fails at once with EngineLeaseNotHeldError, whatever it is', async () => {
+    const calls: [string, (engine: Engine) => Promise<unknown>][] = [
+      ['start', (engine) => engine.start('parked', undefined, { id: 'N' })],
+      ['signal', (engine) => engine.signal('L', 'go', 1)],
+      ['cancel', (engine) => engine.cancel('L')],
+      ['terminate', (engine) => engine.terminate('L')],
+      ['suspend', (engine) => engine.suspend('L')],
+    ];
+    for (const [name, call] of calls) {
+      const clock = new SimulatedClock();
+      const storage = new MemoryStorage();
+      const { parked } = counted();
+      const engine = await createEngine({
+        storage,
+        clock,
+        ownership: 'lease',
+        leaseTtlMs: 3000,
+        leaseRenewIntervalMs: 1000,
+        workflows: [parked],
+      });
+      await engine.start(parked, undefined, { id: 'L' });
+      await engine.idle();
+      // Another engine takes the lease; this one has not renewed since, so it does not know yet.
+      await storage.batch([
+        { type: 'put', key: keys.leaseEpoch, value: '2' },
+        {
+          type: 'put',
+          key: keys.leaseHolder,
+          value: JSON.stringify({
+            engineId: 'thief',
+            epoch: 2,
+            claimedAt: clock.now(),
+            expiresAt: clock.now() + 3000,
+          }),
+        },
+      ]);
+      const error = await call(engine).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error, name).toBeInstanceOf(EngineLeaseNotHeldError);
+      await engine.shutdown();
+    }
   });
 });

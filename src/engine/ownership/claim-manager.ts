@@ -14,7 +14,7 @@
  *   stopped.
  * - After losing a workflow, this engine waits out a cooldown before trying to take it back.
  */
-import type { Storage } from '../../storage/types';
+import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
@@ -23,9 +23,9 @@ import type { MetricsCounters } from '../metrics';
 import { decodeCheckpoint, decodeRecord, type WorkflowRecord } from '../records';
 import { appendTimeline, type TimelineNote } from '../workflow-writes';
 import type { ClaimRegistry } from './claims';
-import type { FencedWriter } from './fenced-write';
 import { decodeEpoch, decodeHolder, isClaimExpired, readHolder, type Holder } from './holder';
 import type { EngineLiveness } from './liveness';
+import type { ClaimHow } from './ownership';
 import {
   buildAcquire,
   buildRelease,
@@ -35,11 +35,10 @@ import {
   type MintedClaim,
 } from './transitions';
 
-export type ClaimHow = 'start' | 'acquire' | 'resume' | 'takeover';
-
 export type ClaimManagerDeps = {
   storage: Storage;
-  writer: FencedWriter;
+  /** Commits an ownership transition (it carries its own epoch and holder conditions: no added fence). */
+  commit: (conditions: readonly Condition[], operations: readonly Operation[]) => Promise<boolean>;
   claims: ClaimRegistry;
   clock: Clock;
   engineId: string;
@@ -219,7 +218,7 @@ export class ClaimManager {
             }
           : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
       const write = appendTimeline(view, [note], { engineId, epoch: minted.epoch, now });
-      const landed = await this.#deps.writer.writeOwnership(
+      const landed = await this.#deps.commit(
         [...minted.conditions, ...write.conditions],
         [...minted.operations, ...write.operations],
       );
@@ -263,7 +262,7 @@ export class ClaimManager {
         const renewal = buildRenew(claimKeysOf(claim.workflowId), claim, now, this.#deps.ttlMs);
         let landed: boolean;
         try {
-          landed = await this.#deps.writer.writeOwnership(renewal.conditions, renewal.operations);
+          landed = await this.#deps.commit(renewal.conditions, renewal.operations);
         } catch {
           metrics.renewalFailures++; // a storage error is not a loss: keep the claim, retry next pass
           return;
@@ -341,7 +340,7 @@ export class ClaimManager {
             // corrupt workflow: release without a timeline entry
           }
         }
-        if (await this.#deps.writer.writeOwnership(conditions, operations)) {
+        if (await this.#deps.commit(conditions, operations)) {
           this.#deps.emit({ type: 'claim.released', workflowId, epoch: claim.epoch });
           return true;
         }

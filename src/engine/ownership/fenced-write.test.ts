@@ -9,7 +9,7 @@ import { Committer } from '../committer';
 import type { EngineEvent } from '../events';
 import { keys } from '../keys';
 import { MetricsCounters } from '../metrics';
-import { ClaimRegistry } from './claims';
+import { createOwnership } from './create';
 import { FencedWriter } from './fenced-write';
 import { decodeEpoch, decodeHolder, encodeHolder, isClaimExpired } from './holder';
 import { buildAcquire, buildRelease, buildRenew, buildRotation, buildTakeover } from './transitions';
@@ -17,26 +17,44 @@ import { buildAcquire, buildRelease, buildRenew, buildRotation, buildTakeover } 
 function writerFor(storage: Storage, mode: 'none' | 'workflow-lease' = 'workflow-lease') {
   const events: EngineEvent[] = [];
   const deposed: string[] = [];
-  const claims = new ClaimRegistry({ renewIntervalMs: 1000, ttlMs: 3000 });
   let calls = 0;
   const counting: Storage = Object.assign(Object.create(storage) as Storage, {
     conditionalBatch: (c: never, o: never) => (calls++, storage.conditionalBatch(c, o)),
     get: (k: string) => (calls++, storage.get(k)),
   });
-  const writer = new FencedWriter({
+  const committer = new Committer(counting);
+  const ownership = createOwnership(mode, {
     storage: counting,
-    committer: new Committer(counting),
-    mode,
+    committer,
     engineId: 'A',
     clock: new SimulatedClock(),
-    claims: mode === 'workflow-lease' ? claims : null,
-    lease: null,
+    ttlMs: 3000,
+    renewIntervalMs: 1000,
+    leaseWaitTimeoutMs: 1000,
+    reclaimBatchSize: 200,
+    liveness: undefined,
+    claimWorkflows: true,
     metrics: new MetricsCounters(),
     emit: (event) => events.push(event),
     warn: () => undefined,
-    onDeposed: (id) => deposed.push(id),
+    isEligible: () => true,
+    drive: () => undefined,
+    isDriving: () => false,
+    stopDriving: (id) => void deposed.push(id),
+    deposeEngine: () => undefined,
+    markCorrupt: () => undefined,
+    isCorrupt: () => false,
+    isStopping: () => false,
   });
-  return { writer, claims, events, deposed, calls: () => calls };
+  const writer = new FencedWriter({ committer, ownership });
+  /** Plants a claim on `workflowId` at epoch 1, as if this engine had acquired it. */
+  const hold = (workflowId: string) =>
+    ownership.claimLanded(
+      workflowId,
+      { conditions: [], operations: [], epoch: 1, epochRaw: '1', holder, holderRaw: encodeHolder(holder) },
+      'acquire',
+    );
+  return { writer, ownership, hold, events, deposed, calls: () => calls };
 }
 
 const holder = {
@@ -53,11 +71,8 @@ describe('FencedWriter', () => {
       { type: 'put', key: keys.ownerEpoch('w'), value: '2' },
       { type: 'put', key: 'anchor', value: 'same' },
     ]);
-    const { writer, claims, events, deposed } = writerFor(storage);
-    claims.dispatch('w', {
-      type: 'acquired',
-      claim: { workflowId: 'w', epoch: 1, epochRaw: '1', holder, holderRaw: encodeHolder(holder) },
-    });
+    const { writer, ownership, hold, events, deposed } = writerFor(storage);
+    hold('w');
     const outcome = await writer.write(
       'w',
       [{ key: 'anchor', expected: 'same' }],
@@ -66,9 +81,9 @@ describe('FencedWriter', () => {
     );
     expect(outcome).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
     expect(await storage.get('progress')).toBeNull();
-    expect(claims.has('w')).toBe(false);
+    expect(ownership.drives('w')).toBe(false);
     expect(deposed).toEqual(['w']);
-    expect(events.map((e) => e.type)).toEqual(['write.fenced-out', 'claim.lost']);
+    expect(events.map((e) => e.type)).toEqual(['claim.acquired', 'write.fenced-out', 'claim.lost']);
     const rejections = await storage.scan(keys.fenceRejectionPrefix('w'));
     expect(JSON.parse(rejections[0]!.value)).toMatchObject({
       workflowId: 'w',
@@ -81,11 +96,8 @@ describe('FencedWriter', () => {
   it('tells an ordinary lost race from a deposition by re-reading the epoch', async () => {
     const storage = new MemoryStorage();
     await storage.batch([{ type: 'put', key: keys.ownerEpoch('w'), value: '1' }]);
-    const { writer, claims } = writerFor(storage);
-    claims.dispatch('w', {
-      type: 'acquired',
-      claim: { workflowId: 'w', epoch: 1, epochRaw: '1', holder, holderRaw: encodeHolder(holder) },
-    });
+    const { writer, ownership, hold } = writerFor(storage);
+    hold('w');
     expect(
       await writer.write(
         'w',
@@ -94,7 +106,7 @@ describe('FencedWriter', () => {
         'commit',
       ),
     ).toEqual({ ok: false, reason: 'lost-race' });
-    expect(claims.has('w')).toBe(true);
+    expect(ownership.drives('w')).toBe(true);
     expect(await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit')).toEqual({
       ok: true,
     });

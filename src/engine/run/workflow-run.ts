@@ -122,8 +122,8 @@ export type RunHost = {
   readonly maxPayloadBytes: number;
   /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
   readonly manualTimers: boolean;
-  /** workflow-lease: release the claim (delete the holder) in the terminal and suspend commits. */
-  readonly releasesClaims: boolean;
+  /** Operations the terminal commit adds to let the workflow's claim go (nothing outside workflow-lease). */
+  releaseOperations(workflowId: string): StorageOperation[];
   readonly metrics: MetricsCounters;
   emit(event: EngineEvent): void;
   warn(warning: EngineWarning): void;
@@ -1539,7 +1539,7 @@ export class WorkflowRun {
         key: keys.statusIndex(finalRecord.status, this.id),
         value: finalRecord.type,
       });
-      if (host.releasesClaims) operations.push({ type: 'delete', key: keys.ownerHolder(this.id) });
+      operations.push(...host.releaseOperations(this.id));
     }
     operations.push(...turn.operations);
     const conditions: Condition[] = [

@@ -1,0 +1,269 @@
+/**
+ * `ownership: 'workflow-lease'`: many engines run at once and every workflow has at most one owner. An engine
+ * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch;
+ * claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
+ *
+ * The fence: a write of a workflow this engine does not hold fails at once, without a storage call; otherwise
+ * it adds "the epoch key equals my epoch". When such a write is refused, the epoch is re-read: if it differs,
+ * is absent, is undecodable, or the read throws, this engine is *deposed* for that workflow — it stops
+ * driving it, emits `write.fenced-out` and `claim.lost`, and appends a fence-rejection diagnostic (unfenced,
+ * under its own prefix) that the studio draws as a refused write. Otherwise it was an ordinary lost race on
+ * the caller's own conditions. Deposition is internal: it unwinds the turn; workflow code never sees it.
+ *
+ * This is why a deposed engine can never overwrite its successor: its condition names an epoch that the
+ * successor's claim replaced, and storage applies a batch only if every condition holds. Defence in depth: a
+ * run's commit also conditions on the exact checkpoint it last wrote, and every transition that mints or
+ * rotates an epoch rewrites the checkpoint, so a zombie's commit fails two independent conditions; the epoch
+ * is the one that says *why*, and it alone protects a write that does not carry the checkpoint.
+ */
+import type { Operation } from '../../storage/types';
+import { WorkflowClaimUnavailableError } from '../errors';
+import type { WakeKind } from '../events';
+import { keys } from '../keys';
+import type { FenceRejection } from '../records';
+import { ClaimManager, claimKeysOf } from './claim-manager';
+import { ClaimRegistry } from './claims';
+import { decodeEpoch, tryDecodeEpoch } from './holder';
+import { checkModeMarker } from './mode-marker';
+import type { Fence, Ownership, OwnershipDeps, ReleaseReport, WriteOutcome } from './ownership';
+import { buildRotation, type MintedClaim } from './transitions';
+
+const noFence: Fence = { conditions: [], heldEpoch: 0 };
+
+export class WorkflowLeaseOwnership implements Ownership {
+  readonly mode = 'workflow-lease' as const;
+  readonly sharesStore = true;
+  readonly #deps: OwnershipDeps;
+  readonly #registry: ClaimRegistry;
+  readonly #claims: ClaimManager;
+  readonly #pendingHolderChecks = new Set<string>();
+
+  constructor(deps: OwnershipDeps) {
+    this.#deps = deps;
+    this.#registry = new ClaimRegistry({ renewIntervalMs: deps.renewIntervalMs, ttlMs: deps.ttlMs });
+    this.#claims = new ClaimManager({
+      storage: deps.storage,
+      commit: (conditions, operations) => deps.committer.commit(conditions, operations),
+      claims: this.#registry,
+      clock: deps.clock,
+      engineId: deps.engineId,
+      ttlMs: deps.ttlMs,
+      renewIntervalMs: deps.renewIntervalMs,
+      reclaimBatchSize: deps.reclaimBatchSize,
+      liveness: deps.liveness,
+      metrics: deps.metrics,
+      emit: (event) => deps.emit(event),
+      warn: (warning) => deps.warn(warning),
+      isEligible: (type) => deps.isEligible(type),
+      onClaimed: (workflowId, how) => deps.drive(workflowId, how),
+      onLost: (workflowId) => deps.stopDriving(workflowId, 'claim-lost'),
+      onCorrupt: (workflowId, error) => deps.markCorrupt(workflowId, error),
+      isStopping: () => deps.isStopping(),
+    });
+  }
+
+  get claimsHeld(): number {
+    return this.#registry.size;
+  }
+
+  async checkGates(): Promise<void> {
+    await checkModeMarker(
+      this.#deps.storage,
+      (conditions, operations) => this.#deps.committer.commit(conditions, operations),
+      this.mode,
+      this.#deps.clock.now(),
+    );
+  }
+
+  open(): Promise<void> {
+    return this.checkGates();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Fencing
+
+  fence(workflowId: string | null, what: string): Fence | WriteOutcome {
+    if (workflowId === null) return noFence;
+    const claim = this.#registry.get(workflowId);
+    if (!claim) {
+      this.#deps.emit({
+        type: 'claim.lost',
+        workflowId,
+        epoch: 0,
+        reason: `write '${what}' attempted without holding the claim`,
+      });
+      return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
+    }
+    return {
+      conditions: [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
+      heldEpoch: claim.epoch,
+    };
+  }
+
+  async classifyRefusal(workflowId: string | null, fence: Fence, what: string): Promise<WriteOutcome> {
+    if (workflowId === null) return { ok: false, reason: 'lost-race' };
+    const claim = this.#registry.get(workflowId);
+    let currentRaw: string | null | undefined;
+    try {
+      currentRaw = await this.#deps.storage.get(keys.ownerEpoch(workflowId));
+    } catch {
+      currentRaw = undefined; // a failing read counts as deposed: fail closed
+    }
+    if (claim && currentRaw === claim.epochRaw) return { ok: false, reason: 'lost-race' };
+    const currentEpoch = currentRaw === undefined ? null : (tryDecodeEpoch(currentRaw) ?? null);
+    await this.#recordDeposition(workflowId, fence.heldEpoch, currentEpoch, what);
+    return { ok: false, reason: 'deposed', heldEpoch: fence.heldEpoch, currentEpoch };
+  }
+
+  async #recordDeposition(
+    workflowId: string,
+    heldEpoch: number,
+    currentEpoch: number | null,
+    what: string,
+  ): Promise<void> {
+    const { clock, engineId, metrics } = this.#deps;
+    const now = clock.now();
+    if (this.#registry.has(workflowId)) this.#registry.dispatch(workflowId, { type: 'lost' }, now);
+    metrics.writesFencedOut++;
+    metrics.claimsLost++;
+    metrics.claimAttempts.deposed++;
+    this.#deps.emit({ type: 'write.fenced-out', workflowId, heldEpoch, currentEpoch });
+    this.#deps.emit({
+      type: 'claim.lost',
+      workflowId,
+      epoch: heldEpoch,
+      reason: 'deposed: a write was refused by the epoch fence',
+    });
+    this.#deps.warn({
+      name: 'WorkflowClaimLostWarning',
+      workflowId,
+      message: `Engine ${engineId} lost workflow '${workflowId}': its write (${what}) at epoch ${heldEpoch} was refused; the epoch is now ${currentEpoch ?? 'unreadable'}. Another engine owns it.`,
+    });
+    const rejection: FenceRejection = { workflowId, engineId, heldEpoch, currentEpoch, at: now, what };
+    try {
+      await this.#deps.storage.batch([
+        {
+          type: 'put',
+          key: keys.fenceRejection(workflowId, now, engineId),
+          value: JSON.stringify(rejection),
+        },
+      ]);
+    } catch {
+      // diagnostics are best effort
+    }
+    this.#deps.stopDriving(workflowId, 'deposed');
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Enabling writes and rotations
+
+  foldClaim(
+    workflowId: string,
+    read: { epochRaw: string | null; holderRaw: string | null },
+  ): MintedClaim | null {
+    if (!this.#deps.claimWorkflows) return null;
+    return this.#claims.foldedClaim(workflowId, read);
+  }
+
+  claimLanded(workflowId: string, minted: MintedClaim | null, how: 'start' | 'resume' | 'acquire'): void {
+    if (minted) this.#claims.registerClaim(workflowId, minted, how);
+  }
+
+  rotation(workflowId: string, read: { epochRaw: string | null }) {
+    return buildRotation(claimKeysOf(workflowId), {
+      epochRaw: read.epochRaw,
+      storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw),
+    });
+  }
+
+  rotated(workflowId: string): void {
+    if (this.#registry.has(workflowId)) this.#registry.dispatch(workflowId, { type: 'released' });
+  }
+
+  async claimForResume(workflowId: string): Promise<void> {
+    for (;;) {
+      const result = await this.#claims.claim(workflowId, { allowTakeover: true, respectCooldown: false });
+      if (result.outcome === 'acquired' || result.outcome === 'taken-over') return;
+      if (result.outcome === 'unavailable')
+        throw new WorkflowClaimUnavailableError(
+          workflowId,
+          result.heldBy && {
+            engineId: result.heldBy.engineId,
+            epoch: result.heldBy.epoch,
+            expiresAt: result.heldBy.expiresAt,
+          },
+        );
+      if (result.outcome !== 'lost-race') return; // not running, missing, corrupt, ineligible: nothing to claim
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Runs
+
+  drives(workflowId: string): boolean {
+    return this.#registry.has(workflowId);
+  }
+
+  heldEpoch(workflowId: string): number | undefined {
+    return this.#registry.get(workflowId)?.epoch;
+  }
+
+  releaseOperations(workflowId: string): Operation[] {
+    return [{ type: 'delete', key: keys.ownerHolder(workflowId) }];
+  }
+
+  runEnded(workflowId: string): void {
+    this.#claims.forget(workflowId);
+  }
+
+  guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean> {
+    return this.#claims.guardWake(workflowId, kind, parkedEpoch);
+  }
+
+  noticeChange(workflowId: string, what: 'record' | 'holder' | 'timer'): void {
+    if (what === 'timer' || this.#registry.has(workflowId)) return;
+    this.#checkHolderSoon(workflowId);
+  }
+
+  /** Holder keys changed elsewhere: the ones now deleted are reclaimed at once (graceful handoff). */
+  #checkHolderSoon(workflowId: string): void {
+    this.#pendingHolderChecks.add(workflowId);
+    if (this.#pendingHolderChecks.size > 1) return;
+    queueMicrotask(() => {
+      const ids = [...this.#pendingHolderChecks];
+      this.#pendingHolderChecks.clear();
+      void this.#deps.storage
+        .getMany(ids.map((id) => keys.ownerHolder(id)))
+        .then((holders) => {
+          ids.forEach((id, index) => {
+            if (holders[index] === null) void this.#claims.reclaimOne(id).catch(() => undefined);
+          });
+        })
+        .catch(() => undefined);
+    });
+  }
+
+  async letGo(workflowId: string): Promise<void> {
+    await this.#claims.release(workflowId).catch(() => false);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Background passes, views, shutdown
+
+  renew(): Promise<void> {
+    return this.#claims.renewAll();
+  }
+
+  reclaim(options: { full?: boolean } = {}): Promise<void> {
+    return this.#claims.reclaim(options);
+  }
+
+  owned(): string[] {
+    return this.#registry.all().map((claim) => claim.workflowId);
+  }
+
+  async release(): Promise<ReleaseReport> {
+    const claimsReleased = await this.#claims.releaseAll().catch(() => 0);
+    return { claimsReleased, leaseReleased: false };
+  }
+}
