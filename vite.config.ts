@@ -55,6 +55,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     environment: 'node',
+    globalSetup: ['src/server/postgres.global-setup.ts'], // one throwaway PostgreSQL server for the run
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

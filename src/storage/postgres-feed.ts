@@ -1,0 +1,291 @@
+/**
+ * The change feed of `PostgresStorage` (`watch`): LISTEN/NOTIFY on a dedicated session, backed by the change
+ * log table, so that nothing is lost to NOTIFY's 8,000-byte payload limit or to a dropped connection.
+ *
+ * Every commit that writes appends one row (a sequence number and its touched keys) to the change log and
+ * notifies the sequence number. The feed never trusts a payload: a notification only wakes it to read the
+ * log. It keeps `high`, the highest sequence number it has read, and `missing`, the numbers below `high`
+ * it has not seen. Sequence numbers are taken before commit, so they can become visible out of order; a
+ * number missing now is either still being committed or rolled back. Each read takes one snapshot and
+ * returns the rows after `high` or in `missing`, plus the snapshot's xmin and xmax. A number first missed
+ * under a snapshot with xmax X belongs to a transaction that took its id before X (the commit function takes
+ * an id before the number), so once a later snapshot's xmin reaches X that transaction has ended, and if
+ * the row is still absent it never will appear: the number is forgotten.
+ *
+ * Guarantees (with `ChangeFeed`'s: after the commit is visible, deduplicated per commit, prefix filtered):
+ * - Every commit that completes after `watch` was called is reported once, including commits made while the
+ *   listening connection was down: on reconnect the feed reads everything after `high` and in `missing`.
+ *   A commit that completed just before `watch` was called may also be reported.
+ * - If the gap is too old to replay (the log was pruned past it), every key currently stored under each
+ *   watched prefix is reported instead; keys deleted during the gap are then not reported.
+ * - The feed reconnects with backoff (50 ms doubling to 2 s) and re-reads the log every `heartbeatMs`, which
+ *   also notices a connection that died silently.
+ */
+
+import { ChangeFeed, type ChangeListener } from './change-feed';
+import type { SqlListener, SqlQueryable } from './postgres-driver';
+import { decodeKeyHex, statements, type SchemaNames } from './postgres-sql';
+
+export type PostgresChangeFeedOptions = {
+  queryable: SqlQueryable;
+  names: SchemaNames;
+  /** How often the log is re-read while connected, in milliseconds. */
+  heartbeatMs: number;
+  /** Every key stored under `prefix`, page by page: what a too-old gap reports. */
+  scanKeys(prefix: string): AsyncIterable<string[]>;
+};
+
+/** Rows read per query of the log. */
+const pageSize = 1000;
+/** How many recent sequence numbers the starting read considers (more than commits can be in flight). */
+const startWindow = 1000;
+/** Beyond this many missing numbers the feed stops tracking them one by one and rescans instead. */
+const maxMissing = 10_000;
+const firstBackoffMs = 50;
+const maxBackoffMs = 2000;
+
+type ChangeRow = [seq: number, keys: string[] | null];
+
+export class PostgresChangeFeed {
+  private readonly feed = new ChangeFeed();
+  private readonly prefixes = new Map<string, number>();
+  private readonly statementText: ReturnType<typeof statements>;
+  private listener: SqlListener | undefined;
+  private high = 0;
+  private readonly missing = new Map<number, bigint>();
+  private reading: Promise<void> | undefined;
+  private readAgain = false;
+  private closed = false;
+  private connecting = false;
+  private backoffMs = firstBackoffMs;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  private failureReported = false;
+
+  constructor(private readonly options: PostgresChangeFeedOptions) {
+    this.statementText = statements(options.names);
+  }
+
+  /** Connects and reads the starting point. Rejects (with the driver's error) if it cannot connect. */
+  async start(): Promise<void> {
+    const listener = await this.openListener();
+    try {
+      const [row] = await listener.query(this.statementText.newestChanges, [String(startWindow)]);
+      const xmax = BigInt(String(row?.xmax));
+      const seqs = JSON.parse(String(row?.seqs ?? '[]')) as number[];
+      const present = new Set(seqs);
+      const newest = seqs[seqs.length - 1] ?? 0;
+      for (let seq = seqs[0] ?? newest; seq < newest; seq++) {
+        if (!present.has(seq)) this.missing.set(seq, xmax);
+      }
+      this.high = newest;
+    } catch (error) {
+      await listener.close();
+      throw error;
+    }
+    this.listener = listener;
+    this.heartbeatTimer = setInterval(() => this.read(), this.options.heartbeatMs);
+    this.heartbeatTimer.unref?.();
+  }
+
+  subscribe(prefix: string, listener: ChangeListener): () => void {
+    const unsubscribe = this.feed.subscribe(prefix, listener);
+    this.prefixes.set(prefix, (this.prefixes.get(prefix) ?? 0) + 1);
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      unsubscribe();
+      const count = (this.prefixes.get(prefix) ?? 1) - 1;
+      if (count === 0) this.prefixes.delete(prefix);
+      else this.prefixes.set(prefix, count);
+    };
+  }
+
+  /** Stops listening; listeners are dropped. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.feed.clear();
+    this.prefixes.clear();
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.reconnectTimer);
+    await this.reading?.catch(() => undefined);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.close();
+  }
+
+  /** Terminates nothing, but tells whether the listening session is up (for tests and diagnostics). */
+  get connected(): boolean {
+    return this.listener !== undefined;
+  }
+
+  private openListener(): Promise<SqlListener> {
+    return this.options.queryable.listen(this.options.names.channel, {
+      notify: () => this.read(),
+      lost: (error) => this.lost(error),
+    });
+  }
+
+  private lost(error: unknown): void {
+    if (this.closed) return;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.close().catch(() => undefined);
+    this.report(error);
+    this.scheduleReconnect();
+  }
+
+  private report(error: unknown): void {
+    if (this.failureReported) return;
+    this.failureReported = true;
+    const reason = error instanceof Error ? error.message : String(error);
+    console.warn(
+      `Shuttle PostgresStorage (${this.options.queryable.description}, schema ${this.options.names.schema}): ` +
+        `the change feed lost its connection (${reason}); reconnecting, and missed changes will be reported.`,
+    );
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.connecting || this.reconnectTimer !== undefined) return;
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, maxBackoffMs);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.reconnect();
+    }, delay);
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.closed || this.listener) return;
+    this.connecting = true;
+    let listener: SqlListener | undefined;
+    try {
+      listener = await this.openListener();
+    } catch {
+      // Still unreachable: try again later.
+    } finally {
+      this.connecting = false;
+    }
+    if (!listener) {
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.closed) {
+      await listener.close();
+      return;
+    }
+    this.listener = listener;
+    this.read(); // everything committed while the connection was down
+  }
+
+  /** Reads the log now, or again right after the read in progress. */
+  private read(): void {
+    if (this.closed) return;
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = (async () => {
+      do {
+        this.readAgain = false;
+        const listener = this.listener;
+        if (!listener) return;
+        try {
+          await this.readPages(listener);
+          this.backoffMs = firstBackoffMs;
+          this.failureReported = false;
+        } catch (error) {
+          if (this.listener === listener) this.lost(error);
+          return;
+        }
+      } while (this.readAgain && !this.closed);
+    })().finally(() => {
+      this.reading = undefined;
+    });
+  }
+
+  private async readPages(listener: SqlListener): Promise<void> {
+    let full = true;
+    while (full && !this.closed) {
+      const withKeys = this.prefixes.size > 0;
+      const [row] = await listener.query(
+        this.statementText.changes,
+        [String(this.high), [...this.missing.keys()].join(','), String(pageSize), String(withKeys)],
+        `${this.options.names.schema}:changes`,
+      );
+      if (this.closed) return;
+      const changes = JSON.parse(String(row?.changes ?? '[]')) as ChangeRow[];
+      full = changes.length === pageSize;
+      const lostSome = this.apply(
+        changes,
+        !full,
+        BigInt(String(row?.xmin)),
+        BigInt(String(row?.xmax)),
+        Number(row?.pruned_through ?? 0),
+        withKeys,
+      );
+      if (lostSome && withKeys) await this.rescan();
+    }
+  }
+
+  /**
+   * Delivers a page of the log and updates `high` and `missing`; true if changes may have been lost.
+   * `complete`: the page holds every row asked for (it was not cut by the page size), so a missing number
+   * absent from it is absent from the log.
+   */
+  private apply(
+    changes: ChangeRow[],
+    complete: boolean,
+    xmin: bigint,
+    xmax: bigint,
+    prunedThrough: number,
+    withKeys: boolean,
+  ): boolean {
+    let lostSome = prunedThrough > this.high;
+    for (const seq of this.missing.keys()) {
+      if (seq <= prunedThrough) {
+        lostSome = true;
+        this.missing.delete(seq);
+      }
+    }
+    const seen = new Set<number>();
+    let newest = this.high;
+    for (const [seq, keys] of changes) {
+      seen.add(seq);
+      if (seq <= this.high && !this.missing.delete(seq)) continue; // already delivered
+      if (withKeys && keys) this.feed.publish(keys.map(decodeKeyHex));
+      newest = Math.max(newest, seq);
+    }
+    if (complete) {
+      for (const [seq, firstMissedUnder] of this.missing) {
+        if (xmin >= firstMissedUnder) this.missing.delete(seq); // its transaction ended without the row
+      }
+    }
+    // Numbers skipped over by this page: not visible yet, or never will be.
+    for (let seq = Math.max(this.high, prunedThrough) + 1; seq < newest; seq++) {
+      if (!seen.has(seq)) this.missing.set(seq, xmax);
+      if (this.missing.size > maxMissing) {
+        this.missing.clear();
+        lostSome = true;
+        break;
+      }
+    }
+    this.high = Math.max(newest, prunedThrough);
+    return lostSome;
+  }
+
+  /** Reports every key under every watched prefix (after a gap too old to replay). */
+  private async rescan(): Promise<void> {
+    const prefixes = [...this.prefixes.keys()];
+    const covering = prefixes.filter(
+      (prefix) => !prefixes.some((other) => other !== prefix && prefix.startsWith(other)),
+    );
+    for (const prefix of covering) {
+      for await (const keys of this.options.scanKeys(prefix)) {
+        if (this.closed) return;
+        this.feed.publish(keys);
+      }
+    }
+  }
+}

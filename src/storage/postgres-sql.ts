@@ -1,0 +1,288 @@
+/**
+ * The SQL side of `PostgresStorage`: the schema it creates, the commit function and the statements it runs,
+ * plus the codecs between JavaScript strings and what PostgreSQL stores (Node only).
+ *
+ * Keys are stored as `bytea` holding the key's UTF-16 code units big-endian, so PostgreSQL's byte order is
+ * exactly JavaScript's string order (UTF-16 code units), for every string, lone surrogates included. On the
+ * wire a key travels as lowercase hex of those bytes (`decode($1, 'hex')` on the server), which keeps every
+ * parameter a plain string whatever the driver.
+ *
+ * Values are stored as `text`. PostgreSQL text cannot hold U+0000 or a lone surrogate, so a value containing
+ * either (or starting with the marker U+0001) is stored as U+0001 followed by its JSON string literal; every
+ * other value is stored as is. The encoding is injective, so comparing encoded values compares the original
+ * strings exactly (what the conditions of a commit need).
+ *
+ * See docs/postgres.md for the design as a whole.
+ */
+
+import { Buffer } from 'node:buffer';
+
+/** The schema version this code creates and understands. A database at a newer version is refused. */
+export const schemaVersion = 1;
+
+/** Rows of the change log kept for listeners that reconnect (the newest are kept). */
+export const defaultChangeLogRows = 100_000;
+
+/** A commit touching more distinct keys than this locks the whole store instead of key by key. */
+export const maxKeyLocksPerCommit = 32;
+
+/** What a schema name may look like: a plain lower-case SQL identifier, short enough for derived names. */
+export const schemaNamePattern = /^[a-z_][a-z0-9_]{0,39}$/;
+
+// ---------------------------------------------------------------------------------------------------------
+// Codecs
+
+/** The hex of `key`'s UTF-16 code units, big-endian: how a key is sent to the server. */
+export function encodeKey(key: string): string {
+  return Buffer.from(key, 'utf16le').swap16().toString('hex');
+}
+
+/** The key stored as UTF-16BE bytes (a `bytea` as returned by either driver). */
+export function decodeKeyBytes(bytes: Uint8Array): string {
+  return Buffer.from(bytes).swap16().toString('utf16le');
+}
+
+/** The key sent as hex by `encodeKey`. */
+export function decodeKeyHex(hex: string): string {
+  return Buffer.from(hex, 'hex').swap16().toString('utf16le');
+}
+
+const valueMarker = '\u0001';
+/** With the `u` flag a surrogate pair is one code point, so this finds lone surrogates only. */
+const loneSurrogate = /[\ud800-\udfff]/u;
+
+/** The text stored for `value` (see the module comment). */
+export function encodeValue(value: string): string {
+  if (value.startsWith(valueMarker) || value.includes('\u0000') || loneSurrogate.test(value)) {
+    return valueMarker + JSON.stringify(value);
+  }
+  return value;
+}
+
+/** The value `encodeValue` stored as `text`. */
+export function decodeValue(text: string): string {
+  return text.startsWith(valueMarker) ? (JSON.parse(text.slice(1)) as string) : text;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Names
+
+/** A 31-bit FNV-1a hash of `text`: the schema's advisory lock namespace. */
+function lockNamespace(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash & 0x7fffffff;
+}
+
+/** Every name the adapter uses in one schema. */
+export type SchemaNames = {
+  schema: string;
+  /** The NOTIFY channel commits announce themselves on. */
+  channel: string;
+  /** First key of the two-key advisory locks of this schema (second key 0: the store, 1: migrations). */
+  lockNamespace: number;
+};
+
+export function schemaNames(schema: string): SchemaNames {
+  return { schema, channel: `${schema}_changes`, lockNamespace: lockNamespace(`shuttle:${schema}`) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schema
+
+/**
+ * The commit function. `request` is a JSON array of groups `{"c": [[keyHex, expected|null], …], "o":
+ * [[keyHex, value] | [keyHex], …]}` (a one-element operation is a delete). Returns one boolean per group.
+ *
+ * 1. Locks: every key of every group (conditions and writes) is hashed to a bigint and locked with a
+ *    transaction-scoped advisory lock, in ascending order, so two commits never deadlock, and a commit
+ *    expecting a key to be absent serialises with one inserting it. A commit also holds the store lock shared;
+ *    one touching more than `maxKeyLocksPerCommit` keys takes it exclusively instead of key locks (bounding
+ *    the lock table). A hash collision only serialises two commits. A commit without writes takes no lock:
+ *    its check is one statement, one snapshot.
+ * 2. Each group, in order: its conditions are checked in one statement (a fresh snapshot, taken after the
+ *    locks, in READ COMMITTED: it sees every commit that released them, and this commit's earlier groups);
+ *    if they hold, the last operation on each key is applied (deletes, then upserts).
+ * 3. If anything was written: the touched keys are appended to the change log, `pg_notify` announces the
+ *    change's sequence number (NOTIFY is delivered after commit, in commit order), and every 256th change
+ *    prunes the log to its newest `change_log_rows` rows.
+ */
+function commitFunction({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  return `
+create or replace function ${schema}.commit(request jsonb) returns boolean[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $commit$
+declare
+  request_group jsonb;
+  holds boolean;
+  results boolean[] := '{}';
+  touched jsonb := '[]';
+  lock_ids bigint[];
+  new_seq bigint;
+begin
+  if exists (select 1 from jsonb_array_elements(request) g where jsonb_array_length(g->'o') > 0) then
+    select array_agg(distinct hashtextextended(k, ${namespace}) order by hashtextextended(k, ${namespace}))
+      into lock_ids
+      from jsonb_array_elements(request) g,
+        lateral (select c->>0 from jsonb_array_elements(g->'c') c
+                 union all
+                 select o->>0 from jsonb_array_elements(g->'o') o) keys(k);
+    if cardinality(lock_ids) > ${maxKeyLocksPerCommit} then
+      perform pg_advisory_xact_lock(${namespace}, 0);
+    else
+      perform pg_advisory_xact_lock_shared(${namespace}, 0);
+      perform pg_advisory_xact_lock(id) from unnest(lock_ids) id;
+    end if;
+  end if;
+
+  for request_group in select value from jsonb_array_elements(request) loop
+    if jsonb_array_length(request_group->'c') = 0 then
+      holds := true;
+    else
+      select bool_and(e.value is not distinct from (c->>1)) into holds
+        from jsonb_array_elements(request_group->'c') c
+        left join ${schema}.entries e on e.key = decode(c->>0, 'hex');
+    end if;
+    results := results || holds;
+    if holds and jsonb_array_length(request_group->'o') > 0 then
+      with last_operations as (
+        select distinct on (o->>0) decode(o->>0, 'hex') as key, o->>1 as value
+          from jsonb_array_elements(request_group->'o') with ordinality as t(o, position)
+          order by o->>0, position desc
+      ), deleted as (
+        delete from ${schema}.entries e using last_operations l where l.value is null and e.key = l.key
+      )
+      insert into ${schema}.entries as e (key, value)
+        select key, value from last_operations where value is not null
+        on conflict (key) do update set value = excluded.value;
+      touched := touched || jsonb_path_query_array(request_group->'o', '$[*][0]');
+    end if;
+  end loop;
+
+  if jsonb_array_length(touched) > 0 then
+    -- Take a transaction id before the sequence number, so a listener that sees this number missing can
+    -- tell from its snapshot when this transaction has surely ended (see the change feed).
+    perform pg_current_xact_id();
+    insert into ${schema}.changes (keys) values (touched) returning seq into new_seq;
+    perform pg_notify('${channel}', new_seq::text);
+    if new_seq % 256 = 0 then
+      perform ${schema}.prune_changes(new_seq);
+    end if;
+  end if;
+  return results;
+end
+$commit$;`;
+}
+
+function pruneFunction({ schema }: SchemaNames): string {
+  return `
+create or replace function ${schema}.prune_changes(newest bigint) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $prune$
+declare
+  keep bigint;
+begin
+  select value::bigint into keep from ${schema}.meta where name = 'change_log_rows';
+  if newest - keep > 0 then
+    delete from ${schema}.changes where seq <= newest - keep;
+    update ${schema}.meta set value = greatest(value::bigint, newest - keep)::text
+      where name = 'pruned_through';
+  end if;
+end
+$prune$;`;
+}
+
+/**
+ * The script that creates (or upgrades) the schema: one implicit transaction, serialised by an advisory
+ * lock, that re-checks the version under the lock and raises `schema-too-new` (SQLSTATE P0001, message
+ * starting `shuttle-schema-too-new:`) rather than touch a newer schema.
+ */
+export function migrationScript(names: SchemaNames): string {
+  const { schema, lockNamespace: namespace } = names;
+  return `
+select pg_advisory_xact_lock(${namespace}, 1);
+create schema if not exists ${schema};
+create table if not exists ${schema}.meta (name text primary key, value text not null);
+do $migrate$
+declare
+  found_version integer;
+begin
+  select value::integer into found_version from ${schema}.meta where name = 'schema_version';
+  if found_version > ${schemaVersion} then
+    raise exception 'shuttle-schema-too-new:%', found_version;
+  end if;
+  if found_version is null then
+    create table ${schema}.entries (key bytea primary key, value text not null) with (fillfactor = 80);
+    create table ${schema}.changes (
+      seq bigserial primary key,
+      keys jsonb not null,
+      at timestamptz not null default now()
+    );
+    insert into ${schema}.meta (name, value) values
+      ('schema_version', '${schemaVersion}'),
+      ('change_log_rows', '${defaultChangeLogRows}'),
+      ('pruned_through', '0');
+    execute ${dollarQuote(pruneFunction(names))};
+    execute ${dollarQuote(commitFunction(names))};
+  end if;
+end
+$migrate$;`;
+}
+
+/** `text` as a dollar-quoted SQL string literal. */
+function dollarQuote(text: string): string {
+  if (text.includes('$body$')) throw new Error('a quoted body must not contain $body$');
+  return `$body$${text}$body$`;
+}
+
+/** The message prefix the migration raises with when it meets a newer schema. */
+export const schemaTooNewMarker = 'shuttle-schema-too-new:';
+
+/** Reads the server's settings and whether the schema exists, without writing anything. */
+export function probeStatement({ schema }: SchemaNames): string {
+  return `select current_setting('server_encoding') as encoding,
+    current_setting('server_version_num')::integer as server_version,
+    to_regclass('${schema}.meta') is not null as has_meta`;
+}
+
+export function versionStatement({ schema }: SchemaNames): string {
+  return `select value from ${schema}.meta where name = 'schema_version'`;
+}
+
+/** The statements of the data path. */
+export function statements({ schema }: SchemaNames) {
+  return {
+    commit: `select ${schema}.commit($1::jsonb) as results`,
+    get: `select value from ${schema}.entries where key = decode($1, 'hex')`,
+    getMany:
+      `select encode(key, 'hex') as key, value from ${schema}.entries where key = any(array(` +
+      `select decode(k, 'hex') from unnest(string_to_array($1, ',')) k))`,
+    /** A page of a scan; see `scanStatement`. */
+    scan: (lowerOpen: boolean, bounded: boolean, reverse: boolean) =>
+      `select key, value from ${schema}.entries where key ${lowerOpen ? '>' : '>='} decode($1, 'hex')` +
+      (bounded ? ` and key < decode($2, 'hex')` : ` and $2::text is null`) +
+      ` order by key ${reverse ? 'desc' : 'asc'} limit $3`,
+    /**
+     * The change feed's read: the changes after `$1` or among the sequence numbers `$2` (comma-separated),
+     * at most `$3` of them, with their keys only when `$4`; and, from the same snapshot, its xmin and xmax
+     * and how far the log was pruned.
+     */
+    changes:
+      `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, ` +
+      `pg_snapshot_xmax(pg_current_snapshot())::text as xmax, ` +
+      `(select value from ${schema}.meta where name = 'pruned_through') as pruned_through, ` +
+      `coalesce((select json_agg(json_build_array(seq, case when $4::boolean then keys end) order by seq)::text ` +
+      `from (select seq, keys from ${schema}.changes where seq > $1::bigint ` +
+      `or seq = any(string_to_array($2, ',')::bigint[]) order by seq limit $3) page), '[]') as changes`,
+    /** The newest sequence numbers present (the feed's starting point). */
+    newestChanges:
+      `select pg_snapshot_xmax(pg_current_snapshot())::text as xmax, ` +
+      `coalesce((select json_agg(seq order by seq)::text from (select seq from ${schema}.changes ` +
+      `order by seq desc limit $1) newest), '[]') as seqs`,
+  };
+}
