@@ -14,9 +14,19 @@ describe('chart geometry', () => {
       offsets: [0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000],
     });
     expect(niceTicks(0, 200, 450).step).toBe(50);
+    expect(niceTicks(5_000, 5_000 + 10 * 60_000, 900)).toMatchObject({ step: 60_000 });
+    expect(niceTicks(0, 3 * 3_600_000, 900).offsets.slice(0, 3)).toEqual([0, 900_000, 1_800_000]);
     expect(formatOffset(90_000, 30_000)).toBe('1 min 30 s');
     expect(formatOffset(250, 50)).toBe('250 ms');
     expect(formatOffset(1_500, 500)).toBe('1.5 s');
+  });
+
+  it('asks for fewer ticks rather than crowd the labels of a span between round steps', () => {
+    // Ten ticks of 22 min would be 2.2 min apart; whole minutes would be 41 px apart, so it takes 5 min.
+    const { step, offsets } = niceTicks(0, 22 * 60_000, 900);
+    expect(step).toBe(5 * 60_000);
+    expect(offsets).toEqual([0, 5, 10, 15, 20].map((minutes) => minutes * 60_000));
+    expect(formatOffset(offsets[1]!, step)).toBe('5 min');
   });
 
   it('packs overlapping spans into rows, and only as many rows as needed', () => {

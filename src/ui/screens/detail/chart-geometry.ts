@@ -1,9 +1,10 @@
 /**
- * Geometry of the detail screen's time axis, without React: a linear time scale, "nice" ticks, packing
- * overlapping spans into rows, and aggregation — when more spans fall into a row than there are pixels to
- * draw them, neighbours closer than a pixel merge into one mark that says how many it holds. That keeps a
- * 10,000-entry timeline at a few hundred SVG elements.
+ * Geometry of the detail screen's time axis, without React: a linear time scale and ticks at round
+ * durations (both from d3-scale), packing overlapping spans into rows, and aggregation — when more spans
+ * fall into a row than there are pixels to draw them, neighbours closer than a pixel merge into one mark
+ * that says how many it holds. That keeps a 10,000-entry timeline at a few hundred SVG elements.
  */
+import { scaleLinear, scaleUtc, type ScaleLinear } from 'd3-scale';
 
 export type TimeScale = {
   start: number;
@@ -15,23 +16,20 @@ export type TimeScale = {
   at(x: number): number;
 };
 
+/** `start`…`end` (at least 1 ms apart) onto 0…`width`, linearly. */
 export function timeScale(start: number, end: number, width: number): TimeScale {
-  const span = Math.max(1, end - start);
-  return {
-    start,
-    end,
-    width,
-    x: (at) => ((at - start) / span) * width,
-    at: (x) => start + (x / Math.max(1, width)) * span,
-  };
+  const linear: ScaleLinear<number, number> = scaleLinear()
+    .domain([start, start + Math.max(1, end - start)])
+    .range([0, width]);
+  return { start, end, width, x: (at) => linear(at), at: (x) => linear.invert(x) };
 }
 
-const steps = [
-  1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000,
-  600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000,
-];
-
-/** Tick times (as offsets from `start`, in ms) about every `targetPx` pixels, on a round step. */
+/**
+ * Tick times (as offsets from `start`, in ms) about every `targetPx` pixels, on a round duration: d3's UTC
+ * time ticks over the offsets, so steps are 1-2-5 ms below a second, then 1, 5, 15 and 30 s, 1, 5, 15 and
+ * 30 min, 1, 3, 6 and 12 h, days. d3 picks the step nearest the target; where that would put ticks closer
+ * than 70% of `targetPx` (too close for their labels), fewer are asked for.
+ */
 export function niceTicks(
   start: number,
   end: number,
@@ -39,12 +37,13 @@ export function niceTicks(
   targetPx = 90,
 ): { step: number; offsets: number[] } {
   const span = Math.max(1, end - start);
-  const wanted = Math.max(1, Math.floor(width / targetPx));
-  const raw = span / wanted;
-  const step = steps.find((candidate) => candidate >= raw) ?? steps.at(-1)!;
-  const offsets: number[] = [];
-  for (let offset = 0; offset <= span + 0.5; offset += step) offsets.push(offset);
-  return { step, offsets };
+  const axis = scaleUtc().domain([0, span]).range([0, width]);
+  const offsetsFor = (count: number) => axis.ticks(count).map((tick) => tick.getTime());
+  let count = Math.max(1, Math.floor(width / targetPx));
+  let offsets = offsetsFor(count);
+  const stepOf = (list: number[]) => (list.length > 1 ? list[1]! - list[0]! : span);
+  while (count > 1 && (stepOf(offsets) / span) * width < targetPx * 0.7) offsets = offsetsFor(--count);
+  return { step: stepOf(offsets), offsets };
 }
 
 /** "0", "250 ms", "1.5 s", "2 min", "1 h 30 min": an offset on the axis, rounded to the tick step. */

@@ -1,7 +1,8 @@
 /**
  * Claims held per engine over time: one step line per engine in its colour, labelled at its end with the
- * engine's short label, from the samples the studio takes of `engines()` (the last few minutes). A small
- * SVG, no chart library. Handoffs read as one line dropping while another rises.
+ * engine's short label, from the samples the studio takes of `engines()` (the last five minutes). A small
+ * hand-drawn SVG over d3 scales (claims-chart-geometry.ts). Handoffs read as one line dropping while another
+ * rises.
  */
 import { useLayoutEffect, useRef, useState } from 'react';
 import type { EngineRecord } from '../../../worker/protocol';
@@ -9,6 +10,7 @@ import { textColorOn } from '../../components/EngineChip';
 import { formatClock } from '../../components/time-format';
 import type { EngineSample } from '../../data/engine-samples';
 import styles from './ClaimsChart.module.css';
+import { claimsAxes } from './claims-chart-geometry';
 
 const height = 190;
 const padding = { top: 12, right: 44, bottom: 24, left: 34 };
@@ -28,13 +30,6 @@ export function seriesOf(
   return samples.map((sample) => ({ at: sample.at, claims: sample.claims[engineId] ?? null }));
 }
 
-function niceMax(value: number): number {
-  if (value <= 4) return 4;
-  const magnitude = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * magnitude >= value) return step * magnitude;
-  return 10 * magnitude;
-}
-
 export function ClaimsChart({ samples, engines, now }: ClaimsChartProps) {
   const ref = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(800);
@@ -51,14 +46,13 @@ export function ClaimsChart({ samples, engines, now }: ClaimsChartProps) {
   const start = Math.max(samples[0]?.at ?? end, end - windowMs);
   const visible = samples.filter((sample) => sample.at >= start - 2_000);
   const ids = [...new Set(visible.flatMap((sample) => Object.keys(sample.claims)))];
-  const max = niceMax(Math.max(1, ...visible.flatMap((sample) => Object.values(sample.claims))));
-  const plotWidth = width - padding.left - padding.right;
-  const plotHeight = height - padding.top - padding.bottom;
-  const span = Math.max(10_000, end - start);
-  const x = (at: number) => padding.left + ((at - start) / span) * plotWidth;
-  const y = (claims: number) => padding.top + plotHeight - (claims / max) * plotHeight;
-  const yTicks = [0, max / 4, max / 2, (3 * max) / 4, max].filter((tick) => Number.isInteger(tick));
-  const xTicks = Array.from({ length: 5 }, (_, index) => start + (span * index) / 4);
+  const axes = claimsAxes(
+    { width, height, padding },
+    start,
+    end,
+    Math.max(0, ...visible.flatMap((sample) => Object.values(sample.claims))),
+  );
+  const { x, y } = axes;
 
   const series = ids.map((engineId) => {
     const engine = engines.get(engineId);
@@ -106,7 +100,7 @@ export function ClaimsChart({ samples, engines, now }: ClaimsChartProps) {
         aria-label="Claims held per engine over the last minutes"
         className={styles.svg}
       >
-        {yTicks.map((tick) => (
+        {axes.claimTicks.map((tick) => (
           <g key={tick}>
             <line
               x1={padding.left}
@@ -120,17 +114,14 @@ export function ClaimsChart({ samples, engines, now }: ClaimsChartProps) {
             </text>
           </g>
         ))}
-        {xTicks.map((tick, index) => (
-          <text
-            key={tick}
-            x={x(tick)}
-            y={height - 6}
-            textAnchor={index === 0 ? 'start' : index === 4 ? 'end' : 'middle'}
-            className={styles.tick}
-          >
-            {index === 4 ? 'now' : formatClock(tick, { millis: false })}
+        {axes.timeTicks.map((tick) => (
+          <text key={tick} x={x(tick)} y={height - 6} textAnchor="middle" className={styles.tick}>
+            {formatClock(tick, { millis: false })}
           </text>
         ))}
+        <text x={x(axes.end)} y={height - 6} textAnchor="end" className={styles.tick}>
+          now
+        </text>
         {series.map(({ engineId, color, path }) => (
           <path
             key={engineId}
