@@ -8,11 +8,10 @@ import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { ShuttleClient } from '../../worker/client';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
-import { ShuttleClientProvider, useShuttleClient } from '../data/client-context';
-import { useEngines, useThisEngine } from '../data/engine-queries';
-import { recordEngineSample } from '../data/engine-samples';
+import { ShuttleClientProvider } from '../data/client-context';
+import { useEngineSampling } from '../data/engine-samples';
 import { useLiveUpdates } from '../data/live-updates';
-import { serveStartRelay } from '../data/start-relay';
+import { useStartRelay } from '../data/start-relay';
 import { formatRoute, type Route } from '../routing/route';
 import { useRoute } from '../routing/router';
 import { ChaosScreen } from '../screens/chaos/ChaosScreen';
@@ -88,17 +87,7 @@ function Screen({ route }: { route: Route }) {
 /** What runs for the whole page: live updates, engine sampling for the charts, and the start relay. */
 function Background() {
   useLiveUpdates();
-  const client = useShuttleClient();
-  const engines = useEngines();
-  const self = useThisEngine().data;
-  useEffect(() => {
-    if (engines.data) recordEngineSample(engines.data, engines.dataUpdatedAt);
-  }, [engines.data, engines.dataUpdatedAt]);
-  const databaseName = self?.databaseName;
-  const engineId = self?.mode === 'engine' ? self.engineId : null;
-  useEffect(() => {
-    if (!databaseName) return;
-    return serveStartRelay(databaseName, client, () => engineId);
-  }, [client, databaseName, engineId]);
+  useEngineSampling();
+  useStartRelay();
   return null;
 }

@@ -1,11 +1,13 @@
 /**
  * Chaos actions on any engine of the database — freeze, crash, graceful shutdown, restart — through the
  * client's control channel (`client.chaos`), which reaches the tab that hosts the engine. Each resolves
- * once that tab has acknowledged and acted.
+ * once that tab has acknowledged and acted. Also the environment the chaos drills run in: this tab's client
+ * and engine, which only a tab that runs an engine has.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { ShuttleClient } from '../../worker/client';
 import { useShuttleClient } from './client-context';
+import { useThisEngine } from './engine-queries';
 import { queryKeys } from './query-keys';
 
 export type ChaosRequest =
@@ -41,4 +43,15 @@ export function useChaos() {
       void queryClient.invalidateQueries({ queryKey: queryKeys.self });
     },
   });
+}
+
+/** What a chaos drill drives: this tab's client, its database, and its engine. */
+export type ChaosEnvironment = { client: ShuttleClient; databaseName: string; selfEngineId: string };
+
+/** The environment drills run in, or null while this tab runs no engine (loading, or a viewer). */
+export function useChaosEnvironment(): ChaosEnvironment | null {
+  const client = useShuttleClient();
+  const self = useThisEngine().data;
+  if (!self || self.mode !== 'engine') return null;
+  return { client, databaseName: self.databaseName, selfEngineId: self.engineId };
 }

@@ -1,6 +1,6 @@
 /**
- * Gives components the tab's `ShuttleClient`. Only query hooks (src/ui/data) call it; components never talk
- * to the worker directly.
+ * Provides the tab's `ShuttleClient` to the data layer. Only the hooks of src/ui/data call
+ * `useShuttleClient`; components use those hooks and never talk to the worker directly.
  */
 import { createContext, useContext, type ReactNode } from 'react';
 import type { ShuttleClient } from '../../worker/client';

@@ -1,11 +1,12 @@
 /**
- * Query hooks of the definitions screen: compile-as-you-type (the worker checks the source a moment after
- * typing stops, each distinct source once), and the mutations that save and delete definitions. Mutations
- * refetch the definitions before they resolve, so the screen can open what was just saved; the change feed
- * refreshes every other tab.
+ * Queries and mutations of the definitions screen: compile-as-you-type (the worker checks the source a
+ * moment after typing stops, each distinct source once — `compileQuery`), and the mutations that save and
+ * delete definitions. Mutations refetch the definitions before they resolve, so the screen can open what was
+ * just saved; the change feed refreshes every other tab. (The definitions themselves: `definitionsQuery`.)
  */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import type { ShuttleClient } from '../../worker/client';
 import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../worker/protocol';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
@@ -33,19 +34,23 @@ export type CompileAsYouType = {
   error: Error | null;
 };
 
-/** Compiles `source` in the worker a moment after it stops changing; null compiles nothing. */
-export function useCompileAsYouType(source: string | null): CompileAsYouType {
-  const client = useShuttleClient();
-  const settled = useSettledValue(source, compileDelayMs);
-  const query = useQuery({
-    queryKey: queryKeys.compile(settled ?? ''),
-    queryFn: async () => ({ source: settled!, report: await client.compileDefinition(settled!) }),
-    enabled: settled !== null,
+/** The worker's report on `source`, with the source it is about. Each distinct source is compiled once. */
+export function compileQuery(client: Pick<ShuttleClient, 'compileDefinition'>, source: string) {
+  return queryOptions({
+    queryKey: queryKeys.compile(source),
+    queryFn: async () => ({ source, report: await client.compileDefinition(source) }),
     staleTime: Infinity,
     gcTime: 30_000,
     retry: false,
     placeholderData: (previous) => previous,
   });
+}
+
+/** Compiles `source` in the worker a moment after it stops changing; null compiles nothing. */
+export function useCompileAsYouType(source: string | null): CompileAsYouType {
+  const client = useShuttleClient();
+  const settled = useSettledValue(source, compileDelayMs);
+  const query = useQuery({ ...compileQuery(client, settled ?? ''), enabled: settled !== null });
   const data = source === null ? undefined : query.data;
   return {
     report: data?.report,

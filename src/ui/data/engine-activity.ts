@@ -1,10 +1,12 @@
 /**
  * What happened to this tab's engine that a person should hear about, kept from the pushed events and
  * warnings of the worker: the workflows it lost (a claim taken over or rotated away, a write refused by the
- * epoch fence), and the latest warnings (another tab on a different build, storage trouble). A small
- * external store — derived from pushes, not a copy of stored data — read with `useSyncExternalStore`.
+ * epoch fence), and the latest 20 warnings (another tab on a different build, storage trouble). A zustand
+ * store derived from pushes, not a copy of stored data; every change replaces the changed part, so a
+ * selector re-renders only what changed.
  */
-import { useSyncExternalStore } from 'react';
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
 import type { HostWarning, PushMessage } from '../../worker/protocol';
 
 export type LostWorkflow = {
@@ -24,17 +26,18 @@ export type RecentWarning = HostWarning & { at: number; id: number };
 export type Snapshot = { lost: ReadonlyMap<string, LostWorkflow>; warnings: readonly RecentWarning[] };
 
 const maxWarnings = 20;
-let snapshot: Snapshot = { lost: new Map(), warnings: [] };
 let nextWarningId = 1;
-const listeners = new Set<() => void>();
+
+/** Written only by the functions below. */
+const engineActivityStore = createStore<Snapshot>()(() => ({ lost: new Map(), warnings: [] }));
 
 function publish(next: Snapshot): void {
-  snapshot = next;
-  for (const listener of [...listeners]) listener();
+  engineActivityStore.setState(next, true);
 }
 
 /** Folds one pushed message into the store. Returns whether anything changed. */
 export function recordPush(message: PushMessage, now: number = Date.now()): boolean {
+  const snapshot = engineActivityStore.getState();
   if (message.kind === 'warning') {
     const warning: RecentWarning = { ...message.warning, at: now, id: nextWarningId++ };
     publish({ ...snapshot, warnings: [warning, ...snapshot.warnings].slice(0, maxWarnings) });
@@ -80,6 +83,7 @@ export function recordPush(message: PushMessage, now: number = Date.now()): bool
 
 /** Forgets a warning the person dismissed. */
 export function dismissWarning(id: number): void {
+  const snapshot = engineActivityStore.getState();
   publish({ ...snapshot, warnings: snapshot.warnings.filter((warning) => warning.id !== id) });
 }
 
@@ -90,25 +94,20 @@ export function resetEngineActivity(): void {
 
 /** What the store holds now (for code outside React). */
 export function engineActivitySnapshot(): Snapshot {
-  return snapshot;
-}
-
-function subscribe(listener: () => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
+  return engineActivityStore.getState();
 }
 
 /** How this tab's engine lost `workflowId`, or null if it did not (since this page loaded). */
 export function useLostWorkflow(workflowId: string): LostWorkflow | null {
-  return useSyncExternalStore(subscribe, () => snapshot.lost.get(workflowId) ?? null);
+  return useStore(engineActivityStore, (snapshot) => snapshot.lost.get(workflowId) ?? null);
 }
 
 /** The workflows this tab's engine lost. */
 export function useLostWorkflows(): ReadonlyMap<string, LostWorkflow> {
-  return useSyncExternalStore(subscribe, () => snapshot.lost);
+  return useStore(engineActivityStore, (snapshot) => snapshot.lost);
 }
 
 /** Recent warnings of this tab's engine worker, newest first. */
 export function useRecentWarnings(): readonly RecentWarning[] {
-  return useSyncExternalStore(subscribe, () => snapshot.warnings);
+  return useStore(engineActivityStore, (snapshot) => snapshot.warnings);
 }

@@ -1,12 +1,13 @@
 /**
- * Query hooks about engines and ownership: this tab's engine (identity and status), the link to its worker,
- * every engine of the database (presence records, with their result waiters and counters), and every claim
- * holder record.
+ * Queries about engines and ownership — this tab's engine (identity and status), every engine of the
+ * database (presence records, with their result waiters and counters), every claim holder record — as one
+ * `queryOptions` factory per query, which the hooks and every other reader of that query's data use; the
+ * link to this tab's worker; and restarting this tab's engine.
  */
-import { useQuery } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../engine';
-import type { ClientConnection } from '../../worker/client';
+import type { ClientConnection, ShuttleClient } from '../../worker/client';
 import type { EngineRecord, HelloResult } from '../../worker/protocol';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
@@ -19,16 +20,55 @@ import { queryKeys } from './query-keys';
 export const claimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 } as const;
 
 /** This tab's engine: id, label, colour, mode, database and status (kept current by status pushes). */
-export function useThisEngine() {
-  const client = useShuttleClient();
-  return useQuery<HelloResult>({
+export function thisEngineQuery(client: Pick<ShuttleClient, 'hello'>) {
+  return queryOptions<HelloResult>({
     queryKey: queryKeys.self,
     queryFn: () => client.hello(),
     staleTime: Infinity,
   });
 }
 
-/** The link between this page and its worker: `ready`, or why the worker stopped. */
+/** Ids of the workflows this tab's engine holds claims on. */
+export function ownedWorkflowsQuery(client: Pick<ShuttleClient, 'ownedWorkflows'>) {
+  return queryOptions({ queryKey: queryKeys.owned, queryFn: () => client.ownedWorkflows() });
+}
+
+/**
+ * Every engine of the database, live or recently dead. Presence records change every second, so this is
+ * live through the change feed; it also refetches every two seconds, since a crashed engine's Web Lock
+ * vanishes without any write.
+ */
+export function enginesQuery(client: Pick<ShuttleClient, 'engines'>) {
+  return queryOptions<EngineRecord[]>({
+    queryKey: queryKeys.engines,
+    queryFn: () => client.engines(),
+    refetchInterval: 2_000,
+  });
+}
+
+/** Every claim holder record of the database. */
+export function claimsQuery(client: Pick<ShuttleClient, 'claims'>) {
+  return queryOptions<ClaimInfo[]>({
+    queryKey: queryKeys.claims,
+    queryFn: () => client.claims(),
+    refetchInterval: 3_000,
+  });
+}
+
+/** This tab's engine's `result()` waiters (other engines' come with the engines query). */
+export function resultWaitersQuery(client: Pick<ShuttleClient, 'resultWaiters'>) {
+  return queryOptions({ queryKey: queryKeys.resultWaiters, queryFn: () => client.resultWaiters() });
+}
+
+/** This tab's engine (`thisEngineQuery`). */
+export function useThisEngine() {
+  return useQuery(thisEngineQuery(useShuttleClient()));
+}
+
+/**
+ * The link between this page and its worker: `ready`, or why the worker stopped. The client itself is the
+ * store here (a property and its change callback), read with `useSyncExternalStore`.
+ */
 export function useConnection(): ClientConnection {
   const client = useShuttleClient();
   return useSyncExternalStore(
@@ -37,24 +77,14 @@ export function useConnection(): ClientConnection {
   );
 }
 
-/** Ids of the workflows this tab's engine holds claims on. */
+/** Ids of the workflows this tab's engine holds claims on (`ownedWorkflowsQuery`). */
 export function useOwnedWorkflows() {
-  const client = useShuttleClient();
-  return useQuery({ queryKey: queryKeys.owned, queryFn: () => client.ownedWorkflows() });
+  return useQuery(ownedWorkflowsQuery(useShuttleClient()));
 }
 
-/**
- * Every engine of the database, live or recently dead. Presence records change every second, so this is
- * live through the change feed; it also refetches every two seconds, since a crashed engine's Web Lock
- * vanishes without any write.
- */
+/** Every engine of the database (`enginesQuery`). */
 export function useEngines() {
-  const client = useShuttleClient();
-  return useQuery<EngineRecord[]>({
-    queryKey: queryKeys.engines,
-    queryFn: () => client.engines(),
-    refetchInterval: 2_000,
-  });
+  return useQuery(enginesQuery(useShuttleClient()));
 }
 
 /** Engines by id, for resolving owners to labels and colours. Empty while loading. */
@@ -73,18 +103,21 @@ export function isEngineLive(engine: EngineRecord): boolean {
   );
 }
 
-/** Every claim holder record of the database. */
+/** Every claim holder record of the database (`claimsQuery`). */
 export function useClaims() {
-  const client = useShuttleClient();
-  return useQuery<ClaimInfo[]>({
-    queryKey: queryKeys.claims,
-    queryFn: () => client.claims(),
-    refetchInterval: 3_000,
-  });
+  return useQuery(claimsQuery(useShuttleClient()));
 }
 
-/** This tab's engine's `result()` waiters (other engines' come with `useEngines`). */
+/** This tab's engine's `result()` waiters (`resultWaitersQuery`). */
 export function useResultWaiters() {
+  return useQuery(resultWaitersQuery(useShuttleClient()));
+}
+
+/**
+ * Replaces this tab's engine with a new one, without reloading the page; resolves once the new engine
+ * answers. Live updates swap the cached data over to it (`useLiveUpdates`).
+ */
+export function useRestartThisTab() {
   const client = useShuttleClient();
-  return useQuery({ queryKey: queryKeys.resultWaiters, queryFn: () => client.resultWaiters() });
+  return useMutation({ mutationFn: () => client.restartThisTab() });
 }

@@ -39,14 +39,14 @@ describe('live updates', () => {
     });
     let listener: (message: PushMessage) => void = () => undefined;
     const frames: (() => void)[] = [];
-    const stop = connectLiveUpdates(
-      (push) => {
+    const client = {
+      subscribe: (push: (message: PushMessage) => void) => {
         listener = push;
         return () => undefined;
       },
-      queryClient,
-      { scheduleFrame: (flush) => frames.push(flush) },
-    );
+      hello: () => Promise.reject(new Error('not asked in this test')),
+    };
+    const stop = connectLiveUpdates(client, queryClient, { scheduleFrame: (flush) => frames.push(flush) });
     for (let index = 0; index < 50; index++) listener(storeChanged(['workflows'], [`w${index}`]));
     listener({ kind: 'status', v: PROTOCOL_VERSION, status: { state: 'running', since: 2 } });
     expect(queryClient.getQueryData<HelloResult>(queryKeys.self)?.status.state).toBe('running');

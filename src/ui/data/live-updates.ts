@@ -10,9 +10,11 @@
  */
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { HelloResult, PushMessage } from '../../worker/protocol';
+import type { ShuttleClient } from '../../worker/client';
+import type { PushMessage } from '../../worker/protocol';
 import { useShuttleClient } from './client-context';
 import { recordPush, resetEngineActivity } from './engine-activity';
+import { thisEngineQuery } from './engine-queries';
 import { queryKeys } from './query-keys';
 
 /** The queries a pushed message makes stale. */
@@ -74,13 +76,13 @@ export type LiveUpdateOptions = {
 };
 
 /**
- * Applies pushes from `subscribe` to `queryClient` until the returned function is called.
+ * Applies the pushes of `client` to `queryClient` until the returned function is called.
  *
  * @example
- * useEffect(() => connectLiveUpdates((listener) => client.subscribe(listener), queryClient), [client, queryClient]);
+ * useEffect(() => connectLiveUpdates(client, queryClient), [client, queryClient]);
  */
 export function connectLiveUpdates(
-  subscribe: (listener: (message: PushMessage) => void) => () => void,
+  client: Pick<ShuttleClient, 'subscribe' | 'hello'>,
   queryClient: QueryClient,
   options: LiveUpdateOptions = {},
 ): () => void {
@@ -109,17 +111,17 @@ export function connectLiveUpdates(
       scheduleFrame(flush);
     }
   };
-  const unsubscribe = subscribe((message) => {
+  const self = thisEngineQuery(client).queryKey;
+  const unsubscribe = client.subscribe((message) => {
     recordPush(message);
     if (message.kind === 'status') {
-      const current = queryClient.getQueryData<HelloResult>(queryKeys.self);
+      const current = queryClient.getQueryData(self);
       // Before the first hello has answered there is nothing to patch: ask again instead.
-      if (current)
-        queryClient.setQueryData<HelloResult>(queryKeys.self, { ...current, status: message.status });
-      else pending.set(JSON.stringify(queryKeys.self), queryKeys.self);
+      if (current) queryClient.setQueryData(self, { ...current, status: message.status });
+      else pending.set(JSON.stringify(self), self);
       // A restarted engine has a new id and label: ask again once it runs.
       if (message.status.state === 'running' || message.status.state === 'starting')
-        pending.set(JSON.stringify(queryKeys.self), queryKeys.self);
+        pending.set(JSON.stringify(self), self);
     }
     for (const queryKey of staleQueriesOf(message)) pending.set(JSON.stringify(queryKey), queryKey);
     if (pending.size > 0 && !scheduled) {
@@ -141,15 +143,12 @@ export function connectLiveUpdates(
 export function useLiveUpdates(): void {
   const client = useShuttleClient();
   const queryClient = useQueryClient();
-  useEffect(
-    () => connectLiveUpdates((listener) => client.subscribe(listener), queryClient),
-    [client, queryClient],
-  );
+  useEffect(() => connectLiveUpdates(client, queryClient), [client, queryClient]);
   useEffect(
     () =>
       client.onEngineChange((hello) => {
         resetEngineActivity();
-        queryClient.setQueryData<HelloResult>(queryKeys.self, hello);
+        queryClient.setQueryData(thisEngineQuery(client).queryKey, hello);
         void queryClient.invalidateQueries();
       }),
     [client, queryClient],

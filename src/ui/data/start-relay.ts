@@ -8,8 +8,11 @@
  * `start`. Nothing received is trusted: messages are validated, and a request is plain data for `start`,
  * which the engine validates again.
  */
+import { useEffect } from 'react';
 import type { SerializedError, StartOptions } from '../../engine';
 import type { ShuttleClient } from '../../worker/client';
+import { useShuttleClient } from './client-context';
+import { useThisEngine } from './engine-queries';
 
 const relayVersion = 1;
 
@@ -114,6 +117,21 @@ export function serveStartRelay(
     void run();
   };
   return () => channel.close();
+}
+
+/**
+ * Serves relay requests addressed to this tab's engine while the calling component is mounted (the app
+ * root), on the channel of this tab's database; a viewer tab, which runs no engine, answers none.
+ */
+export function useStartRelay(): void {
+  const client = useShuttleClient();
+  const self = useThisEngine().data;
+  const databaseName = self?.databaseName;
+  const engineId = self?.mode === 'engine' ? self.engineId : null;
+  useEffect(() => {
+    if (!databaseName) return;
+    return serveStartRelay(databaseName, client, () => engineId);
+  }, [client, databaseName, engineId]);
 }
 
 /** Options of `relayStart`. */

@@ -1,16 +1,20 @@
 /**
- * Query hooks about workflows and definitions, and the mutations that act on workflows.
+ * Queries about workflows and definitions — one `queryOptions` factory per query, which the hooks and every
+ * other reader of that query's data use — and the mutations that act on workflows.
  *
  * - The list asks for at most 1,000 workflows per page (the engine's limit) and pages on with a cursor;
- *   sorting happens here, over what was fetched, so any column sorts without another round trip.
+ *   the screen sorts what was fetched (workflow-sort.ts), so any column sorts without another round trip.
  * - A timeline is fetched incrementally: the first fetch reads it whole, later ones only the entries after
  *   the last one held (timelines are append-only), so a 10,000-entry timeline costs one read, not one per
  *   change.
  * - Mutations refetch what they change at once, without waiting for the change feed.
  */
 import {
+  infiniteQueryOptions,
+  queryOptions,
   useInfiniteQuery,
   useMutation,
+  useQueries,
   useQuery,
   useQueryClient,
   type QueryClient,
@@ -34,11 +38,16 @@ export const listPageSize = 1000;
 /** Pages the list loads by itself (up to 3,000 workflows); beyond that the person asks for more. */
 export const autoPages = 3;
 
-/** Workflows matching `filter`, a page of up to 1,000 at a time; `fetchNextPage` loads more. */
-export function useWorkflowList(filter: Omit<ListFilter, 'limit' | 'cursor'> = {}) {
-  const client = useShuttleClient();
+/** How many workflows the command palette's jump-to lists. */
+export const searchLimit = 8;
+
+/** Workflows matching `filter`, a page of up to 1,000 at a time, flattened to one list. */
+export function workflowListQuery(
+  client: Pick<ShuttleClient, 'list'>,
+  filter: Omit<ListFilter, 'limit' | 'cursor'> = {},
+) {
   const fullFilter: ListFilter = { ...filter, limit: listPageSize };
-  return useInfiniteQuery({
+  return infiniteQueryOptions({
     queryKey: queryKeys.workflowList(fullFilter),
     queryFn: ({ pageParam }) => client.list(pageParam ? { ...fullFilter, cursor: pageParam } : fullFilter),
     initialPageParam: null as string | null,
@@ -52,25 +61,27 @@ export function useWorkflowList(filter: Omit<ListFilter, 'limit' | 'cursor'> = {
   });
 }
 
-/** Up to `limit` workflows whose id starts with `idPrefix` (the command palette's jump-to). */
-export function useWorkflowSearch(idPrefix: string, enabled: boolean) {
-  const client = useShuttleClient();
-  return useQuery({
+/** Up to `searchLimit` workflows whose id starts with `idPrefix` (the command palette's jump-to). */
+export function workflowSearchQuery(client: Pick<ShuttleClient, 'list'>, idPrefix: string) {
+  return queryOptions({
     queryKey: queryKeys.workflowSearch(idPrefix),
-    queryFn: () => client.list({ idPrefix, limit: 8 }),
-    enabled,
+    queryFn: () => client.list({ idPrefix, limit: searchLimit }),
     staleTime: 1_000,
     placeholderData: (previous) => previous,
   });
 }
 
+/** A missing workflow is an answer, not a failure: it is not asked for again; anything else is, once. */
+export function retryUnlessNotFound(failureCount: number, error: Error): boolean {
+  return error.name !== 'WorkflowNotFoundError' && failureCount < 1;
+}
+
 /** One workflow's description (status, owner, state, input, result…). */
-export function useWorkflowDescription(workflowId: string) {
-  const client = useShuttleClient();
-  return useQuery<WorkflowDescription>({
+export function workflowDescriptionQuery(client: Pick<ShuttleClient, 'describe'>, workflowId: string) {
+  return queryOptions<WorkflowDescription>({
     queryKey: queryKeys.workflowDetail(workflowId),
     queryFn: () => client.describe(workflowId),
-    retry: (count, error) => error.name !== 'WorkflowNotFoundError' && count < 1,
+    retry: retryUnlessNotFound,
   });
 }
 
@@ -88,42 +99,91 @@ export async function fetchTimeline(
   return more.length === 0 ? (cached as TimelineEntry[]) : [...cached, ...more];
 }
 
-/** A workflow's durable timeline, kept complete incrementally. */
-export function useWorkflowTimeline(workflowId: string, expectedLength?: number) {
-  const client = useShuttleClient();
-  const queryClient = useQueryClient();
-  return useQuery<TimelineEntry[]>({
+/**
+ * A workflow's durable timeline, kept complete incrementally: each fetch reads only the entries after those
+ * already cached. `expectedLength` is the timeline's length as the workflow's record states it: holding more
+ * means the timeline was reset (a new run), and it is read whole.
+ */
+export function workflowTimelineQuery(
+  client: Pick<ShuttleClient, 'timeline'>,
+  workflowId: string,
+  expectedLength?: number,
+) {
+  return queryOptions<TimelineEntry[]>({
     queryKey: queryKeys.workflowTimeline(workflowId),
-    queryFn: async () => {
-      const key = queryKeys.workflowTimeline(workflowId);
-      const cached = queryClient.getQueryData<TimelineEntry[]>(key);
-      // The record says how long the timeline is: if we hold more, it was reset (a new run) — read it whole.
+    queryFn: ({ client: queryClient, queryKey }) => {
+      const cached = queryClient.getQueryData<TimelineEntry[]>(queryKey);
       const trusted =
         expectedLength !== undefined && cached && cached.length > expectedLength ? undefined : cached;
       return fetchTimeline(client, workflowId, trusted);
     },
-    retry: (count, error) => error.name !== 'WorkflowNotFoundError' && count < 1,
+    retry: retryUnlessNotFound,
     structuralSharing: false,
   });
 }
 
 /** Writes of deposed engines refused by storage: for one workflow, or every workflow. */
-export function useFenceRejections(workflowId?: string) {
-  const client = useShuttleClient();
-  return useQuery<FenceRejection[]>({
+export function fenceRejectionsQuery(client: Pick<ShuttleClient, 'fenceRejections'>, workflowId?: string) {
+  return queryOptions<FenceRejection[]>({
     queryKey: workflowId ? queryKeys.fenceRejectionsOf(workflowId) : queryKeys.fenceRejections,
     queryFn: () => client.fenceRejections(workflowId),
   });
 }
 
 /** The definitions registered on this tab's engine. */
-export function useDefinitions() {
-  const client = useShuttleClient();
-  return useQuery({
+export function definitionsQuery(client: Pick<ShuttleClient, 'definitions'>) {
+  return queryOptions({
     queryKey: queryKeys.definitions,
     queryFn: () => client.definitions(),
     staleTime: 60_000,
   });
+}
+
+/** Workflows matching `filter` (`workflowListQuery`); `fetchNextPage` loads more. */
+export function useWorkflowList(filter: Omit<ListFilter, 'limit' | 'cursor'> = {}) {
+  return useInfiniteQuery(workflowListQuery(useShuttleClient(), filter));
+}
+
+/** The palette's jump-to (`workflowSearchQuery`), asked only while `enabled`. */
+export function useWorkflowSearch(idPrefix: string, enabled: boolean) {
+  return useQuery({ ...workflowSearchQuery(useShuttleClient(), idPrefix), enabled });
+}
+
+/** One workflow's description (`workflowDescriptionQuery`). */
+export function useWorkflowDescription(workflowId: string) {
+  return useQuery(workflowDescriptionQuery(useShuttleClient(), workflowId));
+}
+
+/** Descriptions of several workflows by id (those not loaded yet, or missing, are absent). */
+export function useWorkflowDescriptions(
+  workflowIds: readonly string[],
+): ReadonlyMap<string, WorkflowDescription> {
+  const client = useShuttleClient();
+  return useQueries({
+    queries: workflowIds.map((workflowId) => workflowDescriptionQuery(client, workflowId)),
+    combine: (results) => {
+      const map = new Map<string, WorkflowDescription>();
+      results.forEach((result, index) => {
+        if (result.data) map.set(workflowIds[index]!, result.data);
+      });
+      return map;
+    },
+  });
+}
+
+/** A workflow's durable timeline (`workflowTimelineQuery`). */
+export function useWorkflowTimeline(workflowId: string, expectedLength?: number) {
+  return useQuery(workflowTimelineQuery(useShuttleClient(), workflowId, expectedLength));
+}
+
+/** Refused writes of deposed engines (`fenceRejectionsQuery`). */
+export function useFenceRejections(workflowId?: string) {
+  return useQuery(fenceRejectionsQuery(useShuttleClient(), workflowId));
+}
+
+/** The definitions registered on this tab's engine (`definitionsQuery`). */
+export function useDefinitions() {
+  return useQuery(definitionsQuery(useShuttleClient()));
 }
 
 export type StartRequest = { workflowType: string; input?: unknown; options?: StartOptions };

@@ -1,7 +1,8 @@
 /**
  * The current route, read from `location.hash` and kept in step with it. Navigating writes the hash, so the
  * browser's back and forward buttons, reloads and copied links all work; replacing (for filter edits as a
- * person types) does not pile up history entries.
+ * person types) does not pile up history entries. The hash itself is the store — components subscribe to
+ * `hashchange` — so no copy of the route can fall out of step with the address bar.
  */
 import { useSyncExternalStore } from 'react';
 import { formatRoute, parseRoute, type Route } from './route';

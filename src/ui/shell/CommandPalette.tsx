@@ -7,13 +7,12 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useModalDialog } from '../components/Dialog';
 import { EngineChip } from '../components/EngineChip';
 import { Icon } from '../components/icons';
-import { useShuttleClient } from '../data/client-context';
-import { runChaos } from '../data/chaos';
+import { useChaos } from '../data/chaos';
 import { useEngines, useThisEngine } from '../data/engine-queries';
 import { useDefinitions, useWorkflowSearch } from '../data/workflow-queries';
 import { routes } from '../routing/route';
 import { navigate } from '../routing/router';
-import { useThemeStore } from '../state/theme';
+import { themeStore } from '../state/theme';
 import { useViewStore } from '../state/view-store';
 import { startBlankDraft } from '../screens/definitions/DefinitionsScreen';
 import { startableDefinitions } from '../screens/workflows/definition-catalog';
@@ -187,13 +186,13 @@ function PaletteBody({ onClose }: { onClose: () => void }) {
 }
 
 function usePaletteCommands(query: string): PaletteCommand[] {
-  const client = useShuttleClient();
+  const chaos = useChaos();
   const engines = useEngines().data ?? [];
   const self = useThisEngine().data;
   const definitions = useDefinitions().data ?? [];
   const search = useWorkflowSearch(query, query.length > 0);
   const openStartDialog = useViewStore((state) => state.openStartDialog);
-  const { choose, toggle } = useThemeStore.getState();
+  const { choose, toggle } = themeStore.getState();
   const commands: PaletteCommand[] = [];
   for (const workflow of search.data?.items ?? [])
     commands.push({
@@ -315,9 +314,10 @@ function usePaletteCommands(query: string): PaletteCommand[] {
         type === 'freeze'
           ? { type, engineId: self.engineId, seconds: 10 }
           : { type, engineId: self.engineId };
-      runChaos(client, request).catch((error: unknown) =>
-        console.warn('[shuttle] chaos action failed', error),
-      );
+      // The palette closes as the command runs: the promise, not a callback of the unmounted hook, reports.
+      chaos
+        .mutateAsync(request)
+        .catch((error: unknown) => console.warn('[shuttle] chaos action failed', error));
     };
     commands.push(
       {

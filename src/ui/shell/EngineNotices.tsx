@@ -6,9 +6,8 @@
 import type { SerializedError } from '../../engine';
 import { explainError } from '../components/error-advice';
 import { Notice } from '../components/Notice';
-import { useShuttleClient } from '../data/client-context';
 import { formatDuration } from '../components/time-format';
-import { useConnection, useThisEngine } from '../data/engine-queries';
+import { useConnection, useRestartThisTab, useThisEngine } from '../data/engine-queries';
 import { dismissWarning, useRecentWarnings } from '../data/engine-activity';
 import { useNow } from '../state/now';
 import { engineDisplayStatus } from './engine-status';
@@ -87,11 +86,12 @@ function FrozenNotice({ until }: { until: number | undefined }) {
 function EngineStatusNotice() {
   const { data: engine, error } = useThisEngine();
   const connection = useConnection();
-  const client = useShuttleClient();
+  const restartThisTab = useRestartThisTab();
   const status = engineDisplayStatus(connection, engine);
-  // A new engine in this tab, without reloading the page; reload if even that fails.
+  // A new engine in this tab, without reloading the page; reload if even that fails (awaited through the
+  // promise, which settles even if this notice is gone by then).
   const restart = () => {
-    client.restartThisTab().catch(reload);
+    restartThisTab.mutateAsync().catch(reload);
   };
   if (error && !engine)
     return (

@@ -1,6 +1,6 @@
 /** Light, dark or system: a three-way switch, remembered across tabs and visits. */
 import { Icon, type IconName } from '../components/icons';
-import { useThemeStore, type ThemeChoice } from '../state/theme';
+import { useTheme, type ThemeChoice } from '../state/theme';
 import styles from './ThemeSwitch.module.css';
 
 const options: { value: ThemeChoice; label: string; icon: IconName }[] = [
@@ -10,8 +10,8 @@ const options: { value: ThemeChoice; label: string; icon: IconName }[] = [
 ];
 
 export function ThemeSwitch() {
-  const choice = useThemeStore((state) => state.choice);
-  const choose = useThemeStore((state) => state.choose);
+  const choice = useTheme((state) => state.choice);
+  const choose = useTheme((state) => state.choose);
   return (
     <div className={styles.wrap}>
       <span className={styles.caption} id="theme-caption">

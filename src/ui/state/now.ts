@@ -1,32 +1,50 @@
 /**
- * A shared clock for relative times ("3 s ago"): one timer for the whole page, ticking every second while
- * anything shows a relative time, so every label on screen moves in step.
+ * A shared clock for relative times ("3 s ago"): a zustand store of the current time, moved on by one timer
+ * for the whole page. The timer ticks every second only while something watches the clock (a mounted
+ * `useNow`), so every label on screen moves in step and an idle page runs no timer.
  */
-import { useSyncExternalStore } from 'react';
+import { useEffect } from 'react';
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
 
-const listeners = new Set<() => void>();
-let now = Date.now();
-let timer: ReturnType<typeof setInterval> | null = null;
+export type Clock = {
+  /** The current time in epoch ms, as of the last tick. */
+  now: number;
+  /** Starts ticking (if nothing else watches yet); the returned function stops watching. */
+  watch(): () => void;
+  /** Whether the timer runs. */
+  ticking(): boolean;
+};
 
-function subscribe(listener: () => void): () => void {
-  listeners.add(listener);
-  if (timer === null) {
-    now = Date.now();
-    timer = setInterval(() => {
-      now = Date.now();
-      for (const notify of [...listeners]) notify();
-    }, 1_000);
-  }
-  return () => {
-    listeners.delete(listener);
-    if (listeners.size === 0 && timer !== null) {
-      clearInterval(timer);
-      timer = null;
-    }
-  };
+/** Builds a clock store; the studio has one, `clockStore`. */
+export function createClockStore(read: () => number = Date.now, intervalMs = 1_000) {
+  let watchers = 0;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  return createStore<Clock>()((set) => ({
+    now: read(),
+    watch: () => {
+      if (watchers++ === 0) {
+        set({ now: read() });
+        timer = setInterval(() => set({ now: read() }), intervalMs);
+      }
+      let watching = true;
+      return () => {
+        if (!watching) return;
+        watching = false;
+        if (--watchers === 0 && timer !== null) {
+          clearInterval(timer);
+          timer = null;
+        }
+      };
+    },
+    ticking: () => timer !== null,
+  }));
 }
 
-/** The current time in epoch ms, updated every second. */
+export const clockStore = createClockStore();
+
+/** The current time in epoch ms, updated every second while the calling component is mounted. */
 export function useNow(): number {
-  return useSyncExternalStore(subscribe, () => now);
+  useEffect(() => clockStore.getState().watch(), []);
+  return useStore(clockStore, (clock) => clock.now);
 }

@@ -1,22 +1,23 @@
 /**
- * The theme: light, dark, or whatever the system prefers. The choice is view state (zustand), persisted in
- * localStorage so every tab of the studio opens the same way, and applied as `data-theme` on <html>, where
- * the design tokens (styles/global.css) pick it up. "system" follows the OS setting live.
+ * The theme: light, dark, or whatever the system prefers. The choice is view state in a zustand store,
+ * persisted by zustand's `persist` middleware under the localStorage key `shuttle.theme` — as the bare word
+ * (`light`, `dark` or `system`), so a choice made by any build of the studio is read by every other. With
+ * nothing stored (or storage unavailable) the choice is "system", which follows `prefers-color-scheme`
+ * live. `installTheme` applies the theme as `data-theme` on <html>, where the design tokens
+ * (styles/global.css) pick it up, and keeps every tab of the studio on the same choice.
  */
-import { create } from 'zustand';
+import { useStore } from 'zustand';
+import { persist, type PersistStorage } from 'zustand/middleware';
+import { createStore } from 'zustand/vanilla';
 
 export type ThemeChoice = 'light' | 'dark' | 'system';
 export type AppliedTheme = 'light' | 'dark';
 
-const storageKey = 'shuttle.theme';
+/** The localStorage key of the choice. */
+export const themeStorageKey = 'shuttle.theme';
 
-function readChoice(): ThemeChoice {
-  try {
-    const stored = localStorage.getItem(storageKey);
-    return stored === 'light' || stored === 'dark' || stored === 'system' ? stored : 'system';
-  } catch {
-    return 'system';
-  }
+export function isThemeChoice(value: unknown): value is ThemeChoice {
+  return value === 'light' || value === 'dark' || value === 'system';
 }
 
 function systemPrefersDark(): boolean {
@@ -36,6 +37,78 @@ export type ThemeState = {
   toggle(): void;
 };
 
+type PersistedTheme = Pick<ThemeState, 'choice'>;
+
+/**
+ * The persist middleware's storage: the choice alone, as the bare word, in `storage` (localStorage by
+ * default). Anything else stored under the key reads as no choice; a storage that throws (private mode, no
+ * DOM) reads as empty and keeps writes for this page only.
+ */
+export function choiceStorage(storage: () => Storage = () => localStorage): PersistStorage<PersistedTheme> {
+  return {
+    getItem: (name) => {
+      try {
+        const stored = storage().getItem(name);
+        return isThemeChoice(stored) ? { state: { choice: stored }, version: 0 } : null;
+      } catch {
+        return null;
+      }
+    },
+    setItem: (name, value) => {
+      try {
+        storage().setItem(name, value.state.choice);
+      } catch {
+        // private mode: the choice lasts for this page only
+      }
+    },
+    removeItem: (name) => {
+      try {
+        storage().removeItem(name);
+      } catch {
+        // nothing stored to remove
+      }
+    },
+  };
+}
+
+/** Builds a theme store over `storage`; the studio has one, `themeStore`. */
+export function createThemeStore(
+  storage: PersistStorage<PersistedTheme> = choiceStorage(),
+  prefersDark: () => boolean = systemPrefersDark,
+) {
+  return createStore<ThemeState>()(
+    persist(
+      (set, get) => ({
+        choice: 'system',
+        applied: resolveTheme('system', prefersDark()),
+        choose: (choice) => set({ choice, applied: resolveTheme(choice, prefersDark()) }),
+        toggle: () => get().choose(get().applied === 'dark' ? 'light' : 'dark'),
+      }),
+      {
+        name: themeStorageKey,
+        storage,
+        partialize: (state) => ({ choice: state.choice }),
+        // What is stored decides the choice; nothing (or something unreadable) stored means "system".
+        merge: (persisted, current) => {
+          const stored = (persisted as Partial<PersistedTheme> | undefined)?.choice;
+          const choice = isThemeChoice(stored) ? stored : 'system';
+          return { ...current, choice, applied: resolveTheme(choice, prefersDark()) };
+        },
+      },
+    ),
+  );
+}
+
+export type ThemeStore = ReturnType<typeof createThemeStore>;
+
+/** The studio's theme store (hydrated from localStorage as it is created). */
+export const themeStore: ThemeStore = createThemeStore();
+
+/** A slice of the theme state; re-renders when it changes. */
+export function useTheme<T>(selector: (state: ThemeState) => T): T {
+  return useStore(themeStore, selector);
+}
+
 function apply(applied: AppliedTheme): void {
   document.documentElement.dataset.theme = applied;
   document
@@ -43,34 +116,18 @@ function apply(applied: AppliedTheme): void {
     ?.setAttribute('content', applied === 'dark' ? '#0d1117' : '#1f2a44');
 }
 
-export const useThemeStore = create<ThemeState>()((set, get) => ({
-  choice: 'system',
-  applied: 'light',
-  choose: (choice) => {
-    try {
-      localStorage.setItem(storageKey, choice);
-    } catch {
-      // private mode: the choice lasts for this page only
-    }
-    const applied = resolveTheme(choice, systemPrefersDark());
-    apply(applied);
-    set({ choice, applied });
-  },
-  toggle: () => get().choose(get().applied === 'dark' ? 'light' : 'dark'),
-}));
-
 /** Applies the stored choice before the first render, follows the system setting, and syncs other tabs. */
 export function installTheme(): void {
-  const choice = readChoice();
-  const applied = resolveTheme(choice, systemPrefersDark());
-  apply(applied);
-  useThemeStore.setState({ choice, applied });
+  apply(themeStore.getState().applied);
+  themeStore.subscribe((state, previous) => {
+    if (state.applied !== previous.applied) apply(state.applied);
+  });
   if (typeof matchMedia === 'function')
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
-      const { choice: current } = useThemeStore.getState();
-      if (current === 'system') useThemeStore.getState().choose('system');
+      const { choice, choose } = themeStore.getState();
+      if (choice === 'system') choose('system');
     });
   addEventListener('storage', (event) => {
-    if (event.key === storageKey) useThemeStore.getState().choose(readChoice());
+    if (event.key === themeStorageKey) void themeStore.persist.rehydrate();
   });
 }

@@ -7,8 +7,8 @@
 import { Button } from '../../components/Button';
 import { Icon } from '../../components/icons';
 import { formatDuration } from '../../components/time-format';
-import { useShuttleClient } from '../../data/client-context';
-import { isEngineLive, useEngines, useThisEngine } from '../../data/engine-queries';
+import { useChaosEnvironment } from '../../data/chaos';
+import { isEngineLive, useEngines } from '../../data/engine-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { openEngineTab } from '../../shell/EnginesOverview';
@@ -57,15 +57,14 @@ const statusWords: Record<DrillReport['status'], string> = {
 };
 
 function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: number }) {
-  const client = useShuttleClient();
-  const self = useThisEngine().data;
+  const environment = useChaosEnvironment();
   const running = useDrillStore((state) => state.running);
   const report = useDrillStore((state) => state.reports[drill.id]);
   const run = useDrillStore((state) => state.run);
   const cancel = useDrillStore((state) => state.cancel);
   const mine = running?.drillId === drill.id ? running : null;
   const enough = liveTabs >= drill.minEngines;
-  const canRun = !running && !!self && self.mode === 'engine' && (enough || drill.fallback !== null);
+  const canRun = !running && environment !== null && (enough || drill.fallback !== null);
   return (
     <article
       className={styles.card}
@@ -94,10 +93,7 @@ function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: numb
               variant="primary"
               icon="play"
               disabled={!canRun}
-              onClick={() =>
-                self &&
-                void run(drill.id, { client, databaseName: self.databaseName, selfEngineId: self.engineId })
-              }
+              onClick={() => environment && void run(drill.id, environment)}
               testId="chaos.run"
             >
               {report ? 'Run again' : 'Run drill'}

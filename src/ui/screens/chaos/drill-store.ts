@@ -4,12 +4,13 @@
  * workflows it started.
  */
 import { create } from 'zustand';
-import { runDrill, type DrillEnvironment, type DrillId, type DrillReport, type DrillStep } from './drills';
+import type { ChaosEnvironment } from '../../data/chaos';
+import { runDrill, type DrillId, type DrillReport, type DrillStep } from './drills';
 
 export type DrillState = {
   running: { drillId: DrillId; steps: DrillStep[]; controller: AbortController; startedAt: number } | null;
   reports: Partial<Record<DrillId, DrillReport>>;
-  run(drillId: DrillId, env: Omit<DrillEnvironment, 'onProgress' | 'signal'>): Promise<void>;
+  run(drillId: DrillId, env: ChaosEnvironment): Promise<void>;
   cancel(): void;
 };
 

@@ -13,7 +13,7 @@ import type { FenceRejection, WorkflowDescription } from '../../../engine';
 import type { ShuttleClient } from '../../../worker/client';
 import type { EngineRecord } from '../../../worker/protocol';
 import { formatDuration } from '../../components/time-format';
-import { runChaos } from '../../data/chaos';
+import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';
 import { relayStart } from '../../data/start-relay';
 import { checkInvariants, type InvariantResult, type WorkflowEvidence } from './invariants';
@@ -90,10 +90,7 @@ export const drillDefinitions: readonly DrillDefinition[] = [
   },
 ];
 
-export type DrillEnvironment = {
-  client: ShuttleClient;
-  databaseName: string;
-  selfEngineId: string;
+export type DrillEnvironment = ChaosEnvironment & {
   /** Called with the steps whenever they change. */
   onProgress: (steps: DrillStep[]) => void;
   signal: AbortSignal;

@@ -13,7 +13,7 @@ import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { JsonView } from '../../components/JsonView';
 import { formatDuration } from '../../components/time-format';
-import { useShuttleClient } from '../../data/client-context';
+import { useCollectExport } from '../../data/workflow-export';
 import {
   useDefinitions,
   useWaitForResult,
@@ -22,7 +22,7 @@ import {
 } from '../../data/workflow-queries';
 import { useNow } from '../../state/now';
 import { parseJsonInput } from '../workflows/start-form';
-import { exportWorkflow } from './export';
+import { downloadExport } from './export';
 import styles from './WorkflowActions.module.css';
 
 type MessageKind = 'signal' | 'update' | 'query';
@@ -39,10 +39,9 @@ export function WorkflowActions({
 }) {
   const [message, setMessage] = useState<MessageKind | null>(null);
   const [confirm, setConfirm] = useState<Destructive | null>(null);
-  const client = useShuttleClient();
   const action = useWorkflowAction(workflow.workflowId);
   const waiter = useWaitForResult(workflow.workflowId);
-  const [exporting, setExporting] = useState(false);
+  const exporter = useCollectExport(workflow.workflowId);
   const ended = terminal.has(workflow.status);
   const running = workflow.status === 'running' || workflow.status === 'pending';
   return (
@@ -110,11 +109,8 @@ export function WorkflowActions({
           size="sm"
           variant="ghost"
           icon="download"
-          busy={exporting}
-          onClick={() => {
-            setExporting(true);
-            void exportWorkflow(client, workflow.workflowId).finally(() => setExporting(false));
-          }}
+          busy={exporter.isPending}
+          onClick={() => exporter.mutate(undefined, { onSuccess: downloadExport })}
           testId="detail.export-button"
           title="Download the workflow's record, timeline and refused writes as JSON"
         >

@@ -5,7 +5,6 @@
  * poll found it) and how long that took. Waiters of other tabs come from their presence records; this tab's
  * from its own engine, live.
  */
-import { useQueries } from '@tanstack/react-query';
 import type { ResultWaiterInfo, WorkflowDescription } from '../../../engine';
 import type { EngineRecord } from '../../../worker/protocol';
 import { EmptyState } from '../../components/EmptyState';
@@ -15,9 +14,8 @@ import { ErrorNotice } from '../../components/ErrorNotice';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { formatDuration } from '../../components/time-format';
-import { useShuttleClient } from '../../data/client-context';
 import { isEngineLive, useEngineDirectory, useEngines, useResultWaiters } from '../../data/engine-queries';
-import { queryKeys } from '../../data/query-keys';
+import { useWorkflowDescriptions } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
@@ -62,7 +60,7 @@ export function WaitersScreen() {
     .filter((group) => isEngineLive(group.engine))
     .flatMap((group) => group.waiters.filter((waiter) => !waiter.settled));
   const workflowIds = [...new Set(all.map((waiter) => waiter.workflowId))].slice(0, 200);
-  const owners = useOwners(workflowIds);
+  const owners = useWorkflowDescriptions(workflowIds);
   const byVia = new Map<string, number[]>();
   for (const waiter of all)
     if (waiter.settled)
@@ -127,22 +125,6 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function useOwners(workflowIds: string[]): ReadonlyMap<string, WorkflowDescription> {
-  const client = useShuttleClient();
-  const results = useQueries({
-    queries: workflowIds.map((workflowId) => ({
-      queryKey: queryKeys.workflowDetail(workflowId),
-      queryFn: () => client.describe(workflowId),
-      retry: false,
-    })),
-  });
-  const map = new Map<string, WorkflowDescription>();
-  results.forEach((result, index) => {
-    if (result.data) map.set(workflowIds[index]!, result.data);
-  });
-  return map;
 }
 
 function EngineGroup({
