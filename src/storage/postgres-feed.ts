@@ -3,14 +3,17 @@
  * log table, so that nothing is lost to NOTIFY's 8,000-byte payload limit or to a dropped connection.
  *
  * Every commit that writes appends one row (a sequence number and its touched keys) to the change log and
- * notifies the sequence number. The feed never trusts a payload: a notification only wakes it to read the
- * log. It keeps `high`, the highest sequence number it has read, and `missing`, the numbers below `high`
- * it has not seen. Sequence numbers are taken before commit, so they can become visible out of order; a
- * number missing now is either still being committed or rolled back. Each read takes one snapshot and
- * returns the rows after `high` or in `missing`, plus the snapshot's xmin and xmax. A number first missed
- * under a snapshot with xmax X belongs to a transaction that took its id before X (the commit function takes
- * an id before the number), so once a later snapshot's xmin reaches X that transaction has ended, and if
- * the row is still absent it never will appear: the number is forgotten.
+ * notifies the sequence number, followed by the keys when they fit in the payload. The feed keeps `high`,
+ * the highest sequence number it has seen, and `missing`, the numbers below `high` it has not seen. A
+ * notification for the next number, keys included, is delivered as it is (no query: the common case);
+ * anything else (a skipped number, keys too long for a payload, a reconnect, the heartbeat) reads the log.
+ *
+ * Sequence numbers are taken before commit, so they can become visible out of order; a number missing now
+ * is either still being committed or was rolled back. Each read of the log is one statement, one snapshot:
+ * the rows after `high` or in `missing`, plus the snapshot's xmin and xmax. A number first missed under a
+ * snapshot with xmax X belongs to a transaction that took its id before X (the commit function takes an id
+ * before the number), so once a later snapshot's xmin reaches X that transaction has ended, and if the row
+ * is still absent it never will appear: the number is forgotten.
  *
  * Guarantees (with `ChangeFeed`'s: after the commit is visible, deduplicated per commit, prefix filtered):
  * - Every commit that completes after `watch` was called is reported once, including commits made while the
@@ -44,7 +47,8 @@ const maxMissing = 10_000;
 const firstBackoffMs = 50;
 const maxBackoffMs = 2000;
 
-type ChangeRow = [seq: number, keys: string[] | null];
+/** A row of the change log: its sequence number and touched keys (hex, comma-separated) when asked for. */
+type ChangeRow = [seq: number, keys: string | null];
 
 export class PostgresChangeFeed {
   private readonly feed = new ChangeFeed();
@@ -52,7 +56,8 @@ export class PostgresChangeFeed {
   private readonly statementText: ReturnType<typeof statements>;
   private listener: SqlListener | undefined;
   private high = 0;
-  private readonly missing = new Map<number, bigint>();
+  /** Missing sequence number → xmax of the snapshot it was first missed under (unknown until a read). */
+  private readonly missing = new Map<number, bigint | undefined>();
   private reading: Promise<void> | undefined;
   private readAgain = false;
   private closed = false;
@@ -122,7 +127,7 @@ export class PostgresChangeFeed {
 
   private openListener(): Promise<SqlListener> {
     return this.options.queryable.listen(this.options.names.channel, {
-      notify: () => this.read(),
+      notify: (payload) => this.notified(payload),
       lost: (error) => this.lost(error),
     });
   }
@@ -177,6 +182,32 @@ export class PostgresChangeFeed {
     }
     this.listener = listener;
     this.read(); // everything committed while the connection was down
+  }
+
+  /**
+   * A notification: `seq` alone, or `seq keyHex,keyHex,…`. In the common case (the next number, keys
+   * included, no read running) it is delivered straight from the payload; anything else reads the log.
+   */
+  private notified(payload: string): void {
+    const space = payload.indexOf(' ');
+    const seq = Number(space < 0 ? payload : payload.slice(0, space));
+    if (space < 0 || !Number.isSafeInteger(seq) || this.reading || seq - this.high > maxMissing) {
+      this.read();
+      return;
+    }
+    if (seq <= this.high && !this.missing.has(seq)) return; // already delivered
+    let gap = false;
+    for (let skipped = this.high + 1; skipped < seq; skipped++) {
+      this.missing.set(skipped, undefined);
+      gap = true;
+    }
+    this.missing.delete(seq);
+    this.high = Math.max(this.high, seq);
+    if (this.prefixes.size > 0) {
+      const keys = payload.slice(space + 1);
+      this.feed.publish(keys === '' ? [] : keys.split(',').map(decodeKeyHex));
+    }
+    if (gap) this.read(); // learn whether the skipped numbers are still coming
   }
 
   /** Reads the log now, or again right after the read in progress. */
@@ -254,12 +285,13 @@ export class PostgresChangeFeed {
     for (const [seq, keys] of changes) {
       seen.add(seq);
       if (seq <= this.high && !this.missing.delete(seq)) continue; // already delivered
-      if (withKeys && keys) this.feed.publish(keys.map(decodeKeyHex));
+      if (withKeys && keys) this.feed.publish(keys.split(',').map(decodeKeyHex));
       newest = Math.max(newest, seq);
     }
     if (complete) {
       for (const [seq, firstMissedUnder] of this.missing) {
-        if (xmin >= firstMissedUnder) this.missing.delete(seq); // its transaction ended without the row
+        if (firstMissedUnder === undefined) this.missing.set(seq, xmax);
+        else if (xmin >= firstMissedUnder) this.missing.delete(seq); // its transaction ended without the row
       }
     }
     // Numbers skipped over by this page: not visible yet, or never will be.

@@ -93,82 +93,115 @@ export function schemaNames(schema: string): SchemaNames {
 // ---------------------------------------------------------------------------------------------------------
 // Schema
 
+/** Largest NOTIFY payload the commit function sends (PostgreSQL's limit is 8000 bytes). */
+export const maxNotifyPayloadBytes = 7900;
+
 /**
- * The commit function. `request` is a JSON array of groups `{"c": [[keyHex, expected|null], …], "o":
- * [[keyHex, value] | [keyHex], …]}` (a one-element operation is a delete). Returns one boolean per group.
+ * The commit function. `request` is `{"k": [keyHex, …], "x": bool, "g": [group, …]}`: `k` lists every
+ * distinct key of the commit, and each group refers to keys by their index in `k`:
+ * `{"c": [[index, expected|null], …], "p": [[index, value], …], "d": [index, …], "t": "keyHex,keyHex"}`
+ * (conditions, puts, deletes — at most one operation per key, the client keeps the last — and the touched
+ * keys for the change feed; absent members are empty). Returns one boolean per group. Since a group can only
+ * name keys of `k`, locking `k` locks everything the commit reads or writes.
  *
- * 1. Locks: every key of every group (conditions and writes) is hashed to a bigint and locked with a
- *    transaction-scoped advisory lock, in ascending order, so two commits never deadlock, and a commit
- *    expecting a key to be absent serialises with one inserting it. A commit also holds the store lock shared;
- *    one touching more than `maxKeyLocksPerCommit` keys takes it exclusively instead of key locks (bounding
- *    the lock table). A hash collision only serialises two commits. A commit without writes takes no lock:
- *    its check is one statement, one snapshot.
- * 2. Each group, in order: its conditions are checked in one statement (a fresh snapshot, taken after the
- *    locks, in READ COMMITTED: it sees every commit that released them, and this commit's earlier groups);
- *    if they hold, the last operation on each key is applied (deletes, then upserts).
- * 3. If anything was written: the touched keys are appended to the change log, `pg_notify` announces the
- *    change's sequence number (NOTIFY is delivered after commit, in commit order), and every 256th change
- *    prunes the log to its newest `change_log_rows` rows.
+ * 1. Locks (only if some group writes): the store lock (two-key advisory lock `(namespace, 0)`) shared, then
+ *    every key of `k`, hashed to a bigint, with transaction-scoped advisory locks in ascending order: two
+ *    commits never deadlock, and a commit expecting a key absent serialises with one inserting it. With `x`
+ *    (the client sets it above `maxKeyLocksPerCommit` keys) the store lock is taken exclusively instead,
+ *    which bounds the lock table. Either choice is correct; a hash collision only serialises two commits.
+ *    A commit without writes takes no lock: its one condition check is one statement, one snapshot.
+ * 2. Each group, in order: its conditions are checked in one statement (READ COMMITTED takes a fresh snapshot
+ *    per statement, after the locks: it sees every commit that released them, and this commit's earlier
+ *    groups); if they hold, its puts (one upsert) and deletes (one delete) are applied.
+ * 3. If anything was written: the touched keys are appended to the change log, and `pg_notify` announces
+ *    the change: its sequence number, then a space and the touched keys when they fit in
+ *    `maxNotifyPayloadBytes` (NOTIFY is delivered after commit, in commit order). Every 256th change prunes
+ *    the log to its newest `change_log_rows` rows.
+ *
+ * The common shapes (one key, one condition, one put) take paths without set-returning functions: the
+ * function's cost is mostly per statement, and these run on every engine step. SECURITY INVOKER, and every
+ * name is schema-qualified: the function can do nothing its caller could not.
  */
 function commitFunction({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  const key = (index: string) => `decode(keys->>((${index})::integer), 'hex')`;
   return `
 create or replace function ${schema}.commit(request jsonb) returns boolean[]
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $commit$
 declare
+  keys jsonb := request->'k';
+  groups jsonb := request->'g';
   request_group jsonb;
+  conditions jsonb;
+  puts jsonb;
   holds boolean;
   results boolean[] := '{}';
-  touched jsonb := '[]';
-  lock_ids bigint[];
+  touched text;
+  wrote boolean := false;
   new_seq bigint;
 begin
-  if exists (select 1 from jsonb_array_elements(request) g where jsonb_array_length(g->'o') > 0) then
-    select array_agg(distinct hashtextextended(k, ${namespace}) order by hashtextextended(k, ${namespace}))
-      into lock_ids
-      from jsonb_array_elements(request) g,
-        lateral (select c->>0 from jsonb_array_elements(g->'c') c
-                 union all
-                 select o->>0 from jsonb_array_elements(g->'o') o) keys(k);
-    if cardinality(lock_ids) > ${maxKeyLocksPerCommit} then
+  if jsonb_path_exists(groups, '$[*] ? (exists (@.p) || exists (@.d))') then
+    if (request->>'x')::boolean then
       perform pg_advisory_xact_lock(${namespace}, 0);
     else
       perform pg_advisory_xact_lock_shared(${namespace}, 0);
-      perform pg_advisory_xact_lock(id) from unnest(lock_ids) id;
+      if jsonb_array_length(keys) = 1 then
+        perform pg_advisory_xact_lock(hashtextextended(keys->>0, ${namespace}));
+      else
+        perform pg_advisory_xact_lock(h)
+          from (select hashtextextended(k, ${namespace}) as h from jsonb_array_elements_text(keys) k
+                order by 1) sorted;
+      end if;
     end if;
   end if;
 
-  for request_group in select value from jsonb_array_elements(request) loop
-    if jsonb_array_length(request_group->'c') = 0 then
+  for group_index in 0 .. jsonb_array_length(groups) - 1 loop
+    request_group := groups->group_index;
+    conditions := request_group->'c';
+    if conditions is null then
       holds := true;
+    elsif jsonb_array_length(conditions) = 1 then
+      holds := (select value from ${schema}.entries where key = ${key('conditions->0->>0')})
+        is not distinct from (conditions->0->>1);
     else
       select bool_and(e.value is not distinct from (c->>1)) into holds
-        from jsonb_array_elements(request_group->'c') c
-        left join ${schema}.entries e on e.key = decode(c->>0, 'hex');
+        from jsonb_array_elements(conditions) c
+        left join ${schema}.entries e on e.key = ${key('c->>0')};
     end if;
     results := results || holds;
-    if holds and jsonb_array_length(request_group->'o') > 0 then
-      with last_operations as (
-        select distinct on (o->>0) decode(o->>0, 'hex') as key, o->>1 as value
-          from jsonb_array_elements(request_group->'o') with ordinality as t(o, position)
-          order by o->>0, position desc
-      ), deleted as (
-        delete from ${schema}.entries e using last_operations l where l.value is null and e.key = l.key
-      )
-      insert into ${schema}.entries as e (key, value)
-        select key, value from last_operations where value is not null
-        on conflict (key) do update set value = excluded.value;
-      touched := touched || jsonb_path_query_array(request_group->'o', '$[*][0]');
+    if holds then
+      puts := request_group->'p';
+      if puts is null then
+        null;
+      elsif jsonb_array_length(puts) = 1 then
+        insert into ${schema}.entries (key, value) values (${key('puts->0->>0')}, puts->0->>1)
+          on conflict (key) do update set value = excluded.value;
+        wrote := true;
+      else
+        insert into ${schema}.entries (key, value)
+          select ${key('p->>0')}, p->>1 from jsonb_array_elements(puts) p
+          on conflict (key) do update set value = excluded.value;
+        wrote := true;
+      end if;
+      if request_group ? 'd' then
+        delete from ${schema}.entries
+          where key = any(array(select ${key('d')} from jsonb_array_elements_text(request_group->'d') d));
+        wrote := wrote or found;
+      end if;
+      touched := concat_ws(',', touched, request_group->>'t');
     end if;
   end loop;
 
-  if jsonb_array_length(touched) > 0 then
+  if touched is not null then
     -- Take a transaction id before the sequence number, so a listener that sees this number missing can
     -- tell from its snapshot when this transaction has surely ended (see the change feed).
-    perform pg_current_xact_id();
-    insert into ${schema}.changes (keys) values (touched) returning seq into new_seq;
-    perform pg_notify('${channel}', new_seq::text);
+    if not wrote then
+      perform pg_current_xact_id();
+    end if;
+    with appended as (insert into ${schema}.changes (keys) values (touched) returning seq)
+      select seq, pg_notify('${channel}', case when octet_length(touched) <= ${maxNotifyPayloadBytes}
+                                            then seq || ' ' || touched else seq::text end)
+        into new_seq from appended;
     if new_seq % 256 = 0 then
       perform ${schema}.prune_changes(new_seq);
     end if;
@@ -178,11 +211,68 @@ end
 $commit$;`;
 }
 
+/** The JSON request of the commit function (see `commitFunction`). */
+export type CommitRequest = {
+  k: string[];
+  x?: true;
+  g: { c?: [number, string | null][]; p?: [number, string][]; d?: number[]; t?: string }[];
+};
+
+/** Builds the commit function's request from the groups of a commit (keys and values encoded here). */
+export function commitRequest(
+  groups: readonly {
+    conditions: readonly { key: string; expected: string | null }[];
+    operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
+  }[],
+): CommitRequest {
+  const keys: string[] = [];
+  const indexes = new Map<string, number>();
+  const indexOf = (key: string): number => {
+    const hex = encodeKey(key);
+    let index = indexes.get(hex);
+    if (index === undefined) {
+      index = keys.length;
+      indexes.set(hex, index);
+      keys.push(hex);
+    }
+    return index;
+  };
+  const request: CommitRequest = {
+    k: keys,
+    g: groups.map(({ conditions, operations }) => {
+      const group: CommitRequest['g'][number] = {};
+      if (conditions.length > 0) {
+        group.c = conditions.map(({ key, expected }) => [
+          indexOf(key),
+          expected === null ? null : encodeValue(expected),
+        ]);
+      }
+      if (operations.length > 0) {
+        const last = new Map<number, string | null>(); // the last operation on each key wins
+        for (const operation of operations) {
+          last.set(indexOf(operation.key), operation.type === 'put' ? operation.value : null);
+        }
+        const puts: [number, string][] = [];
+        const deletes: number[] = [];
+        for (const [index, value] of last) {
+          if (value === null) deletes.push(index);
+          else puts.push([index, encodeValue(value)]);
+        }
+        if (puts.length > 0) group.p = puts;
+        if (deletes.length > 0) group.d = deletes;
+        group.t = [...last.keys()].map((index) => keys[index]).join(',');
+      }
+      return group;
+    }),
+  };
+  if (keys.length > maxKeyLocksPerCommit) request.x = true;
+  return request;
+}
+
 function pruneFunction({ schema }: SchemaNames): string {
   return `
 create or replace function ${schema}.prune_changes(newest bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $prune$
 declare
   keep bigint;
@@ -220,7 +310,7 @@ begin
     create table ${schema}.entries (key bytea primary key, value text not null) with (fillfactor = 80);
     create table ${schema}.changes (
       seq bigserial primary key,
-      keys jsonb not null,
+      keys text not null,
       at timestamptz not null default now()
     );
     insert into ${schema}.meta (name, value) values

@@ -31,10 +31,10 @@ import { scanRange } from './key-range';
 import { classifySqlError, PgQueryable, type SqlQueryable, type SqlRow } from './postgres-driver';
 import { PostgresChangeFeed } from './postgres-feed';
 import {
+  commitRequest,
   decodeKeyBytes,
   decodeValue,
   encodeKey,
-  encodeValue,
   migrationScript,
   probeStatement,
   schemaNamePattern,
@@ -361,17 +361,7 @@ export class PostgresStorage implements Storage {
     if (groups.every((group) => group.conditions.length === 0 && group.operations.length === 0)) {
       return groups.map(() => true);
     }
-    const request = JSON.stringify(
-      groups.map((group) => ({
-        c: group.conditions.map((condition) => [
-          encodeKey(condition.key),
-          condition.expected === null ? null : encodeValue(condition.expected),
-        ]),
-        o: group.operations.map((item) =>
-          item.type === 'put' ? [encodeKey(item.key), encodeValue(item.value)] : [encodeKey(item.key)],
-        ),
-      })),
-    );
+    const request = JSON.stringify(commitRequest(groups));
     const rows = await this.run(operation, this.sql.commit, [request], 'commit');
     const results = rows[0]?.results;
     if (!Array.isArray(results) || results.length !== groups.length) {
