@@ -38,9 +38,10 @@ export type LocalPostgresOptions = {
   /** TCP port on 127.0.0.1. Default: a free port chosen by the operating system. @example 54329 */
   port?: number;
   /**
-   * Whether commits are flushed to disk. Default false: `fsync`, `synchronous_commit` and
-   * `full_page_writes` are off, which is much faster and loses data only if the machine itself crashes
-   * (fine for tests; pass true to measure real commit latency).
+   * Whether commits are flushed to disk. Default false: `fsync` and `full_page_writes` are off, which is
+   * much faster; a commit is still written to the operating system before it is acknowledged, so it
+   * survives a crash of PostgreSQL (`restart({ mode: 'immediate' })`), and only a crash of the machine
+   * loses data (fine for tests; pass true to measure real commit latency).
    */
   durable?: boolean;
   /** Remove `dir` on `stop()` even though you gave it. Default false. */
@@ -178,7 +179,9 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
     port: String(port),
     unix_socket_directories: dir,
     max_connections: '300',
-    ...(options.durable ? {} : { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' }),
+    // synchronous_commit stays on: without fsync a commit only waits for write(), and an acknowledged commit
+    // then survives a crash of PostgreSQL itself (what `restart({ mode: 'immediate' })` simulates).
+    ...(options.durable ? {} : { fsync: 'off', full_page_writes: 'off' }),
     ...options.settings,
   };
   const serverOptions = Object.entries(settings)

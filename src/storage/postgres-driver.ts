@@ -98,7 +98,13 @@ export class PgQueryable implements SqlQueryable {
   }
 
   async listen(channel: string, handlers: ListenHandlers): Promise<SqlListener> {
-    const client = new pg.Client({ ...(this.pool.options as pg.ClientConfig), keepAlive: true });
+    const options = this.pool.options as pg.ClientConfig;
+    const client = new pg.Client({
+      ...options,
+      keepAlive: true,
+      // Tells the listening session apart in pg_stat_activity.
+      application_name: `${options.application_name ?? 'shuttle'}:listen`,
+    });
     let closed = false;
     let lost = false;
     const onLost = (error: unknown) => {

@@ -120,7 +120,7 @@ export class PostgresChangeFeed {
     await listener?.close();
   }
 
-  /** Terminates nothing, but tells whether the listening session is up (for tests and diagnostics). */
+  /** Whether the listening session is up (for tests and diagnostics). */
   get connected(): boolean {
     return this.listener !== undefined;
   }

@@ -1,6 +1,17 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
-import { createTestDatabase, postgresConformanceFactory, type TestDatabase } from './postgres.test-support';
+import { isStorageError, type StorageError } from './errors';
+import { MemoryStorage } from './memory';
+import { PostgresSchemaVersionError, PostgresStorage } from './postgres';
+import { migrationScript, schemaNames } from './postgres-sql';
+import {
+  createTestDatabase,
+  freshSchema,
+  postgresConformanceFactory,
+  runSql,
+  type TestDatabase,
+} from './postgres.test-support';
+import type { Operation, Storage } from './types';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -14,3 +25,389 @@ describeStorageConformance(
   'PostgresStorage on a PostgreSQL server',
   postgresConformanceFactory(() => database.url),
 );
+
+const put = (key: string, value: string): Operation => ({ type: 'put', key, value });
+
+/** Opens `count` adapters on one fresh schema; closes them (and drops the schema) after `body`. */
+async function withStores(count: number, body: (stores: PostgresStorage[], schema: string) => Promise<void>) {
+  const schema = freshSchema();
+  const stores: PostgresStorage[] = [];
+  try {
+    for (let index = 0; index < count; index++) {
+      stores.push(await PostgresStorage.open({ connectionString: database.url, schema, maxConnections: 4 }));
+    }
+    await body(stores, schema);
+  } finally {
+    for (const store of stores) await store.close();
+    await runSql(database.url, `drop schema if exists ${schema} cascade`);
+  }
+}
+
+async function rejection(call: () => Promise<unknown>): Promise<StorageError> {
+  try {
+    await call();
+  } catch (error) {
+    if (isStorageError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the call to reject');
+}
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Keys whose JavaScript order (UTF-16 code units) differs from code point and UTF-8 byte order. */
+const unusualKeys = [
+  'a',
+  'z',
+  '\u{1F600}', // a surrogate pair: 0xD83D 0xDE00
+  '\u{10000}',
+  '\u{10FFFF}',
+  '\uE000', // private use
+  '\uF8FF',
+  '\uFFFD',
+  '\uFFFF',
+  '\uD7FF',
+  '\uD800', // a lone high surrogate
+  '\uDC00', // a lone low surrogate
+  'k:\u{1F600}',
+  'k:\uE000',
+  'k:\uFFFF',
+  'k:\uFFFF\uFFFF',
+  'k:\u{1F600}\u0000',
+  'k:\u0000',
+  'k:é',
+  'k:\u{1D11E}x',
+  'k:\uFF5A',
+];
+
+describe('PostgresStorage', () => {
+  it('scans keys with astral, private-use and U+FFFF characters in exactly the order MemoryStorage does', async () => {
+    // Meaningful only because these orders differ: U+1F600 sorts before U+E000 in UTF-16 but after it by code point.
+    expect('\u{1F600}' < '\uE000').toBe(true);
+    await withStores(1, async ([storage]) => {
+      const memory = new MemoryStorage();
+      const operations = unusualKeys.map((key, index) => put(key, `v${index}`));
+      await storage!.batch(operations);
+      await memory.batch(operations);
+      const scans: [string, Parameters<Storage['scan']>[1]][] = [
+        ['', {}],
+        ['', { reverse: true }],
+        ['k:', {}],
+        ['k:', { reverse: true }],
+        ['k:\uFFFF', {}],
+        ['\uD83D', {}],
+        ['', { after: '\uD7FF', limit: 5 }],
+        ['', { after: '\uE000', reverse: true, limit: 4 }],
+        ['k:', { after: 'k:\u{1F600}' }],
+      ];
+      for (const [prefix, options] of scans) {
+        expect(
+          await storage!.scan(prefix, options),
+          `scan(${JSON.stringify(prefix)}, ${JSON.stringify(options)})`,
+        ).toEqual(await memory.scan(prefix, options));
+      }
+      expect((await storage!.scan('')).map((entry) => entry.key)).toEqual(
+        [...unusualKeys].sort((left, right) => (left < right ? -1 : left > right ? 1 : 0)),
+      );
+    });
+  });
+
+  it('stores values PostgreSQL text cannot hold (NUL, lone surrogates, the escape marker) and compares them exactly', async () => {
+    await withStores(1, async ([storage]) => {
+      const values = [
+        'nul\u0000inside',
+        'lone \uD800 high',
+        'lone \uDC00 low',
+        '\u0001starts with the marker',
+        '\u0001',
+        '',
+      ];
+      await storage!.batch(values.map((value, index) => put(`v${index}`, value)));
+      expect(await storage!.getMany(values.map((_, index) => `v${index}`))).toEqual(values);
+      expect(
+        await storage!.conditionalBatch([{ key: 'v1', expected: 'lone \uFFFD high' }], [put('v1', 'x')]),
+      ).toBe(false);
+      expect(await storage!.conditionalBatch([{ key: 'v0', expected: 'nul' }], [put('v0', 'x')])).toBe(false);
+      expect(
+        await storage!.conditionalBatch(
+          [{ key: 'v3', expected: '\u0001starts with the marker' }],
+          [put('v3', 'y')],
+        ),
+      ).toBe(true);
+      expect(await storage!.get('v3')).toBe('y');
+    });
+  });
+
+  it('lets only one of two connections inserting the same absent key succeed, every time', async () => {
+    await withStores(3, async (stores) => {
+      for (let round = 0; round < 40; round++) {
+        const key = `race:${round}`;
+        const results = await Promise.all(
+          stores.map((store, index) =>
+            store.conditionalBatch(
+              [{ key, expected: null }],
+              [put(key, `store ${index}`), put(`${key}:side`, `store ${index}`)],
+            ),
+          ),
+        );
+        expect(results.filter(Boolean), `round ${round}: ${JSON.stringify(results)}`).toHaveLength(1);
+        const winner = `store ${results.indexOf(true)}`;
+        expect(await stores[0]!.getMany([key, `${key}:side`])).toEqual([winner, winner]);
+      }
+    });
+  });
+
+  it('applies commit groups from several connections without deadlocks when their keys overlap in any order', async () => {
+    await withStores(3, async (stores) => {
+      const keys = Array.from({ length: 8 }, (_, index) => `lock:${index}`);
+      await Promise.all(
+        stores.flatMap((store, storeIndex) =>
+          Array.from({ length: 10 }, (_, round) =>
+            store.commitGroups([
+              {
+                conditions: [],
+                operations: [...keys].reverse().map((key) => put(key, `${storeIndex}:${round}`)),
+              },
+              { conditions: [], operations: keys.map((key) => put(key, `${storeIndex}:${round}`)) },
+            ]),
+          ),
+        ),
+      );
+      const values = new Set((await stores[0]!.scan('lock:')).map((entry) => entry.value));
+      expect(values.size).toBe(1); // every commit wrote all keys atomically: they all hold the last one's value
+    });
+  });
+
+  it('reports a commit whose keys are far over NOTIFY’s 8,000-byte payload limit, every key', async () => {
+    await withStores(2, async ([watcher, writer]) => {
+      const reported = new Set<string>();
+      watcher!.watch('long:', (keys) => keys.forEach((key) => reported.add(key)));
+      const keys = Array.from(
+        { length: 120 },
+        (_, index) => `long:${String(index).padStart(3, '0')}:${'é'.repeat(300)}`,
+      );
+      await writer!.batch(keys.map((key) => put(key, 'v')));
+      await waitUntil(() => reported.size === keys.length, `all ${keys.length} keys (got ${reported.size})`);
+      expect([...reported].sort()).toEqual([...keys].sort());
+    });
+  });
+
+  it('keeps watching after its listening connection is terminated, and reports the commits made meanwhile', async () => {
+    await withStores(1, async ([writer], schema) => {
+      // The watcher logs in as a role limited to one connection more than its pool holds, so after its
+      // listening session is terminated it cannot reconnect until the limit is lifted: the writer's commits
+      // land while it is disconnected, and only the change log can tell it about them.
+      const role = `watcher_${schema}`;
+      await runSql(
+        database.url,
+        `create role ${role} login connection limit 2; grant usage on schema ${schema} to ${role}; ` +
+          `grant select, insert, update, delete on all tables in schema ${schema} to ${role}; ` +
+          `grant usage on all sequences in schema ${schema} to ${role}`,
+      );
+      const url = new URL(database.url);
+      url.username = role;
+      const watcher = await PostgresStorage.open({
+        connectionString: url.toString(),
+        schema,
+        maxConnections: 1,
+      });
+      try {
+        const reported: string[] = [];
+        watcher.watch('w:', (keys) => reported.push(...keys));
+        await watcher.get('w:warm-up'); // the pool's one connection
+        await writer!.batch([put('w:before', '1')]);
+        await waitUntil(() => reported.includes('w:before'), 'the commit before the disconnection');
+        await runSql(database.url, `alter role ${role} connection limit 1`);
+        await runSql(
+          database.url,
+          `select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}' and application_name = 'shuttle:listen'`,
+        );
+        await waitUntil(() => !watcher.changeFeedConnected, 'the watcher to notice the lost connection');
+        await writer!.batch([put('w:during-1', '1'), put('other:x', '1')]);
+        await writer!.conditionalBatch([{ key: 'w:before', expected: '1' }], [put('w:during-2', '1')]);
+        await new Promise((resolve) => setTimeout(resolve, 200)); // reconnect attempts fail meanwhile
+        expect(watcher.changeFeedConnected).toBe(false);
+        expect(reported).toEqual(['w:before']);
+        await runSql(database.url, `alter role ${role} connection limit -1`);
+        await waitUntil(() => reported.length >= 3, 'the missed commits after reconnecting');
+        expect(reported).toEqual(['w:before', 'w:during-1', 'w:during-2']);
+        await writer!.batch([put('w:after', '1')]);
+        await waitUntil(() => reported.includes('w:after'), 'a commit after reconnecting');
+        expect(reported).toEqual(['w:before', 'w:during-1', 'w:during-2', 'w:after']);
+      } finally {
+        await watcher.close();
+        await runSql(database.url, `drop owned by ${role}; drop role ${role}`);
+      }
+    });
+  });
+
+  it('reports every stored key under the watched prefix when the missed changes were pruned from the log', async () => {
+    await withStores(1, async ([writer], schema) => {
+      const role = `watcher_${schema}`;
+      await runSql(
+        database.url,
+        `create role ${role} login; grant usage on schema ${schema} to ${role}; ` +
+          `grant select, insert, update, delete on all tables in schema ${schema} to ${role}; ` +
+          `grant usage on all sequences in schema ${schema} to ${role}`,
+      );
+      const url = new URL(database.url);
+      url.username = role;
+      const watcher = await PostgresStorage.open({
+        connectionString: url.toString(),
+        schema,
+        maxConnections: 1,
+      });
+      try {
+        const reported = new Set<string>();
+        watcher.watch('w:', (keys) => keys.forEach((key) => reported.add(key)));
+        await writer!.batch([put('w:old', '1'), put('w:deleted-later', '1')]);
+        await waitUntil(() => reported.has('w:old'), 'the first commit');
+        reported.clear();
+        await watcher.get('w:warm-up');
+        await runSql(database.url, `alter role ${role} connection limit 1`);
+        await runSql(
+          database.url,
+          `select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}' and application_name = 'shuttle:listen'`,
+        );
+        await waitUntil(() => !watcher.changeFeedConnected, 'the watcher to notice the lost connection');
+        await writer!.batch([
+          put('w:missed', '1'),
+          { type: 'delete', key: 'w:deleted-later' },
+          put('x:other', '1'),
+        ]);
+        // Prune the whole log, as a long outage under heavy traffic would.
+        await runSql(
+          database.url,
+          `update ${schema}.meta set value = '0' where name = 'change_log_rows'; ` +
+            `select ${schema}.prune_changes((select max(seq) from ${schema}.changes))`,
+        );
+        await runSql(database.url, `alter role ${role} connection limit -1`);
+        await waitUntil(() => reported.size >= 2, 'the rescan after reconnecting');
+        expect([...reported].sort()).toEqual(['w:missed', 'w:old']);
+      } finally {
+        await watcher.close();
+        await runSql(database.url, `drop owned by ${role}; drop role ${role}`);
+      }
+    });
+  });
+
+  it('refuses a schema of a newer version with a typed error, and writes nothing', async () => {
+    await withStores(1, async ([first], schema) => {
+      await first!.batch([put('k', 'v')]);
+      await first!.close();
+      await runSql(database.url, `update ${schema}.meta set value = '2' where name = 'schema_version'`);
+      const snapshot = async () =>
+        (
+          await runSql(
+            database.url,
+            `select (select json_agg(m order by name) from ${schema}.meta m) as meta, ` +
+              `(select json_agg(e) from ${schema}.entries e) as entries, ` +
+              `(select count(*) from ${schema}.changes) as changes, ` +
+              `(select json_agg(p.prosrc order by p.proname) from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = '${schema}') as functions`,
+          )
+        ).rows[0];
+      const before = await snapshot();
+      const error = await rejection(() => PostgresStorage.open({ connectionString: database.url, schema }));
+      expect(error).toBeInstanceOf(PostgresSchemaVersionError);
+      expect(error.code).toBe('version-change');
+      expect(error.operation).toBe('open');
+      expect((error as PostgresSchemaVersionError).foundVersion).toBe(2);
+      expect(error.message).toMatch(
+        /at version 2, but this Shuttle knows only versions up to 1.*Nothing was written.*Upgrade Shuttle/,
+      );
+      expect(await snapshot()).toEqual(before);
+    });
+  });
+
+  it('re-checks the version under the migration lock, so a newer schema created meanwhile is not touched', async () => {
+    const schema = freshSchema();
+    try {
+      // The state a racing newer adapter could leave between this adapter's check and its migration.
+      await runSql(
+        database.url,
+        `create schema ${schema}; create table ${schema}.meta (name text primary key, value text not null); ` +
+          `insert into ${schema}.meta values ('schema_version', '7')`,
+      );
+      await expect(runSql(database.url, migrationScript(schemaNames(schema)))).rejects.toThrow(
+        /shuttle-schema-too-new:7/,
+      );
+      const tables = await runSql(
+        database.url,
+        `select tablename from pg_tables where schemaname = '${schema}'`,
+      );
+      expect(tables.rows).toEqual([{ tablename: 'meta' }]);
+    } finally {
+      await runSql(database.url, `drop schema if exists ${schema} cascade`);
+    }
+  });
+
+  it('creates the schema once when several adapters open a fresh database at the same time', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        PostgresStorage.open({ connectionString: database.url, schema, maxConnections: 1 }),
+      ),
+    );
+    try {
+      await stores[0]!.batch([put('k', 'v')]);
+      expect(await stores[3]!.get('k')).toBe('v');
+    } finally {
+      for (const store of stores) await store.close();
+      await runSql(database.url, `drop schema if exists ${schema} cascade`);
+    }
+  });
+
+  it('rejects with a StorageError that says what to do when the server is unreachable', async () => {
+    const error = await rejection(() =>
+      PostgresStorage.open({
+        connectionString: 'postgres://postgres@127.0.0.1:1/shuttle',
+        connectTimeoutMs: 3000,
+      }),
+    );
+    expect(error.operation).toBe('open');
+    expect(error.message).toMatch(
+      /cannot reach PostgreSQL at 127\.0\.0\.1:1, database shuttle .*ECONNREFUSED/,
+    );
+    expect(error.message).toMatch(/Check that the server is running/);
+  });
+
+  it('rejects with a StorageError naming the database when it does not exist', async () => {
+    const url = new URL(database.url);
+    url.pathname = '/no_such_database';
+    const error = await rejection(() => PostgresStorage.open({ connectionString: url.toString() }));
+    expect(error.message).toMatch(/no_such_database.*Create the database first/);
+  });
+
+  it('keeps working after the server terminated its pooled connections', async () => {
+    await withStores(1, async ([storage]) => {
+      await storage!.batch([put('k', '1')]);
+      await runSql(
+        database.url,
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'shuttle'`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await storage!.get('k')).toBe('1');
+      expect(await storage!.conditionalBatch([{ key: 'k', expected: '1' }], [put('k', '2')])).toBe(true);
+    });
+  });
+
+  it('rejects bad options before connecting', async () => {
+    expect(
+      (await rejection(() => PostgresStorage.open({ connectionString: database.url, schema: 'Bad-Name' })))
+        .message,
+    ).toMatch(/schema must be a lower-case SQL identifier/);
+    expect((await rejection(() => PostgresStorage.open({}))).message).toMatch(
+      /exactly one of connectionString/,
+    );
+    expect(
+      (await rejection(() => PostgresStorage.open({ connectionString: database.url, maxValueBytes: 0 })))
+        .message,
+    ).toMatch(/maxValueBytes/);
+  });
+});

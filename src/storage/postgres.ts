@@ -343,6 +343,14 @@ export class PostgresStorage implements Storage {
   }
 
   /**
+   * Whether the change feed's listening connection is up right now. While it is down the feed reconnects
+   * by itself and then reports what it missed; this is for diagnostics and tests.
+   */
+  get changeFeedConnected(): boolean {
+    return this.feed.connected;
+  }
+
+  /**
    * Stops the change feed and, when the adapter created it, ends its pool or PGlite instance. Idempotent;
    * later calls reject with code `closed`.
    */
