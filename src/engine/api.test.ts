@@ -281,6 +281,28 @@ describe('describe, list and timeline', () => {
     await expect(engine.describe('missing')).rejects.toBeInstanceOf(WorkflowNotFoundError);
   });
 
+  it('the id-prefix filter seeks to the prefix instead of reading the workflows before it', async () => {
+    const world = new TestWorld();
+    const engine = await world.engine([waiter]);
+    for (let i = 0; i < 300; i++) await engine.start(waiter, { label: `a${i}` }, { id: `a-${i}` });
+    for (let i = 0; i < 3; i++) await engine.start(waiter, { label: `z${i}` }, { id: `z:${i}` });
+    await world.idle();
+    let scanned = 0;
+    const storage = engine.wrapper;
+    const scan = storage.scan.bind(storage);
+    storage.scan = async (prefix, options) => {
+      const page = await scan(prefix, options);
+      scanned += page.length;
+      return page;
+    };
+    for (const status of [undefined, 'running' as const]) {
+      scanned = 0;
+      const page = await engine.list({ idPrefix: 'z:', ...(status ? { status } : {}) });
+      expect(page.items.map((item) => item.workflowId)).toEqual(['z:0', 'z:1', 'z:2']);
+      expect(scanned).toBe(3);
+    }
+  });
+
   it('timeline entries carry seq, time, engine, epoch, kind and detail in order', async () => {
     const world = new TestWorld();
     const engine = await world.engine([waiter]);

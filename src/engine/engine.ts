@@ -229,10 +229,14 @@ class ShuttleEngine implements Engine {
       drive: (workflowId, how) =>
         this.#supervisor.drive(workflowId, how === 'takeover' || how === 'recover' ? null : 'queued-start'),
       isDriving: (workflowId) => this.#supervisor.isDriving(workflowId),
+      activeWorkflows: () => this.#supervisor.active(),
       stopDriving: (workflowId, reason) => this.#supervisor.stop(workflowId, reason),
       deposeEngine: (epoch) => this.#leaseLost(epoch),
       markCorrupt: (workflowId, error) => this.#supervisor.markCorrupt(workflowId, error),
       isCorrupt: (workflowId) => this.#supervisor.corruption(workflowId) !== undefined,
+      requestReclaim: () => {
+        if (this.#state === 'open') void this.#maintenance.single('reclaim');
+      },
       isStopping: () => !isOpen(),
     });
     this.#writer = new FencedWriter({ committer: this.#committer, ownership: this.#owner });

@@ -6,7 +6,8 @@
 
 export { StorageError } from '../storage/errors';
 
-type OwnerSummary = { engineId: string; epoch: number; expiresAt: number } | null;
+/** Who holds a claim. `expiresAt: null`: the claim lasts as long as its engine's session is renewed. */
+type OwnerSummary = { engineId: string; epoch: number; expiresAt: number | null } | null;
 
 /**
  * Every engine error names itself with a string literal, not `new.target.name`: production builds minify
@@ -339,7 +340,7 @@ export class WorkflowClaimUnavailableError extends ShuttleError {
   ) {
     super(
       heldBy
-        ? `Workflow '${workflowId}' is owned by engine ${heldBy.engineId} at epoch ${heldBy.epoch} (claim expires ${new Date(heldBy.expiresAt).toISOString()}); this engine cannot run it now. It will move here by itself if that engine stops.`
+        ? `Workflow '${workflowId}' is owned by engine ${heldBy.engineId} at epoch ${heldBy.epoch} (${heldBy.expiresAt === null ? 'for as long as that engine runs' : `claim expires ${new Date(heldBy.expiresAt).toISOString()}`}); this engine cannot run it now. It will move here by itself if that engine stops.`
         : `Workflow '${workflowId}' was claimed by another engine at the same moment; this engine cannot run it now.`,
     );
   }
@@ -360,7 +361,7 @@ export class EngineLeaseAcquisitionTimeoutError extends ShuttleError {
 
   constructor(
     readonly engineId: string,
-    readonly heldBy: { engineId: string; epoch: number; expiresAt: number } | null,
+    readonly heldBy: OwnerSummary,
     readonly waitedMs: number,
   ) {
     super(

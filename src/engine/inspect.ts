@@ -6,8 +6,9 @@
 import type { Storage } from '../storage/types';
 import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
-import { keys, unescapeId, workflowIdOf, workflowStatuses, type WorkflowStatus } from './keys';
-import { decodeHolder, tryDecodeEpoch } from './ownership/holder';
+import { escapeId, keys, unescapeId, workflowIdOf, workflowStatuses, type WorkflowStatus } from './keys';
+import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
+import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
   decodeCheckpoint,
   decodeFenceRejection,
@@ -21,6 +22,10 @@ import {
 } from './records';
 import { describeCommand } from './workflow';
 
+/**
+ * Who holds a workflow's claim. `expiresAt` is when the claim stops being live unless renewed: the expiry of
+ * the holder's session (or when that session ended), or the holder's own expiry for older claims.
+ */
 export type WorkflowOwner = { engineId: string; epoch: number; claimedAt: number; expiresAt: number };
 
 /** What a workflow waits on. */
@@ -148,16 +153,32 @@ export function summarizePending(frontier: Frontier | null): PendingOperation | 
   };
 }
 
-function ownerOf(raw: string | null): WorkflowOwner | null {
-  const holder = raw === null ? null : decodeHolder(raw);
-  return holder
-    ? {
-        engineId: holder.engineId,
-        epoch: holder.epoch,
-        claimedAt: holder.claimedAt,
-        expiresAt: holder.expiresAt,
-      }
-    : null;
+/** The owners named by holder records, with their expiry read from their engines' sessions. */
+async function ownersOf(
+  storage: Storage,
+  raws: readonly (string | null | undefined)[],
+): Promise<(WorkflowOwner | null)[]> {
+  const holders = raws.map((raw) => (raw === null || raw === undefined ? null : decodeHolder(raw)));
+  const engines = [
+    ...new Set(holders.flatMap((holder) => (holder && holder.expiresAt === null ? [holder.engineId] : []))),
+  ];
+  const sessionRaws = engines.length > 0 ? await storage.getMany(engines.map((id) => keys.session(id))) : [];
+  const sessions = new Map<string, Session | null>(
+    engines.map((id, index) => {
+      const raw = sessionRaws[index];
+      return [id, raw === null || raw === undefined ? null : decodeSession(raw)];
+    }),
+  );
+  return holders.map((holder) => (holder ? ownerFrom(holder, sessions.get(holder.engineId)) : null));
+}
+
+function ownerFrom(holder: Holder, session: Session | null | undefined): WorkflowOwner {
+  return {
+    engineId: holder.engineId,
+    epoch: holder.epoch,
+    claimedAt: holder.claimedAt,
+    expiresAt: claimExpiry(holder, session),
+  };
 }
 
 function corruptOf(error: unknown): { key: string; message: string } {
@@ -232,7 +253,7 @@ export async function describeWorkflow(
     ...(record.executionTimeoutMs !== undefined ? { executionTimeoutMs: record.executionTimeoutMs } : {}),
     ...(record.parent ? { parentId: record.parent.id } : {}),
     linkedChildren: checkpoint?.linkedChildren ?? [],
-    owner: ownerOf(holderRaw ?? null),
+    owner: (await ownersOf(storage, [holderRaw]))[0] ?? null,
     epoch: epoch ?? null,
     pending: summarizePending(checkpoint?.frontier ?? null),
     position: checkpoint?.position ?? 0,
@@ -258,16 +279,17 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);
   const singleStatus = statuses && statuses.length === 1 ? statuses[0]! : null;
-  const prefix = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
+  const base = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
+  // Ids are escaped character by character, so the escaped id prefix is a key prefix: seek straight to it.
+  const prefix = filter.idPrefix ? base + escapeId(filter.idPrefix) : base;
   const items: WorkflowSummary[] = [];
   let after = filter.cursor;
-  if (!after && filter.idPrefix) after = undefined;
   let nextCursor: string | null = null;
   for (;;) {
     const pageSize = Math.min(1000, Math.max(limit * 2, 50));
     const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: pageSize });
     if (page.length === 0) break;
-    const ids = page.map(({ key }) => workflowIdOf(key, prefix)!);
+    const ids = page.map(({ key }) => workflowIdOf(key, base)!);
     const summaries = await summarize(storage, ids, singleStatus ? null : page.map(({ value }) => value));
     for (let index = 0; index < summaries.length; index++) {
       const summary = summaries[index]!;
@@ -301,6 +323,10 @@ async function summarize(
     ]),
   );
   const stride = recordRaws ? 3 : 4;
+  const owners = await ownersOf(
+    storage,
+    ids.map((_, index) => extra[index * stride + (recordRaws ? 1 : 2)]),
+  );
   return ids.map((id, index) => {
     const base = index * stride;
     const recordRaw = recordRaws ? recordRaws[index]! : extra[base];
@@ -329,7 +355,7 @@ async function summarize(
         ...(record.startedAt !== undefined ? { startedAt: record.startedAt } : {}),
         ...(record.endedAt !== undefined ? { endedAt: record.endedAt } : {}),
         updatedAt: checkpoint?.updatedAt ?? record.createdAt,
-        owner: ownerOf(holderRaw ?? null),
+        owner: holderRaw ? (owners[index] ?? null) : null,
         epoch: epoch ?? null,
         waitingOn: summarizePending(checkpoint?.frontier ?? null)?.summary ?? null,
         ...(record.parent ? { parentId: record.parent.id } : {}),
@@ -405,8 +431,12 @@ export async function listClaims(storage: Storage): Promise<ClaimInfo[]> {
   const epochs = await storage.getMany(
     holders.map(({ key }) => keys.ownerEpoch(unescapeId(key.slice(keys.ownerHoldersPrefix.length)))),
   );
-  return holders.map(({ key, value }, index) => {
-    const holder = ownerOf(value);
+  const owners = await ownersOf(
+    storage,
+    holders.map(({ value }) => value),
+  );
+  return holders.map(({ key }, index) => {
+    const holder = owners[index] ?? null;
     return {
       workflowId: unescapeId(key.slice(keys.ownerHoldersPrefix.length)),
       holder,

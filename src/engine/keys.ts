@@ -83,6 +83,9 @@ export const keys = {
   ownerHolder: (id: string) => `wf-owner-holder:${escapeId(id)}`,
   ownerHoldersPrefix: 'wf-owner-holder:',
   ownerEpochsPrefix: 'wf-owner-epoch:',
+  /** An engine's session (workflow-lease): renewed once per pass, it keeps all of the engine's claims live. */
+  session: (engineId: string) => `wf-session:${escapeId(engineId)}`,
+  sessionsPrefix: 'wf-session:',
   /** Store-wide lease (lease mode) and the ownership mode marker. */
   leaseEpoch: 'lease:epoch',
   leaseHolder: 'lease:holder',
@@ -145,6 +148,7 @@ export type StoredKeyKind =
   | 'timer'
   | 'claim-holder'
   | 'claim-epoch'
+  | 'claim-session'
   | 'lease'
   | 'mode-marker'
   | 'fence-rejection'
@@ -166,6 +170,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'timer:', kind: 'timer', id: 'second' },
   { prefix: 'wf-owner-holder:', kind: 'claim-holder', id: 'first' },
   { prefix: 'wf-owner-epoch:', kind: 'claim-epoch', id: 'first' },
+  { prefix: 'wf-session:', kind: 'claim-session', id: 'none' },
   { prefix: 'lease:', kind: 'lease', id: 'none' },
   { prefix: 'ownership-mode-marker', kind: 'mode-marker', id: 'none' },
   { prefix: 'fence-reject:', kind: 'fence-rejection', id: 'first' },

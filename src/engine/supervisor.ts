@@ -82,6 +82,13 @@ export class RunSupervisor {
     return [...this.#runs.keys()];
   }
 
+  /** Workflows with work in flight here: being loaded, or a run with a turn queued or an activity running. */
+  active(): string[] {
+    const active = [...this.#loading.keys()];
+    for (const run of this.#runs.values()) if (run.hasWork) active.push(run.id);
+    return active;
+  }
+
   /** This engine drives the workflow or is loading it. */
   isDriving(workflowId: string): boolean {
     return this.#runs.has(workflowId) || this.#loading.has(workflowId);
@@ -233,8 +240,11 @@ export class RunSupervisor {
   }
 
   #afterWorkflowEnded(record: WorkflowRecord, linkedChildren: string[]): void {
-    if (record.parent)
-      this.#runs.get(record.parent.id)?.deliver({ type: 'child-settled', childId: record.id, record });
+    if (record.parent) {
+      const parent = this.#runs.get(record.parent.id);
+      if (parent) parent.deliver({ type: 'child-settled', childId: record.id, record });
+      else this.#deps.ownership.noticeChange(record.parent.id, 'message'); // its owner may be gone
+    }
     if (isTerminal(record.status))
       for (const childId of linkedChildren)
         void this.#deps

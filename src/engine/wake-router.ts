@@ -14,7 +14,7 @@
  */
 import type { Storage } from '../storage/types';
 import { WorkflowNotFoundError } from './errors';
-import { keys, parseTimerKey, workflowIdOf } from './keys';
+import { keys, parseTimerKey, unescapeId, workflowIdOf } from './keys';
 import type { Lifecycle } from './lifecycle';
 import type { FencedWriter } from './ownership/fenced-write';
 import type { Ownership } from './ownership/ownership';
@@ -62,22 +62,34 @@ export class WakeRouter {
         void this.childRecordChanged(workflowId);
         ownership.noticeChange(workflowId, 'record');
       } else if (key.startsWith(keys.signalsPrefix)) {
-        const run = supervisor.get(workflowIdOf(key, keys.signalsPrefix) ?? '');
+        const workflowId = workflowIdOf(key, keys.signalsPrefix);
+        const run = supervisor.get(workflowId ?? '');
         if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
+        else if (!run && workflowId) ownership.noticeChange(workflowId, 'message');
       } else if (key.startsWith(keys.updateRequestsPrefix)) {
-        supervisor.deliver(workflowIdOf(key, keys.updateRequestsPrefix) ?? '', { type: 'updates' });
+        this.#message(workflowIdOf(key, keys.updateRequestsPrefix), { type: 'updates' });
       } else if (key.startsWith(keys.updateResponsesPrefix)) {
         void updates.responseWritten(key).catch(() => undefined);
       } else if (key.startsWith(keys.cancelRequestsPrefix)) {
-        supervisor.deliver(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '', { type: 'cancel' });
+        this.#message(workflowIdOf(key, keys.cancelRequestsPrefix), { type: 'cancel' });
       } else if (key.startsWith(keys.ownerHoldersPrefix)) {
         const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
         if (workflowId) ownership.noticeChange(workflowId, 'holder');
+      } else if (key.startsWith(keys.sessionsPrefix)) {
+        ownership.noticeSession(unescapeId(key.slice(keys.sessionsPrefix.length)));
       } else if (key.startsWith(keys.timersPrefix)) {
         const parsed = parseTimerKey(key);
         if (parsed) this.#deps.timers().notify(parsed.dueAt);
       }
     }
+  }
+
+  /** A message (update or cancel request) for a workflow: its run here takes it, or its owner may be needed. */
+  #message(workflowId: string | null, event: { type: 'updates' } | { type: 'cancel' }): void {
+    if (!workflowId) return;
+    const run = this.#deps.supervisor.get(workflowId);
+    if (run) run.deliver(event);
+    else this.#deps.ownership.noticeChange(workflowId, 'message');
   }
 
   /** A parent waiting on this child, driven here, learns the child finished (through its wake guard). */

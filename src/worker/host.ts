@@ -13,7 +13,8 @@
  *   waiting for recovery; requests that need the engine wait for it.
  * - Authored definitions (`def:<name>:<version>`) are registered before the engine recovers anything: the
  *   engine is created with `recover: false`, every saved definition is compiled and registered (one that
- *   fails is reported with its problems, never fatal), then `recoverAll` runs. A definition saved later, in
+ *   fails is reported with its problems, never fatal); the engine then serves requests and reports `running`
+ *   while `recoverAll` runs in the background (a big database never keeps a new tab silent). A definition saved later, in
  *   any tab, is registered the moment the change feed reports it, and a reclaim pass follows, so workflows of
  *   a type this engine did not know are claimed at once. Their activities start only when no storage call of
  *   this worker is in flight (activity-guard.ts), so a runaway activity stalls only this engine.
@@ -476,14 +477,7 @@ class Host implements EngineHost {
       throw error;
     }
     this.#engineNow = engine;
-    try {
-      await this.#loadAuthored(storage, engine);
-      if (!viewer) await engine.recoverAll();
-    } catch (error) {
-      this.#fail('This tab’s engine could not recover its workflows.', error);
-      await engine.shutdown().catch(() => undefined);
-      throw error;
-    }
+    await this.#loadAuthored(storage, engine);
     if (!viewer && this.#options.deathWatch && !this.#disposed)
       this.#deathWatch = this.#options.deathWatch(
         this.engineId,
@@ -492,6 +486,15 @@ class Host implements EngineHost {
     if (this.#setStatus({ state: 'running', since: this.#now() }))
       void this.#presence?.write({ status: 'running', ...this.#presenceFacts() });
     void this.#surveyOnce();
+    // The tab answers (lists, starts, signals) while recovery runs: recovery may have many workflows to look
+    // at, and whatever it does not finish the engine's reclaim passes carry on.
+    if (!viewer)
+      void engine.recoverAll().catch((error: unknown) =>
+        this.#warn({
+          name: 'StorageWarning',
+          message: `Recovering workflows at start-up failed; the engine's background passes will retry: ${error instanceof Error ? error.message : String(error)}`,
+        }),
+      );
     return engine;
   }
 

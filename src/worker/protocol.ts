@@ -296,13 +296,15 @@ export type ResponseMessage =
 /**
  * Kinds of stored data a store change touched. The page maps each to the queries to refetch.
  * `workflows`: records, checkpoints, status index. `timelines`: timeline entries. `claims`: holder and epoch
- * records. `engines`: presence records. `messages`: signals, cancel requests, updates. `timers`: durable
+ * records. `sessions`: engine sessions (their renewal extends every claim of the engine; it changes no
+ * claim). `engines`: presence records. `messages`: signals, cancel requests, updates. `timers`: durable
  * timers. `fence-rejections`: refused writes. `definitions`: authored definitions. `other`: anything else.
  */
 export type StoreArea =
   | 'workflows'
   | 'timelines'
   | 'claims'
+  | 'sessions'
   | 'engines'
   | 'messages'
   | 'timers'

@@ -27,6 +27,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   timer: 'timers',
   'claim-holder': 'claims',
   'claim-epoch': 'claims',
+  // A session renewal changes no claim, only when the claims of its engine expire: lists need not refetch.
+  'claim-session': 'sessions',
   lease: 'claims',
   'mode-marker': 'other',
   'fence-rejection': 'fence-rejections',

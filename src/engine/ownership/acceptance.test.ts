@@ -20,6 +20,7 @@ import { keys } from '../keys';
 import type { EngineOptions } from '../options';
 import { defineWorkflow, type AnyWorkflowDefinition } from '../workflow';
 import { decodeHolder } from './holder';
+import { decodeSession } from './session';
 
 const fencing = {
   ownership: 'workflow-lease',
@@ -90,6 +91,11 @@ async function holderOf(storage: Storage, id: string) {
 
 async function epochOf(storage: Storage, id: string): Promise<string | null> {
   return storage.get(keys.ownerEpoch(id));
+}
+
+async function sessionOf(storage: Storage, engineId: string) {
+  const raw = await storage.get(keys.session(engineId));
+  return raw === null ? null : decodeSession(raw);
 }
 
 async function setup(engineCount: number, options: Partial<EngineOptions> = {}) {
@@ -278,7 +284,7 @@ describe('ownership acceptance scenarios', () => {
     }
   });
 
-  it('8. crash and reclaim by TTL: not before expiresAt + 2000, strictly after it B takes over at epoch 2 and drives it', async () => {
+  it('8. crash and reclaim by TTL: not before the session expiresAt + 2000, strictly after it B takes over at epoch 2 and drives it', async () => {
     const { world, engines, runs, sleeper } = await setup(2);
     const [a, b] = engines as [TestEngine, TestEngine];
     await a.start(sleeper, undefined, { id: 's' });
@@ -286,12 +292,14 @@ describe('ownership acceptance scenarios', () => {
     await world.advance(1000);
     const holder = (await holderOf(world.storage, 's'))!;
     expect(holder.engineId).toBe(a.id);
+    // A claim lives as long as its engine's session: the session's expiry is the claim's.
+    const { expiresAt } = (await sessionOf(world.storage, a.id))!;
     world.crash(a);
     await expect(b.resume('s')).rejects.toBeInstanceOf(WorkflowClaimUnavailableError);
-    world.clock.set(holder.expiresAt + 2000);
+    world.clock.set(expiresAt + 2000);
     await world.maintain([b]);
     expect(b.ownedWorkflows()).toEqual([]);
-    world.clock.set(holder.expiresAt + 2001);
+    world.clock.set(expiresAt + 2001);
     await world.maintain([b]);
     expect(b.ownedWorkflows()).toEqual(['s']);
     expect(await holderOf(world.storage, 's')).toMatchObject({ engineId: b.id, epoch: 2 });
@@ -402,13 +410,13 @@ describe('ownership acceptance scenarios', () => {
     );
   });
 
-  it('12. takeover isolation: A loses X on its next renewal, keeps Y, and Y completes on A', async () => {
+  it('12. takeover isolation: A learns at its next pass that it lost X, keeps Y, and Y completes on A', async () => {
     const { world, engines, runs, parked } = await setup(2);
     const [a, b] = engines as [TestEngine, TestEngine];
     await a.start(parked, undefined, { id: 'X' });
     await a.start(parked, undefined, { id: 'Y' });
     await world.idle();
-    // X's holder is found expired (as if A's renewal of X alone had stalled)
+    // X's holder alone is found expired (an older build's holder that carries its own expiry, run out)
     const holderX = (await holderOf(world.storage, 'X'))!;
     await world.storage.batch([
       {
@@ -423,7 +431,7 @@ describe('ownership acceptance scenarios', () => {
     expect(a.ownedWorkflows()).toEqual(['Y']);
     expect(a.warnings.some((w) => w.name === 'WorkflowClaimLostWarning' && w.workflowId === 'X')).toBe(true);
     expect(a.metrics().claimsLost).toBe(1);
-    expect(a.metrics().renewalFailures).toBe(1);
+    expect(a.metrics().renewalFailures).toBe(0); // the session renewed fine: only X was taken
     await a.signal('Y', 'go', 0);
     await a.signal('X', 'go', 0);
     await world.idle();
@@ -530,12 +538,17 @@ describe('ownership acceptance scenarios', () => {
     await a.start(parked, undefined, { id: 'reused' });
     expect(await epochOf(world.storage, 'reused')).toBe('8');
     await world.idle();
-    await a.shutdown(); // release deletes only the holder
-    expect(await holderOf(world.storage, 'reused')).toBeNull();
+    await a.shutdown(); // ends A's session: its holders stay, free at once, and the epoch is untouched
+    expect(await holderOf(world.storage, 'reused')).toMatchObject({ engineId: a.id, epoch: 8 });
     expect(await epochOf(world.storage, 'reused')).toBe('8');
     const b = await world.engine([parked], fencing);
     await world.idle([b]);
     expect(await holderOf(world.storage, 'reused')).toMatchObject({ engineId: b.id, epoch: 9 });
+    // a release deletes only the holder: B terminates it with its claim folded into the terminal write
+    await b.signal('reused', 'go', 0);
+    await world.idle([b]);
+    expect(await holderOf(world.storage, 'reused')).toBeNull();
+    expect(await epochOf(world.storage, 'reused')).toBe('9');
     // takeover mints from E even when the stale holder claims another epoch
     const stale = (await holderOf(world.storage, 'new'))!;
     await world.storage.batch([
@@ -560,33 +573,52 @@ describe('ownership acceptance scenarios', () => {
     expect(Number(epochs[0])).toBeLessThan(40);
   });
 
-  it('18. renewal: only expiresAt changes; a renewal racing a release is no failure; a throwing renewal keeps the claim; manual mode renews only in runMaintenance', async () => {
+  it('18. renewal: one session write per pass whatever the number of claims, holders untouched; a throwing renewal keeps the claims; a lapsed session re-validates; manual mode renews only in runMaintenance', async () => {
     const { world, engines, parked } = await setup(1);
     const a = engines[0]!;
-    await a.start(parked, undefined, { id: 'rn' });
+    for (const id of ['rn', 'rn2', 'rn3']) await a.start(parked, undefined, { id });
     await world.idle();
-    const before = (await holderOf(world.storage, 'rn'))!;
+    const holders = await Promise.all(['rn', 'rn2', 'rn3'].map((id) => holderOf(world.storage, id)));
+    const before = (await sessionOf(world.storage, a.id))!;
     await world.clock.advance(500);
     expect(world.clock.pendingTimers).toBe(0);
-    expect((await holderOf(world.storage, 'rn'))!.expiresAt).toBe(before.expiresAt);
+    expect(await sessionOf(world.storage, a.id)).toEqual(before);
+    const writes = a.metrics().storageTransactions;
     await a.runMaintenance();
-    const after = (await holderOf(world.storage, 'rn'))!;
-    expect(after).toEqual({ ...before, expiresAt: before.expiresAt + 500 });
-    // a renewal that throws keeps the claim
+    expect(a.metrics().storageTransactions - writes).toBe(1); // the session, nothing per claim
+    const after = (await sessionOf(world.storage, a.id))!;
+    expect(after).toMatchObject({
+      engineId: a.id,
+      startedAt: before.startedAt,
+      expiresAt: before.expiresAt + 500,
+    });
+    expect(await Promise.all(['rn', 'rn2', 'rn3'].map((id) => holderOf(world.storage, id)))).toEqual(holders);
+    // a renewal that throws keeps the claims
     a.wrapper.setFaults({ writeFailureRate: 1 });
     a.wrapper.enabled = true;
     await a.runMaintenance();
     a.wrapper.enabled = false;
-    expect(a.ownedWorkflows()).toEqual(['rn']);
+    expect(a.ownedWorkflows().sort()).toEqual(['rn', 'rn2', 'rn3']);
     expect(a.metrics().claimsLost).toBe(0);
-    // a renewal racing the release of the claim is not a loss
-    const renewing = a.runMaintenance();
+    // a lapsed session (A could not renew past TTL + grace) re-validates its claims: one taken meanwhile is
+    // dropped, the others are kept
+    await world.clock.advance(6000);
+    await world.storage.batch([
+      {
+        type: 'put',
+        key: keys.ownerHolder('rn3'),
+        value: JSON.stringify({ ...holders[2], engineId: 'elsewhere' }),
+      },
+    ]);
+    await a.runMaintenance();
+    expect(a.ownedWorkflows().sort()).toEqual(['rn', 'rn2']);
+    expect(a.metrics().claimsLost).toBe(1);
     await a.signal('rn', 'go', 0);
-    await renewing;
     await world.idle();
     expect(await a.handle('rn').result()).toBe(3);
-    expect(a.metrics().claimsLost).toBe(0);
-    expect(a.warnings.filter((w) => w.name === 'WorkflowClaimLostWarning')).toEqual([]);
+    expect(a.warnings.filter((w) => w.name === 'WorkflowClaimLostWarning').map((w) => w.workflowId)).toEqual([
+      'rn3',
+    ]);
   });
 
   it('19. cooldown: right after losing X, the takeover attempt is skipped and counted as backoff_skipped', async () => {
@@ -780,17 +812,21 @@ describe('ownership acceptance scenarios', () => {
     expect(parentFinishes).toBe(2);
   });
 
-  it('25. shutdown: holders deleted; a failed release does not reject; a claim landing during shutdown is released', async () => {
+  it('25. shutdown: the session ends and every claim is free at once; a failed release does not reject; a claim landing during shutdown is released', async () => {
     const { world, engines, parked } = await setup(1);
     const a = engines[0]!;
     for (const id of ['s1', 's2']) await a.start(parked, undefined, { id });
     await world.idle();
     expect(await a.shutdown()).toEqual({ claimsReleased: 2, leaseReleased: false });
-    expect(await holderOf(world.storage, 's1')).toBeNull();
-    expect(await holderOf(world.storage, 's2')).toBeNull();
+    expect((await sessionOf(world.storage, a.id))?.endedAt).toBe(world.clock.now());
     const b = await world.engine([parked], fencing);
     await world.idle([b]);
     expect(b.ownedWorkflows().sort()).toEqual(['s1', 's2']);
+    expect((await b.timeline('s1')).find((e) => e.kind === 'claim-taken-over')?.detail).toMatchObject({
+      fromEngineId: a.id,
+      toEngineId: b.id,
+      reason: 'holder-stopped',
+    });
     b.wrapper.setFaults({ writeFailureRate: 1 });
     b.wrapper.enabled = true;
     await expect(b.shutdown()).resolves.toEqual({ claimsReleased: 0, leaseReleased: false });
@@ -800,9 +836,11 @@ describe('ownership acceptance scenarios', () => {
     let open!: () => void;
     const held = new Promise<void>((resolve) => (open = resolve));
     let blocked = false;
+    let commits = 0;
+    // The first commit of the pass renews C's session; the second is its first claim: hold that one.
     c.wrapper.setFaults({
       delay: (operation) =>
-        operation === 'conditionalBatch' && !blocked ? ((blocked = true), held) : undefined,
+        operation === 'conditionalBatch' && ++commits === 2 ? ((blocked = true), held) : undefined,
     });
     c.wrapper.enabled = true;
     const maintenance = c.runMaintenance();

@@ -1,17 +1,22 @@
 /**
- * Per-workflow claims (`ownership: 'workflow-lease'`): acquire, takeover, renew, release, the reclaim scan
- * and the wake guard. The pure rules live in transitions.ts; this module reads current values, commits the
- * transitions together with their timeline entry, and keeps the in-memory registry (claims.ts) in step.
+ * Per-workflow claims (`ownership: 'workflow-lease'`): acquire, takeover, release, the engine's session that
+ * keeps every claim live, the reclaim pass and the wake guard. The pure rules live in transitions.ts and
+ * session.ts; this module reads current values, commits the transitions together with their timeline entry,
+ * and keeps the in-memory registry (claims.ts) in step.
  *
- * Guarantees (ownership.md):
+ * Guarantees (docs/ownership.md):
  * - A claim is taken before any of the workflow's code runs here; a lost race runs no code.
- * - Renewal changes only `expiresAt`, conditioned on the exact holder string this engine last wrote. A
- *   refused renewal means the claim is lost: the run is dropped (its activity aborted). A storage error is
- *   not a loss: the claim is kept and renewed again next pass.
- * - Nothing is stranded: the reclaim scan takes over expired holders (TTL + grace, an undecodable holder,
- *   or a holder the liveness oracle reports dead) and acquires running workflows that have no holder, for
- *   every workflow whose type this engine has registered. It is bounded per pass and resumes where it
- *   stopped.
+ * - Holding costs nothing per workflow: the renewal pass writes the engine's session record once, however
+ *   many workflows it holds (active or parked). A storage error is not a loss: the session is renewed again
+ *   next pass. When this engine finds its session lapsed (it was frozen past the TTL) or its record changed
+ *   underneath, it re-creates it and re-validates every claim it believes it holds before going on: claims
+ *   taken meanwhile are dropped (their runs stopped), the rest are kept.
+ * - Nothing is stranded: the reclaim pass takes over claims whose holder is no longer live (its session
+ *   ended, expired past TTL + grace, or its engine is dead to the liveness oracle; an undecodable holder),
+ *   and acquires running workflows that have no holder, for every workflow whose type this engine has
+ *   registered. A dead session's active workflows move first; the sweep over holders is bounded per pass in
+ *   steady state and runs on while it keeps finding claims to take. A parked workflow also moves the moment
+ *   it has work (a due timer, a message) through `reclaimOne`.
  * - After losing a workflow, this engine waits out a cooldown before trying to take it back.
  */
 import type { Condition, Operation, Storage } from '../../storage/types';
@@ -23,17 +28,21 @@ import type { MetricsCounters } from '../metrics';
 import { decodeCheckpoint, decodeRecord, type WorkflowRecord } from '../records';
 import { appendTimeline, type TimelineNote } from '../workflow-writes';
 import type { ClaimRegistry } from './claims';
-import { decodeEpoch, decodeHolder, isClaimExpired, readHolder, type Holder } from './holder';
+import { decodeEpoch, decodeHolder, readHolder, type Holder } from './holder';
 import type { EngineLiveness } from './liveness';
 import type { ClaimHow } from './ownership';
 import {
-  buildAcquire,
-  buildRelease,
-  buildRenew,
-  buildTakeover,
-  type ClaimKeys,
-  type MintedClaim,
-} from './transitions';
+  decodeSession,
+  encodeSession,
+  isHolderLive,
+  isSessionLive,
+  maxActiveIds,
+  sessionKey,
+  takeoverReason,
+  type Session,
+  type TakeoverReason,
+} from './session';
+import { buildAcquire, buildRelease, buildTakeover, type ClaimKeys, type MintedClaim } from './transitions';
 
 export type ClaimManagerDeps = {
   storage: Storage;
@@ -42,9 +51,12 @@ export type ClaimManagerDeps = {
   claims: ClaimRegistry;
   clock: Clock;
   engineId: string;
+  /** How long a session lives without renewal, in ms. */
   ttlMs: number;
   renewIntervalMs: number;
   reclaimBatchSize: number;
+  /** Workflows with work in flight here, listed in the session record for a successor to take first. */
+  activeWorkflows: () => string[];
   liveness: EngineLiveness | undefined;
   metrics: MetricsCounters;
   emit: (event: EngineEvent) => void;
@@ -75,10 +87,23 @@ const maxTakeoverAttempts = 5;
 /** How many claims one reclaim pass attempts at once. */
 const reclaimConcurrency = 8;
 
+/** Sessions that ended or expired this long ago are deleted (their claims read as dead either way). */
+const sessionRetentionMs = 10 * 60_000;
+
+/** The liveness answers and sessions of one reclaim pass (each engine asked once per pass). */
+type Judge = {
+  sessions: Map<string, Session | null>;
+  isDead: (engineId: string) => Promise<boolean>;
+};
+
 export class ClaimManager {
   readonly #deps: ClaimManagerDeps;
   #holderCursor: string | undefined;
   #runningCursor: string | undefined;
+  /** This engine's session record, exactly as last written. */
+  #session: { raw: string; session: Session } | null = null;
+  /** Other engines' sessions as last read (by the reclaim pass, or on demand). */
+  readonly #sessions = new Map<string, Session | null>();
 
   constructor(deps: ClaimManagerDeps) {
     this.#deps = deps;
@@ -86,6 +111,156 @@ export class ClaimManager {
 
   get graceMs(): number {
     return 2 * this.#deps.renewIntervalMs;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // The session
+
+  #nextSession(now: number, previous: Session | null): Session {
+    const active = this.#deps.activeWorkflows();
+    return {
+      engineId: this.#deps.engineId,
+      startedAt: previous?.startedAt ?? now,
+      renewedAt: now,
+      expiresAt: now + this.#deps.ttlMs,
+      ...(active.length > 0 ? { active: active.slice(0, maxActiveIds) } : {}),
+      ...(active.length > maxActiveIds ? { activeOverflow: true } : {}),
+    };
+  }
+
+  /** Writes this engine's session record (whatever was stored under its id before). */
+  async openSession(): Promise<void> {
+    const key = sessionKey(this.#deps.engineId);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const storedRaw = await this.#deps.storage.get(key);
+      const session = this.#nextSession(this.#deps.clock.now(), null);
+      const raw = encodeSession(session);
+      if (await this.#deps.commit([{ key, expected: storedRaw }], [{ type: 'put', key, value: raw }])) {
+        this.#session = { raw, session };
+        return;
+      }
+    }
+    throw new Error(`Could not write the session record of engine ${this.#deps.engineId}: it kept changing.`);
+  }
+
+  /**
+   * Renews the session: one write, whatever the number of claims. If the session had lapsed (others may
+   * have judged this engine dead) or its record changed underneath, the record is re-created and every held
+   * claim re-validated. A storage error keeps everything: the next pass renews again.
+   */
+  async renewAll(): Promise<void> {
+    const { clock, metrics, storage, commit, claims } = this.#deps;
+    const key = sessionKey(this.#deps.engineId);
+    const now = clock.now();
+    const current = this.#session;
+    const lapsed = !current || now > current.session.expiresAt + this.graceMs;
+    const next = this.#nextSession(now, current?.session ?? null);
+    const raw = encodeSession(next);
+    let lost = false;
+    try {
+      let landed = await commit(
+        [{ key, expected: current?.raw ?? null }],
+        [{ type: 'put', key, value: raw }],
+      );
+      if (!landed) {
+        // Changed or deleted underneath (pruned while this engine was frozen, say): take it back.
+        lost = true;
+        const storedRaw = await storage.get(key);
+        landed = await commit([{ key, expected: storedRaw }], [{ type: 'put', key, value: raw }]);
+        if (!landed) throw new Error('the session record kept changing');
+      }
+    } catch {
+      metrics.renewalFailures++; // not a loss: keep the claims, renew again next pass
+      return;
+    }
+    this.#session = { raw, session: next };
+    metrics.renewals++;
+    if (lapsed || lost) {
+      metrics.renewalFailures += lost ? 1 : 0;
+      await this.revalidate(lapsed ? 'this engine’s session lapsed' : 'its session record changed');
+    }
+    this.#deps.emit({ type: 'claim.renewed', count: claims.size });
+  }
+
+  /**
+   * Re-reads the holder of every claim this engine believes it holds, and drops those that name another
+   * engine or another epoch now (taken over while this engine could not renew).
+   */
+  async revalidate(why: string): Promise<void> {
+    const { claims, storage } = this.#deps;
+    const held = claims.all().filter((claim) => claim.status === 'held');
+    if (held.length === 0) return;
+    let raws: (string | null)[];
+    try {
+      raws = await storage.getMany(held.map((claim) => keys.ownerHolder(claim.workflowId)));
+    } catch {
+      return; // the fence still protects every write; the next lapse check retries
+    }
+    held.forEach((claim, index) => {
+      const current = claims.get(claim.workflowId);
+      if (!current || current.holderRaw !== claim.holderRaw) return; // changed meanwhile (released, re-acquired)
+      if (raws[index] !== claim.holderRaw)
+        this.loseClaim(claim.workflowId, claim.epoch, `another engine took it while ${why}`);
+    });
+  }
+
+  /** Ends the session (graceful shutdown): every claim of this engine is free at once. Never rejects. */
+  async endSession(): Promise<boolean> {
+    const current = this.#session;
+    if (!current) return false;
+    const key = sessionKey(this.#deps.engineId);
+    const now = this.#deps.clock.now();
+    const ended: Session = { ...this.#nextSession(now, current.session), expiresAt: now, endedAt: now };
+    const raw = encodeSession(ended);
+    try {
+      const landed = await this.#deps.commit(
+        [{ key, expected: current.raw }],
+        [{ type: 'put', key, value: raw }],
+      );
+      if (landed) this.#session = { raw, session: ended };
+      return landed;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Reads every engine's session (one scan: the number of engines, not of claims). */
+  async #readSessions(): Promise<Map<string, Session | null>> {
+    const entries = await this.#deps.storage.scan(keys.sessionsPrefix);
+    this.#sessions.clear();
+    const byEngine = new Map<string, Session | null>();
+    for (const { value } of entries) {
+      const session = decodeSession(value);
+      if (session) byEngine.set(session.engineId, session);
+    }
+    for (const [engineId, session] of byEngine) this.#sessions.set(engineId, session);
+    return byEngine;
+  }
+
+  async #sessionOf(engineId: string, judge?: Judge): Promise<Session | null> {
+    if (judge) return judge.sessions.get(engineId) ?? null;
+    const raw = await this.#deps.storage.get(sessionKey(engineId));
+    const session = raw === null ? null : decodeSession(raw);
+    this.#sessions.set(engineId, session);
+    return session;
+  }
+
+  /**
+   * Whether the holder named by `holderRaw` is live as far as the sessions last read tell (no storage call).
+   * Unknown engines read as "maybe dead" (false), so the caller looks closer.
+   */
+  looksLive(holderRaw: string): boolean {
+    const holder = decodeHolder(holderRaw);
+    if (!holder) return false;
+    if (holder.engineId === this.#deps.engineId) return true;
+    if (holder.expiresAt !== null) return this.#deps.clock.now() <= holder.expiresAt + this.graceMs;
+    const session = this.#sessions.get(holder.engineId);
+    return session !== undefined && isSessionLive(session, this.#deps.clock.now(), this.graceMs);
+  }
+
+  /** Forgets the cached session of `engineId` (its record changed). */
+  sessionChanged(engineId: string): void {
+    this.#sessions.delete(engineId);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -107,7 +282,7 @@ export class ClaimManager {
     return buildAcquire(
       claimKeysOf(workflowId),
       { epochRaw: read.epochRaw, storedEpoch },
-      { engineId: this.#deps.engineId, now: this.#deps.clock.now(), ttlMs: this.#deps.ttlMs },
+      { engineId: this.#deps.engineId, now: this.#deps.clock.now(), ttlMs: null },
     );
   }
 
@@ -135,20 +310,15 @@ export class ClaimManager {
   // Standalone acquire / takeover
 
   /**
-   * Claims a running workflow: acquires it when it has no holder, takes it over when its holder is expired
-   * (and `allowTakeover`). On success the engine is told to drive it (`onClaimed`).
+   * Claims a running workflow: acquires it when it has no holder, takes it over when its holder is no longer
+   * live (and `allowTakeover`). On success the engine is told to drive it (`onClaimed`).
    */
   async claim(
     workflowId: string,
-    options: {
-      allowTakeover: boolean;
-      respectCooldown: boolean;
-      /** The liveness answers of the reclaim pass this claim belongs to (asked once per engine per pass). */
-      isDead?: (engineId: string) => Promise<boolean>;
-    },
+    options: { allowTakeover: boolean; respectCooldown: boolean; judge?: Judge },
   ): Promise<AcquireResult> {
     const { storage, claims, clock, engineId, liveness, metrics } = this.#deps;
-    const isDead = options.isDead ?? ((id: string) => liveness!.isDead(id));
+    const isDead = options.judge?.isDead ?? ((id: string) => liveness!.isDead(id));
     if (claims.has(workflowId)) return { outcome: 'acquired', epoch: claims.get(workflowId)!.epoch };
     if (options.respectCooldown && claims.isCoolingDown(workflowId, clock.now())) {
       metrics.claimAttempts.backoff_skipped++;
@@ -182,41 +352,51 @@ export class ClaimManager {
       if (!this.#deps.isEligible(record.type)) return { outcome: 'ineligible' };
       const current = readHolder(holderRaw ?? null);
       const now = clock.now();
-      const who = { engineId, now, ttlMs: this.#deps.ttlMs };
+      const who = { engineId, now, ttlMs: null };
       let minted: MintedClaim;
       let takenFrom: Holder | null = null;
-      let holderDead = false;
+      let reason: TakeoverReason | 'orphaned' = 'expired';
       if (!current) {
         if (record.status !== 'running') return { outcome: 'not-running' };
         minted = buildAcquire(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch }, who);
       } else {
-        const dead =
-          current.holder && liveness && current.holder.engineId !== engineId
-            ? await isDead(current.holder.engineId)
-            : false;
-        if (!options.allowTakeover || !isClaimExpired(current.holder, now, this.graceMs, dead))
-          return { outcome: 'unavailable', heldBy: current.holder };
-        takenFrom = current.holder;
-        holderDead = dead && current.holder !== null && now <= current.holder.expiresAt + this.graceMs;
+        const holder = current.holder;
+        const self = holder !== null && holder.engineId === engineId;
+        if (self) {
+          // Ours in storage but not in the registry: a release that failed left it behind. Only an old one
+          // (a fresh one may belong to an acquire whose continuation has not run yet) is taken back.
+          if (!options.allowTakeover || holder.claimedAt > now - this.graceMs)
+            return { outcome: 'unavailable', heldBy: holder };
+          reason = 'orphaned';
+        } else {
+          const dead = holder && liveness ? await isDead(holder.engineId) : false;
+          const session =
+            holder && holder.expiresAt === null
+              ? await this.#sessionOf(holder.engineId, options.judge)
+              : null;
+          if (!options.allowTakeover || isHolderLive(holder, session, now, this.graceMs, dead))
+            return { outcome: 'unavailable', heldBy: holder };
+          reason = takeoverReason(holder, session, now, this.graceMs, dead);
+        }
+        takenFrom = holder;
         minted = buildTakeover(
           claimKeysOf(workflowId),
           { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw },
           who,
         );
       }
-      const note: TimelineNote =
-        takenFrom !== null || current
-          ? {
-              kind: 'claim-taken-over' as const,
-              detail: {
-                fromEngineId: takenFrom?.engineId ?? null,
-                fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0,
-                toEngineId: engineId,
-                toEpoch: minted.epoch,
-                reason: !takenFrom ? 'undecodable-holder' : holderDead ? 'holder-dead' : 'expired',
-              },
-            }
-          : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
+      const note: TimelineNote = current
+        ? {
+            kind: 'claim-taken-over' as const,
+            detail: {
+              fromEngineId: takenFrom?.engineId ?? null,
+              fromEpoch: takenFrom?.epoch ?? storedEpoch ?? 0,
+              toEngineId: engineId,
+              toEpoch: minted.epoch,
+              reason,
+            },
+          }
+        : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
       const write = appendTimeline(view, [note], { engineId, epoch: minted.epoch, now });
       const landed = await this.#deps.commit(
         [...minted.conditions, ...write.conditions],
@@ -248,49 +428,7 @@ export class ClaimManager {
   }
 
   // -------------------------------------------------------------------------------------------------------
-  // Renew, release
-
-  /** Renews every held claim (active or parked). Concurrent renewals share one transaction (group commit). */
-  async renewAll(): Promise<void> {
-    const { claims, clock, metrics } = this.#deps;
-    const held = claims.all().filter((claim) => claim.status === 'held');
-    if (held.length === 0) return;
-    const now = clock.now();
-    let renewed = 0;
-    await Promise.all(
-      held.map(async (claim) => {
-        const renewal = buildRenew(claimKeysOf(claim.workflowId), claim, now, this.#deps.ttlMs);
-        let landed: boolean;
-        try {
-          landed = await this.#deps.commit(renewal.conditions, renewal.operations);
-        } catch {
-          metrics.renewalFailures++; // a storage error is not a loss: keep the claim, retry next pass
-          return;
-        }
-        const current = claims.get(claim.workflowId);
-        if (landed) {
-          renewed++;
-          metrics.renewals++;
-          claims.dispatch(claim.workflowId, {
-            type: 'renewed',
-            holder: renewal.holder,
-            holderRaw: renewal.holderRaw,
-          });
-          return;
-        }
-        // Refused. If the claim was released or replaced meanwhile (a release racing the renewal), that is
-        // not a failure.
-        if (!current || current.status !== 'held' || current.holderRaw !== claim.holderRaw) return;
-        metrics.renewalFailures++;
-        this.loseClaim(
-          claim.workflowId,
-          claim.epoch,
-          'renewal refused: another engine took the workflow, or it was terminated or suspended',
-        );
-      }),
-    );
-    if (renewed > 0) this.#deps.emit({ type: 'claim.renewed', count: renewed });
-  }
+  // Losing, releasing
 
   /** Forgets a claim this engine no longer holds, stops the run, and starts the takeover cooldown. */
   loseClaim(workflowId: string, epoch: number, reason: string): void {
@@ -353,12 +491,17 @@ export class ClaimManager {
     }
   }
 
-  /** Releases every held claim (shutdown). Never rejects; returns how many holders it deleted. */
+  /**
+   * Lets every claim go at shutdown: ends the session (one write), which makes each of them
+   * takeover-eligible at once, and forgets them here. Never rejects; returns how many claims were handed over
+   * (0 when the session could not be ended: the claims then expire with it).
+   */
   async releaseAll(): Promise<number> {
-    const results = await Promise.all(
-      this.#deps.claims.all().map((claim) => this.release(claim.workflowId).catch(() => false)),
-    );
-    return results.filter(Boolean).length;
+    const { claims } = this.#deps;
+    const held = claims.all();
+    const ended = await this.endSession();
+    for (const claim of held) claims.dispatch(claim.workflowId, { type: 'released' });
+    return ended ? held.length : 0;
   }
 
   /** Forgets a claim that a commit of this engine released (terminal or suspend commit). */
@@ -372,44 +515,82 @@ export class ClaimManager {
   // -------------------------------------------------------------------------------------------------------
   // Reclaim
 
+  /** The sessions and liveness answers one pass judges by (each engine asked once per pass). */
+  async #judge(): Promise<Judge> {
+    const { liveness } = this.#deps;
+    const sessions = await this.#readSessions();
+    const answers = new Map<string, Promise<boolean>>();
+    return {
+      sessions,
+      isDead: (engineId) => {
+        if (!liveness) return Promise.resolve(false);
+        let answer = answers.get(engineId);
+        if (!answer) answers.set(engineId, (answer = liveness.isDead(engineId)));
+        return answer;
+      },
+    };
+  }
+
+  /** Whether `holderRaw` (not this engine's current claim) may be taken over, judged without storage calls. */
+  async #isTakeoverCandidate(holderRaw: string, judge: Judge, now: number): Promise<boolean> {
+    const holder = decodeHolder(holderRaw);
+    if (!holder) return true;
+    if (holder.engineId === this.#deps.engineId) return holder.claimedAt <= now - this.graceMs; // orphaned
+    const dead = await judge.isDead(holder.engineId);
+    return !isHolderLive(holder, judge.sessions.get(holder.engineId), now, this.graceMs, dead);
+  }
+
   /**
-   * One reclaim pass: (a) holder records whose holder is expired, undecodable or dead are taken over;
-   * (b) running workflows with no holder are acquired. Bounded by `reclaimBatchSize` per part unless
-   * `full`; resumes where it stopped.
+   * One reclaim pass:
+   * 0. the active workflows listed by sessions that are no longer live, first;
+   * 1. holder records whose holder is no longer live (or undecodable) are taken over — a page per pass in
+   *    steady state, more pages while the sweep keeps finding claims to take (unless `full`: every page);
+   * 2. running workflows with no holder are acquired (a page per pass unless `full`);
+   * 3. sessions that ended or expired long ago are deleted.
+   * Holder records of workflows this engine believes it holds but that name someone else now are dropped
+   * on the way (the claim was taken while this engine was not looking).
    */
   async reclaim(options: { full?: boolean } = {}): Promise<void> {
-    const { storage, claims, engineId, clock, liveness } = this.#deps;
+    const { storage, claims, engineId, clock } = this.#deps;
     const limit = this.#deps.reclaimBatchSize;
+    const judge = await this.#judge();
+    const first: string[] = [];
     const candidates = new Set<string>();
-    // One liveness question per engine per pass, however many of its claims the pass looks at (the browser
-    // oracle answers each with a lock-manager query).
-    const answers = new Map<string, Promise<boolean>>();
-    const isDead = (id: string): Promise<boolean> => {
-      let answer = answers.get(id);
-      if (!answer) answers.set(id, (answer = liveness!.isDead(id)));
-      return answer;
-    };
+    const now = clock.now();
 
-    // (a) holders
+    // 0. active workflows of sessions that are gone
+    for (const [id, session] of judge.sessions) {
+      if (id === engineId || !session?.active) continue;
+      if (isSessionLive(session, now, this.graceMs) && !(await judge.isDead(id))) continue;
+      for (const workflowId of session.active) if (!claims.has(workflowId)) first.push(workflowId);
+    }
+
+    // 1. holders
     for (;;) {
       const page = await storage.scan(keys.ownerHoldersPrefix, {
         ...(this.#holderCursor ? { after: this.#holderCursor } : {}),
         limit,
       });
       this.#holderCursor = page.length < limit ? undefined : page[page.length - 1]!.key;
-      const now = clock.now();
+      let found = 0;
       for (const { key, value } of page) {
         const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
-        if (!workflowId || claims.has(workflowId)) continue;
-        const holder = decodeHolder(value);
-        const dead =
-          holder && liveness && holder.engineId !== engineId ? await isDead(holder.engineId) : false;
-        if (isClaimExpired(holder, now, this.graceMs, dead)) candidates.add(workflowId);
+        if (!workflowId) continue;
+        const mine = claims.get(workflowId);
+        if (mine) {
+          if (mine.status === 'held' && value !== mine.holderRaw)
+            this.loseClaim(workflowId, mine.epoch, 'another engine holds it now');
+          continue;
+        }
+        if (await this.#isTakeoverCandidate(value, judge, now)) {
+          candidates.add(workflowId);
+          found++;
+        }
       }
-      if (!options.full || !this.#holderCursor) break;
+      if (!this.#holderCursor || (!options.full && found === 0)) break;
     }
 
-    // (b) running without a holder
+    // 2. running without a holder
     for (;;) {
       const page = await storage.scan(keys.statusIndexPrefix('running'), {
         ...(this.#runningCursor ? { after: this.#runningCursor } : {}),
@@ -431,19 +612,41 @@ export class ClaimManager {
     }
 
     // Candidates are claimed concurrently, a few at a time, so their reads and claim commits share
-    // transactions (group commit): a dead engine's twenty workflows move in a handful of transactions.
-    const queue = [...candidates];
+    // transactions (group commit): a dead engine's workflows move in a handful of transactions.
+    const queue = [...new Set([...first, ...candidates])];
     const claimNext = async (): Promise<void> => {
       for (let workflowId = queue.shift(); workflowId !== undefined; workflowId = queue.shift()) {
         if (this.#deps.isStopping()) return;
         try {
-          await this.claim(workflowId, { allowTakeover: true, respectCooldown: true, isDead });
+          await this.claim(workflowId, { allowTakeover: true, respectCooldown: true, judge });
         } catch {
           // a storage error on one candidate does not stop the pass
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(reclaimConcurrency, queue.length) }, claimNext));
+
+    // 3. sessions long gone
+    await this.#pruneSessions(judge, now);
+  }
+
+  async #pruneSessions(judge: Judge, now: number): Promise<void> {
+    const stale = [...judge.sessions.values()].filter(
+      (session): session is Session =>
+        session !== null &&
+        session.engineId !== this.#deps.engineId &&
+        (session.endedAt ?? session.expiresAt) < now - sessionRetentionMs,
+    );
+    if (stale.length === 0) return;
+    const raws = await this.#deps.storage.getMany(stale.map((session) => sessionKey(session.engineId)));
+    await Promise.all(
+      stale.map((session, index) => {
+        const raw = raws[index];
+        if (raw === null || raw === undefined) return Promise.resolve(false);
+        const key = sessionKey(session.engineId);
+        return this.#deps.commit([{ key, expected: raw }], [{ type: 'delete', key }]).catch(() => false);
+      }),
+    );
   }
 
   /** A targeted reclaim of one workflow, e.g. when the change feed reports its holder deleted. */

@@ -4,21 +4,33 @@
  * - The epoch (`wf-owner-epoch:<id>`, `lease:epoch`) is a positive safe integer stored as a decimal string.
  *   A malformed epoch is not guessed at: `decodeEpoch` throws, and the workflow fails closed.
  * - The holder (`wf-owner-holder:<id>`, `lease:holder`) is `{ engineId, epoch, claimedAt, expiresAt }`.
- *   A malformed holder (empty engineId, epoch out of range, non-finite or absurd times) decodes to `null`,
- *   which every caller reads as "no live owner": such a claim is takeover-eligible at once.
+ *   The store-wide lease renews its own `expiresAt`; a workflow claim has `expiresAt: null` and lives as long
+ *   as its engine's session (session.ts). A malformed holder (empty engineId, epoch out of range, non-finite
+ *   or absurd times) decodes to `null`, which every caller reads as "no live owner": such a claim is
+ *   takeover-eligible at once.
  *
  * Conditions always use the exact strings last read or written (`raw`), never a re-encoding.
  */
 import { CorruptRecordError } from '../errors';
 
-export type Holder = { engineId: string; epoch: number; claimedAt: number; expiresAt: number };
+/** `expiresAt: null`: the claim lives as long as its engine's session (workflow claims). */
+export type Holder = { engineId: string; epoch: number; claimedAt: number; expiresAt: number | null };
 
 /** A holder as read from storage: the exact string, and its decoding (null when malformed). */
 export type ReadHolder = { raw: string; holder: Holder | null };
 
 /** Times before 2000 or after 2200 are absurd for a claim and read as corrupt. */
-const minTime = Date.UTC(2000, 0, 1);
-const maxTime = Date.UTC(2200, 0, 1);
+export const plausibleTimes = { min: Date.UTC(2000, 0, 1), max: Date.UTC(2200, 0, 1) } as const;
+
+/** A finite time in epoch ms between 2000 and 2200 (anything else in an ownership record is corrupt). */
+export function isPlausibleTime(value: unknown): value is number {
+  return (
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value >= plausibleTimes.min &&
+    value <= plausibleTimes.max
+  );
+}
 
 export function encodeEpoch(epoch: number): string {
   return String(epoch);
@@ -64,11 +76,9 @@ export function decodeHolder(raw: string): Holder | null {
   const { engineId, epoch, claimedAt, expiresAt } = value as Record<string, unknown>;
   if (typeof engineId !== 'string' || engineId.length === 0 || engineId.length > 256) return null;
   if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 1) return null;
-  for (const time of [claimedAt, expiresAt]) {
-    if (typeof time !== 'number' || !Number.isFinite(time) || time < minTime || time > maxTime) return null;
-  }
-  if ((expiresAt as number) < (claimedAt as number)) return null;
-  return { engineId, epoch, claimedAt: claimedAt as number, expiresAt: expiresAt as number };
+  if (!isPlausibleTime(claimedAt)) return null;
+  if (expiresAt !== null && !(isPlausibleTime(expiresAt) && expiresAt >= claimedAt)) return null;
+  return { engineId, epoch, claimedAt, expiresAt };
 }
 
 export function readHolder(raw: string | null): ReadHolder | null {
@@ -76,8 +86,9 @@ export function readHolder(raw: string | null): ReadHolder | null {
 }
 
 /**
- * Expiry judgment. A claim is expired when its holder is undecodable, when `now` is strictly past
- * `expiresAt + graceMs`, or when the liveness oracle says the holder's engine is certainly dead.
+ * Expiry judgment of a holder that carries its own expiry (the store-wide lease). It is expired when it is
+ * undecodable, when `now` is strictly past `expiresAt + graceMs`, or when the liveness oracle says the
+ * holder's engine is certainly dead. Workflow claims are judged by their session (session.ts).
  */
 export function isClaimExpired(
   holder: Holder | null,
@@ -87,5 +98,5 @@ export function isClaimExpired(
 ): boolean {
   if (holder === null) return true;
   if (holderDead) return true;
-  return now > holder.expiresAt + graceMs;
+  return holder.expiresAt === null || now > holder.expiresAt + graceMs;
 }

@@ -10,7 +10,14 @@ import { GlobalLease } from './global-lease';
 import { tryDecodeEpoch } from './holder';
 import { checkModeMarker } from './mode-marker';
 import { driveEveryRunning } from './none';
-import type { Fence, Ownership, OwnershipDeps, ReleaseReport, WriteOutcome } from './ownership';
+import type {
+  Fence,
+  Ownership,
+  OwnershipDeps,
+  ReleaseReport,
+  WorkflowChange,
+  WriteOutcome,
+} from './ownership';
 
 export class LeaseOwnership implements Ownership {
   readonly mode = 'lease' as const;
@@ -105,11 +112,13 @@ export class LeaseOwnership implements Ownership {
     return true;
   }
 
-  noticeChange(workflowId: string, what: 'record' | 'holder' | 'timer', workflowType?: string): void {
+  noticeChange(workflowId: string, what: WorkflowChange, workflowType?: string): void {
     if (what !== 'timer' || workflowType === undefined || this.#lease.isDeposed) return;
     if (!this.#deps.isDriving(workflowId) && this.#deps.isEligible(workflowType))
       this.#deps.drive(workflowId, 'recover');
   }
+
+  noticeSession(): void {}
 
   async letGo(): Promise<void> {}
 

@@ -6,7 +6,14 @@
  */
 import type { Operation } from '../../storage/types';
 import { keys, workflowIdOf } from '../keys';
-import type { Fence, Ownership, OwnershipDeps, ReleaseReport, WriteOutcome } from './ownership';
+import type {
+  Fence,
+  Ownership,
+  OwnershipDeps,
+  ReleaseReport,
+  WorkflowChange,
+  WriteOutcome,
+} from './ownership';
 
 const noFence: Fence = { conditions: [], heldEpoch: 0 };
 
@@ -78,11 +85,13 @@ export class NoOwnership implements Ownership {
   }
 
   /** A due timer of a running workflow nobody drives here (after a failed load, say): drive it. */
-  noticeChange(workflowId: string, what: 'record' | 'holder' | 'timer', workflowType?: string): void {
+  noticeChange(workflowId: string, what: WorkflowChange, workflowType?: string): void {
     if (what !== 'timer' || workflowType === undefined) return;
     if (!this.deps.isDriving(workflowId) && this.deps.isEligible(workflowType))
       this.deps.drive(workflowId, 'recover');
   }
+
+  noticeSession(): void {}
 
   async letGo(): Promise<void> {}
 

@@ -33,6 +33,9 @@ export type WriteOutcome =
 /** The fence of one write: conditions to add, and the epoch they name (0 when the mode has none). */
 export type Fence = { conditions: Condition[]; heldEpoch: number };
 
+/** What happened to a workflow this engine does not drive: the kinds of work that may need an owner now. */
+export type WorkflowChange = 'record' | 'holder' | 'timer' | 'message';
+
 /** How an engine came to hold a workflow. */
 export type ClaimHow = 'start' | 'acquire' | 'resume' | 'takeover';
 
@@ -57,6 +60,8 @@ export type OwnershipDeps = {
   isEligible(workflowType: string): boolean;
   /** This engine may now drive the running workflow: evict any stale local context and load it. */
   drive(workflowId: string, how: ClaimHow | 'recover'): void;
+  /** Workflows with work in flight here (a turn, a load or an activity): a successor takes these first. */
+  activeWorkflows(): string[];
   /** This engine already drives (or is loading) the workflow. */
   isDriving(workflowId: string): boolean;
   /** This engine may no longer drive the workflow (its claim was lost, or a write found it deposed). */
@@ -67,6 +72,8 @@ export type OwnershipDeps = {
   markCorrupt(workflowId: string, error: CorruptRecordError): void;
   /** A workflow this engine knows to be corrupt (skipped by recovery). */
   isCorrupt(workflowId: string): boolean;
+  /** Runs a reclaim pass soon (another engine's session ended: its workflows are free now). */
+  requestReclaim(): void;
   /** True once shutdown has begun: claims that land now are released, not driven. */
   isStopping(): boolean;
 };
@@ -128,7 +135,9 @@ export interface Ownership {
    * Something happened to a workflow this engine does not drive (its record or holder changed, or a timer of
    * it fell due; `workflowType` when known): take it on now if this engine may.
    */
-  noticeChange(workflowId: string, what: 'record' | 'holder' | 'timer', workflowType?: string): void;
+  noticeChange(workflowId: string, what: WorkflowChange, workflowType?: string): void;
+  /** An engine's session record changed (renewed, ended, created or pruned). */
+  noticeSession(engineId: string): void;
   /** A workflow loaded for driving turned out not to need it (finished, missing): let it go. */
   letGo(workflowId: string): Promise<void>;
 

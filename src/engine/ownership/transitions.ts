@@ -8,7 +8,8 @@
  * - A new epoch is always `(stored epoch ?? 0) + 1`, conditioned on the stored string just read: never a
  *   literal, never reset. Epoch keys are never deleted.
  * - acquire: holder absent and epoch unchanged. takeover: holder and epoch both unchanged (exact strings).
- * - renew: holder equals the exact value this engine last wrote; only `expiresAt` changes.
+ * - renew (the store-wide lease only; workflow claims live by their engine's session): holder equals the
+ *   exact value this engine last wrote; only `expiresAt` changes.
  * - release: epoch equals ours → delete the holder only. (Epoch equality implies the holder, if present,
  *   is ours: only epoch-minting transitions write a holder for another engine.)
  * - rotation (terminate, suspend, timeout, purge): epoch unchanged → epoch + 1, holder deleted.
@@ -22,10 +23,16 @@ export type MintedClaim = Transition & { epoch: number; epochRaw: string; holder
 
 export type ClaimKeys = { epochKey: string; holderKey: string };
 
+/**
+ * Who mints: the engine, the time, and the TTL of a holder that carries its own expiry (the store-wide
+ * lease); `ttlMs: null` mints a holder that lives as long as its engine's session (a workflow claim).
+ */
+export type Minter = { engineId: string; now: number; ttlMs: number | null };
+
 function mint(
   keys: ClaimKeys,
   storedEpoch: number | null,
-  who: { engineId: string; now: number; ttlMs: number },
+  who: Minter,
   conditions: Condition[],
 ): MintedClaim {
   const epoch = (storedEpoch ?? 0) + 1;
@@ -34,7 +41,7 @@ function mint(
     engineId: who.engineId,
     epoch,
     claimedAt: who.now,
-    expiresAt: who.now + who.ttlMs,
+    expiresAt: who.ttlMs === null ? null : who.now + who.ttlMs,
   };
   const holderRaw = encodeHolder(holder);
   return {
@@ -54,7 +61,7 @@ function mint(
 export function buildAcquire(
   keys: ClaimKeys,
   read: { epochRaw: string | null; storedEpoch: number | null },
-  who: { engineId: string; now: number; ttlMs: number },
+  who: Minter,
 ): MintedClaim {
   return mint(keys, read.storedEpoch, who, [
     { key: keys.holderKey, expected: null },
@@ -66,7 +73,7 @@ export function buildAcquire(
 export function buildTakeover(
   keys: ClaimKeys,
   read: { epochRaw: string | null; storedEpoch: number | null; holderRaw: string },
-  who: { engineId: string; now: number; ttlMs: number },
+  who: Minter,
 ): MintedClaim {
   return mint(keys, read.storedEpoch, who, [
     { key: keys.holderKey, expected: read.holderRaw },

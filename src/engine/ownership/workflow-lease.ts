@@ -23,8 +23,9 @@ import { keys } from '../keys';
 import type { FenceRejection } from '../records';
 import { ClaimManager, claimKeysOf } from './claim-manager';
 import { ClaimRegistry } from './claims';
-import { decodeEpoch, tryDecodeEpoch } from './holder';
+import { decodeEpoch, decodeHolder, tryDecodeEpoch } from './holder';
 import { checkModeMarker } from './mode-marker';
+import { decodeSession, isSessionLive } from './session';
 import type { Fence, Ownership, OwnershipDeps, ReleaseReport, WriteOutcome } from './ownership';
 import { buildRotation, type MintedClaim } from './transitions';
 
@@ -46,6 +47,7 @@ export class WorkflowLeaseOwnership implements Ownership {
       commit: (conditions, operations) => deps.committer.commit(conditions, operations),
       claims: this.#registry,
       clock: deps.clock,
+      activeWorkflows: () => deps.activeWorkflows(),
       engineId: deps.engineId,
       ttlMs: deps.ttlMs,
       renewIntervalMs: deps.renewIntervalMs,
@@ -75,8 +77,9 @@ export class WorkflowLeaseOwnership implements Ownership {
     );
   }
 
-  open(): Promise<void> {
-    return this.checkGates();
+  async open(): Promise<void> {
+    await this.checkGates();
+    if (this.#deps.claimWorkflows) await this.#claims.openSession();
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -220,27 +223,70 @@ export class WorkflowLeaseOwnership implements Ownership {
     return this.#claims.guardWake(workflowId, kind, parkedEpoch);
   }
 
-  noticeChange(workflowId: string, what: 'record' | 'holder' | 'timer'): void {
-    if (what === 'timer' || this.#registry.has(workflowId)) return;
+  /**
+   * Work may have appeared for a workflow this engine does not hold: claim it if nobody live holds it. (A
+   * change to a workflow this engine holds is not looked at here: if another engine took it, this engine
+   * learns it at its next write, wake, session lapse or reclaim sweep — never later than before sessions,
+   * so a zombie's late write still meets the epoch fence.)
+   */
+  noticeChange(workflowId: string): void {
+    if (!this.#deps.claimWorkflows || this.#deps.isStopping() || this.#registry.has(workflowId)) return;
     this.#checkHolderSoon(workflowId);
   }
 
-  /** Holder keys changed elsewhere: the ones now deleted are reclaimed at once (graceful handoff). */
+  noticeSession(engineId: string): void {
+    if (engineId === this.#deps.engineId || !this.#deps.claimWorkflows) return;
+    this.#claims.sessionChanged(engineId);
+    void this.#deps.storage
+      .get(keys.session(engineId))
+      .then((raw) => {
+        const session = raw === null ? null : decodeSession(raw);
+        if (!isSessionLive(session, this.#deps.clock.now(), this.#claims.graceMs))
+          this.#deps.requestReclaim();
+      })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Something happened to workflows this engine does not hold: read their holders in one batch, a microtask
+   * later; those whose holder is gone, undecodable, or not live (its session lapsed or ended, or the liveness
+   * oracle says its engine is dead: asked once per engine) are claimed now — the claim judges afresh.
+   */
   #checkHolderSoon(workflowId: string): void {
     this.#pendingHolderChecks.add(workflowId);
     if (this.#pendingHolderChecks.size > 1) return;
     queueMicrotask(() => {
       const ids = [...this.#pendingHolderChecks];
       this.#pendingHolderChecks.clear();
-      void this.#deps.storage
-        .getMany(ids.map((id) => keys.ownerHolder(id)))
-        .then((holders) => {
-          ids.forEach((id, index) => {
-            if (holders[index] === null) void this.#claims.reclaimOne(id).catch(() => undefined);
-          });
-        })
-        .catch(() => undefined);
+      void this.#claimIfFree(ids).catch(() => undefined);
     });
+  }
+
+  async #claimIfFree(ids: readonly string[]): Promise<void> {
+    const { storage, liveness, engineId } = this.#deps;
+    const holders = await storage.getMany(ids.map((id) => keys.ownerHolder(id)));
+    const answers = new Map<string, Promise<boolean>>();
+    const isDead = (id: string) => {
+      let answer = answers.get(id);
+      if (!answer)
+        answers.set(
+          id,
+          (answer = liveness ? liveness.isDead(id).catch(() => false) : Promise.resolve(false)),
+        );
+      return answer;
+    };
+    await Promise.all(
+      ids.map(async (id, index) => {
+        const raw = holders[index] ?? null;
+        if (this.#registry.has(id)) return;
+        const holder = raw === null ? null : decodeHolder(raw);
+        const free =
+          raw === null ||
+          !holder ||
+          (holder.engineId !== engineId && (!this.#claims.looksLive(raw) || (await isDead(holder.engineId))));
+        if (free) await this.#claims.reclaimOne(id);
+      }),
+    );
   }
 
   async letGo(workflowId: string): Promise<void> {
@@ -250,12 +296,12 @@ export class WorkflowLeaseOwnership implements Ownership {
   // -------------------------------------------------------------------------------------------------------
   // Background passes, views, shutdown
 
-  renew(): Promise<void> {
-    return this.#claims.renewAll();
+  async renew(): Promise<void> {
+    if (this.#deps.claimWorkflows) await this.#claims.renewAll();
   }
 
-  reclaim(options: { full?: boolean } = {}): Promise<void> {
-    return this.#claims.reclaim(options);
+  async reclaim(options: { full?: boolean } = {}): Promise<void> {
+    if (this.#deps.claimWorkflows) await this.#claims.reclaim(options);
   }
 
   owned(): string[] {

@@ -19,6 +19,11 @@ describe('live updates', () => {
     ]);
     expect(staleQueriesOf(storeChanged(['timelines'], null))).toEqual([queryKeys.workflows]);
     expect(staleQueriesOf(storeChanged(['engines'], []))).toEqual([queryKeys.engines]);
+    // a session renewal refreshes claims and open workflow pages, never the (possibly long) lists
+    expect(staleQueriesOf(storeChanged(['sessions'], null))).toEqual([
+      queryKeys.claims,
+      queryKeys.openWorkflows,
+    ]);
     expect(staleQueriesOf({ kind: 'heartbeat', v: PROTOCOL_VERSION, at: 1 })).toEqual([]);
   });
 

@@ -33,7 +33,9 @@ export function staleQueriesOf(message: PushMessage): QueryKey[] {
         perWorkflow(queryKeys.workflowDetail, queryKeys.workflows);
       if (areas.has('timelines') || areas.has('other'))
         perWorkflow(queryKeys.workflowTimeline, queryKeys.workflows);
-      if (areas.has('claims') || areas.has('other')) stale.push(queryKeys.claims);
+      if (areas.has('claims') || areas.has('sessions') || areas.has('other')) stale.push(queryKeys.claims);
+      // A session renewal moves the expiry of every claim of its engine: the open workflow pages show it.
+      if (areas.has('sessions')) stale.push(queryKeys.openWorkflows);
       if (areas.has('engines') || areas.has('other')) stale.push(queryKeys.engines);
       if (areas.has('definitions') || areas.has('other')) stale.push(queryKeys.definitions);
       if (areas.has('fence-rejections') || areas.has('other')) stale.push(queryKeys.fenceRejections);

@@ -23,6 +23,8 @@ export const queryKeys = {
   workflowLists: ['workflows', 'list'] as const,
   workflowList: (filter: ListFilter) => ['workflows', 'list', filter] as const,
   workflowSearch: (idPrefix: string) => ['workflows', 'search', idPrefix] as const,
+  /** Every query about one workflow (its page: description, timeline). */
+  openWorkflows: ['workflows', 'one'] as const,
   workflow: (workflowId: string) => ['workflows', 'one', workflowId] as const,
   workflowDetail: (workflowId: string) => ['workflows', 'one', workflowId, 'describe'] as const,
   workflowTimeline: (workflowId: string) => ['workflows', 'one', workflowId, 'timeline'] as const,

@@ -7,7 +7,8 @@
  * - `claim-acquired {engineId, epoch, how}` opens a bar (start, acquire after a release, resume, child…);
  * - `claim-taken-over {fromEngineId, fromEpoch, toEngineId, toEpoch, reason}` closes the old owner's bar and
  *   opens the new one's, behind a fence at the new epoch (`reason`: `expired` — the old claim ran out;
- *   `holder-dead` — its engine's Web Lock vanished; `undecodable-holder`);
+ *   `holder-dead` — its engine's Web Lock vanished; `holder-stopped` — its engine shut down gracefully and
+ *   ended its session; `orphaned` — a claim its own engine had forgotten; `undecodable-holder`);
  * - `claim-released` closes the bar (graceful shutdown, handoff);
  * - a terminal entry (completed, failed, cancelled, terminated, timed-out) or `suspended` closes it too —
  *   the release is folded into that commit; `terminated` / `suspended` / `timed-out` written by a rotation
@@ -209,7 +210,16 @@ export function deriveCustody(input: CustodyInput): Custody {
           toEngineId,
           reason,
         });
-        open(toEngineId, toEpoch, entry.at, reason === 'holder-dead' ? 'takeover (holder dead)' : 'takeover');
+        open(
+          toEngineId,
+          toEpoch,
+          entry.at,
+          reason === 'holder-dead'
+            ? 'takeover (holder dead)'
+            : reason === 'holder-stopped'
+              ? 'takeover (holder stopped)'
+              : 'takeover',
+        );
         break;
       }
       case 'claim-released':

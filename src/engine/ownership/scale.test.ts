@@ -1,0 +1,111 @@
+/**
+ * Holding a parked workflow costs nothing while it waits: an engine's claims live by its session, renewed
+ * with one write per pass however many workflows it holds. These tests count storage calls per maintenance
+ * pass (not time) with a simulated clock, so they are exact on any machine.
+ */
+import { describe, expect, it } from 'vitest';
+import { TestWorld, type TestEngine } from '../engine.test-support';
+import type { EngineOptions } from '../options';
+import { defineWorkflow } from '../workflow';
+
+const fencing = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const satisfies Partial<EngineOptions>;
+
+const week = 7 * 24 * 3600_000;
+
+function workflows() {
+  const ran = new Map<string, number>();
+  const parked = defineWorkflow({
+    name: 'parked-for-a-week',
+    version: 1,
+    *run(ctx, input: { sleepMs: number }) {
+      yield* ctx.sleep(input.sleepMs);
+      yield* ctx.activity('after', () => void ran.set(ctx.workflowId, (ran.get(ctx.workflowId) ?? 0) + 1));
+      return 'woke';
+    },
+  });
+  return { parked, ran };
+}
+
+/** Counts the storage calls an engine makes (through its own view of the shared store). */
+function countCalls(engine: TestEngine): () => number {
+  let calls = 0;
+  engine.wrapper.setFaults({
+    delay: () => {
+      calls++;
+    },
+  });
+  engine.wrapper.enabled = true;
+  return () => calls;
+}
+
+describe('holding parked workflows', () => {
+  it('an engine holding 10,000 parked workflows keeps them through 60 s of passes, with the same few storage calls per pass, and a second engine takes none', async () => {
+    const { parked } = workflows();
+    const world = new TestWorld();
+    const a = await world.engine([parked], fencing);
+    const b = await world.engine([parked], fencing);
+    const count = 10_000;
+    for (let i = 0; i < count; i++) await a.start(parked, { sleepMs: week }, { id: `p-${i}` });
+    await world.idle();
+    expect(a.ownedWorkflows()).toHaveLength(count);
+
+    const callsOfA = countCalls(a);
+    const callsOfB = countCalls(b);
+    const perPass: number[] = [];
+    for (let second = 0; second < 60; second++) {
+      const before = callsOfA();
+      await world.clock.advance(1000);
+      await world.maintain([a]);
+      perPass.push(callsOfA() - before);
+      await world.maintain([b]);
+    }
+    expect(a.ownedWorkflows()).toHaveLength(count);
+    expect(a.metrics().claimsLost).toBe(0);
+    // One session write and a handful of bounded scans per pass, whatever the number of claims held.
+    expect(Math.max(...perPass)).toBeLessThanOrEqual(15);
+    expect(Math.max(...perPass)).toBe(Math.min(...perPass));
+    expect(b.ownedWorkflows()).toEqual([]);
+    expect(b.metrics().claimAttempts.takeover).toBe(0);
+    // B looks at one page of holders per pass, not all of them.
+    expect(callsOfB() / 60).toBeLessThanOrEqual(15);
+    await world.shutdownAll();
+  }, 120_000);
+
+  it('a due timer of a dead engine’s parked workflow fires exactly once, on another engine, and every other parked workflow becomes reachable', async () => {
+    const { parked, ran } = workflows();
+    const world = new TestWorld();
+    const options = { ...fencing, liveness: world.liveness, reclaimBatchSize: 50 };
+    const a = await world.engine([parked], options);
+    const b = await world.engine([parked], options);
+    // 300 workflows parked for a week, and one whose timer falls due in 5 s, last in key order.
+    for (let i = 0; i < 300; i++)
+      await a.start(parked, { sleepMs: week }, { id: `p-${String(i).padStart(3, '0')}` });
+    await a.start(parked, { sleepMs: 5000 }, { id: 'z-due' });
+    await world.idle();
+    world.crash(a);
+    // B learns of the death only through its own passes (the liveness oracle says A is dead).
+    await world.clock.advance(5000);
+    await b.runMaintenance();
+    await world.idle([b]);
+    expect(await b.handle('z-due').result()).toBe('woke');
+    expect(ran.get('z-due')).toBe(1);
+    const timeline = await b.timeline('z-due');
+    expect(timeline.filter((entry) => entry.kind === 'timer-fired')).toHaveLength(1);
+    expect(timeline.find((entry) => entry.kind === 'claim-taken-over')?.detail).toMatchObject({
+      fromEngineId: a.id,
+      toEngineId: b.id,
+      reason: 'holder-dead',
+    });
+    // Everything else is reachable too: B has taken the rest over (its timers are a week away).
+    for (let pass = 0; pass < 10 && b.ownedWorkflows().length < 300; pass++) {
+      await world.clock.advance(1000);
+      await world.maintain([b]);
+    }
+    expect(b.ownedWorkflows().length).toBeGreaterThanOrEqual(300);
+    await world.shutdownAll();
+  });
+});
