@@ -36,15 +36,4 @@ describe('PostgresStorage.embedded (PGlite)', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   });
-
-  it('declares an in-memory database not durable', async () => {
-    const storage = await PostgresStorage.embedded();
-    try {
-      expect(storage.capabilities.durable).toBe(false);
-      await storage.batch([{ type: 'put', key: 'k', value: 'v' }]);
-      expect(await storage.get('k')).toBe('v');
-    } finally {
-      await storage.close();
-    }
-  });
 });

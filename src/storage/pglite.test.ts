@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
 import { PostgresStorage } from './postgres';
 import { freshSchema } from './postgres.test-support';
@@ -23,4 +23,18 @@ describeStorageConformance('PostgresStorage on PGlite', async () => {
       await database.exec(`drop schema if exists ${schema} cascade`);
     },
   };
+});
+
+describe('PostgresStorage on an in-memory PGlite', () => {
+  it('declares itself not durable, and leaves the shared instance open on close', async () => {
+    const storage = await PostgresStorage.fromPglite(database, { schema: freshSchema() });
+    expect(storage.capabilities).toEqual({
+      conditionalBatch: true,
+      durable: false,
+      changeFeed: true,
+      groupCommit: true,
+    });
+    await storage.close();
+    expect(database.closed).toBe(false);
+  });
 });
