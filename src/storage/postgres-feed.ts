@@ -159,6 +159,7 @@ export class PostgresChangeFeed {
       this.reconnectTimer = undefined;
       void this.reconnect();
     }, delay);
+    this.reconnectTimer.unref?.(); // reconnecting alone does not keep the process alive
   }
 
   private async reconnect(): Promise<void> {
