@@ -107,13 +107,14 @@ export class PgQueryable implements SqlQueryable {
     });
     let closed = false;
     let lost = false;
+    let ready = false; // losing the session matters only once it listens; a failed connect rejects instead
     const onLost = (error: unknown) => {
-      if (closed || lost) return;
+      if (closed || lost || !ready) return;
       lost = true;
       handlers.lost(error);
       client.end().catch(() => undefined);
     };
-    client.on('error', onLost);
+    client.on('error', onLost); // also keeps an error on this idle connection from crashing the process
     client.on('end', () => onLost(new Error('the listening connection ended')));
     client.on('notification', (message) => {
       if (!closed && message.channel === channel) handlers.notify(message.payload ?? '');
@@ -126,6 +127,7 @@ export class PgQueryable implements SqlQueryable {
       await client.end().catch(() => undefined);
       throw error;
     }
+    ready = true;
     return {
       query: async (text, params, name) =>
         (

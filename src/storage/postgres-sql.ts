@@ -23,8 +23,12 @@ export const schemaVersion = 1;
 /** Rows of the change log kept for listeners that reconnect (the newest are kept). */
 export const defaultChangeLogRows = 100_000;
 
-/** A commit touching more distinct keys than this locks the whole store instead of key by key. */
-export const maxKeyLocksPerCommit = 32;
+/**
+ * A commit touching more distinct keys than this locks the whole store instead of key by key, so that a few
+ * huge commits cannot fill PostgreSQL's lock table (64 locks per connection by default, shared). Group
+ * commits of the engine (dozens of small groups) stay below it and keep running side by side.
+ */
+export const maxKeyLocksPerCommit = 256;
 
 /** What a schema name may look like: a plain lower-case SQL identifier, short enough for derived names. */
 export const schemaNamePattern = /^[a-z_][a-z0-9_]{0,39}$/;

@@ -184,6 +184,33 @@ describe('PostgresStorage', () => {
     });
   });
 
+  it('serialises commits over 256 keys (one store-wide lock) with small commits (key locks) on the same key', async () => {
+    await withStores(2, async ([big, small]) => {
+      const increment = async (store: PostgresStorage, extraKeys: number, times: number) => {
+        let done = 0;
+        while (done < times) {
+          const current = await store.get('counter');
+          const next = String(Number(current ?? '0') + 1);
+          const extra = Array.from({ length: extraKeys }, (_, index) => put(`extra:${index}`, next));
+          if (
+            await store.conditionalBatch(
+              [{ key: 'counter', expected: current }],
+              [put('counter', next), ...extra],
+            )
+          )
+            done++;
+        }
+      };
+      await Promise.all([
+        increment(big!, 300, 15),
+        increment(big!, 300, 15),
+        increment(small!, 0, 30),
+        increment(small!, 0, 30),
+      ]);
+      expect(await small!.get('counter')).toBe('90');
+    });
+  });
+
   it('reports a commit whose keys are far over NOTIFY’s 8,000-byte payload limit, every key', async () => {
     await withStores(2, async ([watcher, writer]) => {
       const reported = new Set<string>();

@@ -264,7 +264,7 @@ export class PostgresStorage implements Storage {
       await storage.feed.start();
       return storage;
     } catch (error) {
-      await queryable.close().catch(() => undefined);
+      await (storage ? storage.close() : queryable.close()).catch(() => undefined);
       if (isStorageError(error)) throw error;
       throw mapError('open', error, queryable, resolveSchemaName(options.schema));
     }
