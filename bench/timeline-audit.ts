@@ -10,7 +10,7 @@
  * entry. A retry timer (`timer-fired` of kind `activity`) may legitimately fire once per attempt at one
  * position, so it is not counted.
  */
-import type { TimelineEntry, TimelineKind } from '../src/engine';
+import { isTerminal, type TimelineEntry } from '../src/engine';
 
 /** The outcome of auditing one workflow's timeline. */
 export type DuplicateAudit = {
@@ -20,16 +20,9 @@ export type DuplicateAudit = {
   findings: string[];
 };
 
-const terminalKinds: ReadonlySet<TimelineKind> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
-
 function position(entry: TimelineEntry): string {
-  return `${String(entry.detail.pos)}/${String(entry.detail.member ?? '-')}`;
+  const detail = entry.detail as { pos?: number; member?: number };
+  return `${String(detail.pos)}/${String(detail.member ?? '-')}`;
 }
 
 /** The identity of the operation `entry` commits, or null for entries that may legitimately repeat. */
@@ -47,7 +40,7 @@ export function operationIdentity(entry: TimelineEntry): string | null {
     case 'started':
       return 'started';
     default:
-      return terminalKinds.has(entry.kind) ? 'terminal' : null;
+      return isTerminal(entry.kind) ? 'terminal' : null;
   }
 }
 

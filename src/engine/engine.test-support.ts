@@ -3,7 +3,7 @@
  * in-memory liveness oracle, so timing is instant and exact. Several engines created from one `TestWorld`
  * share the store exactly as tabs share IndexedDB.
  */
-import { FaultInjectingStorage } from '../storage/faults';
+import { FaultInjectingStorage, seededRandom } from '../storage/faults';
 import { MemoryStorage } from '../storage/memory';
 import type { Storage } from '../storage/types';
 import { SimulatedClock, settle } from './clock';
@@ -13,17 +13,7 @@ import type { EngineOptions } from './options';
 import { InMemoryLiveness } from './ownership/liveness';
 import type { AnyWorkflowDefinition } from './workflow';
 
-/** A seeded random source (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 export type TestEngine = Engine & {
   events: EngineEvent[];

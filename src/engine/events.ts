@@ -4,7 +4,7 @@
  */
 import type { Json } from './codec';
 import type { SerializedError } from './errors';
-import type { WorkflowStatus } from './keys';
+import type { WorkflowStatus } from './vocabulary';
 
 export type WakeKind =
   | 'sleep'

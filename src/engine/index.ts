@@ -47,9 +47,18 @@ export type {
   WorkflowSummary,
 } from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
-export type { FenceRejection, TimelineEntry, TimelineKind } from './records';
-export type { WorkflowStatus, StoredKeyKind } from './keys';
-export { workflowStatuses, describeStoredKey, hostKeys } from './keys';
+export type { FenceRejection, TimelineDetails, TimelineEntry } from './records';
+export type { StoredKeyKind } from './keys';
+export { describeStoredKey, hostKeys } from './keys';
+export type { AcquireHow, TakeoverReason, TerminalStatus, TimelineKind, WorkflowStatus } from './vocabulary';
+export {
+  entriesOf,
+  isTerminal,
+  isWorkflowStatus,
+  terminalStatuses,
+  timelineKinds,
+  workflowStatuses,
+} from './vocabulary';
 export type { EngineLiveness } from './ownership/liveness';
 export { InMemoryLiveness } from './ownership/liveness';
 export {

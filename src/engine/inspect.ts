@@ -4,9 +4,10 @@
  * record does not make a view throw: the workflow is reported with `corrupt` naming the key.
  */
 import type { Storage } from '../storage/types';
-import type { Json, JsonObject } from './codec';
+import type { JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
-import { escapeId, keys, unescapeId, workflowIdOf, workflowStatuses, type WorkflowStatus } from './keys';
+import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
+import { workflowStatuses, type WorkflowStatus } from './vocabulary';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
@@ -48,23 +49,34 @@ export type PendingOperation = {
   }[];
 };
 
-export type WorkflowDescription = {
-  workflowId: string;
-  workflowType: string;
-  version: number;
-  run: number;
-  status: WorkflowStatus;
-  input?: Json;
-  result?: Json;
-  error?: SerializedError;
-  reason?: string;
-  createdAt: number;
-  startAt?: number;
-  startedAt?: number;
-  endedAt?: number;
+/**
+ * What a workflow's record says, under the public names (`workflowId`, `workflowType`, `parentId`): derived
+ * from `WorkflowRecord` in one place (`factsOf`), so a field added to the record cannot be forgotten here.
+ */
+export type WorkflowFacts = Pick<
+  WorkflowRecord,
+  | 'version'
+  | 'run'
+  | 'status'
+  | 'input'
+  | 'result'
+  | 'error'
+  | 'reason'
+  | 'createdAt'
+  | 'startAt'
+  | 'startedAt'
+  | 'endedAt'
+  | 'executionTimeoutMs'
+> & { workflowId: string; workflowType: string; parentId?: string };
+
+/** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */
+export function factsOf(record: WorkflowRecord): WorkflowFacts {
+  const { v: _v, id, type, parent, createdBy: _createdBy, ...facts } = record;
+  return { workflowId: id, workflowType: type, ...facts, ...(parent ? { parentId: parent.id } : {}) };
+}
+
+export type WorkflowDescription = WorkflowFacts & {
   updatedAt: number;
-  executionTimeoutMs?: number;
-  parentId?: string;
   /** Children started with parentClosePolicy 'terminate'. */
   linkedChildren: string[];
   owner: WorkflowOwner | null;
@@ -80,19 +92,16 @@ export type WorkflowDescription = {
   corrupt?: { key: string; message: string };
 };
 
-export type WorkflowSummary = {
-  workflowId: string;
-  workflowType: string;
-  version: number;
-  status: WorkflowStatus;
-  createdAt: number;
-  startedAt?: number;
-  endedAt?: number;
+/** One row of `list`: the record's identity and timing facts, with its owner and what it waits on. */
+export type WorkflowSummary = Pick<
+  WorkflowFacts,
+  'workflowId' | 'workflowType' | 'version' | 'status' | 'createdAt' | 'startedAt' | 'endedAt' | 'parentId'
+> & {
   updatedAt: number;
   owner: WorkflowOwner | null;
   epoch: number | null;
   waitingOn: string | null;
-  parentId?: string;
+  /** How it failed, in one line. */
   error?: string;
   corrupt?: { key: string; message: string };
 };
@@ -236,22 +245,8 @@ export async function describeWorkflow(
       message: `Stored record '${keys.ownerEpoch(workflowId)}' is corrupt (not a positive integer).`,
     };
   return {
-    workflowId,
-    workflowType: record.type,
-    version: record.version,
-    run: record.run,
-    status: record.status,
-    ...(record.input !== undefined ? { input: record.input } : {}),
-    ...(record.result !== undefined ? { result: record.result } : {}),
-    ...(record.error ? { error: record.error } : {}),
-    ...(record.reason ? { reason: record.reason } : {}),
-    createdAt: record.createdAt,
-    ...(record.startAt !== undefined ? { startAt: record.startAt } : {}),
-    ...(record.startedAt !== undefined ? { startedAt: record.startedAt } : {}),
-    ...(record.endedAt !== undefined ? { endedAt: record.endedAt } : {}),
+    ...factsOf(record),
     updatedAt: checkpoint?.updatedAt ?? record.createdAt,
-    ...(record.executionTimeoutMs !== undefined ? { executionTimeoutMs: record.executionTimeoutMs } : {}),
-    ...(record.parent ? { parentId: record.parent.id } : {}),
     linkedChildren: checkpoint?.linkedChildren ?? [],
     owner: (await ownersOf(storage, [holderRaw]))[0] ?? null,
     epoch: epoch ?? null,
@@ -346,19 +341,21 @@ async function summarize(
         corrupt = corruptOf(error);
       }
       const epoch = tryDecodeEpoch(epochRaw ?? null);
+      const { workflowId, workflowType, version, status, createdAt, startedAt, endedAt, parentId } =
+        factsOf(record);
       return {
-        workflowId: record.id,
-        workflowType: record.type,
-        version: record.version,
-        status: record.status,
-        createdAt: record.createdAt,
-        ...(record.startedAt !== undefined ? { startedAt: record.startedAt } : {}),
-        ...(record.endedAt !== undefined ? { endedAt: record.endedAt } : {}),
+        workflowId,
+        workflowType,
+        version,
+        status,
+        createdAt,
+        ...(startedAt !== undefined ? { startedAt } : {}),
+        ...(endedAt !== undefined ? { endedAt } : {}),
+        ...(parentId !== undefined ? { parentId } : {}),
         updatedAt: checkpoint?.updatedAt ?? record.createdAt,
         owner: holderRaw ? (owners[index] ?? null) : null,
         epoch: epoch ?? null,
         waitingOn: summarizePending(checkpoint?.frontier ?? null)?.summary ?? null,
-        ...(record.parent ? { parentId: record.parent.id } : {}),
         ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
         ...(corrupt ? { corrupt } : {}),
       };

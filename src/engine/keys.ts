@@ -7,6 +7,8 @@
  * numeric order.
  */
 
+import type { WorkflowStatus } from './vocabulary';
+
 export function escapeId(id: string): string {
   return id.replace(/%/g, '%25').replace(/:/g, '%3A');
 }
@@ -22,20 +24,6 @@ function pad(value: number, width: number): string {
 /** Durable timers sort by due time: 15 digits of milliseconds cover every date until year 33658. */
 const timeWidth = 15;
 const seqWidth = 10;
-
-export type WorkflowStatus =
-  'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out';
-
-export const workflowStatuses: readonly WorkflowStatus[] = [
-  'pending',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-];
 
 export const keys = {
   /** `prefix` (a history or timeline prefix) followed by a zero-padded sequence number. */

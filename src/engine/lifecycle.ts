@@ -31,7 +31,8 @@ import {
   type SerializedError,
 } from './errors';
 import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
-import { keys, type WorkflowStatus } from './keys';
+import { keys } from './keys';
+import type { WorkflowStatus } from './vocabulary';
 import type { FencedWriter, WriteOutcome } from './ownership/fenced-write';
 import { readHolder } from './ownership/holder';
 import type { Ownership } from './ownership/ownership';
@@ -55,6 +56,7 @@ import {
   startTimerKey,
   type TimelineNote,
   type WorkflowView,
+  timelineEntry,
   timelineWrite,
 } from './workflow-writes';
 import type { AnyWorkflowDefinition } from './workflow';
@@ -297,16 +299,15 @@ export class Lifecycle {
       }
     }
     const epoch = minted?.epoch ?? 0;
+    const started = {
+      workflowType: definition.name,
+      version: definition.version,
+      ...(parent ? { parentId: parent.id } : {}),
+    };
     const notes: TimelineNote[] = [
-      {
-        kind: delayed ? 'scheduled' : 'started',
-        detail: {
-          workflowType: definition.name,
-          version: definition.version,
-          ...(delayed ? { startAt: record.startAt! } : {}),
-          ...(parent ? { parentId: parent.id } : {}),
-        },
-      },
+      delayed
+        ? { kind: 'scheduled', detail: { ...started, startAt: record.startAt! } }
+        : { kind: 'started', detail: started },
     ];
     if (minted)
       notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
@@ -315,14 +316,7 @@ export class Lifecycle {
       timelineWrite(
         id,
         run,
-        notes.map((note, seq) => ({
-          seq,
-          at: now,
-          engineId,
-          epoch,
-          kind: note.kind,
-          detail: note.detail ?? {},
-        })),
+        notes.map((note, seq) => timelineEntry(note, seq, { engineId, epoch, now })),
       ),
     ];
     operations.push(

@@ -5,21 +5,17 @@
  */
 import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
-import type { WorkflowStatus } from './keys';
-import { workflowStatuses } from './keys';
+import {
+  isWorkflowStatus,
+  type AcquireHow,
+  type TakeoverReason,
+  type TerminalStatus,
+  type TimelineKind,
+  type WorkflowStatus,
+} from './vocabulary';
 import type { ParentClosePolicy } from './workflow';
 
-export const terminalStatuses: ReadonlySet<WorkflowStatus> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
-
-export function isTerminal(status: WorkflowStatus): boolean {
-  return terminalStatuses.has(status);
-}
+export { isTerminal } from './vocabulary';
 
 export type ParentLink = {
   id: string;
@@ -124,43 +120,72 @@ export type HistoryEntry =
     }
   | { t: 'update'; pos: number; updateId: string; name: string; stateAfter: JsonObject };
 
-export type TimelineKind =
-  | 'started'
-  | 'scheduled'
-  | 'claim-acquired'
-  | 'claim-taken-over'
-  | 'claim-released'
-  | 'activity-started'
-  | 'activity-completed'
-  | 'activity-failed'
-  | 'activity-retry-scheduled'
-  | 'timer-armed'
-  | 'timer-fired'
-  | 'signal-received'
-  | 'signal-consumed'
-  | 'wait-completed'
-  | 'update-applied'
-  | 'update-rejected'
-  | 'child-started'
-  | 'child-completed'
-  | 'cancel-requested'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'terminated'
-  | 'suspended'
-  | 'resumed'
-  | 'timed-out';
+/** A leaf position inside a workflow: the operation's position and, inside `all`/`race`, its member. */
+type At = { pos: number; member: number };
 
-export type TimelineEntry = {
-  seq: number;
-  at: number;
-  engineId: string;
-  /** The epoch under which it was written (0 outside workflow-lease). */
-  epoch: number;
-  kind: TimelineKind;
-  detail: JsonObject;
+/**
+ * What each kind of timeline entry records. The entry is a discriminated union on `kind`, so readers (the
+ * studio's custody lanes, the invariant checks) get typed fields instead of re-parsing JSON.
+ */
+export type TimelineDetails = {
+  scheduled: { workflowType: string; version: number; startAt: number; parentId?: string };
+  started: { workflowType: string; version: number; parentId?: string; delayed?: boolean };
+  'claim-acquired': { engineId: string; epoch: number; how: AcquireHow };
+  'claim-taken-over': {
+    fromEngineId: string | null;
+    fromEpoch: number;
+    toEngineId: string;
+    toEpoch: number;
+    reason: TakeoverReason;
+  };
+  'claim-released': { engineId: string; epoch: number };
+  'activity-started': At & { name: string; attempt: number; rerun?: boolean };
+  'activity-completed': At & { name: string; attempt: number; durationMs: number };
+  'activity-failed': At & { name: string; attempt: number; error: SerializedError };
+  'activity-retry-scheduled': At & { name: string; nextAttempt: number; dueAt: number; waitMs: number };
+  'timer-armed': At & { durationMs: number; dueAt: number };
+  'timer-fired': At & { kind: Leaf['kind'] };
+  'signal-received': { name: string; sentBy: string };
+  'signal-consumed': At & { name: string };
+  'wait-completed': At & { satisfied: boolean };
+  'update-applied': { name: string; updateId: string };
+  'update-rejected': { name: string; updateId: string; error: string };
+  'child-started': At & { childId: string; workflowType: string; parentClosePolicy: ParentClosePolicy };
+  'child-completed': At & { childId: string; status: WorkflowStatus };
+  'cancel-requested': { reason?: string; requestedBy: string };
+  suspended: { reason?: string; newEpoch?: number };
+  resumed: Record<string, never>;
+} & {
+  [K in TerminalStatus]: {
+    reason?: string;
+    /** The epoch minted by the rotation that ended it (terminate, time-out). */
+    newEpoch?: number;
+    /** How it failed (or what a cancelled workflow threw). */
+    error?: { name: string; message: string };
+    /** It returned a value (kept in its record). */
+    hasResult?: boolean;
+  };
 };
+
+export type { TimelineKind } from './vocabulary';
+
+/** One timeline entry: when, by which engine at which epoch, and what happened. */
+export type TimelineEntry = {
+  [K in TimelineKind]: {
+    seq: number;
+    at: number;
+    engineId: string;
+    /** The epoch under which it was written (0 outside workflow-lease). */
+    epoch: number;
+    kind: K;
+    detail: TimelineDetails[K];
+  };
+}[TimelineKind];
+
+/** What a writer says happened; the writer adds `seq`, `at`, `engineId` and `epoch`. */
+export type TimelineNote = {
+  [K in TimelineKind]: { kind: K; detail: TimelineDetails[K]; at?: number };
+}[TimelineKind];
 
 export type TimerRecord = {
   workflowId: string;
@@ -219,11 +244,7 @@ export function decodeRecord(key: string, raw: string): WorkflowRecord {
   need(typeof value.type === 'string' && value.type.length > 0, key, 'missing type');
   need(isCount(value.version) && (value.version as number) > 0, key, 'bad version');
   need(isCount(value.run) && (value.run as number) > 0, key, 'bad run number');
-  need(
-    workflowStatuses.includes(value.status as WorkflowStatus),
-    key,
-    `unknown status ${JSON.stringify(value.status)}`,
-  );
+  need(isWorkflowStatus(value.status), key, `unknown status ${JSON.stringify(value.status)}`);
   need(isTime(value.createdAt), key, 'bad createdAt');
   return value as unknown as WorkflowRecord;
 }

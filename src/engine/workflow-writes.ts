@@ -8,11 +8,26 @@
  * sequence numbers unique. Under `workflow-lease` the epoch fence is added on top (fenced-write.ts).
  */
 import type { Condition, Operation } from '../storage/types';
-import type { JsonObject } from './codec';
-import { keys, type WorkflowStatus } from './keys';
-import type { Checkpoint, TimelineEntry, TimelineKind, WorkflowRecord } from './records';
+import { keys } from './keys';
+import type { Checkpoint, TimelineEntry, TimelineNote, WorkflowRecord } from './records';
 
-export type TimelineNote = { kind: TimelineKind; detail?: JsonObject; at?: number };
+export type { TimelineNote } from './records';
+
+/** A timeline entry from what a writer noted, at `seq`, by `who`. */
+export function timelineEntry(
+  note: TimelineNote,
+  seq: number,
+  who: { engineId: string; epoch: number; now: number },
+): TimelineEntry {
+  return {
+    seq,
+    at: note.at ?? who.now,
+    engineId: who.engineId,
+    epoch: who.epoch,
+    kind: note.kind,
+    detail: note.detail,
+  } as TimelineEntry;
+}
 
 export type WorkflowWrite = {
   conditions: Condition[];
@@ -53,14 +68,7 @@ export function appendTimeline(
   changes: Partial<Checkpoint> = {},
 ): WorkflowWrite {
   const { record, checkpoint } = view;
-  const entries = notes.map((note, index): TimelineEntry => ({
-    seq: checkpoint.timelineLength + index,
-    at: note.at ?? who.now,
-    engineId: who.engineId,
-    epoch: who.epoch,
-    kind: note.kind,
-    detail: note.detail ?? {},
-  }));
+  const entries = notes.map((note, index) => timelineEntry(note, checkpoint.timelineLength + index, who));
   const operations: Operation[] = entries.length > 0 ? [timelineWrite(record.id, record.run, entries)] : [];
   const next: Checkpoint = {
     ...checkpoint,
@@ -126,8 +134,4 @@ export function newCheckpoint(run: number, now: number): Checkpoint {
     linkedChildren: [],
     updatedAt: now,
   };
-}
-
-export function isStoppable(status: WorkflowStatus): boolean {
-  return status === 'running' || status === 'pending' || status === 'suspended';
 }

@@ -74,8 +74,11 @@ type HungCall = { release: () => void; reject: () => void };
 
 const readOperations: ReadonlySet<StorageOperationName> = new Set(['get', 'getMany', 'scan']);
 
-/** mulberry32: a small, fast, well-distributed 32-bit PRNG; returns numbers in [0, 1). */
-function createRandom(seed: number): () => number {
+/**
+ * mulberry32: a small, fast, well-distributed 32-bit PRNG; returns numbers in [0, 1). The one seeded random
+ * source of the project: fault injection, the ownership simulation and the tests draw from it.
+ */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -120,7 +123,7 @@ export class FaultInjector {
     const { seed = 1, enabled = true, ...settings } = options;
     if (!Number.isInteger(seed)) throw new RangeError(`Fault seed must be an integer, got ${String(seed)}.`);
     this.seed = seed;
-    this.random = createRandom(seed);
+    this.random = seededRandom(seed);
     this.enabled = enabled;
     this.setFaults(settings);
   }

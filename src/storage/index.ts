@@ -19,6 +19,7 @@ export { IndexedDbStorage, type IndexedDbStorageOptions } from './indexeddb';
 export {
   FaultInjectingStorage,
   FaultInjector,
+  seededRandom,
   type FaultCounts,
   type FaultDelay,
   type FaultOptions,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
-import { isStorageError } from './errors';
+import { seededRandom } from './faults';
 import { MemoryStorage } from './memory';
 
 describeStorageConformance('MemoryStorage', async () => {
@@ -30,13 +30,8 @@ describe('MemoryStorage', () => {
   it('scans like a sorted map across many inserts and deletes (several internal chunks)', async () => {
     const storage = new MemoryStorage();
     const model = new Map<string, string>();
-    let state = 7;
-    const random = (bound: number) => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-      mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-      return Math.floor((((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296) * bound);
-    };
+    const next = seededRandom(7);
+    const random = (bound: number) => Math.floor(next() * bound);
     const alphabet = ['a', 'b', ':', '\uffff', 'é'];
     const randomKey = () =>
       Array.from({ length: 1 + random(8) }, () => alphabet[random(alphabet.length)] as string).join('');
@@ -98,27 +93,6 @@ describe('MemoryStorage', () => {
     expect(seen).toEqual([]); // delivered on a later microtask, never inside the commit
     await committing;
     expect(seen).toEqual([['k1']]);
-  });
-
-  it('injects faults when constructed with the faults option', async () => {
-    const storage = new MemoryStorage({ faults: { seed: 3, writeFailureRate: 1 } });
-    const error = await storage
-      .batch([{ type: 'put', key: 'k', value: 'v' }])
-      .catch((caught: unknown) => caught);
-    expect(isStorageError(error) && error.code).toBe('injected-fault');
-    storage.faults?.setFaults({ writeFailureRate: 0 });
-    await storage.batch([{ type: 'put', key: 'k', value: 'v' }]);
-    expect(await storage.get('k')).toBe('v');
-    expect(storage.faults?.counts.writeFailures).toBe(1);
-  });
-
-  it('validates input before drawing a fault', async () => {
-    const storage = new MemoryStorage({ faults: { seed: 3, writeFailureRate: 1 } });
-    const error = await storage
-      .batch([{ type: 'put', key: '', value: 'v' }])
-      .catch((caught: unknown) => caught);
-    expect(isStorageError(error) && error.code).toBe('invalid-input');
-    expect(storage.faults?.counts.calls).toBe(0);
   });
 
   it('rejects a maxValueBytes that is not a positive whole number', () => {

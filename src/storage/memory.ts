@@ -11,14 +11,14 @@
  * - Keys are kept sorted (JavaScript `<`, UTF-16 code unit order) in a chunked sorted array, so inserts,
  *   deletes and the start of a prefix scan cost O(log n + chunk size) even with 100,000s of keys.
  * - `watch` reports each commit, after it is visible, on a later microtask (see `ChangeFeed`).
- * - With `faults`, calls pass through a seeded `FaultInjector` (see faults.ts) after validation; without it,
- *   nothing is drawn and nothing is awaited.
- * - After `close()` every call rejects with a `StorageError` of code `closed`, and hung calls reject too.
+ * - After `close()` every call rejects with a `StorageError` of code `closed`.
+ *
+ * Faults are injected by wrapping any store, this one included, in `FaultInjectingStorage` (faults.ts): one
+ * fault-injection path for every adapter.
  */
 
 import { ChangeFeed } from './change-feed';
 import { StorageError } from './errors';
-import { FaultInjector, type FaultOptions } from './faults';
 import { scanRange, type KeyRange } from './key-range';
 import type {
   CommitGroup,
@@ -41,8 +41,6 @@ import {
 } from './validation';
 
 export type MemoryStorageOptions = {
-  /** Inject seeded faults into every call (see `FaultOptions`); reachable later as `storage.faults`. */
-  faults?: FaultOptions;
   /** Largest value accepted, in UTF-8 bytes. Default `storageLimits.defaultMaxValueBytes` (1 MiB). */
   maxValueBytes?: number;
 };
@@ -150,8 +148,7 @@ class SortedKeys {
  *
  * @example
  * const shared = new MemoryStorage();
- * const flaky = new MemoryStorage({ faults: { seed: 7, writeFailureAfterApplyRate: 0.1 } });
- * flaky.faults?.setFaults({ hangRate: 0.01 });
+ * const flaky = new FaultInjectingStorage(shared, { seed: 7, writeFailureAfterApplyRate: 0.1 });
  */
 export class MemoryStorage implements Storage {
   readonly capabilities: StorageCapabilities = {
@@ -160,8 +157,6 @@ export class MemoryStorage implements Storage {
     changeFeed: true,
     groupCommit: true,
   };
-  /** The fault injector, when constructed with `faults`. */
-  readonly faults: FaultInjector | undefined;
   private readonly values = new Map<string, string>();
   private readonly sortedKeys = new SortedKeys();
   private readonly feed = new ChangeFeed();
@@ -170,60 +165,35 @@ export class MemoryStorage implements Storage {
 
   constructor(options: MemoryStorageOptions = {}) {
     this.limits = { maxValueBytes: resolveMaxValueBytes(options.maxValueBytes) };
-    this.faults = options.faults ? new FaultInjector(options.faults) : undefined;
   }
 
   async get(key: string): Promise<string | null> {
     this.assertOpen('get');
     validateKey('get', key, 'the key');
-    if (!this.faults) return this.values.get(key) ?? null;
-    return this.faults.run('get', () => {
-      this.assertOpen('get');
-      return this.values.get(key) ?? null;
-    });
+    return this.values.get(key) ?? null;
   }
 
   async getMany(keys: readonly string[]): Promise<(string | null)[]> {
     this.assertOpen('getMany');
     validateReadKeys('getMany', keys);
-    if (!this.faults) return keys.map((key) => this.values.get(key) ?? null);
-    const snapshot = [...keys];
-    return this.faults.run('getMany', () => {
-      this.assertOpen('getMany');
-      return snapshot.map((key) => this.values.get(key) ?? null);
-    });
+    return keys.map((key) => this.values.get(key) ?? null);
   }
 
   async scan(prefix: string, options: ScanOptions = {}): Promise<Entry[]> {
     this.assertOpen('scan');
     validateScan('scan', prefix, options);
     const { after, limit = Infinity, reverse = false } = options;
-    const read = () => {
-      const range = scanRange(prefix, after, reverse);
-      if (!range) return [];
-      return this.sortedKeys
-        .collect(range, reverse, limit)
-        .map((key) => ({ key, value: this.values.get(key) as string }));
-    };
-    if (!this.faults) return read();
-    return this.faults.run('scan', () => {
-      this.assertOpen('scan');
-      return read();
-    });
+    const range = scanRange(prefix, after, reverse);
+    if (!range) return [];
+    return this.sortedKeys
+      .collect(range, reverse, limit)
+      .map((key) => ({ key, value: this.values.get(key) as string }));
   }
 
   async batch(operations: readonly Operation[]): Promise<void> {
     this.assertOpen('batch');
     validateBatch('batch', operations, this.limits);
-    if (!this.faults) {
-      this.commit([{ conditions: [], operations }]);
-      return;
-    }
-    const group = { conditions: [], operations: copyOperations(operations) };
-    await this.faults.run('batch', () => {
-      this.assertOpen('batch');
-      this.commit([group]);
-    });
+    this.commit([{ conditions: [], operations }]);
   }
 
   async conditionalBatch(
@@ -232,34 +202,13 @@ export class MemoryStorage implements Storage {
   ): Promise<boolean> {
     this.assertOpen('conditionalBatch');
     validateConditionalBatch('conditionalBatch', conditions, operations, this.limits);
-    if (!this.faults) return this.commit([{ conditions, operations }])[0] as boolean;
-    const group = { conditions: copyConditions(conditions), operations: copyOperations(operations) };
-    return this.faults.run(
-      'conditionalBatch',
-      () => {
-        this.assertOpen('conditionalBatch');
-        return this.commit([group])[0] as boolean;
-      },
-      (applied) => applied,
-    );
+    return this.commit([{ conditions, operations }])[0] as boolean;
   }
 
   async commitGroups(groups: readonly CommitGroup[]): Promise<boolean[]> {
     this.assertOpen('commitGroups');
     validateCommitGroups('commitGroups', groups, this.limits);
-    if (!this.faults) return this.commit(groups);
-    const snapshot = groups.map((group) => ({
-      conditions: copyConditions(group.conditions),
-      operations: copyOperations(group.operations),
-    }));
-    return this.faults.run(
-      'commitGroups',
-      () => {
-        this.assertOpen('commitGroups');
-        return this.commit(snapshot);
-      },
-      (results) => results.some(Boolean),
-    );
+    return this.commit(groups);
   }
 
   watch(prefix: string, listener: (keys: string[]) => void): () => void {
@@ -267,11 +216,10 @@ export class MemoryStorage implements Storage {
     return this.feed.subscribe(prefix, listener);
   }
 
-  /** Idempotent. Rejects hung calls; later calls reject with code `closed`. Listeners are dropped. */
+  /** Idempotent. Later calls reject with code `closed`. Listeners are dropped. */
   async close(): Promise<void> {
     this.closed = true;
     this.feed.clear();
-    this.faults?.close();
   }
 
   /** Applies each group whose conditions hold, in order, synchronously; reports the touched keys once. */
@@ -298,13 +246,4 @@ export class MemoryStorage implements Storage {
     if (this.closed)
       throw new StorageError(operation, 'closed', 'this MemoryStorage is closed; create a new one.');
   }
-}
-
-/** Copies taken before an injected delay or hang, so a caller mutating its arrays cannot change the commit. */
-function copyOperations(operations: readonly Operation[]): Operation[] {
-  return operations.map((operation) => ({ ...operation }));
-}
-
-function copyConditions(conditions: readonly Condition[]): Condition[] {
-  return conditions.map((condition) => ({ ...condition }));
 }

@@ -55,6 +55,7 @@ import {
   type Result,
   type WorkerConfig,
 } from './protocol';
+import { isTerminal } from '../engine/vocabulary';
 import { ControlChannel, type BroadcastPort } from './control-channel';
 
 /** The parts of a `Worker` the client uses. */
@@ -130,14 +131,6 @@ export type WaitForOptions = {
   /** Give up after this many ms. Default 60,000. */
   timeoutMs?: number;
 };
-
-const terminalStatuses: ReadonlySet<WorkflowStatus> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
 
 const stoppedMessage = 'The engine worker of this tab stopped; reload the tab.';
 
@@ -545,7 +538,7 @@ export class ShuttleClient {
             const description = await this.describe(workflowId);
             last = description;
             if (wanted.has(description.status)) return finish(() => resolve(description));
-            if (terminalStatuses.has(description.status))
+            if (isTerminal(description.status))
               return finish(() =>
                 reject(
                   namedError(

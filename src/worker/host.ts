@@ -82,6 +82,7 @@ import {
 } from './presence';
 import {
   PROTOCOL_VERSION,
+  studioClaimTimings,
   isProtocolError,
   parseRequest,
   type DefinitionInfo,
@@ -463,8 +464,9 @@ class Host implements EngineHost {
         engineId: this.engineId,
         workflows: this.#options.workflows,
         ownership: 'workflow-lease',
-        workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? 6_000,
-        workflowClaimRenewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? 1_000,
+        workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? studioClaimTimings.ttlMs,
+        workflowClaimRenewIntervalMs:
+          this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
         ...(this.#options.liveness ? { liveness: this.#options.liveness } : {}),
         claimWorkflows: !viewer,
         // Recovery waits until the saved definitions are registered (below).
@@ -873,7 +875,7 @@ class Host implements EngineHost {
           name: 'InvalidWorkflowStateError',
         },
       );
-    const renewIntervalMs = this.#options.workflowClaimRenewIntervalMs ?? 1_000;
+    const renewIntervalMs = this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs;
     // Start just after a renewal, so the whole stall counts against the claim TTL and the next renewal is
     // a full interval away (the activity in flight then finishes first when the stall ends).
     if (engine.metrics().claimsHeld > 0) await this.#nextEvent(engine, 'claim.renewed', renewIntervalMs * 2);

@@ -49,6 +49,13 @@ export type DefinitionDiagnostic = Diagnostic;
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
 export const PROTOCOL_VERSION = 3;
 
+/**
+ * The claim timings of the studio's engines, defined once: a claim (an engine's session) lives 6 s without
+ * renewal, is renewed every second, and may be taken over 2 s (two renew intervals) after it expired. The
+ * host configures its engine with them; the pages draw claims and wait on takeovers with them.
+ */
+export const studioClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 } as const;
+
 // ---------------------------------------------------------------------------------------------------------
 // Shared shapes
 

@@ -5,7 +5,7 @@
  * Tests only. Production workflow modules import nothing but the engine's public API (`../engine`); the
  * driver needs MemoryStorage, which that API does not export, hence the one exception below.
  */
-import type { Engine, TimelineEntry, TimelineKind } from '../engine';
+import { entriesOf as entriesOfKind, type Engine, type TimelineEntry, type TimelineKind } from '../engine';
 import { TestWorld, type TestEngine } from '../engine/engine.test-support';
 
 export { TestWorld, type TestEngine };
@@ -26,9 +26,13 @@ export async function timelineKinds(engine: Engine, workflowId: string): Promise
   return (await engine.timeline(workflowId)).map((entry) => entry.kind);
 }
 
-/** Timeline entries of one kind, optionally only those whose `detail.name` is `name`. */
-export function entriesOf(timeline: TimelineEntry[], kind: TimelineKind, name?: string): TimelineEntry[] {
-  return timeline.filter(
-    (entry) => entry.kind === kind && (name === undefined || entry.detail.name === name),
+/** Timeline entries of one kind, typed by it; optionally only those whose `detail.name` is `name`. */
+export function entriesOf<K extends TimelineKind>(
+  timeline: readonly TimelineEntry[],
+  kind: K,
+  name?: string,
+): Extract<TimelineEntry, { kind: K }>[] {
+  return entriesOfKind(timeline, kind).filter(
+    (entry) => name === undefined || ('name' in entry.detail && entry.detail.name === name),
   );
 }

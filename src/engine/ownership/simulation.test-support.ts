@@ -1,15 +1,18 @@
 /**
- * The randomised multi-engine simulation (ownership.md, scenario 28). A seeded scheduler interleaves
- * engine steps, crashes, freezes longer than the TTL, restarts, clock jumps, storage faults, terminations
- * and signals over one shared store, then lets the survivors finish. It checks, as every write lands and at
- * the end:
+ * The randomised multi-engine simulation (ownership acceptance scenario 28; docs/ownership.md). A seeded
+ * scheduler interleaves engine steps, crashes, freezes longer than the TTL, restarts, clock jumps, storage
+ * faults, terminations and signals over one shared store, then lets the survivors finish. It checks, as every
+ * write lands:
  *
- * - every workflow ends terminal (nothing is stranded);
- * - no recorded operation ran again: each activity attempt number ran at most once, and no attempt ran
- *   after a completed one was recorded;
  * - each replay-history slot and timeline slot is written once and never rewritten;
- * - every epoch's timeline entries came from one engine, and epochs only rose (never deleted);
- * - no terminal record was ever overwritten.
+ * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
+ * - no terminal record was ever overwritten;
+ *
+ * and at the end, the five ownership invariants the studio's chaos drills check too (invariants.ts: epochs
+ * only rose, one writer per epoch, no recorded operation ran twice, every workflow finished, no terminal
+ * state overwritten), over every workflow's durable timeline and the refused writes; plus, from the
+ * activities' own execution log, that each activity attempt ran at most once and none ran after a completed
+ * one was recorded.
  *
  * Everything is reproducible from the seed; a failing run reports it.
  */
@@ -17,7 +20,15 @@ import { MemoryStorage } from '../../storage/memory';
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
 import { TestWorld, seededRandom, type TestEngine } from '../engine.test-support';
 import type { EngineOptions } from '../options';
-import { decodeTimelineRecord, isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
+import { checkOwnershipInvariants, type WorkflowEvidence } from '../invariants';
+import { describeStoredKey, keys } from '../keys';
+import {
+  decodeFenceRejection,
+  decodeTimelineRecord,
+  isTerminal,
+  type TimelineEntry,
+  type WorkflowRecord,
+} from '../records';
 import { defineWorkflow } from '../workflow';
 
 export type SimulationOptions = {
@@ -105,31 +116,29 @@ class AuditedStorage implements Storage {
   #landed(operations: readonly Operation[]) {
     for (const operation of operations) {
       const { key } = operation;
+      const { kind, workflowId } = describeStoredKey(key);
+      const written = kind === 'history' || kind === 'timeline';
       const previous = this.#shadow.get(key);
       if (operation.type === 'delete') {
-        if (key.startsWith('wf-owner-epoch:')) this.#violate(`epoch key ${key} was deleted`);
-        if (key.startsWith('wf-hist:') || key.startsWith('wf-tl:')) this.#violate(`${key} was deleted`);
+        if (kind === 'claim-epoch') this.#violate(`epoch key ${key} was deleted`);
+        if (written) this.#violate(`${key} was deleted`);
         this.#shadow.delete(key);
         continue;
       }
       const value = operation.value;
-      if (key.startsWith('wf-owner-epoch:') && previous !== undefined && !(Number(value) > Number(previous)))
+      if (kind === 'claim-epoch' && previous !== undefined && !(Number(value) > Number(previous)))
         this.#violate(`epoch ${key} went from ${previous} to ${value}`);
-      if (
-        (key.startsWith('wf-hist:') || key.startsWith('wf-tl:')) &&
-        previous !== undefined &&
-        previous !== value
-      )
+      if (written && previous !== undefined && previous !== value)
         this.#violate(`${key} was rewritten:\n  was ${previous}\n  now ${value}`);
-      if (key.startsWith('wf:') && previous !== undefined && previous !== value) {
+      if (kind === 'record' && previous !== undefined && previous !== value) {
         const before = JSON.parse(previous) as WorkflowRecord;
         const after = JSON.parse(value) as WorkflowRecord;
         if (isTerminal(before.status) && after.run === before.run)
           this.#violate(`terminal record ${key} (${before.status}) was overwritten with ${after.status}`);
       }
-      if (key.startsWith('wf-tl:'))
+      if (kind === 'timeline')
         for (const entry of decodeTimelineRecord(key, value)) {
-          const workflow = key.split(':')[1]!;
+          const workflow = workflowId ?? '?';
           if (entry.epoch > 0) {
             const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);
             if (owner !== undefined && owner !== entry.engineId)
@@ -243,7 +252,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const live = () => world.live.filter((engine) => !thawAt.has(engine));
   const ensureStarted = async () => {
     for (const id of ids)
-      if ((await audited.get(`wf:${id}`)) === null)
+      if ((await audited.get(keys.record(id))) === null)
         await pick(live())
           .start(simulated, { steps: [{ kind: 'sleep', ms: 10 }] }, { id })
           .catch(() => undefined);
@@ -312,7 +321,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     await clock.advance(500);
     await world.maintain();
     await world.idle();
-    const records = await audited.getMany(unfinished.map((id) => `wf:${id}`));
+    const records = await audited.getMany(unfinished.map((id) => keys.record(id)));
     unfinished = unfinished.filter((_, index) => {
       const raw = records[index];
       return !raw || !isTerminal((JSON.parse(raw) as WorkflowRecord).status);
@@ -332,19 +341,21 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const key = `${run.workflowId}/${run.name}`;
     byActivity.set(key, [...(byActivity.get(key) ?? []), run.attempt]);
   }
+  const evidence: WorkflowEvidence[] = [];
   for (const id of ids) {
     const timeline = await world.engines[0]!.timeline(id).catch(() => [] as TimelineEntry[]);
-    const record = JSON.parse((await audited.get(`wf:${id}`)) ?? '{}') as WorkflowRecord;
+    const record = JSON.parse((await audited.get(keys.record(id))) ?? '{}') as WorkflowRecord;
+    evidence.push({ workflowId: id, status: record.status, timeline });
     stats.statuses[record.status] = (stats.statuses[record.status] ?? 0) + 1;
     stats.takeovers += timeline.filter((entry) => entry.kind === 'claim-taken-over').length;
     for (const entry of timeline) {
       if (entry.kind !== 'activity-completed') continue;
-      const attempts = byActivity.get(`${id}/${String(entry.detail.name)}`) ?? [];
-      const completed = Number(entry.detail.attempt);
+      const attempts = byActivity.get(`${id}/${entry.detail.name}`) ?? [];
+      const completed = entry.detail.attempt;
       const later = attempts.filter((attempt) => attempt > completed);
       if (later.length > 0)
         violations.push(
-          `${id}/${String(entry.detail.name)} ran attempt(s) ${later.join(', ')} after attempt ${completed} was recorded as completed`,
+          `${id}/${entry.detail.name} ran attempt(s) ${later.join(', ')} after attempt ${completed} was recorded as completed`,
         );
     }
   }
@@ -356,7 +367,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       seen.add(attempt);
     }
   }
-  stats.fenceRejections = (await audited.scan('fence-reject:')).length;
+  const rejections = (await audited.scan(keys.fenceRejectionsPrefix)).map(({ key, value }) =>
+    decodeFenceRejection(key, value),
+  );
+  stats.fenceRejections = rejections.length;
+  for (const result of checkOwnershipInvariants(evidence, rejections))
+    if (!result.ok) violations.push(...result.violations.map((violation) => `${result.title}: ${violation}`));
   await world.shutdownAll();
   return { seed: options.seed, ok: violations.length === 0, violations, stats };
 }

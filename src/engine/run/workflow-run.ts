@@ -45,7 +45,8 @@ import {
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { FencedWriter } from '../ownership/fenced-write';
 import { uuidFrom } from '../ids';
-import { keys, type WorkflowStatus } from '../keys';
+import { keys } from '../keys';
+import type { WorkflowStatus } from '../vocabulary';
 import type { MetricsCounters } from '../metrics';
 import {
   decodeCancelRequest,
@@ -60,14 +61,15 @@ import {
   type HistoryEntry,
   type Leaf,
   type SignalRecord,
-  type TimelineEntry,
+  type TimelineDetails,
   type TimelineKind,
+  type TimelineNote,
   type TimerRecord,
   type UpdateRequest,
   type UpdateResponse,
   type WorkflowRecord,
 } from '../records';
-import { timelineWrite } from '../workflow-writes';
+import { timelineEntry, timelineWrite } from '../workflow-writes';
 import {
   describeCommand,
   type AnyWorkflowDefinition,
@@ -189,12 +191,10 @@ export function reduceRunPhase(phase: RunPhase, action: PhaseAction): RunPhase {
 // ---------------------------------------------------------------------------------------------------------
 // Turns
 
-type PendingTimeline = { kind: TimelineKind; detail: JsonObject; at?: number };
-
 /** Everything one turn learnt, committed as one batch. */
 class Turn {
   readonly history: HistoryEntry[] = [];
-  readonly timeline: PendingTimeline[] = [];
+  readonly timeline: TimelineNote[] = [];
   readonly operations: StorageOperation[] = [];
   readonly conditions: Condition[] = [];
   readonly afterCommit: (() => void)[] = [];
@@ -212,8 +212,9 @@ class Turn {
     this.dirty = true;
   }
 
-  note(kind: TimelineKind, detail: JsonObject = {}, at?: number): void {
-    this.timeline.push(at === undefined ? { kind, detail } : { kind, detail, at });
+  note<K extends TimelineKind>(kind: K, detail: TimelineDetails[K], at?: number): void {
+    const note = { kind, detail, ...(at === undefined ? {} : { at }) } as TimelineNote;
+    this.timeline.push(note);
     this.dirty = true;
   }
 
@@ -1069,7 +1070,7 @@ export class WorkflowRun {
       member: event.member,
       name: leaf.name,
       attempt: event.attempt,
-      error: failure as unknown as JsonObject,
+      error: failure,
     });
     const retry = { ...defaultRetry, ...command.options.retry };
     const nonRetryable = new Set([
@@ -1518,14 +1519,13 @@ export class WorkflowRun {
         timelineWrite(
           this.id,
           this.#record.run,
-          turn.timeline.map((item, index): TimelineEntry => ({
-            seq: this.#checkpoint.timelineLength + index,
-            at: item.at ?? now,
-            engineId: host.engineId,
-            epoch,
-            kind: item.kind,
-            detail: item.detail,
-          })),
+          turn.timeline.map((note, index) =>
+            timelineEntry(note, this.#checkpoint.timelineLength + index, {
+              engineId: host.engineId,
+              epoch,
+              now,
+            }),
+          ),
         ),
       );
     operations.push({ type: 'put', key: checkpointKey, value: checkpointRaw });

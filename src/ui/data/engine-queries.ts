@@ -17,7 +17,7 @@ import { queryKeys } from './query-keys';
  * defaults): an expired claim is taken over once TTL + grace have passed without a renewal. The UI uses them
  * to draw how much life a claim has left and how long ago it was renewed.
  */
-export const claimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 } as const;
+export { studioClaimTimings as claimTimings } from '../../worker/protocol';
 
 /** This tab's engine: id, label, colour, mode, database and status (kept current by status pushes). */
 export function thisEngineQuery(client: Pick<ShuttleClient, 'hello'>) {

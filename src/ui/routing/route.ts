@@ -6,6 +6,7 @@
  * `parseRoute` accepts anything (a mistyped or stale hash falls back to the workflows list, never throws);
  * `formatRoute(parseRoute(x))` is canonical: empty filters and default sort are left out.
  */
+import { isWorkflowStatus } from '../../engine/vocabulary';
 import type { WorkflowStatus } from '../../engine';
 
 export type WorkflowSortKey = 'created' | 'updated' | 'id' | 'type' | 'status' | 'epoch' | 'owner';
@@ -50,22 +51,12 @@ export const defaultFilters: WorkflowFilters = Object.freeze({
   direction: 'desc',
 }) as WorkflowFilters;
 
-const statuses: readonly WorkflowStatus[] = [
-  'pending',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-];
 const sortKeys: readonly WorkflowSortKey[] = ['created', 'updated', 'id', 'type', 'status', 'epoch', 'owner'];
 
 function parseFilters(query: URLSearchParams): WorkflowFilters {
   const status = (query.get('status') ?? '')
     .split(',')
-    .filter((value): value is WorkflowStatus => statuses.includes(value as WorkflowStatus));
+    .filter((value): value is WorkflowStatus => isWorkflowStatus(value));
   const sort = query.get('sort');
   const direction = query.get('dir');
   return {

@@ -16,7 +16,12 @@ import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';
 import { relayStart } from '../../data/start-relay';
-import { checkInvariants, type InvariantResult, type WorkflowEvidence } from './invariants';
+import {
+  checkOwnershipInvariants,
+  type InvariantResult,
+  type WorkflowEvidence,
+} from '../../../engine/invariants';
+import { isTerminal } from '../../../engine/vocabulary';
 
 export type DrillId = 'freeze' | 'crash' | 'handoff' | 'race';
 
@@ -104,8 +109,6 @@ class DrillCancelled extends Error {
 class DrillStepFailed extends Error {
   override name = 'DrillStepFailed';
 }
-
-const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
 
 /** Runs a drill to its report. Never throws: failures and cancellation are reports too. */
 export async function runDrill(drillId: DrillId, env: DrillEnvironment): Promise<DrillReport> {
@@ -198,7 +201,7 @@ export async function collectInvariants(
     evidence.push({ workflowId, status: description.status, timeline });
     rejections.push(...refused);
   }
-  return checkInvariants(evidence, rejections);
+  return checkOwnershipInvariants(evidence, rejections);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -305,7 +308,7 @@ async function waitForTerminal(
     timeoutMs,
     async () => {
       const descriptions = await Promise.all(workflowIds.map((id) => env.client.describe(id)));
-      return descriptions.every((description) => terminal.has(description.status)) ? descriptions : undefined;
+      return descriptions.every((description) => isTerminal(description.status)) ? descriptions : undefined;
     },
     300,
   );
@@ -491,7 +494,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
           const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
           return descriptions.every(
             (description) =>
-              description.owner?.engineId === victim.engineId || terminal.has(description.status),
+              description.owner?.engineId === victim.engineId || isTerminal(description.status),
           )
             ? true
             : undefined;
@@ -520,7 +523,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
             const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
             return descriptions.every(
               (description) =>
-                terminal.has(description.status) ||
+                isTerminal(description.status) ||
                 (description.owner && description.owner.engineId !== victim.engineId),
             )
               ? true

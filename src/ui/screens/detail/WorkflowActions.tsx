@@ -24,11 +24,10 @@ import { useNow } from '../../state/now';
 import { parseJsonInput } from '../workflows/start-form';
 import { downloadExport } from './export';
 import styles from './WorkflowActions.module.css';
+import { isTerminal } from '../../../engine/vocabulary';
 
 type MessageKind = 'signal' | 'update' | 'query';
 type Destructive = 'cancel' | 'terminate' | 'suspend';
-
-const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
 
 export function WorkflowActions({
   workflow,
@@ -42,7 +41,7 @@ export function WorkflowActions({
   const action = useWorkflowAction(workflow.workflowId);
   const waiter = useWaitForResult(workflow.workflowId);
   const exporter = useCollectExport(workflow.workflowId);
-  const ended = terminal.has(workflow.status);
+  const ended = isTerminal(workflow.status);
   const running = workflow.status === 'running' || workflow.status === 'pending';
   return (
     <div className={styles.wrap}>

@@ -32,8 +32,7 @@ import { Inspectors } from './Inspectors';
 import { deriveOperations } from './operations';
 import { WorkflowActions } from './WorkflowActions';
 import styles from './WorkflowDetailScreen.module.css';
-
-const terminal = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
+import { isTerminal } from '../../../engine/vocabulary';
 
 export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
   const description = useWorkflowDescription(workflowId);
@@ -141,7 +140,7 @@ function Breadcrumb({ workflowId }: { workflowId: string }) {
 function Header({ workflow, self }: { workflow: WorkflowDescription; self: HelloResult | undefined }) {
   const engines = useEngineDirectory();
   const now = useNow();
-  const ended = terminal.has(workflow.status);
+  const ended = isTerminal(workflow.status);
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const duration = (workflow.endedAt ?? now) - startedAt;
   return (
@@ -252,7 +251,7 @@ function Owner({
   engines: ReadonlyMap<string, EngineRecord>;
 }) {
   if (!workflow.owner)
-    return terminal.has(workflow.status) ? (
+    return isTerminal(workflow.status) ? (
       <span className={styles.muted}>— finished</span>
     ) : workflow.status === 'suspended' ? (
       <span className={styles.muted}>nobody (suspended)</span>
@@ -326,7 +325,7 @@ function Chart({
   const now = useNow();
   const selectedGroupKey = useViewStore((state) => state.selectedGroupKey);
   const selectGroup = useViewStore((state) => state.selectGroup);
-  const live = !terminal.has(workflow.status);
+  const live = !isTerminal(workflow.status);
   // While the workflow runs, the axis ends at "now" (ticking every second); once it ended, it stands still.
   const clock = live ? now : workflow.updatedAt;
   const custody = useMemo(
@@ -366,7 +365,7 @@ function Events({
   const engines = useEngineDirectory();
   const selectedGroupKey = useViewStore((state) => state.selectedGroupKey);
   const selectGroup = useViewStore((state) => state.selectGroup);
-  const live = !terminal.has(workflow.status);
+  const live = !isTerminal(workflow.status);
   const lastAt = timeline.at(-1)?.at ?? workflow.updatedAt;
   const operations = useMemo(() => deriveOperations(timeline, lastAt, live), [timeline, lastAt, live]);
   return (

@@ -10,7 +10,7 @@ function entry(
   epoch: number,
   detail: Record<string, unknown> = {},
 ): TimelineEntry {
-  return { seq: ++seq, at, kind, engineId, epoch, detail: detail as TimelineEntry['detail'] };
+  return { seq: ++seq, at, kind, engineId, epoch, detail } as TimelineEntry;
 }
 
 const ttl = 6_000;
@@ -145,7 +145,7 @@ describe('custody lanes', () => {
     const holderDead = deriveCustody({
       timeline: [
         timeline[0]!,
-        { ...timeline[2]!, detail: { ...timeline[2]!.detail, reason: 'holder-dead' } },
+        { ...timeline[2]!, detail: { ...timeline[2]!.detail, reason: 'holder-dead' } } as TimelineEntry,
       ],
       rejections: [],
       workflow: null,

@@ -22,6 +22,7 @@
  * frozen, stalled or dead.
  */
 import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../../engine';
+import { isTerminal } from '../../../engine/vocabulary';
 
 export type CustodyBarEnd =
   /** Released its claim (graceful shutdown, handoff). */
@@ -110,23 +111,6 @@ export type CustodyInput = {
   graceMs?: number;
 };
 
-const terminalKinds = new Set(['completed', 'failed', 'cancelled', 'terminated', 'timed-out']);
-const terminalStatuses = new Set<WorkflowStatus>([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
-
-function text(value: unknown): string | null {
-  return typeof value === 'string' && value.length > 0 ? value : null;
-}
-
-function integer(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
 /** Derives the custody lanes of one workflow. Pure: the same input always gives the same lanes. */
 export function deriveCustody(input: CustodyInput): Custody {
   const { timeline, rejections, workflow, now, claimTtlMs } = input;
@@ -170,13 +154,13 @@ export function deriveCustody(input: CustodyInput): Custody {
   if (first) vacantSince = { at: first.at, kind: first.kind === 'scheduled' ? 'scheduled' : 'unowned' };
 
   for (const entry of timeline) {
-    const detail = entry.detail as Record<string, unknown>;
     const bar = current as CustodyBar | null;
     switch (entry.kind) {
       case 'claim-acquired': {
-        const engineId = text(detail.engineId) ?? entry.engineId;
-        const epoch = integer(detail.epoch) ?? entry.epoch;
-        const how = text(detail.how) ?? 'acquire';
+        // Fallbacks: the studio reads whatever a timeline holds, also what older builds wrote.
+        const engineId = entry.detail.engineId || entry.engineId;
+        const epoch = entry.detail.epoch ?? entry.epoch;
+        const how = entry.detail.how ?? 'acquire';
         if (bar) close(entry.at, bar.engineId === engineId ? 'released' : 'taken-over', null);
         if (bars.length > 0 || epoch > 1)
           fences.push({
@@ -191,10 +175,10 @@ export function deriveCustody(input: CustodyInput): Custody {
         break;
       }
       case 'claim-taken-over': {
-        const toEngineId = text(detail.toEngineId) ?? entry.engineId;
-        const toEpoch = integer(detail.toEpoch) ?? entry.epoch;
-        const fromEngineId = text(detail.fromEngineId);
-        const reason = text(detail.reason) ?? 'expired';
+        const toEngineId = entry.detail.toEngineId || entry.engineId;
+        const toEpoch = entry.detail.toEpoch ?? entry.epoch;
+        const fromEngineId = entry.detail.fromEngineId || null;
+        const reason = entry.detail.reason ?? 'expired';
         if (bar) {
           // Taken over once the claim expired (TTL after its last renewal) and the grace passed: it was last
           // renewed no later than that, and no earlier than its last write.
@@ -227,7 +211,7 @@ export function deriveCustody(input: CustodyInput): Custody {
         close(entry.at, 'released', 'unowned');
         break;
       case 'suspended': {
-        const newEpoch = integer(detail.newEpoch);
+        const newEpoch = entry.detail.newEpoch ?? null;
         if (bar && bar.engineId === entry.engineId && newEpoch === null) bar.lastWriteAt = entry.at;
         close(entry.at, newEpoch !== null ? 'rotated' : 'suspended', 'suspended');
         if (newEpoch !== null)
@@ -242,8 +226,8 @@ export function deriveCustody(input: CustodyInput): Custody {
         break;
       }
       default: {
-        if (terminalKinds.has(entry.kind)) {
-          const newEpoch = integer(detail.newEpoch);
+        if (isTerminal(entry.kind)) {
+          const newEpoch = 'newEpoch' in entry.detail ? (entry.detail.newEpoch ?? null) : null;
           const rotated = newEpoch !== null;
           if (bar && !rotated) bar.lastWriteAt = entry.at;
           close(entry.at, rotated ? 'rotated' : 'finished', null);
@@ -263,9 +247,7 @@ export function deriveCustody(input: CustodyInput): Custody {
     }
   }
 
-  const terminal = workflow
-    ? terminalStatuses.has(workflow.status)
-    : timeline.some((entry) => terminalKinds.has(entry.kind));
+  const terminal = workflow ? isTerminal(workflow.status) : timeline.some((entry) => isTerminal(entry.kind));
   const lastAt = timeline.at(-1)?.at ?? workflow?.createdAt ?? now;
   const end = terminal ? Math.max(workflow?.endedAt ?? lastAt, lastAt) : Math.max(now, lastAt);
   const open_ = current as CustodyBar | null;
@@ -326,23 +308,22 @@ export type EpochStep = { epoch: number; at: number; engineId: string | null; ho
 export function epochHistory(timeline: readonly TimelineEntry[]): EpochStep[] {
   const steps: EpochStep[] = [];
   for (const entry of timeline) {
-    const detail = entry.detail as Record<string, unknown>;
     if (entry.kind === 'claim-acquired')
       steps.push({
-        epoch: integer(detail.epoch) ?? entry.epoch,
+        epoch: entry.detail.epoch ?? entry.epoch,
         at: entry.at,
-        engineId: text(detail.engineId) ?? entry.engineId,
-        how: text(detail.how) ?? 'acquire',
+        engineId: entry.detail.engineId || entry.engineId,
+        how: entry.detail.how ?? 'acquire',
       });
     else if (entry.kind === 'claim-taken-over')
       steps.push({
-        epoch: integer(detail.toEpoch) ?? entry.epoch,
+        epoch: entry.detail.toEpoch ?? entry.epoch,
         at: entry.at,
-        engineId: text(detail.toEngineId) ?? entry.engineId,
-        how: `takeover (${text(detail.reason) ?? 'expired'})`,
+        engineId: entry.detail.toEngineId || entry.engineId,
+        how: `takeover (${entry.detail.reason ?? 'expired'})`,
       });
-    else if (integer(detail.newEpoch) !== null)
-      steps.push({ epoch: integer(detail.newEpoch)!, at: entry.at, engineId: null, how: entry.kind });
+    else if ('newEpoch' in entry.detail && entry.detail.newEpoch !== undefined)
+      steps.push({ epoch: entry.detail.newEpoch, at: entry.at, engineId: null, how: entry.kind });
   }
   return steps;
 }

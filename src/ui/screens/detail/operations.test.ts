@@ -10,7 +10,7 @@ function entry(
   engineId = 'A',
   epoch = 1,
 ): TimelineEntry {
-  return { seq: ++seq, at, kind, engineId, epoch, detail: detail as TimelineEntry['detail'] };
+  return { seq: ++seq, at, kind, engineId, epoch, detail } as TimelineEntry;
 }
 
 describe('timeline operations', () => {

@@ -6,6 +6,7 @@
  * is how selecting one highlights the other.
  */
 import type { TimelineEntry, TimelineKind } from '../../../engine';
+import { entriesOf, isTerminal } from '../../../engine/vocabulary';
 import { formatDuration } from '../../components/time-format';
 
 export type Track = 'activities' | 'timers' | 'children' | 'messages' | 'lifecycle';
@@ -58,31 +59,17 @@ export type EventGroup = {
 
 export type Operations = { spans: Span[]; points: Point[]; groups: EventGroup[] };
 
-const terminalKinds: ReadonlySet<string> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
 const ownershipKinds: ReadonlySet<string> = new Set(['claim-acquired', 'claim-taken-over', 'claim-released']);
 
-type Detail = Record<string, unknown>;
-
-function str(detail: Detail, key: string): string | null {
-  const value = detail[key];
-  return typeof value === 'string' ? value : null;
-}
-
-function num(detail: Detail, key: string): number | null {
-  const value = detail[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+/** The operation position (and member) an entry is about, when it is about one. */
+function leafOf(entry: TimelineEntry): { pos: number; member: number } | null {
+  return 'pos' in entry.detail ? { pos: entry.detail.pos, member: entry.detail.member ?? 0 } : null;
 }
 
 /** The group an entry belongs to: its operation position, or itself. */
 function groupKeyOf(entry: TimelineEntry): string {
-  const pos = num(entry.detail as Detail, 'pos');
-  return pos === null ? `entry:${entry.seq}` : `op:${pos}`;
+  const leaf = leafOf(entry);
+  return leaf === null ? `entry:${entry.seq}` : `op:${leaf.pos}`;
 }
 
 /** One entry in words, for the event list and tooltips. `engineName` turns an engine id into a label. */
@@ -90,72 +77,69 @@ export function describeEntry(
   entry: TimelineEntry,
   engineName: (engineId: string) => string = (id) => id.slice(0, 8),
 ): string {
-  const d = entry.detail as Detail;
-  const name = str(d, 'name');
   switch (entry.kind) {
     case 'started':
-      return d.delayed ? 'started after its delay' : 'started';
+      return entry.detail.delayed ? 'started after its delay' : 'started';
     case 'scheduled':
       return 'scheduled (start delayed)';
-    case 'claim-acquired':
-      return `claimed by ${engineName(str(d, 'engineId') ?? entry.engineId)} at epoch ${num(d, 'epoch') ?? entry.epoch} (${str(d, 'how') ?? 'acquire'})`;
+    case 'claim-acquired': {
+      const { engineId, epoch, how } = entry.detail;
+      return `claimed by ${engineName(engineId)} at epoch ${epoch} (${how})`;
+    }
     case 'claim-taken-over': {
-      const from = str(d, 'fromEngineId');
-      return `taken over from ${from ? engineName(from) : 'an unknown holder'} (epoch ${num(d, 'fromEpoch') ?? '?'} → ${num(d, 'toEpoch') ?? entry.epoch}, ${str(d, 'reason') ?? 'expired'})`;
+      const { fromEngineId, fromEpoch, toEpoch, reason } = entry.detail;
+      return `taken over from ${fromEngineId ? engineName(fromEngineId) : 'an unknown holder'} (epoch ${fromEpoch} → ${toEpoch}, ${reason})`;
     }
     case 'claim-released':
-      return `released by ${engineName(str(d, 'engineId') ?? entry.engineId)} (epoch ${num(d, 'epoch') ?? entry.epoch})`;
+      return `released by ${engineName(entry.detail.engineId)} (epoch ${entry.detail.epoch})`;
     case 'activity-started':
-      return `attempt ${num(d, 'attempt') ?? 1} started${d.rerun ? ' (re-run: the previous attempt was interrupted)' : ''}`;
+      return `attempt ${entry.detail.attempt} started${entry.detail.rerun ? ' (re-run: the previous attempt was interrupted)' : ''}`;
     case 'activity-completed':
-      return `attempt ${num(d, 'attempt') ?? 1} completed in ${formatDuration(num(d, 'durationMs') ?? 0)}`;
+      return `attempt ${entry.detail.attempt} completed in ${formatDuration(entry.detail.durationMs)}`;
     case 'activity-failed': {
-      const error = d.error as Detail | undefined;
-      const message = error ? `${str(error, 'name') ?? 'Error'}: ${str(error, 'message') ?? ''}` : 'failed';
-      return `attempt ${num(d, 'attempt') ?? 1} failed — ${message}`;
+      const { error, attempt } = entry.detail;
+      return `attempt ${attempt} failed — ${error.name}: ${error.message}`;
     }
     case 'activity-retry-scheduled':
-      return `retry as attempt ${num(d, 'nextAttempt') ?? '?'} in ${formatDuration(num(d, 'waitMs') ?? 0)}`;
+      return `retry as attempt ${entry.detail.nextAttempt} in ${formatDuration(entry.detail.waitMs)}`;
     case 'timer-armed':
-      return `timer armed for ${formatDuration(num(d, 'durationMs') ?? 0)}`;
+      return `timer armed for ${formatDuration(entry.detail.durationMs)}`;
     case 'timer-fired':
       return 'timer fired';
     case 'signal-received':
-      return `signal '${name ?? '?'}' received${str(d, 'sentBy') ? ` from ${engineName(str(d, 'sentBy')!)}` : ''}`;
+      return `signal '${entry.detail.name}' received from ${engineName(entry.detail.sentBy)}`;
     case 'signal-consumed':
-      return `signal '${name ?? '?'}' consumed`;
+      return `signal '${entry.detail.name}' consumed`;
     case 'wait-completed':
-      return d.satisfied === false ? 'wait timed out' : 'wait condition met';
+      return entry.detail.satisfied ? 'wait condition met' : 'wait timed out';
     case 'update-applied':
-      return `update '${name ?? '?'}' applied`;
-    case 'update-rejected': {
-      const error = d.error as Detail | undefined;
-      return `update '${name ?? '?'}' rejected${error ? ` — ${str(error, 'message') ?? ''}` : ''}`;
-    }
+      return `update '${entry.detail.name}' applied`;
+    case 'update-rejected':
+      return `update '${entry.detail.name}' rejected — ${entry.detail.error}`;
     case 'child-started':
-      return `child ${str(d, 'workflowType') ?? ''} '${str(d, 'childId') ?? '?'}' started`;
+      return `child ${entry.detail.workflowType} '${entry.detail.childId}' started`;
     case 'child-completed':
-      return `child '${str(d, 'childId') ?? '?'}' ended ${str(d, 'status') ?? ''}`;
+      return `child '${entry.detail.childId}' ended ${entry.detail.status}`;
     case 'cancel-requested':
-      return `cancel requested${str(d, 'reason') ? `: ${str(d, 'reason')}` : ''}`;
+      return `cancel requested${entry.detail.reason ? `: ${entry.detail.reason}` : ''}`;
     case 'suspended':
-      return `suspended${num(d, 'newEpoch') !== null ? ` (epoch → ${num(d, 'newEpoch')})` : ''}`;
+      return `suspended${entry.detail.newEpoch !== undefined ? ` (epoch → ${entry.detail.newEpoch})` : ''}`;
     case 'resumed':
       return 'resumed';
     case 'completed':
       return 'completed';
     case 'failed': {
-      const error = d.error as Detail | undefined;
-      return `failed${error ? ` — ${str(error, 'name') ?? 'Error'}: ${str(error, 'message') ?? ''}` : ''}`;
+      const { error } = entry.detail;
+      return `failed${error ? ` — ${error.name}: ${error.message}` : ''}`;
     }
     case 'cancelled':
-      return `cancelled${str(d, 'reason') ? `: ${str(d, 'reason')}` : ''}`;
-    case 'terminated':
-      return `terminated${str(d, 'reason') ? `: ${str(d, 'reason')}` : ''}${num(d, 'newEpoch') !== null ? ` (epoch → ${num(d, 'newEpoch')})` : ''}`;
+      return `cancelled${entry.detail.reason ? `: ${entry.detail.reason}` : ''}`;
+    case 'terminated': {
+      const { reason, newEpoch } = entry.detail;
+      return `terminated${reason ? `: ${reason}` : ''}${newEpoch !== undefined ? ` (epoch → ${newEpoch})` : ''}`;
+    }
     case 'timed-out':
       return 'timed out';
-    default:
-      return entry.kind;
   }
 }
 
@@ -203,13 +187,10 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
   for (let index = 0; index < timeline.length; index++) {
     const entry = timeline[index]!;
     if (entry.kind !== 'signal-received') continue;
-    const name = str(entry.detail as Detail, 'name');
+    const name = entry.detail.name;
     const next = timeline
       .slice(index + 1, index + 4)
-      .find(
-        (candidate) =>
-          candidate.kind === 'signal-consumed' && str(candidate.detail as Detail, 'name') === name,
-      );
+      .find((candidate) => candidate.kind === 'signal-consumed' && candidate.detail.name === name);
     if (next) receiptGroup.set(entry.seq, groupKeyOf(next));
   }
 
@@ -245,14 +226,11 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
 
   for (const entry of timeline) {
     const group = groupFor(entry);
-    const d = entry.detail as Detail;
-    const pos = num(d, 'pos');
-    const member = num(d, 'member') ?? 0;
-    const leaf = `${pos}.${member}`;
+    const at = leafOf(entry);
+    const leaf = at ? `${at.pos}.${at.member}` : 'null.0';
     switch (entry.kind) {
       case 'activity-started': {
-        const attempt = num(d, 'attempt') ?? 1;
-        const name = str(d, 'name') ?? 'activity';
+        const { attempt, name } = entry.detail;
         names.set(leaf, name);
         const previous = openAttempts.get(leaf);
         if (previous) {
@@ -290,12 +268,12 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
         break;
       }
       case 'activity-retry-scheduled': {
-        const dueAt = num(d, 'dueAt') ?? entry.at;
+        const { dueAt } = entry.detail;
         const span: Span = {
           id: `b:${leaf}:${entry.seq}`,
           groupKey: group.key,
           track: 'activities',
-          label: `${names.get(leaf) ?? str(d, 'name') ?? 'activity'} back-off`,
+          label: `${names.get(leaf) ?? entry.detail.name} back-off`,
           start: entry.at,
           end: dueAt,
           status: 'backoff',
@@ -306,12 +284,12 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
         break;
       }
       case 'timer-armed': {
-        const dueAt = num(d, 'dueAt') ?? entry.at;
+        const { dueAt, durationMs } = entry.detail;
         const span: Span = {
           id: `t:${leaf}:${entry.seq}`,
           groupKey: group.key,
           track: 'timers',
-          label: `sleep ${formatDuration(num(d, 'durationMs') ?? dueAt - entry.at)}`,
+          label: `sleep ${formatDuration(durationMs)}`,
           start: entry.at,
           end: dueAt,
           status: 'waiting',
@@ -331,12 +309,12 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
         break;
       }
       case 'child-started': {
-        const childId = str(d, 'childId') ?? '?';
+        const { childId, workflowType } = entry.detail;
         const span: Span = {
           id: `c:${leaf}:${entry.seq}`,
           groupKey: group.key,
           track: 'children',
-          label: `${str(d, 'workflowType') ?? 'child'} ${childId}`,
+          label: `${workflowType} ${childId}`,
           start: entry.at,
           end: entry.at,
           status: 'running',
@@ -350,7 +328,7 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
         const span = openChildren.get(leaf);
         if (span) {
           span.end = entry.at;
-          span.status = str(d, 'status') === 'completed' ? 'ok' : 'failed';
+          span.status = entry.detail.status === 'completed' ? 'ok' : 'failed';
           openChildren.delete(leaf);
         }
         break;
@@ -383,7 +361,7 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
             tone: toneOf(entry.kind),
           });
     }
-    if (terminalKinds.has(entry.kind) || entry.kind === 'suspended') {
+    if (isTerminal(entry.kind) || entry.kind === 'suspended') {
       // The workflow stopped: whatever ran was cut off here (timers deleted, activities abandoned).
       for (const span of openAttempts.values()) {
         span.end = entry.at;
@@ -413,17 +391,13 @@ export function deriveOperations(timeline: readonly TimelineEntry[], end: number
 /** Fills a group's title and summary from its entries and spans. */
 function summarise(group: EventGroup, spans: readonly Span[]): void {
   const first = group.entries[0]!;
-  const d = first.detail as Detail;
+  const entries = group.entries;
   const mine = spans.filter((span) => span.groupKey === group.key);
   const kinds = new Set(group.entries.map((entry) => entry.kind));
   if (kinds.has('activity-started')) {
     const attemptSpans = mine.filter((span) => span.attempt !== undefined);
     const activityNames = [
-      ...new Set(
-        group.entries
-          .map((entry) => str(entry.detail as Detail, 'name'))
-          .filter((name): name is string => !!name),
-      ),
+      ...new Set(entriesOf(entries, 'activity-started').map((entry) => entry.detail.name)),
     ];
     group.title =
       activityNames.length > 1
@@ -457,20 +431,23 @@ function summarise(group: EventGroup, spans: readonly Span[]): void {
             : 'info';
     return;
   }
-  if (kinds.has('timer-armed')) {
-    group.title = `sleep ${formatDuration(num(d, 'durationMs') ?? 0)}`;
+  const armed = entriesOf(entries, 'timer-armed')[0];
+  if (armed) {
+    group.title = `sleep ${formatDuration(armed.detail.durationMs)}`;
     group.summary = kinds.has('timer-fired') ? 'fired' : 'waiting';
     group.tone = kinds.has('timer-fired') ? 'neutral' : 'info';
     return;
   }
-  if (kinds.has('child-started')) {
-    group.title = `child ${str(d, 'workflowType') ?? ''}`.trim();
-    const done = group.entries.find((entry) => entry.kind === 'child-completed');
-    group.summary = `${str(d, 'childId') ?? ''}${done ? ` · ${str(done.detail as Detail, 'status') ?? 'ended'}` : ' · running'}`;
+  const child = entriesOf(entries, 'child-started')[0];
+  if (child) {
+    group.title = `child ${child.detail.workflowType}`;
+    const done = entriesOf(entries, 'child-completed')[0];
+    group.summary = `${child.detail.childId}${done ? ` · ${done.detail.status}` : ' · running'}`;
     return;
   }
-  if (kinds.has('signal-consumed')) {
-    group.title = `signal '${str(group.entries.find((entry) => entry.kind === 'signal-consumed')!.detail as Detail, 'name') ?? '?'}'`;
+  const consumed = entriesOf(entries, 'signal-consumed')[0];
+  if (consumed) {
+    group.title = `signal '${consumed.detail.name}'`;
     group.summary = 'received · consumed';
     group.tone = 'info';
     return;

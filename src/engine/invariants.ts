@@ -1,6 +1,8 @@
 /**
- * The invariants a chaos drill checks when it ends, computed from what is durable — each workflow's timeline
- * and status, and the writes storage refused — never from what the engines say about themselves:
+ * The five ownership invariants, written once: the studio's chaos drills check them when a drill ends, and
+ * the randomised simulation checks them at the end of every schedule. They are computed from what is durable
+ * — each workflow's timeline and status, and the writes storage refused — never from what the engines say
+ * about themselves. A pure module (no storage, no engine state), so the studio imports it at runtime:
  *
  * - **epochs only rose**: along a timeline, the epoch entries were written under never went down; each new
  *   claim (acquire, takeover, rotation) minted a higher epoch than the one before; and every refused write
@@ -12,7 +14,8 @@
  * - **no terminal state was overwritten**: one terminal entry per workflow, nothing written after it, and
  *   the stored status is the one it recorded.
  */
-import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../../engine';
+import type { FenceRejection, TimelineEntry } from './records';
+import { isTerminal, type WorkflowStatus } from './vocabulary';
 
 export type WorkflowEvidence = {
   workflowId: string;
@@ -44,20 +47,22 @@ const titles: Record<InvariantName, string> = {
   'no-terminal-overwritten': 'No terminal state was overwritten',
 };
 
-const terminalKinds: ReadonlySet<string> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-]);
-const terminalStatuses: ReadonlySet<string> = terminalKinds;
+/** The epoch a timeline entry minted: a claim's, a takeover's, or a rotation's (terminate, suspend). */
+function mintedEpoch(entry: TimelineEntry): number | null {
+  switch (entry.kind) {
+    case 'claim-acquired':
+      return entry.detail.epoch;
+    case 'claim-taken-over':
+      return entry.detail.toEpoch;
+    default:
+      return 'newEpoch' in entry.detail ? (entry.detail.newEpoch ?? null) : null;
+  }
+}
 
-type Detail = Record<string, unknown>;
-
-function num(detail: Detail, key: string): number | null {
-  const value = detail[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+/** The operation position and member an entry is about (`?.0` when none). */
+function leafOf(entry: TimelineEntry): string {
+  const detail = entry.detail as { pos?: number; member?: number };
+  return `${detail.pos ?? '?'}.${detail.member ?? 0}`;
 }
 
 function short(id: string): string {
@@ -78,13 +83,7 @@ function epochsOnlyRose(
           `${short(workflowId)}: entry #${entry.seq} (${entry.kind}) written at epoch ${entry.epoch} after epoch ${highest}`,
         );
       highest = Math.max(highest, entry.epoch);
-      const detail = entry.detail as Detail;
-      const minted =
-        entry.kind === 'claim-acquired'
-          ? num(detail, 'epoch')
-          : entry.kind === 'claim-taken-over'
-            ? num(detail, 'toEpoch')
-            : num(detail, 'newEpoch');
+      const minted = mintedEpoch(entry);
       if (minted !== null) {
         if (minted <= lastMinted)
           violations.push(
@@ -132,12 +131,11 @@ function noOperationRanTwice(evidence: readonly WorkflowEvidence[]): string[] {
       else once.set(key, seq);
     };
     for (const entry of timeline) {
-      const detail = entry.detail as Detail;
-      const leaf = `${num(detail, 'pos') ?? '?'}.${num(detail, 'member') ?? 0}`;
-      const name = typeof detail.name === 'string' ? `'${detail.name}'` : `#${leaf}`;
+      const leaf = leafOf(entry);
+      const name = 'name' in entry.detail ? `'${entry.detail.name}'` : `#${leaf}`;
       switch (entry.kind) {
         case 'activity-started': {
-          const attempt = num(detail, 'attempt') ?? 1;
+          const attempt = entry.detail.attempt;
           const key = `${leaf}@${attempt}`;
           if (started.has(key))
             violations.push(`${short(workflowId)}: activity ${name} attempt ${attempt} started twice`);
@@ -153,7 +151,7 @@ function noOperationRanTwice(evidence: readonly WorkflowEvidence[]): string[] {
           completed.add(leaf);
           break;
         case 'timer-fired':
-          if (detail.kind !== 'activity') countOnce(`timer:${leaf}`, `timer at #${leaf}`, entry.seq);
+          if (entry.detail.kind !== 'activity') countOnce(`timer:${leaf}`, `timer at #${leaf}`, entry.seq);
           break;
         case 'signal-consumed':
           countOnce(`signal:${leaf}`, `signal ${name} at #${leaf}`, entry.seq);
@@ -162,8 +160,7 @@ function noOperationRanTwice(evidence: readonly WorkflowEvidence[]): string[] {
           countOnce(`child:${leaf}`, `child start at #${leaf}`, entry.seq);
           break;
         case 'update-applied':
-          if (typeof detail.updateId === 'string')
-            countOnce(`update:${detail.updateId}`, `update ${name}`, entry.seq);
+          countOnce(`update:${entry.detail.updateId}`, `update ${name}`, entry.seq);
           break;
       }
     }
@@ -173,14 +170,14 @@ function noOperationRanTwice(evidence: readonly WorkflowEvidence[]): string[] {
 
 function everyWorkflowFinished(evidence: readonly WorkflowEvidence[]): string[] {
   return evidence
-    .filter(({ status }) => !terminalStatuses.has(status))
+    .filter(({ status }) => !isTerminal(status))
     .map(({ workflowId, status }) => `${short(workflowId)} is still ${status}`);
 }
 
 function noTerminalOverwritten(evidence: readonly WorkflowEvidence[]): string[] {
   const violations: string[] = [];
   for (const { workflowId, status, timeline } of evidence) {
-    const terminal = timeline.filter((entry) => terminalKinds.has(entry.kind));
+    const terminal = timeline.filter((entry) => isTerminal(entry.kind));
     if (terminal.length > 1)
       violations.push(
         `${short(workflowId)}: ${terminal.length} terminal entries (${terminal.map((entry) => entry.kind).join(', ')})`,
@@ -213,8 +210,8 @@ function result(name: InvariantName, violations: string[], okSummary: string): I
   };
 }
 
-/** Checks every invariant over the workflows of a drill and the writes storage refused. */
-export function checkInvariants(
+/** Checks every ownership invariant over the workflows of a drill (or a simulation) and the writes refused. */
+export function checkOwnershipInvariants(
   evidence: readonly WorkflowEvidence[],
   rejections: readonly FenceRejection[],
 ): InvariantResult[] {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { FenceRejection, TimelineEntry, TimelineKind, WorkflowStatus } from '../../../engine';
-import { checkInvariants, type InvariantName } from './invariants';
+import type { FenceRejection, TimelineEntry } from './records';
+import type { TimelineKind, WorkflowStatus } from './vocabulary';
+import { checkOwnershipInvariants, type InvariantName } from './invariants';
 
 let seq = 0;
 function entry(
@@ -10,7 +11,7 @@ function entry(
   detail: Record<string, unknown> = {},
 ): TimelineEntry {
   seq++;
-  return { seq, at: seq * 10, kind, engineId, epoch, detail: detail as TimelineEntry['detail'] };
+  return { seq, at: seq * 10, kind, engineId, epoch, detail } as TimelineEntry;
 }
 
 function verdicts(
@@ -18,7 +19,7 @@ function verdicts(
   status: WorkflowStatus = 'completed',
   rejections: FenceRejection[] = [],
 ) {
-  const results = checkInvariants([{ workflowId: 'w', status, timeline }], rejections);
+  const results = checkOwnershipInvariants([{ workflowId: 'w', status, timeline }], rejections);
   return Object.fromEntries(results.map((result) => [result.name, result.ok])) as Record<
     InvariantName,
     boolean
@@ -45,7 +46,7 @@ describe('drill invariants', () => {
       at: 1,
       what: 'commit',
     };
-    const results = checkInvariants(
+    const results = checkOwnershipInvariants(
       [{ workflowId: 'w', status: 'completed', timeline: handoff() }],
       [rejection],
     );
