@@ -190,6 +190,9 @@ export class PostgresChangeFeed {
    * included, no read running) it is delivered straight from the payload; anything else reads the log.
    */
   private notified(payload: string): void {
+    // Before the starting read (or while reconnecting) `high` is not known yet; the read that follows will
+    // find this change in the log.
+    if (!this.listener) return;
     const space = payload.indexOf(' ');
     const seq = Number(space < 0 ? payload : payload.slice(0, space));
     if (space < 0 || !Number.isSafeInteger(seq) || this.reading || seq - this.high > maxMissing) {
