@@ -16,6 +16,7 @@ export type JsonObject = { [key: string]: Json };
 
 const encoder = new TextEncoder();
 
+/** How many bytes `text` takes in UTF-8: what every payload limit counts. */
 export function utf8Bytes(text: string): number {
   // Fast path: ASCII-only strings are one byte per code unit.
   // eslint-disable-next-line no-control-regex

@@ -6,6 +6,7 @@
  */
 import type { StartOptions } from '../../../engine';
 import { locateJsonError } from './json-errors';
+import { utf8Bytes } from '../../../engine/codec';
 
 /** The engine's payload limit (`limits.maxPayloadBytes`, default 256 KiB). */
 export const payloadLimitBytes = 256 * 1024;
@@ -39,10 +40,10 @@ export function parseJsonInput(text: string): JsonParse {
   }
 }
 
-/** UTF-8 size of a JSON value as the engine stores it. */
+/** UTF-8 size of a JSON value as the engine stores it (counted by the engine's own measure). */
 export function payloadBytes(value: unknown): number {
   if (value === undefined) return 0;
-  return new TextEncoder().encode(JSON.stringify(value)).length;
+  return utf8Bytes(JSON.stringify(value));
 }
 
 /** "12.4 KB", "1.2 MB", "312 B". */
