@@ -19,8 +19,7 @@
  *
  * A run's lifecycle goes through `reduceRunPhase`: loading → idle ⇄ busy → finished | dropped.
  */
-import type { Condition, Operation as StorageOperation, Storage } from '../../storage/types';
-import type { Clock } from '../clock';
+import type { Condition, Operation as StorageOperation } from '../../storage/types';
 import {
   assertPlainData,
   cloneJson,
@@ -38,32 +37,22 @@ import {
   NonDeterminismError,
   PayloadTooLargeError,
   WorkflowVersionMismatchError,
-  deserializeError,
   serializeError,
   type SerializedError,
 } from '../errors';
-import type { EngineEvent, EngineWarning, WakeKind } from '../events';
-import type { FencedWriter } from '../ownership/fenced-write';
 import { uuidFrom } from '../ids';
 import { keys } from '../keys';
 import type { WorkflowStatus } from '../vocabulary';
-import type { MetricsCounters } from '../metrics';
 import {
   decodeCancelRequest,
-  decodeCheckpoint,
-  decodeHistoryEntry,
   decodeRecord,
   decodeSignal,
   decodeUpdateRequest,
   isTerminal,
   type Checkpoint,
-  type Frontier,
   type HistoryEntry,
   type Leaf,
   type SignalRecord,
-  type TimelineDetails,
-  type TimelineKind,
-  type TimelineNote,
   type TimerRecord,
   type UpdateRequest,
   type UpdateResponse,
@@ -75,225 +64,37 @@ import {
   type AnyWorkflowDefinition,
   type Command,
   type LeafCommand,
-  type ParentClosePolicy,
   type WorkflowContext,
 } from '../workflow';
 import { ActivityAttempt } from './activity-attempt';
 import { createContext } from './context';
+import { loadWorkflow, type LoadedWorkflow } from './load';
+import { nextRetryWait } from './retry';
+import type { RunHost } from './run-host';
+import {
+  reduceRunPhase,
+  wakeKindOf,
+  type DropReason,
+  type PhaseAction,
+  type RunEvent,
+  type RunPhase,
+} from './run-phase';
+import {
+  Turn,
+  describeRecorded,
+  entryOutcome,
+  isCommand,
+  isOperationEntry,
+  leafCommands,
+  reconcileInPlace,
+  stripStack,
+  type Outcome,
+  type RunningActivity,
+  type Step,
+} from './turn';
 
-// ---------------------------------------------------------------------------------------------------------
-// Host: the narrow collaborators a run needs from its engine.
-
-export type ChildRequest = {
-  parent: WorkflowRecord;
-  pos: number;
-  member: number;
-  childId: string;
-  workflowType: string;
-  input: unknown;
-  closePolicy: ParentClosePolicy;
-};
-
-export type ChildPlan =
-  | {
-      ok: true;
-      childId: string;
-      conditions: Condition[];
-      operations: StorageOperation[];
-      afterCommit: () => void;
-    }
-  | { ok: false; error: SerializedError };
-
-export type DropReason =
-  | 'deposed'
-  | 'lost-race'
-  | 'storage-error'
-  | 'claim-lost'
-  | 'wake-refused'
-  | 'corrupt'
-  | 'shutdown'
-  | 'evicted'
-  | 'rotated';
-
-export type RunHost = {
-  readonly engineId: string;
-  readonly storage: Storage;
-  readonly writer: FencedWriter;
-  readonly clock: Clock;
-  readonly random: () => number;
-  readonly maxPayloadBytes: number;
-  /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
-  readonly manualTimers: boolean;
-  /** Operations the terminal commit adds to let the workflow's claim go (nothing outside workflow-lease). */
-  releaseOperations(workflowId: string): StorageOperation[];
-  readonly metrics: MetricsCounters;
-  emit(event: EngineEvent): void;
-  warn(warning: EngineWarning): void;
-  /** The epoch this engine holds for the workflow (0 when the mode has no per-workflow epochs). */
-  heldEpoch(workflowId: string): number | undefined;
-  /** Wake guard (ownership.md): true to proceed. */
-  guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
-  prepareChild(request: ChildRequest): Promise<ChildPlan>;
-  /** A durable timer due at `dueAt` was armed or found by this run. */
-  timerArmed(dueAt: number): void;
-  /** After the terminal commit landed. */
-  runFinished(run: WorkflowRun, record: WorkflowRecord): void;
-  /** The run stopped without finishing; the engine decides whether to reload it. */
-  runDropped(run: WorkflowRun, reason: DropReason, error?: unknown): void;
-};
-
-// ---------------------------------------------------------------------------------------------------------
-// Events and phases
-
-export type RunEvent =
-  | { type: 'resync'; wake: WakeKind | null }
-  | {
-      type: 'activity-settled';
-      pos: number;
-      member: number;
-      attempt: number;
-      startedAt: number;
-      outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
-    }
-  | { type: 'timer'; key: string }
-  | { type: 'signals' }
-  | { type: 'updates' }
-  | { type: 'cancel' }
-  | { type: 'child-settled'; childId: string; record: WorkflowRecord };
-
-export type RunPhase =
-  | { tag: 'loading' }
-  | { tag: 'idle'; parkedAt: number; parkedEpoch: number }
-  | { tag: 'busy' }
-  | { tag: 'finished'; status: WorkflowStatus }
-  | { tag: 'dropped'; reason: DropReason };
-
-type PhaseAction =
-  | { type: 'turn-started' }
-  | { type: 'parked'; at: number; epoch: number }
-  | { type: 'finished'; status: WorkflowStatus }
-  | { type: 'dropped'; reason: DropReason };
-
-export function reduceRunPhase(phase: RunPhase, action: PhaseAction): RunPhase {
-  if (phase.tag === 'finished' || phase.tag === 'dropped') return phase; // final
-  switch (action.type) {
-    case 'turn-started':
-      return { tag: 'busy' };
-    case 'parked':
-      return { tag: 'idle', parkedAt: action.at, parkedEpoch: action.epoch };
-    case 'finished':
-      return { tag: 'finished', status: action.status };
-    case 'dropped':
-      return { tag: 'dropped', reason: action.reason };
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Turns
-
-/** Everything one turn learnt, committed as one batch. */
-class Turn {
-  readonly history: HistoryEntry[] = [];
-  readonly timeline: TimelineNote[] = [];
-  readonly operations: StorageOperation[] = [];
-  readonly conditions: Condition[] = [];
-  readonly afterCommit: (() => void)[] = [];
-  readonly kinds: string[] = [];
-  /** Set when the checkpoint changed in a way that must be committed even without history. */
-  dirty = false;
-
-  put(key: string, value: string): void {
-    this.operations.push({ type: 'put', key, value });
-    this.dirty = true;
-  }
-
-  delete(key: string): void {
-    this.operations.push({ type: 'delete', key });
-    this.dirty = true;
-  }
-
-  note<K extends TimelineKind>(kind: K, detail: TimelineDetails[K], at?: number): void {
-    const note = { kind, detail, ...(at === undefined ? {} : { at }) } as TimelineNote;
-    this.timeline.push(note);
-    this.dirty = true;
-  }
-
-  get isEmpty(): boolean {
-    return !this.dirty && this.history.length === 0 && this.timeline.length === 0;
-  }
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-type RunningActivity = ActivityAttempt;
-
-const defaultRetry = {
-  maxAttempts: 3,
-  initialIntervalMs: 1_000,
-  backoffCoefficient: 2,
-  maxIntervalMs: 30_000,
-};
-
-function isOperationEntry(entry: HistoryEntry): entry is Extract<HistoryEntry, { t: 'op' }> {
-  return entry.t === 'op';
-}
-
-/** Rebuilds the error a recorded failure throws into the workflow, with its class where the engine owns it. */
-function materializeError(error: SerializedError): Error {
-  const details = error.details ?? {};
-  switch (error.name) {
-    case 'CancelledError':
-      return new CancelledError(typeof details.reason === 'string' ? details.reason : undefined);
-    case 'ActivityFailedError':
-      return new ActivityFailedError(
-        String(details.activityName),
-        Number(details.attempts),
-        details.failure as SerializedError,
-      );
-    case 'ChildWorkflowFailedError':
-      return new ChildWorkflowFailedError(
-        String(details.childId),
-        String(details.childStatus),
-        (details.failure as SerializedError | null) ?? null,
-      );
-    default:
-      return deserializeError(error);
-  }
-}
-
-/** Mutates `target` in place to equal `source`, keeping object identity where shapes match. */
-function reconcileInPlace(
-  target: Record<string, unknown> | unknown[],
-  source: Record<string, unknown> | unknown[],
-): void {
-  if (Array.isArray(target) && Array.isArray(source)) {
-    target.length = source.length;
-    source.forEach((value, index) => {
-      const current = target[index];
-      if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
-        reconcileInPlace(current, value);
-      else target[index] = value;
-    });
-    return;
-  }
-  const t = target as Record<string, unknown>;
-  const s = source as Record<string, unknown>;
-  for (const key of Object.keys(t)) if (!(key in s)) delete t[key];
-  for (const [key, value] of Object.entries(s)) {
-    const current = t[key];
-    if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
-      reconcileInPlace(current, value);
-    else t[key] = value;
-  }
-}
-
-function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
-  return typeof value === 'object' && value !== null;
-}
-
-function leafCommands(command: Command): LeafCommand[] {
-  return command.kind === 'all' || command.kind === 'race' ? command.members : [command as LeafCommand];
-}
+export type { ChildPlan, ChildRequest, RunHost } from './run-host';
+export type { DropReason, RunEvent, RunPhase } from './run-phase';
 
 // ---------------------------------------------------------------------------------------------------------
 
@@ -1072,18 +873,11 @@ export class WorkflowRun {
       attempt: event.attempt,
       error: failure,
     });
-    const retry = { ...defaultRetry, ...command.options.retry };
-    const nonRetryable = new Set([
-      ...(command.options.retry?.nonRetryable ?? []),
-      'PayloadNotSerializableError',
-      'PayloadTooLargeError',
-    ]);
-    const cancelled = outcome.error instanceof CancelledError;
-    if (event.attempt < retry.maxAttempts && !nonRetryable.has(failure.name) && !cancelled) {
-      const wait = Math.min(
-        retry.initialIntervalMs * retry.backoffCoefficient ** (event.attempt - 1),
-        retry.maxIntervalMs,
-      );
+    const wait = nextRetryWait(command.options.retry, event.attempt, {
+      name: failure.name,
+      cancelled: outcome.error instanceof CancelledError,
+    });
+    if (wait !== null) {
       leaf.attempt = event.attempt + 1;
       leaf.started = false;
       leaf.retrying = true;
@@ -1611,99 +1405,3 @@ export class WorkflowRun {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-
-type Step =
-  | { kind: 'yield'; command: Command }
-  | { kind: 'return'; value: unknown }
-  | { kind: 'throw'; error: unknown };
-
-function entryOutcome(entry: Extract<HistoryEntry, { t: 'op' }>): Outcome {
-  return entry.ok ? { ok: true, value: entry.value } : { ok: false, error: materializeError(entry.error) };
-}
-
-function describeRecorded(entries: HistoryEntry[] | undefined): string {
-  const entry = entries?.find(isOperationEntry);
-  return entry ? describeCommand(entry) : 'nothing';
-}
-
-function stripStack(error: SerializedError): SerializedError {
-  const copy = { ...error };
-  delete copy.stack;
-  return copy;
-}
-
-function isCommand(value: unknown): value is Command {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { kind?: unknown }).kind === 'string' &&
-    typeof (value as { name?: unknown }).name === 'string'
-  );
-}
-
-/** Which wake kind an event is, for the wake guard (null: not a wake, e.g. an activity finishing its step). */
-function wakeKindOf(event: RunEvent, frontier: Frontier | null): WakeKind | null {
-  switch (event.type) {
-    case 'resync':
-      return event.wake;
-    case 'activity-settled':
-      return frontier && frontier.leaves.length > 1 ? 'async-activity' : null;
-    case 'timer': {
-      const leaf = frontier?.leaves.find((candidate) => candidate.timerKey === event.key);
-      return leaf?.kind === 'until' ? 'wait-condition' : leaf?.kind === 'signal' ? 'signal' : 'sleep';
-    }
-    case 'signals':
-      return 'signal';
-    case 'updates':
-      return 'update';
-    case 'cancel':
-      return 'cancel-request';
-    case 'child-settled':
-      return 'child-completion';
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Loading
-
-export type LoadedWorkflow = {
-  record: WorkflowRecord;
-  recordRaw: string;
-  checkpoint: Checkpoint;
-  checkpointRaw: string;
-  history: HistoryEntry[];
-  signals: { key: string; record: SignalRecord }[];
-};
-
-/** Reads everything needed to replay a workflow. Throws CorruptRecordError naming the bad key. */
-export async function loadWorkflow(storage: Storage, workflowId: string): Promise<LoadedWorkflow | null> {
-  const recordKey = keys.record(workflowId);
-  const checkpointKey = keys.checkpoint(workflowId);
-  const [recordRaw, checkpointRaw] = await storage.getMany([recordKey, checkpointKey]);
-  if (!recordRaw) return null;
-  const record = decodeRecord(recordKey, recordRaw);
-  if (!checkpointRaw) return null;
-  const checkpoint = decodeCheckpoint(checkpointKey, checkpointRaw);
-  // History and buffered signals are read at once (a handoff waits on this load).
-  const [history, signalEntries] = await Promise.all([
-    loadHistory(storage, workflowId, record.run),
-    storage.scan(keys.signalPrefix(workflowId)),
-  ]);
-  history.length = Math.min(history.length, checkpoint.historyLength);
-  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
-  return { record, recordRaw, checkpoint, checkpointRaw, history, signals };
-}
-
-async function loadHistory(storage: Storage, workflowId: string, run: number): Promise<HistoryEntry[]> {
-  const history: HistoryEntry[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await storage.scan(keys.historyPrefix(workflowId, run), {
-      ...(after ? { after } : {}),
-      limit: 500,
-    });
-    for (const { key, value } of page) history.push(decodeHistoryEntry(key, value));
-    if (page.length < 500) return history;
-    after = page[page.length - 1]!.key;
-  }
-}

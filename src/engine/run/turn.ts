@@ -1,0 +1,142 @@
+/**
+ * One turn of a run: everything it learnt, gathered as one batch (history entries, timeline notes, storage
+ * operations and conditions, effects to run after the commit lands), and the small pure helpers that turn
+ * recorded history into what the generator sees (outcomes, materialised errors, state restored in place).
+ */
+import type { Condition, Operation as StorageOperation } from '../../storage/types';
+import {
+  ActivityFailedError,
+  CancelledError,
+  ChildWorkflowFailedError,
+  deserializeError,
+  type SerializedError,
+} from '../errors';
+import type { HistoryEntry, TimelineDetails, TimelineKind, TimelineNote } from '../records';
+import { describeCommand, type Command, type LeafCommand } from '../workflow';
+import type { ActivityAttempt } from './activity-attempt';
+
+/** Everything one turn learnt, committed as one batch. */
+export class Turn {
+  readonly history: HistoryEntry[] = [];
+  readonly timeline: TimelineNote[] = [];
+  readonly operations: StorageOperation[] = [];
+  readonly conditions: Condition[] = [];
+  readonly afterCommit: (() => void)[] = [];
+  readonly kinds: string[] = [];
+  /** Set when the checkpoint changed in a way that must be committed even without history. */
+  dirty = false;
+
+  put(key: string, value: string): void {
+    this.operations.push({ type: 'put', key, value });
+    this.dirty = true;
+  }
+
+  delete(key: string): void {
+    this.operations.push({ type: 'delete', key });
+    this.dirty = true;
+  }
+
+  note<K extends TimelineKind>(kind: K, detail: TimelineDetails[K], at?: number): void {
+    const note = { kind, detail, ...(at === undefined ? {} : { at }) } as TimelineNote;
+    this.timeline.push(note);
+    this.dirty = true;
+  }
+
+  get isEmpty(): boolean {
+    return !this.dirty && this.history.length === 0 && this.timeline.length === 0;
+  }
+}
+
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export type RunningActivity = ActivityAttempt;
+
+export function isOperationEntry(entry: HistoryEntry): entry is Extract<HistoryEntry, { t: 'op' }> {
+  return entry.t === 'op';
+}
+
+/** Rebuilds the error a recorded failure throws into the workflow, with its class where the engine owns it. */
+export function materializeError(error: SerializedError): Error {
+  const details = error.details ?? {};
+  switch (error.name) {
+    case 'CancelledError':
+      return new CancelledError(typeof details.reason === 'string' ? details.reason : undefined);
+    case 'ActivityFailedError':
+      return new ActivityFailedError(
+        String(details.activityName),
+        Number(details.attempts),
+        details.failure as SerializedError,
+      );
+    case 'ChildWorkflowFailedError':
+      return new ChildWorkflowFailedError(
+        String(details.childId),
+        String(details.childStatus),
+        (details.failure as SerializedError | null) ?? null,
+      );
+    default:
+      return deserializeError(error);
+  }
+}
+
+/** Mutates `target` in place to equal `source`, keeping object identity where shapes match. */
+export function reconcileInPlace(
+  target: Record<string, unknown> | unknown[],
+  source: Record<string, unknown> | unknown[],
+): void {
+  if (Array.isArray(target) && Array.isArray(source)) {
+    target.length = source.length;
+    source.forEach((value, index) => {
+      const current = target[index];
+      if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
+        reconcileInPlace(current, value);
+      else target[index] = value;
+    });
+    return;
+  }
+  const t = target as Record<string, unknown>;
+  const s = source as Record<string, unknown>;
+  for (const key of Object.keys(t)) if (!(key in s)) delete t[key];
+  for (const [key, value] of Object.entries(s)) {
+    const current = t[key];
+    if (isContainer(current) && isContainer(value) && Array.isArray(current) === Array.isArray(value))
+      reconcileInPlace(current, value);
+    else t[key] = value;
+  }
+}
+
+function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
+  return typeof value === 'object' && value !== null;
+}
+
+export function leafCommands(command: Command): LeafCommand[] {
+  return command.kind === 'all' || command.kind === 'race' ? command.members : [command as LeafCommand];
+}
+
+export type Step =
+  | { kind: 'yield'; command: Command }
+  | { kind: 'return'; value: unknown }
+  | { kind: 'throw'; error: unknown };
+
+export function entryOutcome(entry: Extract<HistoryEntry, { t: 'op' }>): Outcome {
+  return entry.ok ? { ok: true, value: entry.value } : { ok: false, error: materializeError(entry.error) };
+}
+
+export function describeRecorded(entries: HistoryEntry[] | undefined): string {
+  const entry = entries?.find(isOperationEntry);
+  return entry ? describeCommand(entry) : 'nothing';
+}
+
+export function stripStack(error: SerializedError): SerializedError {
+  const copy = { ...error };
+  delete copy.stack;
+  return copy;
+}
+
+export function isCommand(value: unknown): value is Command {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { kind?: unknown }).kind === 'string' &&
+    typeof (value as { name?: unknown }).name === 'string'
+  );
+}
