@@ -54,7 +54,7 @@ import {
   type RequestMessage,
   type Result,
   type WorkerConfig,
-} from './protocol';
+} from '../host/protocol';
 import { isTerminal } from '../engine/vocabulary';
 import { ControlChannel, type BroadcastPort } from './control-channel';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlChannel } from './control-channel';
 import { FakeBroadcastHub } from './host.test-support';
-import { PROTOCOL_VERSION, type ControlAction, type ControlOutcome } from './protocol';
+import { PROTOCOL_VERSION, type ControlAction, type ControlOutcome } from '../host/protocol';
 
 const channels: ControlChannel[] = [];
 

@@ -30,7 +30,7 @@ import {
   type ControlMessage,
   type ControlOutcome,
   type ControlOutcomes,
-} from './protocol';
+} from '../host/protocol';
 
 /** The parts of a `BroadcastChannel` the control channel uses. */
 export type BroadcastPort = {

@@ -20,7 +20,7 @@
  * - A request that fails (not aborted by `close`) is forgotten, so the next observation watches again.
  * - `close` aborts every queued request: nothing stays queued after the engine stops.
  */
-import type { PresenceStatus } from './protocol';
+import type { PresenceStatus } from '../host/protocol';
 import { engineLockName, type LockManagerLike } from './web-locks-liveness';
 
 /** An engine as the death watch needs to know it. */

@@ -13,7 +13,7 @@ import type { MemoryStorage } from '../storage';
 import { createShuttleClient, type ShuttleClient, type WorkerLike } from './client';
 import type { BroadcastPort } from './control-channel';
 import { serveEngineHost, type EngineHost, type EngineHostOptions, type HostLiveness } from './host';
-import type { EngineMode, WorkerMessage } from './protocol';
+import type { EngineMode, WorkerMessage } from '../host/protocol';
 
 type Listener = (event: MessageEvent<unknown>) => void;
 

@@ -4,8 +4,8 @@ import { MemoryStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
 import { builtInInfo } from './authoring/built-ins';
 import { ListingLiveness, openTestTab, sharedStorage, type TestTab } from './host.test-support';
-import { presenceKey } from './presence';
-import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from './protocol';
+import { presenceKey } from '../host/presence';
+import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from '../host/protocol';
 
 const tabs: TestTab[] = [];
 

@@ -79,7 +79,7 @@ import {
   type EngineIdentity,
   type StoredPresence,
   waitersForPresence,
-} from './presence';
+} from '../host/presence';
 import {
   PROTOCOL_VERSION,
   studioClaimTimings,
@@ -97,9 +97,9 @@ import {
   type Result,
   type WorkerConfig,
   type WorkerMessage,
-} from './protocol';
+} from '../host/protocol';
 import { StorageActivity } from './storage-activity';
-import { StoreChangeCoalescer } from './store-changes';
+import { StoreChangeCoalescer } from '../host/store-changes';
 
 /** How the host talks to its page. */
 export type HostPort = {

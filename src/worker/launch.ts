@@ -14,7 +14,7 @@
  *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
 import { createShuttleClient, type ShuttleClient } from './client';
-import { controlChannelName, type EngineMode, type WorkerConfig } from './protocol';
+import { controlChannelName, type EngineMode, type WorkerConfig } from '../host/protocol';
 
 /** The database used when the URL names none. */
 export const defaultDatabaseName = 'shuttle';

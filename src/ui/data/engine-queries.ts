@@ -8,7 +8,7 @@ import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../engine';
 import type { ClientConnection, ShuttleClient } from '../../worker/client';
-import type { EngineRecord, HelloResult } from '../../worker/protocol';
+import type { EngineRecord, HelloResult } from '../../host/protocol';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
 
@@ -17,7 +17,7 @@ import { queryKeys } from './query-keys';
  * defaults): an expired claim is taken over once TTL + grace have passed without a renewal. The UI uses them
  * to draw how much life a claim has left and how long ago it was renewed.
  */
-export { studioClaimTimings as claimTimings } from '../../worker/protocol';
+export { studioClaimTimings as claimTimings } from '../../host/protocol';
 
 /** This tab's engine: id, label, colour, mode, database and status (kept current by status pushes). */
 export function thisEngineQuery(client: Pick<ShuttleClient, 'hello'>) {

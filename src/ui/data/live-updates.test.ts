@@ -1,6 +1,6 @@
 import { QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../worker/protocol';
+import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../host/protocol';
 import { connectLiveUpdates, staleQueriesOf } from './live-updates';
 import { queryKeys } from './query-keys';
 

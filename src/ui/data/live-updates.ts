@@ -11,7 +11,7 @@
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { ShuttleClient } from '../../worker/client';
-import type { PushMessage } from '../../worker/protocol';
+import type { PushMessage } from '../../host/protocol';
 import { useShuttleClient } from './client-context';
 import { recordPush, resetEngineActivity } from './engine-activity';
 import { thisEngineQuery } from './engine-queries';

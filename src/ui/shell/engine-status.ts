@@ -3,7 +3,7 @@
  * to its worker (a crashed or silent worker cannot report its status itself).
  */
 import type { ClientConnection } from '../../worker/client';
-import type { HelloResult } from '../../worker/protocol';
+import type { HelloResult } from '../../host/protocol';
 
 export type EngineDisplayState =
   | 'connecting'

@@ -6,7 +6,7 @@
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
-import type { EngineRecord } from '../../../worker/protocol';
+import type { EngineRecord } from '../../../host/protocol';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';

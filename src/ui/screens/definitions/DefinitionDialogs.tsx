@@ -4,7 +4,7 @@
  * workflows use it, with the worker's reason shown in the dialog).
  */
 import { useState, type FormEvent } from 'react';
-import type { DefinitionInfo } from '../../../worker/protocol';
+import type { DefinitionInfo } from '../../../host/protocol';
 import { withName } from '../../../worker/authoring/source-edits';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';

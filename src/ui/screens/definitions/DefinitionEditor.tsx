@@ -13,7 +13,7 @@
  *   so it needs the edits saved first.
  */
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
-import type { DefinitionInfo, SaveOutcome } from '../../../worker/protocol';
+import type { DefinitionInfo, SaveOutcome } from '../../../host/protocol';
 import {
   readDeclaration,
   templateFrom,

@@ -42,7 +42,7 @@ import {
 } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { useEffect, useRef } from 'react';
-import type { DefinitionDiagnostic } from '../../../worker/protocol';
+import type { DefinitionDiagnostic } from '../../../host/protocol';
 
 export type SourceEditorHandle = {
   /** Moves the cursor to a 1-based line and column, scrolls it into view and focuses the editor. */

@@ -12,7 +12,7 @@
  * entries, marks closer than a pixel merge (see chart-geometry.ts), so the chart stays light.
  */
 import { useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
-import type { EngineRecord } from '../../../worker/protocol';
+import type { EngineRecord } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { textColorOn } from '../../components/EngineChip';
 import { formatAbsolute, formatClock, formatDuration } from '../../components/time-format';

@@ -7,7 +7,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import type { WorkflowDescription } from '../../../engine';
-import type { HelloResult } from '../../../worker/protocol';
+import type { HelloResult } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

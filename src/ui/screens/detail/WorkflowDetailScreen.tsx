@@ -7,7 +7,7 @@
  */
 import { useEffect, useMemo } from 'react';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
-import type { EngineRecord, HelloResult } from '../../../worker/protocol';
+import type { EngineRecord, HelloResult } from '../../../host/protocol';
 import { CopyableId } from '../../components/CopyableId';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';

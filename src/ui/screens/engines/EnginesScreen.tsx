@@ -6,7 +6,7 @@
  * shutdown, restart.
  */
 import { useState } from 'react';
-import type { EngineRecord } from '../../../worker/protocol';
+import type { EngineRecord } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
 import { EmptyState } from '../../components/EmptyState';

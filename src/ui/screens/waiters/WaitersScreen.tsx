@@ -6,7 +6,7 @@
  * from its own engine, live.
  */
 import type { ResultWaiterInfo, WorkflowDescription } from '../../../engine';
-import type { EngineRecord } from '../../../worker/protocol';
+import type { EngineRecord } from '../../../host/protocol';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
 import { EngineTag } from '../../components/EngineTag';

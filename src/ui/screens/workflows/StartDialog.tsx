@@ -7,7 +7,7 @@
  * open so it can be fixed. On success the new workflow's page opens.
  */
 import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
-import type { DefinitionInfo } from '../../../worker/protocol';
+import type { DefinitionInfo } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

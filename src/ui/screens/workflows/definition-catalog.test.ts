@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DefinitionInfo } from '../../../worker/protocol';
+import type { DefinitionInfo } from '../../../host/protocol';
 import { findDefinition, groupDefinitions, startableDefinitions, takenNames } from './definition-catalog';
 
 function definition(name: string, version: number, extra: Partial<DefinitionInfo> = {}): DefinitionInfo {
