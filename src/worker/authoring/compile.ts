@@ -14,7 +14,17 @@
  * JavaScript, `fetch` and timers stay available: activities need them. This keeps definitions honest; it is
  * not a security sandbox (code that tries hard can still reach the global object), and the studio runs
  * only code its own user wrote.
+ *
+ * Determinism is checked twice (see determinism.ts and determinism-trap.ts):
+ * - statically, before the module is evaluated: the source with its types removed is parsed with acorn and
+ *   every use of time, randomness, timers or I/O in a workflow body outside an activity is reported, kind
+ *   `'determinism'`, at the author's line and column (mapped through sucrase's source map);
+ * - at run time: the module sees guarded `Date`, `Math`, `crypto`, timers, `fetch`…, which throw
+ *   `NonDeterministicCallError` while the body runs (activities get the real behaviour), so what the static
+ *   check cannot see (a module-level helper the body calls) still never runs silently.
+ * Acorn is loaded lazily with sucrase; neither is in the page's bundle.
  */
+import type { Options as ParseOptions, Program } from 'acorn';
 import {
   ActivityFailedError,
   ActivityTimeoutError,
@@ -24,10 +34,13 @@ import {
   delay,
   type AnyWorkflowDefinition,
 } from '../../engine';
+import { findNonDeterministicCode, topLevelNames, type EstreeNode } from './determinism';
+import { barredInBody, guardedGlobals, runBodyInSteps } from './determinism-trap';
+import { SourcePositions } from './source-positions';
 
 /** One problem found in a definition's source. Lines and columns are 1-based. */
 export type Diagnostic = {
-  kind: 'syntax' | 'evaluation' | 'export';
+  kind: 'syntax' | 'evaluation' | 'export' | 'determinism';
   message: string;
   line: number;
   column: number;
@@ -53,13 +66,23 @@ const functionHeaderLines = 2;
 
 type Transform = (
   code: string,
-  options: { transforms: string[]; filePath: string; production: boolean },
-) => { code: string };
-let sucrase: Promise<Transform> | null = null;
+  options: {
+    transforms: string[];
+    filePath: string;
+    production: boolean;
+    sourceMapOptions?: { compiledFilename: string };
+  },
+) => { code: string; sourceMap?: { mappings: string } };
+type Parse = (code: string, options: ParseOptions) => Program;
+type Compiler = { transform: Transform; parse: Parse };
+let compiler: Promise<Compiler> | null = null;
 
-function loadSucrase(): Promise<Transform> {
-  sucrase ??= import('sucrase').then((module) => module.transform as Transform);
-  return sucrase;
+function loadCompiler(): Promise<Compiler> {
+  compiler ??= Promise.all([import('sucrase'), import('acorn')]).then(([sucrase, acorn]) => ({
+    transform: sucrase.transform as Transform,
+    parse: acorn.parse,
+  }));
+  return compiler;
 }
 
 /** Line of the first `export default` (where a bad default export is reported), else 1. */
@@ -68,13 +91,57 @@ function exportLine(source: string): number {
   return index < 0 ? 1 : source.slice(0, index).split('\n').length;
 }
 
-/** The source position of an error thrown by code evaluated from `fileName`, read from its stack. */
-function positionOf(error: unknown, fileName: string): { line: number; column: number } {
+/**
+ * The source position of the innermost frame of `fileName` in the error's stack, if there is one: the
+ * position in the evaluated code, mapped back to the author's source through `positions`.
+ */
+function findPosition(
+  error: unknown,
+  fileName: string,
+  positions: SourcePositions,
+): { line: number; column: number } | null {
   const stack = error instanceof Error ? (error.stack ?? '') : '';
   const escaped = fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const match = new RegExp(`${escaped}:(\\d+):(\\d+)`).exec(stack);
-  if (!match) return { line: 1, column: 1 };
-  return { line: Math.max(1, Number(match[1]) - functionHeaderLines), column: Number(match[2]) };
+  if (!match) return null;
+  const { line, column } = positions.original(
+    Math.max(1, Number(match[1]) - functionHeaderLines),
+    Math.max(0, Number(match[2]) - 1),
+  );
+  return { line, column: column + 1 };
+}
+
+/**
+ * The non-deterministic code of the source's workflow bodies (determinism.ts), at the author's lines and
+ * columns, and the names the module declares at its top level (null when unknown). A source acorn cannot
+ * parse after sucrase removed its types (syntax newer than acorn knows) is not checked here; the runtime
+ * guards still apply to it.
+ */
+function checkDeterminism(
+  source: string,
+  fileName: string,
+  { transform, parse }: Compiler,
+): { diagnostics: Diagnostic[]; declared: ReadonlySet<string> | null } {
+  let program: Program;
+  let positions: SourcePositions;
+  try {
+    const stripped = transform(source, {
+      transforms: ['typescript'],
+      filePath: fileName,
+      production: true,
+      sourceMapOptions: { compiledFilename: fileName },
+    });
+    program = parse(stripped.code, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+    positions = new SourcePositions(stripped.sourceMap?.mappings ?? '');
+  } catch {
+    return { diagnostics: [], declared: null };
+  }
+  const tree = program as unknown as EstreeNode;
+  const diagnostics = findNonDeterministicCode(tree).map((finding): Diagnostic => {
+    const { line, column } = positions.original(finding.line, finding.column);
+    return { kind: 'determinism', message: finding.message, line, column: column + 1 };
+  });
+  return { diagnostics, declared: topLevelNames(tree) };
 }
 
 /**
@@ -95,13 +162,18 @@ export async function compileDefinition(source: string, fileName: string): Promi
       ],
     };
   let code: string;
+  let positions: SourcePositions;
+  let loaded: Compiler;
   try {
-    const transform = await loadSucrase();
-    code = transform(source, {
+    loaded = await loadCompiler();
+    const compiled = loaded.transform(source, {
       transforms: ['typescript', 'imports'],
       filePath: fileName,
       production: true,
-    }).code;
+      sourceMapOptions: { compiledFilename: fileName },
+    });
+    code = compiled.code;
+    positions = new SourcePositions(compiled.sourceMap?.mappings ?? '');
   } catch (error) {
     const loc = (error as { loc?: { line: number; column: number } }).loc;
     const message =
@@ -118,8 +190,16 @@ export async function compileDefinition(source: string, fileName: string): Promi
       ],
     };
   }
+  const determinism = checkDeterminism(source, fileName, loaded);
+  if (determinism.diagnostics.length > 0) return { ok: false, diagnostics: determinism.diagnostics };
   const module = { exports: {} as Record<string, unknown> };
+  const locate = (error: Error) => findPosition(error, fileName, positions);
+  // A name the module declares itself is its own (and could not also be a parameter of its function).
+  const guarded = Object.entries(guardedGlobals(fileName, locate)).filter(
+    ([name]) => !determinism.declared?.has(name),
+  );
   const require = (specifier: string) => {
+    barredInBody('require()', 'require', fileName, locate);
     if (importable.has(specifier)) return workflowModuleApi;
     throw new Error(
       `A workflow definition can import only 'shuttle' (the engine's workflow API), not '${specifier}'.`,
@@ -131,11 +211,18 @@ export async function compileDefinition(source: string, fileName: string): Promi
       'exports',
       'module',
       ...shadowed,
+      ...guarded.map(([name]) => name),
       `${code}\n//# sourceURL=${fileName}`,
     ) as (...args: unknown[]) => void;
-    evaluate(require, module.exports, module, ...shadowed.map(() => undefined));
+    evaluate(
+      require,
+      module.exports,
+      module,
+      ...shadowed.map(() => undefined),
+      ...guarded.map(([, value]) => value),
+    );
   } catch (error) {
-    const { line, column } = positionOf(error, fileName);
+    const { line, column } = findPosition(error, fileName, positions) ?? { line: 1, column: 1 };
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return {
       ok: false,
@@ -161,7 +248,7 @@ export async function compileDefinition(source: string, fileName: string): Promi
   try {
     // defineWorkflow already validated it; anything else is checked the same way.
     const definition = defineWorkflow(exported as AnyWorkflowDefinition);
-    return { ok: true, definition };
+    return { ok: true, definition: runBodyInSteps(definition) };
   } catch (error) {
     return {
       ok: false,
