@@ -11,6 +11,7 @@ const kindLabels: Record<DefinitionDiagnostic['kind'], string> = {
   syntax: 'Syntax',
   evaluation: 'Loading',
   export: 'Export',
+  determinism: 'Determinism',
 };
 
 export function ProblemsPanel({
