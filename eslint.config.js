@@ -1,38 +1,93 @@
-import js from "@eslint/js";
-import tseslint from "typescript-eslint";
-import reactHooks from "eslint-plugin-react-hooks";
-import globals from "globals";
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
 
 const nodeBuiltins = [
-  "fs",
-  "path",
-  "os",
-  "crypto",
-  "child_process",
-  "worker_threads",
-  "util",
-  "events",
-  "stream",
-  "http",
-  "net",
-  "process",
-  "perf_hooks",
-  "timers",
-  "url",
-  "buffer",
-  "assert",
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'worker_threads',
+  'util',
+  'events',
+  'stream',
+  'http',
+  'net',
+  'process',
+  'perf_hooks',
+  'timers',
+  'url',
+  'buffer',
+  'assert',
 ];
+
+/**
+ * Determinism of workflow bodies (README "Determinism rules", docs/authoring.md "Determinism is checked").
+ *
+ * A workflow body is the generator that is the `run` property of an object literal (`*run(ctx, input)` in
+ * `defineWorkflow({ … })`). Inside it, time, randomness, ids and waiting come only from `ctx`, and I/O only
+ * from activities: code lexically inside the body is checked, except code inside a function written as the
+ * second argument of `….activity(name, fn, …)` (activity code may do anything). Helpers declared at module
+ * level are not checked, even when the body calls them; a function declared inside the body and passed to
+ * `ctx.activity` by name is checked (write it inline, or at module level).
+ *
+ * The studio applies the same table to authored definitions (src/worker/authoring/determinism.ts);
+ * src/workflows/determinism-lint.test.ts checks that both flag the same code with the same messages.
+ */
+const workflowBody = "Property[key.name='run'] > FunctionExpression[generator=true]";
+const activityFunction = "CallExpression[callee.property.name='activity'] > :function:nth-child(2)";
+/** An identifier used as a value: not a property name, an object key or part of a type. */
+const valueReference = (name) =>
+  `Identifier[name='${name}']` +
+  ':not(MemberExpression[computed=false] > Identifier.property)' +
+  ':not(Property[computed=false] > Identifier.key)' +
+  ':not(TSTypeAnnotation *, TSTypeReference *, TSTypeQuery *)';
+const useCtx = (hint) => `Workflow code must be deterministic: ${hint} — or move this into an activity.`;
+const useActivity = (hint) => `Workflow code must be deterministic: ${hint} — move this into an activity.`;
+const nonDeterministic = [
+  [
+    "MemberExpression[object.name='Date'][property.name='now']",
+    useCtx('use yield* ctx.now() instead of Date.now()'),
+  ],
+  [
+    "NewExpression[callee.name='Date'][arguments.length=0]",
+    useCtx('use yield* ctx.now() instead of new Date()'),
+  ],
+  ["CallExpression[callee.name='Date']", useCtx('use yield* ctx.now() instead of Date()')],
+  [valueReference('performance'), useCtx('use yield* ctx.now() instead of performance')],
+  [
+    "MemberExpression[object.name='Math'][property.name='random']",
+    useCtx('use yield* ctx.random() instead of Math.random()'),
+  ],
+  [valueReference('crypto'), useCtx('use yield* ctx.uuid() or yield* ctx.random() instead of crypto')],
+  [valueReference('setTimeout'), useCtx('use yield* ctx.sleep(ms) instead of setTimeout')],
+  [valueReference('setInterval'), useCtx('use yield* ctx.sleep(ms) in a loop instead of setInterval')],
+  [valueReference('setImmediate'), useCtx('use yield* ctx.sleep(ms) instead of setImmediate')],
+  [valueReference('queueMicrotask'), useActivity("queueMicrotask runs code outside the workflow's steps")],
+  ...['fetch', 'XMLHttpRequest', 'WebSocket', 'indexedDB', 'localStorage'].map((name) => [
+    valueReference(name),
+    useActivity(`${name} does I/O`),
+  ]),
+  [valueReference('process'), useActivity('process reads the environment')],
+  [valueReference('require'), useActivity('require loads code at run time')],
+  ['ImportExpression', useActivity('import() loads code at run time')],
+].map(([selector, message]) => ({
+  selector: `${workflowBody} ${selector}:not(${activityFunction} *)`,
+  message,
+}));
 
 export default tseslint.config(
   {
     ignores: [
-      "dist",
-      "node_modules",
-      "test-results",
-      "playwright-report",
-      "bench/results",
-      "bench/.build",
-      ".test-reports",
+      'dist',
+      'node_modules',
+      'test-results',
+      'playwright-report',
+      'bench/results',
+      'bench/.build',
+      '.test-reports',
     ],
   },
   js.configs.recommended,
@@ -40,111 +95,75 @@ export default tseslint.config(
   {
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
     rules: {
-      "@typescript-eslint/no-unused-vars": [
-        "error",
-        {
-          argsIgnorePattern: "^_",
-          varsIgnorePattern: "^_",
-          caughtErrors: "none",
-        },
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
-      "@typescript-eslint/consistent-type-imports": "error",
-      "no-constant-condition": ["error", { checkLoops: false }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-constant-condition': ['error', { checkLoops: false }],
       // A workflow generator that finishes without yielding is valid.
-      "require-yield": "off",
+      'require-yield': 'off',
     },
   },
   {
-    files: ["src/ui/**/*.{ts,tsx}"],
-    plugins: { "react-hooks": reactHooks },
-    rules: {
-      ...reactHooks.configs.recommended.rules,
-      "react-hooks/set-state-in-effect": "off",
-    },
+    files: ['src/ui/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { ...reactHooks.configs.recommended.rules, 'react-hooks/set-state-in-effect': 'off' },
   },
   {
     // The engine is environment-free: storage, clock, randomness and liveness are injected.
-    files: ["src/engine/**/*.ts"],
-    ignores: [
-      "src/engine/**/*.test.ts",
-      "src/engine/**/*.test-support.ts",
-      "src/engine/**/*.soak*.ts",
-    ],
+    files: ['src/engine/**/*.ts'],
+    ignores: ['src/engine/**/*.test.ts', 'src/engine/**/*.test-support.ts', 'src/engine/**/*.soak*.ts'],
     languageOptions: { globals: { ...globals.es2023 } },
     rules: {
-      "no-restricted-imports": [
-        "error",
+      'no-restricted-imports': [
+        'error',
         {
-          paths: [
-            "react",
-            "react-dom",
-            "dexie",
-            "zustand",
-            ...nodeBuiltins,
-          ].map((name) => ({
+          paths: ['react', 'react-dom', 'dexie', 'zustand', ...nodeBuiltins].map((name) => ({
             name,
-            message:
-              "src/engine must stay free of React, Dexie, DOM and Node imports.",
+            message: 'src/engine must stay free of React, Dexie, DOM and Node imports.',
           })),
           patterns: [
+            { group: ['node:*'], message: 'src/engine must not import Node built-ins.' },
             {
-              group: ["node:*"],
-              message: "src/engine must not import Node built-ins.",
+              group: ['**/ui/**', '**/worker/**', '**/workflows/**', '@tanstack/*', 'react-dom/*'],
+              message: 'src/engine imports only storage types.',
             },
             {
-              group: [
-                "**/ui/**",
-                "**/worker/**",
-                "**/workflows/**",
-                "@tanstack/*",
-                "react-dom/*",
-              ],
-              message: "src/engine imports only storage types.",
-            },
-            {
-              group: ["**/storage/indexeddb*", "**/storage/memory*"],
-              message: "src/engine imports only storage types and errors.",
+              group: ['**/storage/indexeddb*', '**/storage/memory*'],
+              message: 'src/engine imports only storage types and errors.',
             },
           ],
         },
       ],
-      "no-restricted-globals": [
-        "error",
-        "window",
-        "document",
-        "navigator",
-        "localStorage",
-        "indexedDB",
-        "self",
-        "process",
-        "Buffer",
+      'no-restricted-globals': [
+        'error',
+        'window',
+        'document',
+        'navigator',
+        'localStorage',
+        'indexedDB',
+        'self',
+        'process',
+        'Buffer',
       ],
-      "no-restricted-properties": [
-        "error",
-        { object: "Date", property: "now", message: "Use the injected clock." },
-        {
-          object: "Math",
-          property: "random",
-          message: "Use the injected random source.",
-        },
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Use the injected clock.' },
+        { object: 'Math', property: 'random', message: 'Use the injected random source.' },
       ],
     },
   },
   {
-    files: ["src/storage/**/*.ts"],
+    files: ['src/storage/**/*.ts'],
     rules: {
-      "no-restricted-imports": [
-        "error",
+      'no-restricted-imports': [
+        'error',
         {
           patterns: [
             {
-              group: [
-                "**/engine/**",
-                "**/ui/**",
-                "**/worker/**",
-                "**/workflows/**",
-              ],
-              message: "storage imports nothing of ours.",
+              group: ['**/engine/**', '**/ui/**', '**/worker/**', '**/workflows/**'],
+              message: 'storage imports nothing of ours.',
             },
           ],
         },
@@ -152,26 +171,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/workflows/**/*.ts"],
-    ignores: [
-      "src/workflows/**/*.test.ts",
-      "src/workflows/**/*.test-support.ts",
-    ],
+    files: ['src/workflows/**/*.ts'],
+    ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
     rules: {
-      "no-restricted-imports": [
-        "error",
+      'no-restricted-imports': [
+        'error',
         {
           patterns: [
             {
-              group: [
-                "**/engine/*",
-                "!**/engine/index",
-                "**/storage/**",
-                "**/ui/**",
-                "**/worker/**",
-              ],
-              message:
-                "workflows import only the engine public API (src/engine/index.ts).",
+              group: ['**/engine/*', '!**/engine/index', '**/storage/**', '**/ui/**', '**/worker/**'],
+              message: 'workflows import only the engine public API (src/engine/index.ts).',
             },
           ],
         },
@@ -179,29 +188,29 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/ui/**/*.{ts,tsx}"],
+    // Workflow bodies are deterministic; see `nonDeterministic` above.
+    files: ['src/workflows/**/*.ts'],
+    ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...nonDeterministic] },
+  },
+  {
+    files: ['src/ui/**/*.{ts,tsx}'],
     rules: {
-      "no-restricted-imports": [
-        "error",
+      'no-restricted-imports': [
+        'error',
         {
           patterns: [
             {
-              group: ["**/storage/**", "dexie"],
-              message:
-                "The UI never opens storage; it talks to the worker client.",
+              group: ['**/storage/**', 'dexie'],
+              message: 'The UI never opens storage; it talks to the worker client.',
             },
             {
               // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
               // ownership invariants and payload measures, read by the UI at runtime instead of copied.
-              group: [
-                "**/engine/**",
-                "!**/engine/vocabulary",
-                "!**/engine/invariants",
-                "!**/engine/codec",
-              ],
+              group: ['**/engine/**', '!**/engine/vocabulary', '!**/engine/invariants', '!**/engine/codec'],
               allowTypeImports: true,
               message:
-                "The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants and engine/codec).",
+                'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants and engine/codec).',
             },
           ],
         },
