@@ -31,6 +31,7 @@ function presence(overrides: Partial<EnginePresence> = {}): EnginePresence {
     protocolVersion: PROTOCOL_VERSION,
     resultWaiters: [],
     counters: { ...emptyCounters },
+    runtime: { kind: 'tab' },
     ...overrides,
   };
 }

@@ -28,6 +28,7 @@ import {
   type EngineCounters,
   type EngineMode,
   type EnginePresence,
+  type EngineRuntime,
   type EngineStatus,
   type PresenceStatus,
 } from './protocol';
@@ -150,6 +151,15 @@ function isWaiter(value: unknown): value is ResultWaiterInfo {
   );
 }
 
+/** Where the engine runs; records of older builds (tabs only) have none. */
+function decodeRuntime(value: unknown): EngineRuntime {
+  if (typeof value !== 'object' || value === null) return { kind: 'tab' };
+  const runtime = value as Record<string, unknown>;
+  if (runtime.kind === 'server' && typeof runtime.hostName === 'string' && typeof runtime.pid === 'number')
+    return { kind: 'server', hostName: runtime.hostName, pid: runtime.pid };
+  return { kind: 'tab' };
+}
+
 /** Decodes a presence record, or returns null when it is not one. */
 export function decodePresence(raw: string): EnginePresence | null {
   let value: unknown;
@@ -180,6 +190,7 @@ export function decodePresence(raw: string): EnginePresence | null {
     protocolVersion: record.protocolVersion as number,
     resultWaiters: Array.isArray(record.resultWaiters) ? record.resultWaiters.filter(isWaiter) : [],
     counters: decodeCounters(record.counters),
+    runtime: decodeRuntime(record.runtime),
   };
   if (typeof record.frozenUntil === 'number' && Number.isFinite(record.frozenUntil))
     presence.frozenUntil = record.frozenUntil;
@@ -277,6 +288,8 @@ export type PresenceWriterOptions = {
   engineId: string;
   identity: EngineIdentity;
   mode: EngineMode;
+  /** Where the engine runs. */
+  runtime: EngineRuntime;
   startedAt: number;
   /** Current time in epoch ms. */
   now: () => number;
@@ -339,6 +352,7 @@ export class PresenceWriter {
       protocolVersion: PROTOCOL_VERSION,
       resultWaiters: this.#resultWaiters,
       counters: this.#counters,
+      runtime: this.#options.runtime,
     };
   }
 

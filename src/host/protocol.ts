@@ -129,7 +129,12 @@ export type EnginePresence = {
   /** The engine's result waiters: pending first, then the 20 most recently settled. */
   resultWaiters: ResultWaiterInfo[];
   counters: EngineCounters;
+  /** Where the engine runs: a studio tab, or a server process (with its host name and process id). */
+  runtime: EngineRuntime;
 };
+
+/** Where an engine runs. */
+export type EngineRuntime = { kind: 'tab' } | { kind: 'server'; hostName: string; pid: number };
 
 /** An engine as the `engines` request reports it. */
 export type EngineRecord = Omit<EnginePresence, 'status'> & {
@@ -196,7 +201,7 @@ export type HostWarning = {
   engineId?: string;
 };
 
-/** What `hello` tells the page about its worker. */
+/** What `hello` tells the page about its worker (or the server it is connected to). */
 export type HelloResult = {
   protocolVersion: number;
   engineId: string;
@@ -206,6 +211,14 @@ export type HelloResult = {
   mode: EngineMode;
   databaseName: string;
   status: HostStatus;
+  /** Where this engine runs: the tab's own worker, or a server the page is connected to. */
+  runtime: EngineRuntime;
+  /** The store, in words, e.g. `IndexedDB 'shuttle'` or `PostgreSQL 127.0.0.1:5432/shuttle`. */
+  store: string;
+  /** The claim timings of this store's engines (how long a silent engine keeps its workflows). */
+  claimTimings: { ttlMs: number; renewIntervalMs: number; graceMs: number };
+  /** Whether definitions written in the studio can be compiled, saved and run here (not on servers). */
+  authoring: boolean;
 };
 
 /** The database and mode a worker serves; sent with `hello`. */

@@ -20,23 +20,10 @@
  * - A request that fails (not aborted by `close`) is forgotten, so the next observation watches again.
  * - `close` aborts every queued request: nothing stays queued after the engine stops.
  */
-import type { PresenceStatus } from '../host/protocol';
+import type { EngineDeathWatch, ObservedEngine } from '../host/death-watch';
 import { engineLockName, type LockManagerLike } from './web-locks-liveness';
 
-/** An engine as the death watch needs to know it. */
-export type ObservedEngine = { engineId: string; status: PresenceStatus };
-
-/** What a host needs of a death watch. */
-export type EngineDeathWatch = {
-  /**
-   * Watches the engines of `engines` that are alive (their lock is in `held`), and reports dead at once those
-   * that say they run but are not in `held`.
-   */
-  observe(engines: readonly ObservedEngine[], held: ReadonlySet<string>): void;
-  /** Whether `engineId` is watched already, or was reported dead (either way, observing it again is moot). */
-  covers(engineId: string): boolean;
-  close(): void;
-};
+export type { EngineDeathWatch, ObservedEngine } from '../host/death-watch';
 
 /** Options of `DeathWatch`. */
 export type DeathWatchOptions = {

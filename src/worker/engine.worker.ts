@@ -13,7 +13,7 @@ import { builtInWorkflows } from '../workflows';
 import { builtInInfo } from './authoring/built-ins';
 import { CompileSandbox, type SandboxWorker } from './authoring/compile-sandbox';
 import { DeathWatch } from './death-watch';
-import { serveEngineHost } from './host';
+import { serveEngineHost } from '../host/engine-host';
 import type { WorkerMessage } from '../host/protocol';
 import { WebLocksLiveness, type LockManagerLike } from './web-locks-liveness';
 

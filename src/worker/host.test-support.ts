@@ -12,7 +12,13 @@ import { InMemoryLiveness, type AnyWorkflowDefinition } from '../engine';
 import type { MemoryStorage } from '../storage';
 import { createShuttleClient, type ShuttleClient, type WorkerLike } from './client';
 import type { BroadcastPort } from './control-channel';
-import { serveEngineHost, type EngineHost, type EngineHostOptions, type HostLiveness } from './host';
+import {
+  serveEngineHost,
+  type EngineHost,
+  type EngineHostOptions,
+  type HostLiveness,
+  type HostPort,
+} from '../host/engine-host';
 import type { EngineMode, WorkerMessage } from '../host/protocol';
 
 type Listener = (event: MessageEvent<unknown>) => void;
@@ -50,7 +56,7 @@ export class FakeWorkerChannel {
     },
   };
 
-  readonly port: EngineHostOptions['port'] = {
+  readonly port: HostPort = {
     post: (message) => {
       const copy = structuredClone(message);
       this.sent.push(copy);

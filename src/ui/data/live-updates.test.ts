@@ -41,6 +41,10 @@ describe('live updates', () => {
       mode: 'engine',
       databaseName: 'db',
       status: { state: 'starting', since: 1 },
+      runtime: { kind: 'tab' },
+      store: "IndexedDB 'db'",
+      claimTimings: { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 },
+      authoring: true,
     });
     let listener: (message: PushMessage) => void = () => undefined;
     const frames: (() => void)[] = [];

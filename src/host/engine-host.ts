@@ -58,12 +58,16 @@ import {
   type SerializedError,
   type ShutdownReport,
 } from '../engine';
-import type { Storage } from '../storage';
-import { startActivitiesWhenQuiet } from './authoring/activity-guard';
-import { AuthoredDefinitions, type LoadedDefinition } from './authoring/authored-definitions';
-import type { BuiltInInfo } from './authoring/built-ins';
-import { compileHere, type CompileReport, type CompileSandbox } from './authoring/compile-sandbox';
-import { deleteDefinition, saveDefinition } from './authoring/definition-store';
+import type { Storage } from '../storage/types';
+import { startActivitiesWhenQuiet } from '../worker/authoring/activity-guard';
+import { AuthoredDefinitions, type LoadedDefinition } from '../worker/authoring/authored-definitions';
+import type { BuiltInInfo } from '../worker/authoring/built-ins';
+import { compileHere, type CompileReport, type CompileSandbox } from '../worker/authoring/compile-sandbox';
+import {
+  deleteDefinition,
+  listStoredDefinitions,
+  saveDefinition,
+} from '../worker/authoring/definition-store';
 import type { EngineDeathWatch } from './death-watch';
 import {
   PresenceWriter,
@@ -79,7 +83,7 @@ import {
   type EngineIdentity,
   type StoredPresence,
   waitersForPresence,
-} from '../host/presence';
+} from './presence';
 import {
   PROTOCOL_VERSION,
   studioClaimTimings,
@@ -92,14 +96,14 @@ import {
   type HostState,
   type HostStatus,
   type HostWarning,
+  type Method,
   type Params,
-  type RequestMessage,
   type Result,
   type WorkerConfig,
   type WorkerMessage,
-} from '../host/protocol';
+} from './protocol';
 import { StorageActivity } from './storage-activity';
-import { StoreChangeCoalescer } from '../host/store-changes';
+import { StoreChangeCoalescer } from './store-changes';
 
 /** How the host talks to its page. */
 export type HostPort = {
@@ -120,12 +124,36 @@ export type HostLiveness = EngineLiveness & {
 
 /** Options of `serveEngineHost`. */
 export type EngineHostOptions = {
-  port: HostPort;
+  /** The page that talks to this host (a tab's worker port); more can join with `connect`. */
+  port?: HostPort;
   /**
-   * Opens the storage of a database. Called once, on the first `hello`. `onUnavailable` must be called if
-   * the database becomes unusable later (deleted or upgraded in another tab, closed by the browser).
+   * Start at once with this config, without waiting for a page's `hello` (a server process). A `hello` then
+   * learns what the host serves instead of choosing it. Default: the first `hello` chooses.
+   */
+  config?: WorkerConfig;
+  /**
+   * Opens the storage of a database. Called once, on the first `hello` (or at once with `config`).
+   * `onUnavailable` must be called if the database becomes unusable later (deleted or upgraded in another
+   * tab, closed by the browser, its server gone for good).
    */
   openStorage(databaseName: string, onUnavailable: (error: Error) => void): Promise<Storage>;
+  /** What the studio calls the store, e.g. `IndexedDB 'shuttle'` or `PostgreSQL db.internal:5432/shuttle`. */
+  storeLabel?: (databaseName: string) => string;
+  /** Where the host runs: a browser tab (default) or a server process, with its host name and pid. */
+  runtime?: { kind: 'tab' } | { kind: 'server'; hostName: string; pid: number };
+  /**
+   * Takes this engine's label and colour. Default `allocateEngineIdentity` (`Tab A`, `Tab B`, …); server
+   * processes pass their own (`worker-1`, …).
+   */
+  allocateIdentity?: (storage: Storage, engineId: string) => Promise<EngineIdentity>;
+  /**
+   * Whether definitions saved in the studio are loaded (compiled, evaluated, registered) by this engine.
+   * Default true (a tab runs what its own user wrote). A server passes false unless its operator opted in:
+   * the browser must not make a server run code; the studio then shows definitions read-only.
+   */
+  loadAuthoredDefinitions?: boolean;
+  /** Whether the chaos `freeze` (a stall of this event loop) is served. Default true (tabs). */
+  allowFreeze?: boolean;
   /** The definitions every engine registers (the built-in demos). Their names are reserved. */
   workflows: readonly AnyWorkflowDefinition[];
   /** What the studio shows of each built-in (source, title, child-only), by type name. Default: nothing. */
@@ -155,11 +183,21 @@ export type EngineHostOptions = {
   now?: () => number;
   /** Mints this engine's id. Default `crypto.randomUUID`. */
   randomUUID?: () => string;
+  /** Receives the host's warnings besides the pages (a server logs them). */
+  onWarning?: (warning: HostWarning) => void;
+  /** Receives every engine event besides the pages (a server logs claims, takeovers, fenced writes). */
+  onEvent?: (event: EngineEvent) => void;
 };
 
 /** A running host. */
 export type EngineHost = {
   readonly engineId: string;
+  /** A page (a tab's worker port, a WebSocket) joins: it may send requests and receives every push. */
+  connect(port: HostPort): () => void;
+  /** The engine, once it runs (a server process drives it without a page). */
+  engine(): Promise<Engine>;
+  /** Shuts the engine down gracefully (every claim let go), as the `shutdown` request does. */
+  shutdown(): Promise<ShutdownReport>;
   /** Reports an error nobody caught inside the worker to the page, as a warning. */
   reportUncaught(error: unknown): void;
   /** Shuts the engine down (if it started), stops every timer, closes the storage and stops listening. */
@@ -200,11 +238,17 @@ export function serveEngineHost(options: EngineHostOptions): EngineHost {
   return new Host(options);
 }
 
+type Handler<M extends Method> = (params: Params<M>, port: HostPort) => Promise<Result<M>>;
+
+/** One handler per method of the protocol: the whole surface a page can reach, typed by method. */
+type Handlers = { readonly [M in Method]: Handler<M> };
+
 class Host implements EngineHost {
   readonly engineId: string;
   readonly #options: EngineHostOptions;
   readonly #now: () => number;
-  readonly #stopListening: () => void;
+  readonly #connections = new Map<HostPort, () => void>();
+  readonly #handlers: Handlers;
   readonly #heartbeat: ReturnType<typeof setInterval>;
   #status: HostStatus;
   #config: WorkerConfig | null = null;
@@ -242,38 +286,66 @@ class Host implements EngineHost {
     this.#now = options.now ?? Date.now;
     this.engineId = (options.randomUUID ?? (() => crypto.randomUUID()))();
     this.#status = { state: 'starting', since: this.#now() };
-    this.#stopListening = options.port.listen((data) => void this.#receive(data));
+    this.#handlers = this.#createHandlers();
+    if (options.port) this.connect(options.port);
     this.#heartbeat = setInterval(() => this.#beat(), options.heartbeatIntervalMs ?? 1_000);
+    (this.#heartbeat as { unref?: () => void }).unref?.();
+    if (options.config) {
+      this.#config = options.config;
+      this.#started = this.#start(options.config);
+    }
+  }
+
+  connect(port: HostPort): () => void {
+    const stop = port.listen((data) => void this.#receive(port, data));
+    this.#connections.set(port, stop);
+    return () => {
+      this.#connections.delete(port);
+      stop();
+    };
+  }
+
+  async engine(): Promise<Engine> {
+    return this.#requireEngine();
+  }
+
+  shutdown(): Promise<ShutdownReport> {
+    return this.#shutdownOnce();
   }
 
   // -------------------------------------------------------------------------------------------------------
   // Messages
 
-  async #receive(data: unknown): Promise<void> {
+  async #receive(port: HostPort, data: unknown): Promise<void> {
     const request = parseRequest(data);
     if (isProtocolError(request)) {
-      if (request.id !== null) this.#respond(request.id, { ok: false, error: request.error });
+      if (request.id !== null) this.#respond(port, request.id, { ok: false, error: request.error });
       else this.#warn({ name: 'ProtocolWarning', message: `Ignored a message: ${request.error.message}` });
       return;
     }
     try {
-      const value = await this.#serve(request);
-      this.#respond(request.id, { ok: true, value });
+      const handler = this.#handlers[request.method] as Handler<typeof request.method>;
+      const value = await handler(request.params as never, port);
+      this.#respond(port, request.id, { ok: true, value });
     } catch (error) {
-      this.#respond(request.id, { ok: false, error: serializeError(error) });
+      this.#respond(port, request.id, { ok: false, error: serializeError(error) });
     }
     const after = this.#afterResponse;
     this.#afterResponse = null;
     after?.();
   }
 
-  #respond(id: number, outcome: { ok: true; value: unknown } | { ok: false; error: SerializedError }): void {
+  #respond(
+    port: HostPort,
+    id: number,
+    outcome: { ok: true; value: unknown } | { ok: false; error: SerializedError },
+  ): void {
     const message: WorkerMessage = { kind: 'response', v: PROTOCOL_VERSION, id, ...outcome };
     try {
-      this.#options.port.post(message);
+      port.post(message);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      this.#options.port.post({
+      port.post({
         kind: 'response',
         v: PROTOCOL_VERSION,
         id,
@@ -288,89 +360,96 @@ class Host implements EngineHost {
 
   #push(message: WorkerMessage): void {
     if (this.#disposed) return;
-    try {
-      this.#options.port.post(message);
-    } catch (error) {
-      console.error('[shuttle worker] could not push a message to the page', error);
-    }
+    for (const port of this.#connections.keys())
+      try {
+        port.post(message);
+      } catch (error) {
+        console.error('[shuttle] could not push a message to a page', error);
+      }
   }
 
-  async #serve(request: RequestMessage): Promise<unknown> {
-    if (request.method === 'hello') return this.#hello(request.params);
-    if (request.method === 'engines') return this.#engines();
-    if (request.method === 'shutdown') return this.#shutdownOnce();
-    if (request.method === 'recordCrash') return this.#recordCrash(request.params);
-    if (request.method === 'engineExiting') return this.#engineExiting(request.params.engineId);
-    if (request.method === 'freeze') return this.#freeze(request.params.seconds);
-    if (request.method === 'compileDefinition') return this.#check(request.params.source);
-    const engine = await this.#requireEngine();
-    switch (request.method) {
-      case 'start': {
-        const { workflowType, input, options } = request.params;
+  /** The protocol's methods, each served by one typed handler. */
+  #createHandlers(): Handlers {
+    /** Runs `act` on the engine once it is there (requests sent right behind the first hello wait). */
+    const withEngine =
+      <M extends Method>(act: (engine: Engine, params: Params<M>) => Promise<Result<M>>): Handler<M> =>
+      async (params) =>
+        act(await this.#requireEngine(), params);
+    return {
+      hello: (params) => this.#hello(params),
+      engines: () => this.#engines(),
+      shutdown: () => this.#shutdownOnce(),
+      recordCrash: (params) => this.#recordCrash(params),
+      engineExiting: async ({ engineId }) => this.#engineExiting(engineId),
+      freeze: ({ seconds }) => this.#freeze(seconds),
+      compileDefinition: ({ source }) => this.#check(source),
+      start: withEngine(async (engine, { workflowType, input, options }) => {
         const handle = await engine.start(workflowType, input, options ?? {});
-        return { workflowId: handle.workflowId } satisfies Result<'start'>;
-      }
-      case 'signal': {
-        const { workflowId, name, payload } = request.params;
+        return { workflowId: handle.workflowId };
+      }),
+      signal: withEngine(async (engine, { workflowId, name, payload }) => {
         await engine.signal(workflowId, name, payload);
         return null;
-      }
-      case 'query': {
-        const { workflowId, name, arg } = request.params;
-        return (await engine.query(workflowId, name, arg)) ?? null;
-      }
-      case 'update': {
-        const { workflowId, name, arg, timeoutMs } = request.params;
-        return (
-          (await engine.update(workflowId, name, arg, timeoutMs === undefined ? {} : { timeoutMs })) ?? null
-        );
-      }
-      case 'cancel':
-        await engine.cancel(request.params.workflowId, request.params.reason);
+      }),
+      query: withEngine(
+        async (engine, { workflowId, name, arg }) => (await engine.query(workflowId, name, arg)) ?? null,
+      ),
+      update: withEngine(
+        async (engine, { workflowId, name, arg, timeoutMs }) =>
+          (await engine.update(workflowId, name, arg, timeoutMs === undefined ? {} : { timeoutMs })) ?? null,
+      ),
+      cancel: withEngine(async (engine, { workflowId, reason }) => {
+        await engine.cancel(workflowId, reason);
         return null;
-      case 'terminate':
-        await engine.terminate(request.params.workflowId, request.params.reason);
+      }),
+      terminate: withEngine(async (engine, { workflowId, reason }) => {
+        await engine.terminate(workflowId, reason);
         return null;
-      case 'suspend':
-        await engine.suspend(request.params.workflowId);
+      }),
+      suspend: withEngine(async (engine, { workflowId }) => {
+        await engine.suspend(workflowId);
         return null;
-      case 'resume':
-        await engine.resume(request.params.workflowId);
+      }),
+      resume: withEngine(async (engine, { workflowId }) => {
+        await engine.resume(workflowId);
         return null;
-      case 'result':
-        return (await engine.handle(request.params.workflowId).result()) ?? null;
-      case 'describe':
-        return engine.describe(request.params.workflowId);
-      case 'list':
-        return engine.list(request.params.filter ?? {});
-      case 'timeline': {
-        const { workflowId, after, limit } = request.params;
-        return engine.timeline(workflowId, {
+      }),
+      result: withEngine(async (engine, { workflowId }) => (await engine.handle(workflowId).result()) ?? null),
+      describe: withEngine((engine, { workflowId }) => engine.describe(workflowId)),
+      list: withEngine((engine, { filter }) => engine.list(filter ?? {})),
+      timeline: withEngine((engine, { workflowId, after, limit }) =>
+        engine.timeline(workflowId, {
           ...(after === undefined ? {} : { after }),
           ...(limit === undefined ? {} : { limit }),
-        });
-      }
-      case 'claims':
-        return engine.claims();
-      case 'fenceRejections':
-        return engine.fenceRejections(request.params.workflowId);
-      case 'resultWaiters':
-        return engine.resultWaiters();
-      case 'metrics':
-        return engine.metrics();
-      case 'definitions':
-        return this.#definitions();
-      case 'saveDefinition':
-        return this.#saveDefinition(engine, request.params.source, request.params.force ?? false);
-      case 'deleteDefinition': {
-        const { name, version } = request.params;
+        }),
+      ),
+      claims: withEngine((engine) => engine.claims()),
+      fenceRejections: withEngine((engine, { workflowId }) => engine.fenceRejections(workflowId)),
+      resultWaiters: withEngine(async (engine) => engine.resultWaiters()),
+      metrics: withEngine(async (engine) => engine.metrics()),
+      definitions: withEngine(() => this.#definitions()),
+      saveDefinition: withEngine((engine, { source, force }) =>
+        this.#saveDefinition(engine, source, force ?? false),
+      ),
+      deleteDefinition: withEngine(async (engine, { name, version }) => {
+        this.#assertAuthoring('delete a definition');
         const outcome = await deleteDefinition(this.#storage!, engine, name, version);
         if (outcome.ok) await this.#authored?.reload([hostKeys.definition(name, version)]);
         return outcome;
-      }
-      case 'ownedWorkflows':
-        return engine.ownedWorkflows();
-    }
+      }),
+      ownedWorkflows: withEngine(async (engine) => engine.ownedWorkflows()),
+    };
+  }
+
+  /** Refuses to change definitions from a page of a host that does not load them (a server). */
+  #assertAuthoring(what: string): void {
+    if (this.#options.loadAuthoredDefinitions ?? true) return;
+    throw Object.assign(
+      new Error(
+        `This studio is connected to a server, which does not load definitions sent from the browser: it cannot ${what}. Deploy definitions with the worker processes (shuttle worker --workflows <file>), or start a worker with --load-studio-definitions to run definitions saved in the studio.`,
+      ),
+      { name: 'AuthoringDisabledError' },
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -390,7 +469,10 @@ class Host implements EngineHost {
     if (!this.#config) {
       this.#config = config;
       this.#started = this.#start(config);
-    } else if (this.#config.databaseName !== config.databaseName || this.#config.mode !== config.mode)
+    } else if (
+      !this.#options.config &&
+      (this.#config.databaseName !== config.databaseName || this.#config.mode !== config.mode)
+    )
       throw protocolMisuse(
         `This worker already serves database '${this.#config.databaseName}' in ${this.#config.mode} mode; a worker serves one database for its life. Open a new tab for '${config.databaseName}'.`,
       );
@@ -404,6 +486,14 @@ class Host implements EngineHost {
       mode: this.#config.mode,
       databaseName: this.#config.databaseName,
       status: this.#status,
+      runtime: this.#options.runtime ?? { kind: 'tab' },
+      store: this.#options.storeLabel?.(this.#config.databaseName) ?? `IndexedDB '${this.#config.databaseName}'`,
+      claimTimings: {
+        ttlMs: this.#options.workflowClaimTtlMs ?? studioClaimTimings.ttlMs,
+        renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
+        graceMs: 2 * (this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs),
+      },
+      authoring: this.#options.loadAuthoredDefinitions ?? true,
     };
   }
 
@@ -432,7 +522,7 @@ class Host implements EngineHost {
         }),
       );
     try {
-      this.#identity = await allocateEngineIdentity(storage, this.engineId);
+      this.#identity = await (this.#options.allocateIdentity ?? allocateEngineIdentity)(storage, this.engineId);
     } catch (error) {
       this.#fail('The studio could not register this tab’s engine in the database.', error);
       this.#engine = Promise.reject(unavailableError(this.#status.message ?? 'The engine failed.'));
@@ -444,6 +534,7 @@ class Host implements EngineHost {
       engineId: this.engineId,
       identity: this.#identity,
       mode: config.mode,
+      runtime: this.#options.runtime ?? { kind: 'tab' },
       startedAt: this.#status.since,
       now: this.#now,
       onError: (error) => this.#presenceFailed(error),
@@ -505,6 +596,7 @@ class Host implements EngineHost {
 
   /** Registers every saved definition, and from now on each one the change feed reports. */
   async #loadAuthored(storage: Storage, engine: Engine): Promise<void> {
+    if (!(this.#options.loadAuthoredDefinitions ?? true)) return;
     const activity = this.#activity;
     const authored = new AuthoredDefinitions({
       storage,
@@ -571,12 +663,14 @@ class Host implements EngineHost {
 
   /** Compiles a source without saving it: in the sandbox when there is one. */
   async #check(source: string): Promise<CompileReport> {
+    this.#assertAuthoring('compile a definition');
     assertSourceSize(source);
     const sandbox = this.#options.compileSandbox;
     return sandbox ? sandbox.check(source, 'definition.ts') : compileHere(source, 'definition.ts');
   }
 
   async #saveDefinition(engine: Engine, source: string, force: boolean): Promise<Result<'saveDefinition'>> {
+    this.#assertAuthoring('save a definition');
     const checked = await this.#check(source);
     if (!checked.ok) return { ok: false, reason: 'invalid', diagnostics: checked.diagnostics };
     const storage = this.#storage;
@@ -596,8 +690,11 @@ class Host implements EngineHost {
     return outcome;
   }
 
-  /** The built-in definitions, then every saved one. */
-  #definitions(): DefinitionInfo[] {
+  /**
+   * The built-in (or deployed) definitions, then every saved one: as loaded by this engine, or — where saved
+   * definitions are not loaded (a server) — as stored, read-only and unregistered.
+   */
+  async #definitions(): Promise<DefinitionInfo[]> {
     const describe = (definition: AnyWorkflowDefinition) => ({
       name: definition.name,
       version: definition.version,
@@ -620,6 +717,30 @@ class Host implements EngineHost {
         loadProblems: null,
       };
     });
+    if (!(this.#options.loadAuthoredDefinitions ?? true)) {
+      const stored = this.#storage ? await listStoredDefinitions(this.#storage) : [];
+      return [
+        ...builtIns,
+        ...stored.map(
+          (definition): DefinitionInfo => ({
+            name: definition.name,
+            version: definition.version,
+            description: null,
+            sampleInput: null,
+            queries: [],
+            updates: [],
+            builtIn: false,
+            title: null,
+            childOnly: false,
+            source: definition.source,
+            savedAt: definition.savedAt,
+            savedBy: definition.savedBy,
+            registered: false,
+            loadProblems: null,
+          }),
+        ),
+      ];
+    }
     const authored = (this.#authored?.list() ?? []).map((loaded): DefinitionInfo => ({
       ...(loaded.definition
         ? describe(loaded.definition)
@@ -1008,7 +1129,8 @@ class Host implements EngineHost {
     clearInterval(this.#heartbeat);
     if (this.#pushTimer !== null) clearTimeout(this.#pushTimer);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
-    this.#stopListening();
+    for (const stop of this.#connections.values()) stop();
+    this.#connections.clear();
     await this.#storage?.close().catch(() => undefined);
   }
 }
