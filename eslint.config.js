@@ -33,7 +33,7 @@ const nodeBuiltins = [
  * level are not checked, even when the body calls them; a function declared inside the body and passed to
  * `ctx.activity` by name is checked (write it inline, or at module level).
  *
- * The studio applies the same table to authored definitions (src/worker/authoring/determinism.ts);
+ * The studio applies the same table to authored definitions (src/host/authoring/determinism.ts);
  * src/workflows/determinism-lint.test.ts checks that both flag the same code with the same messages.
  */
 const workflowBody = "Property[key.name='run'] > FunctionExpression[generator=true]";

@@ -59,15 +59,15 @@ import {
   type ShutdownReport,
 } from '../engine';
 import type { Storage } from '../storage/types';
-import { startActivitiesWhenQuiet } from '../worker/authoring/activity-guard';
-import { AuthoredDefinitions, type LoadedDefinition } from '../worker/authoring/authored-definitions';
-import type { BuiltInInfo } from '../worker/authoring/built-ins';
-import { compileHere, type CompileReport, type CompileSandbox } from '../worker/authoring/compile-sandbox';
+import { startActivitiesWhenQuiet } from './authoring/activity-guard';
+import { AuthoredDefinitions, type LoadedDefinition } from './authoring/authored-definitions';
+import { compileHere, type CompileReport, type CompileSandbox } from './authoring/compile-sandbox';
 import {
   deleteDefinition,
   listStoredDefinitions,
   saveDefinition,
-} from '../worker/authoring/definition-store';
+  type BuiltInInfo,
+} from './authoring/definition-store';
 import type { EngineDeathWatch } from './death-watch';
 import {
   PresenceWriter,
@@ -414,7 +414,9 @@ class Host implements EngineHost {
         await engine.resume(workflowId);
         return null;
       }),
-      result: withEngine(async (engine, { workflowId }) => (await engine.handle(workflowId).result()) ?? null),
+      result: withEngine(
+        async (engine, { workflowId }) => (await engine.handle(workflowId).result()) ?? null,
+      ),
       describe: withEngine((engine, { workflowId }) => engine.describe(workflowId)),
       list: withEngine((engine, { filter }) => engine.list(filter ?? {})),
       timeline: withEngine((engine, { workflowId, after, limit }) =>
@@ -487,7 +489,8 @@ class Host implements EngineHost {
       databaseName: this.#config.databaseName,
       status: this.#status,
       runtime: this.#options.runtime ?? { kind: 'tab' },
-      store: this.#options.storeLabel?.(this.#config.databaseName) ?? `IndexedDB '${this.#config.databaseName}'`,
+      store:
+        this.#options.storeLabel?.(this.#config.databaseName) ?? `IndexedDB '${this.#config.databaseName}'`,
       claimTimings: {
         ttlMs: this.#options.workflowClaimTtlMs ?? studioClaimTimings.ttlMs,
         renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
@@ -522,7 +525,10 @@ class Host implements EngineHost {
         }),
       );
     try {
-      this.#identity = await (this.#options.allocateIdentity ?? allocateEngineIdentity)(storage, this.engineId);
+      this.#identity = await (this.#options.allocateIdentity ?? allocateEngineIdentity)(
+        storage,
+        this.engineId,
+      );
     } catch (error) {
       this.#fail('The studio could not register this tab’s engine in the database.', error);
       this.#engine = Promise.reject(unavailableError(this.#status.message ?? 'The engine failed.'));
@@ -721,24 +727,22 @@ class Host implements EngineHost {
       const stored = this.#storage ? await listStoredDefinitions(this.#storage) : [];
       return [
         ...builtIns,
-        ...stored.map(
-          (definition): DefinitionInfo => ({
-            name: definition.name,
-            version: definition.version,
-            description: null,
-            sampleInput: null,
-            queries: [],
-            updates: [],
-            builtIn: false,
-            title: null,
-            childOnly: false,
-            source: definition.source,
-            savedAt: definition.savedAt,
-            savedBy: definition.savedBy,
-            registered: false,
-            loadProblems: null,
-          }),
-        ),
+        ...stored.map((definition): DefinitionInfo => ({
+          name: definition.name,
+          version: definition.version,
+          description: null,
+          sampleInput: null,
+          queries: [],
+          updates: [],
+          builtIn: false,
+          title: null,
+          childOnly: false,
+          source: definition.source,
+          savedAt: definition.savedAt,
+          savedBy: definition.savedBy,
+          registered: false,
+          loadProblems: null,
+        })),
       ];
     }
     const authored = (this.#authored?.list() ?? []).map((loaded): DefinitionInfo => ({
@@ -766,6 +770,11 @@ class Host implements EngineHost {
 
   /** Every engine event, from construction on (recovery included): pushed to the page, counted. */
   #engineEvent(event: EngineEvent): void {
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // a listener's failure is its own business
+    }
     this.#events.push(event);
     this.#schedulePush();
     if (event.type === 'workflow.completed') this.#workflowsCompleted++;
@@ -849,7 +858,12 @@ class Host implements EngineHost {
   }
 
   #warn(warning: HostWarning): void {
-    console.warn(`[shuttle worker] ${warning.name}: ${warning.message}`);
+    try {
+      this.#options.onWarning?.(warning);
+    } catch {
+      // a host's own listener failing must not stop the warning reaching the pages
+    }
+    if (!this.#options.onWarning) console.warn(`[shuttle] ${warning.name}: ${warning.message}`);
     this.#push({ kind: 'warning', v: PROTOCOL_VERSION, warning });
   }
 
@@ -986,6 +1000,10 @@ class Host implements EngineHost {
   // Chaos: freeze
 
   async #freeze(seconds: number): Promise<Result<'freeze'>> {
+    if (!(this.#options.allowFreeze ?? true))
+      throw protocolMisuse(
+        'This engine runs in a server process: freeze it as a process (SIGSTOP) from the fleet, not from inside.',
+      );
     if (!(seconds > 0 && seconds <= 600))
       throw protocolMisuse(`freeze: seconds must be above 0 and at most 600, not ${seconds}.`);
     const engine = await this.#requireEngine();

@@ -36,9 +36,9 @@ import type {
   TimelineEntry,
   WorkflowDescription,
 } from '../engine';
-import type { Diagnostic } from '../worker/authoring/compile';
-import type { CompileReport } from '../worker/authoring/compile-sandbox';
-import type { DeleteOutcome, SaveOutcome } from '../worker/authoring/definition-store';
+import type { Diagnostic } from './authoring/compile';
+import type { CompileReport } from './authoring/compile-sandbox';
+import type { DeleteOutcome, SaveOutcome } from './authoring/definition-store';
 
 export type { CompileReport, DeleteOutcome, SaveOutcome };
 

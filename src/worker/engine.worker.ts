@@ -10,8 +10,8 @@
  */
 import { IndexedDbStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
-import { builtInInfo } from './authoring/built-ins';
-import { CompileSandbox, type SandboxWorker } from './authoring/compile-sandbox';
+import { builtInInfo } from './built-ins';
+import { CompileSandbox, type SandboxWorker } from '../host/authoring/compile-sandbox';
 import { DeathWatch } from './death-watch';
 import { serveEngineHost } from '../host/engine-host';
 import type { WorkerMessage } from '../host/protocol';
@@ -54,7 +54,7 @@ const host = serveEngineHost({
     : {
         compileSandbox: new CompileSandbox({
           spawn: () =>
-            new Worker(new URL('./authoring/compile.worker.ts', import.meta.url), {
+            new Worker(new URL('./compile.worker.ts', import.meta.url), {
               type: 'module',
               name: 'shuttle compile sandbox',
             }) as unknown as SandboxWorker,

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryLiveness, hostKeys } from '../engine';
 import { MemoryStorage } from '../storage';
 import { builtInWorkflows } from '../workflows';
-import { builtInInfo } from './authoring/built-ins';
+import { builtInInfo } from './built-ins';
 import { ListingLiveness, openTestTab, sharedStorage, type TestTab } from './host.test-support';
 import { presenceKey } from '../host/presence';
 import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from '../host/protocol';

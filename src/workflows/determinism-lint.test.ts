@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
-import { compileDefinition } from '../worker/authoring/compile';
+import { compileDefinition } from '../host/authoring/compile';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({

@@ -19,7 +19,7 @@ import {
   templateFrom,
   unusedName,
   withVersion,
-} from '../../../worker/authoring/source-edits';
+} from '../../../host/authoring/source-edits';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { Icon } from '../../components/icons';

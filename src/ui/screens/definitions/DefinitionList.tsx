@@ -10,7 +10,7 @@ import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { groupDefinitions } from '../workflows/definition-catalog';
 import { humanTitle, isChildOnly } from '../workflows/definition-names';
-import { readDeclaration } from '../../../worker/authoring/source-edits';
+import { readDeclaration } from '../../../host/authoring/source-edits';
 import { bufferKey, useEditorStore } from './editor-store';
 import styles from './DefinitionList.module.css';
 

@@ -4,7 +4,7 @@
  * sandbox's per-source timeout measures the source alone. It is terminated when a source does not finish
  * loading; errors that the evaluated code throws later (from its own timers) are swallowed here.
  */
-import { compileHere, type SandboxMessage, type SandboxRequest } from './compile-sandbox';
+import { compileHere, type SandboxMessage, type SandboxRequest } from '../host/authoring/compile-sandbox';
 
 type SandboxScope = {
   postMessage(message: SandboxMessage): void;

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { defineWorkflow } from '../../engine';
 import { TestWorld } from '../../engine/engine.test-support';
 import { MemoryStorage } from '../../storage';
-import { StorageActivity } from '../../host/storage-activity';
+import { StorageActivity } from '../storage-activity';
 import { startActivitiesWhenQuiet } from './activity-guard';
 
 const calls: string[] = [];

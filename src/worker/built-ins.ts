@@ -6,26 +6,20 @@
  * Every built-in type's module is named after the type (`fan-out-task` → `fan-out-task.ts`); the test beside
  * this module checks that every registered built-in has its source here and that the source declares it.
  */
-import { builtInCatalog, builtInChildTypes, builtInWorkflows } from '../../workflows';
-import approval from '../../workflows/approval.ts?raw';
-import countdown from '../../workflows/countdown.ts?raw';
-import fanOutTask from '../../workflows/fan-out-task.ts?raw';
-import fanOut from '../../workflows/fan-out.ts?raw';
-import flaky from '../../workflows/flaky.ts?raw';
-import order from '../../workflows/order.ts?raw';
-import saga from '../../workflows/saga.ts?raw';
-import shipment from '../../workflows/shipment.ts?raw';
-import slowSteps from '../../workflows/slow-steps.ts?raw';
+import { builtInCatalog, builtInChildTypes, builtInWorkflows } from '../workflows';
+import approval from '../workflows/approval.ts?raw';
+import countdown from '../workflows/countdown.ts?raw';
+import fanOutTask from '../workflows/fan-out-task.ts?raw';
+import fanOut from '../workflows/fan-out.ts?raw';
+import flaky from '../workflows/flaky.ts?raw';
+import order from '../workflows/order.ts?raw';
+import saga from '../workflows/saga.ts?raw';
+import shipment from '../workflows/shipment.ts?raw';
+import slowSteps from '../workflows/slow-steps.ts?raw';
 
-/** A built-in definition as the studio presents it. */
-export type BuiltInInfo = {
-  /** The TypeScript module the definition is exported from. */
-  source: string | null;
-  /** A short human title ("Order fulfilment"), or null for child types. */
-  title: string | null;
-  /** Started by a parent workflow, not offered on its own. */
-  childOnly: boolean;
-};
+import type { BuiltInInfo } from '../host/authoring/definition-store';
+
+export type { BuiltInInfo };
 
 const sources: Readonly<Record<string, string>> = {
   approval,

@@ -21,7 +21,7 @@ import { compileDefinition, type Diagnostic } from './compile';
 export type CompileReport =
   { ok: true; name: string; version: number } | { ok: false; diagnostics: Diagnostic[] };
 
-/** Messages between the sandbox and its worker (compile.worker.ts). */
+/** Messages between the sandbox and its worker (src/worker/compile.worker.ts). */
 export type SandboxRequest = { id: number; source: string; fileName: string };
 export type SandboxMessage = { type: 'ready' } | { type: 'report'; id: number; report: CompileReport };
 
@@ -34,7 +34,7 @@ export type SandboxWorker = {
 };
 
 export type CompileSandboxOptions = {
-  /** Starts a sandbox worker (compile.worker.ts). */
+  /** Starts a sandbox worker (src/worker/compile.worker.ts). */
   spawn: () => SandboxWorker;
   /** How long one source may take to load, in ms. Default 2,000. */
   timeoutMs?: number;

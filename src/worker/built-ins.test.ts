@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { builtInWorkflows } from '../../workflows';
+import { builtInWorkflows } from '../workflows';
 import { builtInInfo } from './built-ins';
-import { compileDefinition } from './compile';
+import { compileDefinition } from '../host/authoring/compile';
 
 describe('built-in definitions as the studio shows them', () => {
   it('has the source of every built-in, and each source compiles into that very definition', async () => {

@@ -25,6 +25,16 @@ export type StoredDefinition = {
   savedBy: string;
 };
 
+/** A definition shipped with the engine (a built-in demo, or deployed with a server) as the studio shows it. */
+export type BuiltInInfo = {
+  /** The TypeScript module the definition is exported from. */
+  source: string | null;
+  /** A short human title ("Order fulfilment"), or null for child types. */
+  title: string | null;
+  /** Started by a parent workflow, not offered on its own. */
+  childOnly: boolean;
+};
+
 export type SaveOutcome =
   | { ok: true; name: string; version: number; created: boolean }
   | { ok: false; reason: 'invalid'; diagnostics: Diagnostic[] }

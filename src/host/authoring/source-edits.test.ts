@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtInInfo } from './built-ins';
+import { builtInInfo } from '../../worker/built-ins';
 import { compileDefinition } from './compile';
 import {
   blankDefinition,
