@@ -1,0 +1,874 @@
+/**
+ * Server benchmarks (issue 15, Benchmarks): Shuttle engines over PostgresStorage on a throwaway PostgreSQL
+ * server started here with `startLocalPostgres({ durable: true })` (fsync, full_page_writes and
+ * synchronous_commit on: every commit waits for its disk flush), everything measured side by side in this one
+ * run, so each figure can be read beside its ceiling and its peer on this shared, noisy machine.
+ *
+ * 1. Throughput, in rounds (5, or 2 when quick), the order rotating within each round:
+ *    - the ceiling: raw conditional single-row UPDATE transactions on one connection (autocommit);
+ *    - Shuttle: one `bench-steps` workflow of N sequential activities, then 50 at once, each on a fresh
+ *      engine (`workflow-lease`, TTL 6 s / renew 1 s, PostgresLiveness) on a fresh schema;
+ *    - the peer, DBOS Transact, in its own process and its own database on the same server: the same
+ *      workflows (N sequential steps; 50 at once).
+ *    Ratios are taken within each round and the median of the per-round ratios is reported.
+ * 2. Handoff across OS processes (engine-process.ts): `kill -9` and `SIGTERM` of the owner of a running
+ *    countdown → the survivor's first commit after its claim; a signal sent from this process → the
+ *    owner's `signal-consumed` commit. The durable timeline's `at` stamps are the end points.
+ * 3. Holding: one process parks many workflows on durable timers three days away (as many concurrent starts
+ *    as it takes, within a time budget), another parks 1,000; both are watched for the same window while a
+ *    third process joins the big store: storage calls per renewal pass at both sizes, every claim still
+ *    live, no takeover, and how long the newcomer takes to serve.
+ *
+ * Run by scripts/bench.mjs as `node --import tsx bench/server.ts`; prints one JSON line
+ * `{ figures, details }` on stdout, progress on stderr.
+ */
+import os from 'node:os';
+import pg from 'pg';
+import { createEngine, defineWorkflow, type Engine, type TimelineEntry } from '../src/engine';
+import { keys } from '../src/engine/keys';
+import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
+import { PostgresLiveness } from '../src/server/postgres-liveness';
+import { PostgresStorage } from '../src/storage/postgres';
+import { encodeKey } from '../src/storage/postgres-sql';
+import type { ServerFigures } from './server-results';
+import { FixtureProcess } from './server/child';
+import { median, roundTo, spreadOf, summarize, type SampleSummary } from './stats';
+import { countDuplicateCommits, findTakeover } from './timeline-audit';
+
+const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
+const options = {
+  rounds: Number(process.env.SHUTTLE_BENCH_SERVER_ROUNDS ?? (quick ? 2 : 5)),
+  /** How long each throughput measurement should last (N is sized from the previous round). */
+  measureMs: quick ? 1_000 : 2_000,
+  parallelWorkflows: 50,
+  handoffRuns: quick ? 3 : 7,
+  signalRuns: quick ? 3 : 10,
+  countdownFrom: 60,
+  tickMs: 20,
+  /** Parked workflows the holding process aims for, and how long it may spend starting them. */
+  parkedTarget: Number(process.env.SHUTTLE_BENCH_PARKED ?? (quick ? 10_000 : 100_000)),
+  parkBudgetMs: Number(process.env.SHUTTLE_BENCH_PARK_BUDGET_MS ?? (quick ? 40_000 : 150_000)),
+  parkedSmall: 1_000,
+  parkConcurrency: 500,
+  holdWindowMs: quick ? 20_000 : 60_000,
+  parkSleepMs: 3 * 24 * 3600_000,
+};
+
+const claimTimings = { workflowClaimTtlMs: 6_000, workflowClaimRenewIntervalMs: 1_000 } as const;
+
+function log(message: string): void {
+  process.stderr.write(`[bench:server] ${message}\n`);
+}
+
+function load(): number[] {
+  return os.loadavg().map((value) => Math.round(value * 100) / 100);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  { intervalMs = 20, timeoutMs = 20_000 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+function databaseUrl(server: LocalPostgres, database: string): string {
+  return server.url.replace(/\/postgres$/, `/${database}`);
+}
+
+async function createDatabase(server: LocalPostgres, database: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${database}`);
+  } finally {
+    await admin.end();
+  }
+  return databaseUrl(server, database);
+}
+
+// -----------------------------------------------------------------------------------------------------------
+// 1. Throughput
+
+const steps = defineWorkflow({
+  name: 'bench-steps',
+  version: 1,
+  *run(ctx, input: { steps: number }) {
+    let sum = 0;
+    for (let i = 0; i < input.steps; i++) sum += yield* ctx.activity('step', () => i);
+    return sum;
+  },
+});
+
+type Rate = { operations: number; elapsedMs: number; perSecond: number };
+
+function rate(operations: number, elapsedMs: number): Rate {
+  return { operations, elapsedMs: Math.round(elapsedMs), perSecond: (operations / elapsedMs) * 1000 };
+}
+
+/** The ceiling: `UPDATE kv SET v = $1 WHERE k = $2 AND v = $3` in autocommit on one connection, 200-byte values. */
+async function rawTransactions(client: pg.Client, durationMs: number): Promise<Rate> {
+  const value = (n: number) => String(n).padStart(200, '0');
+  let counter = Number((await client.query<{ v: string }>(`SELECT v FROM kv WHERE k = 'k'`)).rows[0]!.v);
+  let done = 0;
+  const started = performance.now();
+  while (performance.now() - started < durationMs) {
+    const next = counter + 1;
+    const result = await client.query({
+      name: 'raw-cas',
+      text: 'UPDATE kv SET v = $1 WHERE k = $2 AND v = $3',
+      values: [value(next), 'k', value(counter)],
+    });
+    if (result.rowCount !== 1) throw new Error('the raw compare-and-swap did not apply');
+    counter = next;
+    done++;
+  }
+  return rate(done, performance.now() - started);
+}
+
+type EngineRun = Rate & {
+  workflows: number;
+  stepsPerWorkflow: number;
+  storageTransactions: number;
+  groupedBatches: number;
+  duplicates: number;
+};
+
+/** `workflows` × `stepsEach` on a fresh engine over a fresh schema; elapsed = first start → last result. */
+async function shuttleSteps(
+  url: string,
+  schema: string,
+  workflows: number,
+  stepsEach: number,
+): Promise<EngineRun> {
+  const storage = await PostgresStorage.open({ connectionString: url, schema });
+  const liveness = new PostgresLiveness({ connectionString: url, schema });
+  const engine = await createEngine({
+    storage,
+    workflows: [steps],
+    ownership: 'workflow-lease',
+    ...claimTimings,
+    liveness,
+  });
+  try {
+    const before = engine.metrics();
+    const started = performance.now();
+    const handles = await Promise.all(
+      Array.from({ length: workflows }, () => engine.start(steps, { steps: stepsEach })),
+    );
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+    const elapsedMs = performance.now() - started;
+    const after = engine.metrics();
+    const expected = (stepsEach * (stepsEach - 1)) / 2;
+    if (results.some((result) => result !== expected))
+      throw new Error(`a bench-steps workflow returned ${JSON.stringify(results[0])}, expected ${expected}`);
+    let duplicates = 0;
+    for (const handle of handles)
+      duplicates += countDuplicateCommits(await handle.timeline(), {
+        kind: 'activity-completed',
+        count: stepsEach,
+      }).duplicates;
+    return {
+      ...rate(workflows * stepsEach, elapsedMs),
+      workflows,
+      stepsPerWorkflow: stepsEach,
+      storageTransactions: after.storageTransactions - before.storageTransactions,
+      groupedBatches: after.groupedBatches - before.groupedBatches,
+      duplicates,
+    };
+  } finally {
+    await engine.shutdown();
+    await storage.close();
+    await liveness.close();
+  }
+}
+
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+type PeerRun = Rate & { workflows: number; stepsPerWorkflow: number };
+
+async function peerSteps(peer: FixtureProcess, workflows: number, stepsEach: number): Promise<PeerRun> {
+  const answer = await peer.request({ op: 'run', workflows, steps: stepsEach }, 'ran', 300_000);
+  return {
+    ...rate(workflows * stepsEach, Number(answer.elapsedMs)),
+    workflows,
+    stepsPerWorkflow: stepsEach,
+  };
+}
+
+type Round = {
+  round: number;
+  order: string[];
+  loadAverage: number[];
+  raw: Rate;
+  sequential: EngineRun;
+  parallel: EngineRun;
+  peerSequential: PeerRun | null;
+  peerParallel: PeerRun | null;
+  stepRatio: number;
+  parallelRatio: number;
+  peerStepRatio: number | null;
+  peerParallelRatio: number | null;
+};
+
+const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, Math.round(value)));
+
+async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; peer: PeerInfo }> {
+  const rawUrl = await createDatabase(server, 'bench_raw');
+  const shuttleUrl = await createDatabase(server, 'bench_shuttle');
+  const raw = new pg.Client({ connectionString: rawUrl, application_name: 'bench:raw' });
+  await raw.connect();
+  await raw.query('CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL)');
+  await raw.query(`INSERT INTO kv VALUES ('k', $1)`, ['0'.padStart(200, '0')]);
+
+  const peerInfo: PeerInfo = { name: 'DBOS Transact', package: '@dbos-inc/dbos-sdk', version: null };
+  let peer: FixtureProcess | null = null;
+  try {
+    peer = await FixtureProcess.dbos(databaseUrl(server, 'bench_dbos'));
+    const ready = peer.messages.find((message) => message.event === 'ready')!;
+    peerInfo.version = String(ready.version);
+    peerInfo.launchMs = Number(ready.launchMs);
+  } catch (error) {
+    peerInfo.error = error instanceof Error ? error.message : String(error);
+    log(`the peer could not run: ${peerInfo.error}`);
+  }
+
+  let schemas = 0;
+  const freshSchema = () => `bench_${++schemas}`;
+  const shuttle = async (workflows: number, stepsEach: number) => {
+    const schema = freshSchema();
+    try {
+      return await shuttleSteps(shuttleUrl, schema, workflows, stepsEach);
+    } finally {
+      await dropSchema(shuttleUrl, schema);
+    }
+  };
+
+  // Warm-up (discarded): compiles the hot paths of both engines and sizes the first round.
+  log('throughput warm-up');
+  const warmSequential = await shuttle(1, 200);
+  const warmParallel = await shuttle(options.parallelWorkflows, 20);
+  if (peer) {
+    await peerSteps(peer, 1, 200);
+    await peerSteps(peer, options.parallelWorkflows, 20);
+  }
+  let sequentialSteps = clamp((warmSequential.perSecond * options.measureMs) / 1000, 100, 20_000);
+  let parallelSteps = clamp(
+    (warmParallel.perSecond * options.measureMs) / 1000 / options.parallelWorkflows,
+    5,
+    2_000,
+  );
+
+  const rounds: Round[] = [];
+  const kinds = ['raw', 'sequential', 'parallel', 'peer-sequential', 'peer-parallel'] as const;
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      const order = kinds.map((_, index) => kinds[(index + round) % kinds.length]!);
+      const measured: Partial<Record<(typeof kinds)[number], Rate>> = {};
+      for (const kind of order) {
+        if (kind === 'raw') measured.raw = await rawTransactions(raw, options.measureMs);
+        else if (kind === 'sequential') measured.sequential = await shuttle(1, sequentialSteps);
+        else if (kind === 'parallel')
+          measured.parallel = await shuttle(options.parallelWorkflows, parallelSteps);
+        else if (peer && kind === 'peer-sequential')
+          measured['peer-sequential'] = await peerSteps(peer, 1, sequentialSteps);
+        else if (peer && kind === 'peer-parallel')
+          measured['peer-parallel'] = await peerSteps(peer, options.parallelWorkflows, parallelSteps);
+      }
+      const rawRate = measured.raw!;
+      const sequential = measured.sequential as EngineRun;
+      const parallel = measured.parallel as EngineRun;
+      const peerSequential = (measured['peer-sequential'] as PeerRun | undefined) ?? null;
+      const peerParallel = (measured['peer-parallel'] as PeerRun | undefined) ?? null;
+      const result: Round = {
+        round,
+        order: [...order],
+        loadAverage: load(),
+        raw: { ...rawRate, perSecond: Math.round(rawRate.perSecond) },
+        sequential: { ...sequential, perSecond: Math.round(sequential.perSecond) },
+        parallel: { ...parallel, perSecond: Math.round(parallel.perSecond) },
+        peerSequential: peerSequential && {
+          ...peerSequential,
+          perSecond: Math.round(peerSequential.perSecond),
+        },
+        peerParallel: peerParallel && { ...peerParallel, perSecond: Math.round(peerParallel.perSecond) },
+        stepRatio: roundTo(sequential.perSecond / rawRate.perSecond, 3)!,
+        parallelRatio: roundTo(parallel.perSecond / rawRate.perSecond, 3)!,
+        peerStepRatio: peerSequential && roundTo(sequential.perSecond / peerSequential.perSecond, 3),
+        peerParallelRatio: peerParallel && roundTo(parallel.perSecond / peerParallel.perSecond, 3),
+      };
+      rounds.push(result);
+      log(
+        `round ${round + 1}/${options.rounds}: raw ${result.raw.perSecond}/s, shuttle ${result.sequential.perSecond} ` +
+          `(×${result.stepRatio}) and ${result.parallel.perSecond} (×${result.parallelRatio}) steps/s, ` +
+          `peer ${result.peerSequential?.perSecond ?? '—'} and ${result.peerParallel?.perSecond ?? '—'} steps/s`,
+      );
+      sequentialSteps = clamp((sequential.perSecond * options.measureMs) / 1000, 100, 20_000);
+      parallelSteps = clamp(
+        (parallel.perSecond * options.measureMs) / 1000 / options.parallelWorkflows,
+        5,
+        2_000,
+      );
+    }
+  } finally {
+    await raw.end();
+    if (peer) {
+      peer.send({ op: 'stop' });
+      await Promise.race([peer.exited, sleep(10_000)]);
+      await peer.stop();
+    }
+  }
+  return { rounds, peer: peerInfo };
+}
+
+type PeerInfo = {
+  name: string;
+  package: string;
+  version: string | null;
+  launchMs?: number;
+  error?: string;
+};
+
+function ratios(values: (number | null)[]): SampleSummary {
+  return summarize(
+    values.filter((value): value is number => value !== null),
+    3,
+  );
+}
+
+// -----------------------------------------------------------------------------------------------------------
+// 2. Handoff across processes
+
+type HandoffKind = 'kill' | 'sigterm';
+
+type HandoffRun = {
+  kind: HandoffKind;
+  run: number;
+  workflowId: string;
+  ownerEngineId: string;
+  exitAt: number;
+  newOwnerEngineId: string | null;
+  claimKind: string | null;
+  claimReason: string | null;
+  claimLatencyMs: number | null;
+  firstStepKind: string | null;
+  /** Exit → the successor's first commit after its claim: the figure. */
+  latencyMs: number | null;
+  duplicates: number | null;
+  error?: string;
+};
+
+async function observerEngine(
+  url: string,
+  schema: string,
+): Promise<{ engine: Engine; close: () => Promise<void> }> {
+  const storage = await PostgresStorage.open({ connectionString: url, schema });
+  const engine = await createEngine({
+    storage,
+    ownership: 'workflow-lease',
+    ...claimTimings,
+    claimWorkflows: false,
+  });
+  return {
+    engine,
+    close: async () => {
+      await engine.shutdown();
+      await storage.close();
+    },
+  };
+}
+
+function ticksBy(timeline: readonly TimelineEntry[], engineId: string): number {
+  return timeline.filter((entry) => entry.kind === 'timer-fired' && entry.engineId === engineId).length;
+}
+
+async function handoffRun(
+  url: string,
+  schema: string,
+  observer: Engine,
+  kind: HandoffKind,
+  run: number,
+): Promise<HandoffRun> {
+  const owner = await FixtureProcess.engine(`owner-${kind}-${run}`, url, schema);
+  const workflowId = `handoff-${kind}-${run}`;
+  const record: HandoffRun = {
+    kind,
+    run,
+    workflowId,
+    ownerEngineId: owner.engineId,
+    exitAt: 0,
+    newOwnerEngineId: null,
+    claimKind: null,
+    claimReason: null,
+    claimLatencyMs: null,
+    firstStepKind: null,
+    latencyMs: null,
+    duplicates: null,
+  };
+  try {
+    await owner.request(
+      {
+        op: 'start',
+        workflow: 'countdown',
+        id: workflowId,
+        input: { from: options.countdownFrom, tickMs: options.tickMs },
+      },
+      'started',
+      20_000,
+    );
+    await pollUntil('the owner to commit 3 ticks', async () => {
+      const timeline = await observer.timeline(workflowId);
+      return ticksBy(timeline, owner.engineId) >= 3 ? true : undefined;
+    });
+    record.exitAt = Date.now();
+    owner.kill(kind === 'kill' ? 'SIGKILL' : 'SIGTERM');
+    const takeover = await pollUntil(
+      'the survivor to commit a step',
+      async () => {
+        const found = findTakeover(await observer.timeline(workflowId), owner.engineId);
+        return found?.firstStep ? found : undefined;
+      },
+      { intervalMs: 20, timeoutMs: 30_000 },
+    );
+    record.newOwnerEngineId = takeover.engineId;
+    record.claimKind = takeover.claim.kind;
+    record.claimReason =
+      takeover.claim.kind === 'claim-taken-over' ? String(takeover.claim.detail.reason) : 'released';
+    record.claimLatencyMs = takeover.claim.at - record.exitAt;
+    record.firstStepKind = takeover.firstStep!.kind;
+    record.latencyMs = takeover.firstStep!.at - record.exitAt;
+    const result = await observer.handle(workflowId).result();
+    if ((result as { counted?: number }).counted !== options.countdownFrom)
+      throw new Error(`the countdown returned ${JSON.stringify(result)}`);
+    record.duplicates = countDuplicateCommits(await observer.timeline(workflowId), {
+      kind: 'timer-fired',
+      count: options.countdownFrom,
+    }).duplicates;
+  } catch (error) {
+    record.error = error instanceof Error ? error.message : String(error);
+  } finally {
+    await owner.stop();
+  }
+  return record;
+}
+
+type SignalRun = { run: number; sentAt: number; consumedAt: number | null; latencyMs: number | null };
+
+async function handoffs(server: LocalPostgres) {
+  const url = await createDatabase(server, 'bench_handoff');
+  const schema = 'shuttle';
+  // The schema exists before any process races to create it.
+  await (await PostgresStorage.open({ connectionString: url, schema })).close();
+  const observer = await observerEngine(url, schema);
+  const survivor = await FixtureProcess.engine('survivor', url, schema);
+  const runs: HandoffRun[] = [];
+  const signals: SignalRun[] = [];
+  try {
+    for (const kind of ['kill', 'sigterm'] as const)
+      for (let run = 0; run < options.handoffRuns; run++) {
+        const result = await handoffRun(url, schema, observer.engine, kind, run);
+        runs.push(result);
+        log(
+          `handoff ${kind} ${run + 1}/${options.handoffRuns}: ${result.latencyMs ?? result.error} ms` +
+            (result.claimReason ? ` (${result.claimKind}, ${result.claimReason})` : ''),
+        );
+      }
+
+    // A signal sent from this process to a workflow the survivor process owns.
+    const workflowId = 'signal-pings';
+    await survivor.request(
+      { op: 'start', workflow: 'bench-pings', id: workflowId, input: { count: options.signalRuns } },
+      'started',
+      20_000,
+    );
+    const consumed = async () =>
+      (await observer.engine.timeline(workflowId)).filter((entry) => entry.kind === 'signal-consumed');
+    // The run parks on its first signal wait: its claim and first turn are committed.
+    await pollUntil('the pings workflow to wait', async () => {
+      const description = await observer.engine.describe(workflowId);
+      return description.status === 'running' && description.owner?.engineId === survivor.engineId
+        ? true
+        : undefined;
+    });
+    await sleep(200);
+    for (let run = 0; run < options.signalRuns; run++) {
+      const sentAt = Date.now();
+      await observer.engine.signal(workflowId, 'ping', { run });
+      const entry = await pollUntil('the owner to consume the signal', async () => (await consumed())[run], {
+        intervalMs: 10,
+        timeoutMs: 10_000,
+      }).catch(() => null);
+      signals.push({
+        run,
+        sentAt,
+        consumedAt: entry?.at ?? null,
+        latencyMs: entry ? entry.at - sentAt : null,
+      });
+      await sleep(100);
+    }
+    log(`cross-process signal: ${signals.map((signal) => signal.latencyMs).join(', ')} ms`);
+  } finally {
+    await survivor.stop();
+    await observer.close();
+  }
+  const latencies = (kind: HandoffKind) =>
+    summarize(runs.filter((run) => run.kind === kind && run.latencyMs !== null).map((run) => run.latencyMs!));
+  const claimLatencies = (kind: HandoffKind) =>
+    summarize(
+      runs
+        .filter((run) => run.kind === kind && run.claimLatencyMs !== null)
+        .map((run) => run.claimLatencyMs!),
+    );
+  return {
+    kill: latencies('kill'),
+    sigterm: latencies('sigterm'),
+    claimLatencyMs: { kill: claimLatencies('kill'), sigterm: claimLatencies('sigterm') },
+    signal: summarize(signals.filter((run) => run.latencyMs !== null).map((run) => run.latencyMs!)),
+    duplicates: runs.reduce((sum, run) => sum + (run.duplicates ?? 0), 0),
+    runs,
+    signals,
+  };
+}
+
+// -----------------------------------------------------------------------------------------------------------
+// 3. Holding
+
+type Stats = {
+  calls: Record<string, number>;
+  metrics: {
+    renewals: number;
+    claimsHeld: number;
+    claimsLost: number;
+    claimAttempts: Record<string, number>;
+  };
+  owned: number;
+  cpuMs: number;
+  memory: number;
+};
+
+async function stats(process: FixtureProcess): Promise<Stats> {
+  return (await process.request({ op: 'stats' }, 'stats', 30_000)) as unknown as Stats;
+}
+
+function totalCalls(calls: Record<string, number>): number {
+  return Object.values(calls).reduce((sum, count) => sum + count, 0);
+}
+
+function callsDelta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after).map(([method, count]) => [method, count - (before[method] ?? 0)]),
+  );
+}
+
+/** Transactions committed in `database` so far (pg_stat_database; every statement in autocommit is one). */
+async function transactionsOf(client: pg.Client, database: string): Promise<number> {
+  await client.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await client.query<{ xact_commit: string; xact_rollback: string }>(
+    'SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = $1',
+    [database],
+  );
+  return Number(rows[0]?.xact_commit ?? 0) + Number(rows[0]?.xact_rollback ?? 0);
+}
+
+async function parkedStore(server: LocalPostgres, database: string, count: number, budgetMs: number) {
+  const url = await createDatabase(server, database);
+  const holder = await FixtureProcess.engine(`holder-${database}`, url, 'shuttle');
+  const begun = Date.now();
+  let parked = 0;
+  // Batches of at most 5,000 starts, until the count or the time budget is reached.
+  while (parked < count && Date.now() - begun < budgetMs) {
+    const batch = Math.min(5_000, count - parked);
+    await holder.request(
+      {
+        op: 'park',
+        count: batch,
+        concurrency: options.parkConcurrency,
+        prefix: `p${String(parked / 1000).padStart(3, '0')}k-`,
+        sleepMs: options.parkSleepMs,
+      },
+      'parked',
+      30 * 60_000,
+    );
+    parked += batch;
+    log(
+      `${database}: ${parked.toLocaleString('en-US')} parked in ${Math.round((Date.now() - begun) / 1000)} s`,
+    );
+  }
+  return { url, holder, parked, startMs: Date.now() - begun };
+}
+
+/** Counts rows of the holding store's timelines that record a takeover (the durable source of truth). */
+async function takeoversRecorded(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM shuttle.entries
+        WHERE key >= decode($1, 'hex') AND key < decode($2, 'hex') AND value LIKE '%"claim-taken-over"%'`,
+      [encodeKey('wf-tl:'), encodeKey('wf-tl;')],
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+async function holding(server: LocalPostgres) {
+  const big = await parkedStore(server, 'bench_hold', options.parkedTarget, options.parkBudgetMs);
+  const small = await parkedStore(server, 'bench_hold_small', options.parkedSmall, options.parkBudgetMs);
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  const sessionReader = await PostgresStorage.open({ connectionString: big.url, schema: 'shuttle' });
+  let second: FixtureProcess | null = null;
+  try {
+    // Let the start-up work settle (the last starts' change notifications, timers armed).
+    await sleep(3_000);
+    const beforeBig = await stats(big.holder);
+    const beforeSmall = await stats(small.holder);
+    const xactBig = await transactionsOf(admin, 'bench_hold');
+    const xactSmall = await transactionsOf(admin, 'bench_hold_small');
+    const windowStarted = Date.now();
+
+    // A second live process joins the big store: createEngine resolved, then one workflow served.
+    const secondSpawned = Date.now();
+    second = await FixtureProcess.engine('second', big.url, 'shuttle', {
+      serveCheck: true,
+      timeoutMs: 120_000,
+    });
+    const ready = second.messages.find((message) => message.event === 'ready')!;
+    const served = await second.next('served', 60_000);
+    const secondProcess = {
+      readyMs: ready.at - secondSpawned,
+      processStartMs: Number(ready.startedAt) - secondSpawned,
+      createEngineMs: Number(ready.createEngineMs),
+      servedMs: served.at - secondSpawned,
+    };
+    log(
+      `second process: createEngine resolved ${secondProcess.readyMs} ms after spawn, served ${secondProcess.servedMs} ms after spawn`,
+    );
+
+    // Watch the holder's session: how close did it come to expiring?
+    const grace = 2 * claimTimings.workflowClaimRenewIntervalMs;
+    let minHeadroomMs = Number.POSITIVE_INFINITY;
+    let sessionSamples = 0;
+    const holderSession = keys.session(big.holder.engineId);
+    while (Date.now() - windowStarted < options.holdWindowMs) {
+      const raw = await sessionReader.get(holderSession);
+      const session = raw ? (JSON.parse(raw) as { expiresAt: number; endedAt?: number }) : null;
+      const headroom = session && session.endedAt === undefined ? session.expiresAt + grace - Date.now() : -1;
+      minHeadroomMs = Math.min(minHeadroomMs, headroom);
+      sessionSamples++;
+      await sleep(250);
+    }
+    const windowMs = Date.now() - windowStarted;
+    const afterBig = await stats(big.holder);
+    const afterSmall = await stats(small.holder);
+    const secondStats = await stats(second);
+    const xactBigAfter = await transactionsOf(admin, 'bench_hold');
+    const xactSmallAfter = await transactionsOf(admin, 'bench_hold_small');
+
+    const perPass = (before: Stats, after: Stats) => {
+      const passes = after.metrics.renewals - before.metrics.renewals;
+      const calls = callsDelta(after.calls, before.calls);
+      return {
+        passes,
+        calls,
+        callsPerPass: passes > 0 ? roundTo(totalCalls(calls) / passes, 1) : null,
+        claimsHeld: after.metrics.claimsHeld,
+        claimsLost: after.metrics.claimsLost - before.metrics.claimsLost,
+        cpuMsPerPass: passes > 0 ? roundTo((after.cpuMs - before.cpuMs) / passes, 1) : null,
+        heapBytes: after.memory,
+      };
+    };
+    const bigPass = perPass(beforeBig, afterBig);
+    const smallPass = perPass(beforeSmall, afterSmall);
+    const recorded = await takeoversRecorded(big.url);
+    return {
+      parkedTarget: options.parkedTarget,
+      parked: big.parked,
+      parkedSmall: small.parked,
+      startMs: big.startMs,
+      startsPerSecond: roundTo((big.parked / big.startMs) * 1000),
+      parkBudgetMs: options.parkBudgetMs,
+      reachedTarget: big.parked >= options.parkedTarget,
+      windowMs,
+      big: { ...bigPass, transactionsPerSecond: roundTo(((xactBigAfter - xactBig) / windowMs) * 1000, 1) },
+      small: {
+        ...smallPass,
+        transactionsPerSecond: roundTo(((xactSmallAfter - xactSmall) / windowMs) * 1000, 1),
+      },
+      sessionHeadroomMs: { min: Math.round(minHeadroomMs), samples: sessionSamples },
+      secondProcess: {
+        ...secondProcess,
+        takeovers: secondStats.metrics.claimAttempts.takeover ?? 0,
+        acquired: secondStats.metrics.claimAttempts.acquired ?? 0,
+        owned: secondStats.owned,
+      },
+      takeoverEntriesRecorded: recorded,
+    };
+  } finally {
+    await second?.stop(10_000);
+    await big.holder.stop(30_000);
+    await small.holder.stop(30_000);
+    await sessionReader.close();
+    await admin.end();
+  }
+}
+
+// -----------------------------------------------------------------------------------------------------------
+
+async function serverSettings(server: LocalPostgres): Promise<Record<string, string>> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    const settings: Record<string, string> = {};
+    for (const name of [
+      'server_version',
+      'fsync',
+      'synchronous_commit',
+      'full_page_writes',
+      'wal_sync_method',
+      'shared_buffers',
+      'max_connections',
+    ])
+      settings[name] = (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
+    return settings;
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const loadBefore = load();
+  log(`starting a throwaway PostgreSQL server (durable: fsync on)`);
+  const server = await startLocalPostgres({ durable: true });
+  const timingsMs: Record<string, number> = {};
+  const failures: Record<string, string> = {};
+  const timed = async <T>(label: string, action: () => Promise<T>): Promise<T | null> => {
+    const begun = Date.now();
+    try {
+      return await action();
+    } catch (error) {
+      failures[label] = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      log(`${label} failed: ${failures[label]}`);
+      return null;
+    } finally {
+      timingsMs[label] = Date.now() - begun;
+    }
+  };
+  try {
+    const settings = await serverSettings(server);
+    log(
+      `PostgreSQL ${settings.server_version}, fsync ${settings.fsync}, synchronous_commit ${settings.synchronous_commit}`,
+    );
+    const loads: Record<string, number[]> = { before: loadBefore };
+    const tp = await timed('throughput', () => throughput(server));
+    loads.afterThroughput = load();
+    const handoff = await timed('handoff', () => handoffs(server));
+    loads.afterHandoff = load();
+    const hold = await timed('holding', () => holding(server));
+    loads.afterHolding = load();
+
+    const rounds = tp?.rounds ?? [];
+    const median0 = (values: number[]) => roundTo(median(values));
+    const peerSequential = rounds.flatMap((round) =>
+      round.peerSequential ? [round.peerSequential.perSecond] : [],
+    );
+    const peerParallel = rounds.flatMap((round) =>
+      round.peerParallel ? [round.peerParallel.perSecond] : [],
+    );
+    const spreads = {
+      rawTransactionsPerSecond: summarize(rounds.map((round) => round.raw.perSecond)),
+      engineStepsPerSecond: summarize(rounds.map((round) => round.sequential.perSecond)),
+      parallelEngineStepsPerSecond: summarize(rounds.map((round) => round.parallel.perSecond)),
+      stepRatio: ratios(rounds.map((round) => round.stepRatio)),
+      parallelRatio: ratios(rounds.map((round) => round.parallelRatio)),
+      peerStepsPerSecond: summarize(peerSequential),
+      peerParallelStepsPerSecond: summarize(peerParallel),
+      peerStepRatio: ratios(rounds.map((round) => round.peerStepRatio)),
+      peerParallelRatio: ratios(rounds.map((round) => round.peerParallelRatio)),
+      peerCeilingRatio: ratios(
+        rounds.map((round) =>
+          round.peerSequential ? roundTo(round.peerSequential.perSecond / round.raw.perSecond, 3) : null,
+        ),
+      ),
+      peerParallelCeilingRatio: ratios(
+        rounds.map((round) =>
+          round.peerParallel ? roundTo(round.peerParallel.perSecond / round.raw.perSecond, 3) : null,
+        ),
+      ),
+    };
+    const figures: ServerFigures = {
+      rawTransactionsPerSecond: median0(rounds.map((round) => round.raw.perSecond)),
+      engineStepsPerSecond: median0(rounds.map((round) => round.sequential.perSecond)),
+      stepRatio: spreads.stepRatio.p50,
+      parallelEngineStepsPerSecond: median0(rounds.map((round) => round.parallel.perSecond)),
+      parallelRatio: spreads.parallelRatio.p50,
+      peerStepsPerSecond: median0(peerSequential),
+      peerStepRatio: spreads.peerStepRatio.p50,
+      peerParallelStepsPerSecond: median0(peerParallel),
+      peerParallelRatio: spreads.peerParallelRatio.p50,
+      handoffMs: {
+        kill: handoff ? spreadOf(handoff.kill) : { p50: null, p95: null },
+        sigterm: handoff ? spreadOf(handoff.sigterm) : { p50: null, p95: null },
+      },
+      crossProcessSignalMs: handoff ? spreadOf(handoff.signal) : { p50: null, p95: null },
+      holding: {
+        parkedWorkflows: hold?.parked ?? null,
+        startSeconds: hold ? roundTo(hold.startMs / 1000, 1) : null,
+        callsPerPassAt1000: hold?.small.callsPerPass ?? null,
+        callsPerPass: hold?.big.callsPerPass ?? null,
+        claimsLost: hold?.big.claimsLost ?? null,
+        takeovers: hold?.takeoverEntriesRecorded ?? null,
+        secondProcessReadyMs: hold?.secondProcess.servedMs ?? null,
+      },
+      duplicateCommits:
+        tp || handoff
+          ? rounds.reduce((sum, round) => sum + round.sequential.duplicates + round.parallel.duplicates, 0) +
+            (handoff?.duplicates ?? 0)
+          : null,
+    };
+    const details = {
+      quick,
+      options,
+      claimTimings,
+      postgres: { ...settings, durable: true, startedBy: 'startLocalPostgres({ durable: true })' },
+      peer: tp?.peer ?? null,
+      totalMs: Date.now() - started,
+      timingsMs,
+      loadAverage: loads,
+      failures,
+      throughput: { spreads, rounds },
+      handoff,
+      holding: hold,
+    };
+    console.log(JSON.stringify({ figures, details }));
+  } finally {
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

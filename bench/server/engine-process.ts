@@ -1,0 +1,199 @@
+/**
+ * Benchmark fixture, run as its own OS process by bench/server.ts (`node --import tsx`): one Shuttle engine
+ * over PostgresStorage with PostgresLiveness, `workflow-lease`, the studio's claim timings (TTL 6 s, renew
+ * 1 s), as a `shuttle worker` process would run it.
+ *
+ * Arguments: `<connection string> <schema> [--serve-check]`. It prints JSON lines on stdout, every one with
+ * `at` (`Date.now()` of this machine's one clock):
+ * - `{ event: 'ready', engineId, createEngineMs, startedAt }` once `createEngine` resolved (`startedAt` is
+ *   when this module began to run, so the runner can split process start-up from engine start-up);
+ * - with `--serve-check`, then `{ event: 'served', ms }` once a one-activity workflow it started completed;
+ * - one answer per command read from stdin (JSON lines): `start` (`{ op, workflow, id, input }`), `park`
+ *   (`{ op, count, concurrency, prefix, sleepMs }`: starts `count` workflows parked on a durable timer,
+ *   `concurrency` starts at a time, and waits until all have parked), `stats` (storage calls so far by
+ *   method, the engine's metrics, claims held), `shutdown`.
+ *
+ * SIGTERM: `engine.shutdown()` (the graceful path: the session ends, so every claim is free at once), then
+ * exit 0. SIGKILL is the crash.
+ */
+import { createEngine, defineWorkflow, type Engine, type EngineEvent } from '../../src/engine';
+import { PostgresLiveness } from '../../src/server/postgres-liveness';
+import { PostgresStorage } from '../../src/storage/postgres';
+import type { Storage } from '../../src/storage/types';
+import { countdown } from '../../src/workflows/countdown';
+
+const startedAt = Date.now();
+const [connectionString, schema, ...flags] = process.argv.slice(2);
+if (!connectionString || !schema)
+  throw new Error('usage: engine-process.ts <connection string> <schema> [--serve-check]');
+
+/** Waits for `count` signals named `ping`, one after the other (the cross-process signal figure). */
+const pings = defineWorkflow({
+  name: 'bench-pings',
+  version: 1,
+  *run(ctx, input: { count: number }) {
+    for (let i = 0; i < input.count; i++) yield* ctx.waitForSignal('ping');
+    return input.count;
+  },
+});
+
+/** Parked on one durable timer (days away, for the holding figure). */
+const parked = defineWorkflow({
+  name: 'bench-parked',
+  version: 1,
+  *run(ctx, input: { sleepMs: number }) {
+    yield* ctx.sleep(input.sleepMs);
+    return 'woke';
+  },
+});
+
+/** One activity: what the serve check runs. */
+const one = defineWorkflow({
+  name: 'bench-one',
+  version: 1,
+  *run(ctx) {
+    return yield* ctx.activity('only', () => 'done');
+  },
+});
+
+const workflows = { countdown, 'bench-pings': pings, 'bench-parked': parked, 'bench-one': one };
+
+function say(message: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ ...message, at: Date.now() })}\n`);
+}
+
+/** Counts every Storage call the engine makes, by method (the holding figure's "storage requests"). */
+function counted(storage: PostgresStorage): { storage: Storage; calls: Record<string, number> } {
+  const calls: Record<string, number> = {};
+  const methods = new Set(['get', 'getMany', 'scan', 'batch', 'conditionalBatch', 'commitGroups']);
+  const proxy = new Proxy(storage, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (!methods.has(String(property))) return bound;
+      return (...args: unknown[]) => {
+        calls[String(property)] = (calls[String(property)] ?? 0) + 1;
+        return bound(...args);
+      };
+    },
+  });
+  return { storage: proxy, calls };
+}
+
+const store = await PostgresStorage.open({ connectionString, schema, maxConnections: 10 });
+const { storage, calls } = counted(store);
+const liveness = new PostgresLiveness({ connectionString, schema });
+const events: Record<string, number> = {};
+const createStarted = Date.now();
+const engine: Engine = await createEngine({
+  storage,
+  workflows: Object.values(workflows),
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 6_000,
+  workflowClaimRenewIntervalMs: 1_000,
+  liveness,
+  onEvent: (event: EngineEvent) => {
+    events[event.type] = (events[event.type] ?? 0) + 1;
+  },
+  onWarning: (warning) => say({ event: 'warning', name: warning.name, message: warning.message }),
+});
+say({ event: 'ready', engineId: engine.id, createEngineMs: Date.now() - createStarted, startedAt });
+
+let stopping: Promise<void> | null = null;
+function stop(): Promise<void> {
+  stopping ??= (async () => {
+    const report = await engine.shutdown();
+    say({ event: 'stopped', claimsReleased: report.claimsReleased });
+    await store.close();
+    await liveness.close();
+  })();
+  return stopping;
+}
+process.on('SIGTERM', () => {
+  void stop().then(() => process.exit(0));
+});
+
+if (flags.includes('--serve-check')) {
+  const begun = Date.now();
+  const handle = await engine.start(one, undefined);
+  await handle.result();
+  say({ event: 'served', ms: Date.now() - begun, workflowId: handle.workflowId });
+}
+
+type Command =
+  | { op: 'start'; workflow: keyof typeof workflows; id: string; input?: unknown }
+  | { op: 'park'; count: number; concurrency: number; prefix: string; sleepMs: number }
+  | { op: 'stats' }
+  | { op: 'shutdown' };
+
+async function park(command: Extract<Command, { op: 'park' }>): Promise<void> {
+  const begun = performance.now();
+  let next = 0;
+  const width = String(command.count).length;
+  await Promise.all(
+    Array.from({ length: Math.min(command.concurrency, command.count) }, async () => {
+      while (next < command.count) {
+        const index = next++;
+        await engine.start(
+          parked,
+          { sleepMs: command.sleepMs },
+          { id: `${command.prefix}${String(index).padStart(width, '0')}` },
+        );
+      }
+    }),
+  );
+  const startMs = performance.now() - begun;
+  await engine.idle();
+  say({
+    event: 'parked',
+    count: command.count,
+    startMs: Math.round(startMs),
+    ms: Math.round(performance.now() - begun),
+    claimsHeld: engine.metrics().claimsHeld,
+  });
+}
+
+async function handle(command: Command): Promise<void> {
+  switch (command.op) {
+    case 'start': {
+      await engine.start(workflows[command.workflow], command.input as never, { id: command.id });
+      say({ event: 'started', id: command.id });
+      return;
+    }
+    case 'park':
+      return park(command);
+    case 'stats':
+      say({
+        event: 'stats',
+        calls: { ...calls },
+        events: { ...events },
+        metrics: engine.metrics(),
+        owned: engine.ownedWorkflows().length,
+        memory: process.memoryUsage().heapUsed,
+        cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
+      });
+      return;
+    case 'shutdown':
+      await stop();
+      process.exit(0);
+  }
+}
+
+let buffered = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk: string) => {
+  buffered += chunk;
+  for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+    const line = buffered.slice(0, newline).trim();
+    buffered = buffered.slice(newline + 1);
+    if (!line) continue;
+    handle(JSON.parse(line) as Command).catch((error: unknown) =>
+      say({ event: 'error', message: error instanceof Error ? error.message : String(error) }),
+    );
+  }
+});
+// The runner went away (its end of stdin closed): stop like a SIGTERM, so no engine outlives the benchmark.
+process.stdin.on('end', () => {
+  void stop().then(() => process.exit(0));
+});
