@@ -15,17 +15,22 @@ import {
   type LatestResults,
   type NodeFigures,
 } from './results';
+import type { ServerInput } from './server-results';
 
 /** What the Node runner printed: the figures plus its `details`. */
 export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
 /** What the browser runner printed. */
 export type BrowserOutput = { figures: BrowserFigures; details?: unknown };
+/** What the server runner printed (bench/server.ts). */
+export type ServerOutput = { figures: ServerInput; details?: unknown };
 
 export type ReportInput = {
   resultsDir: string;
   generatedAt: string;
   node: NodeOutput | null;
   browser: BrowserOutput | null;
+  /** The server part, when it ran. */
+  server?: ServerOutput | null;
   /** How the run went: quick or full, timings, load, failures of whole runners. */
   run: Record<string, unknown>;
 };
@@ -52,6 +57,7 @@ export async function writeBenchResults(
     generatedAt: input.generatedAt,
     node: input.node ? nodeFigures : null,
     browser: input.browser?.figures ?? null,
+    server: input.server?.figures ?? null,
   });
   const problems = checkLatestShape(latest);
   if (problems.length > 0) throw new Error(`latest.json would not match the schema: ${problems.join('; ')}`);
@@ -63,6 +69,7 @@ export async function writeBenchResults(
     run: input.run,
     node: nodeDetails ?? null,
     browser: input.browser?.details ?? null,
+    server: input.server?.details ?? null,
   };
   await writeFile(path.join(input.resultsDir, 'details.json'), `${JSON.stringify(details, null, 2)}\n`);
   return { latest, table: formatTable(tableRows(latest)), problems };

@@ -8,6 +8,7 @@ import {
   type BrowserFigures,
   type LatestResults,
 } from './results';
+import { serverHoldingKeys, serverKeys, type ServerFigures, type ServerInput } from './server-results';
 import { summarizeThroughput } from './throughput-summary';
 
 const browserFigures: BrowserFigures = {
@@ -42,7 +43,7 @@ function sample(): LatestResults {
 describe('buildLatestResults', () => {
   it('produces exactly the schema of quality.md, keys in order', () => {
     const latest = sample();
-    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser']);
+    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'server']);
     expect(Object.keys(latest.node)).toEqual([
       'stepsPerSecond',
       'workflowsPerSecond',
@@ -201,5 +202,136 @@ describe('summarizeThroughput', () => {
 
   it('reports nulls when no round ran', () => {
     expect(summarizeThroughput([]).figures.stepRatio).toBeNull();
+  });
+});
+
+describe('the server part', () => {
+  const serverFigures: ServerFigures = {
+    rawTransactionsPerSecond: 2_000,
+    engineStepsPerSecond: 1_200,
+    stepRatio: 0.6,
+    parallelEngineStepsPerSecond: 5_000,
+    parallelRatio: 2.5,
+    peerStepsPerSecond: 500,
+    peerStepRatio: 2.4,
+    peerParallelStepsPerSecond: 6_000,
+    peerParallelRatio: 0.83,
+    handoffMs: { kill: { p50: 400, p95: 900 }, sigterm: { p50: 30, p95: 40 } },
+    crossProcessSignalMs: { p50: 8, p95: 20 },
+    holding: {
+      parkedWorkflows: 100_000,
+      startSeconds: 120,
+      callsPerPassAt1000: 10,
+      callsPerPass: 11,
+      claimsLost: 0,
+      takeovers: 0,
+      secondProcessReadyMs: 6_000,
+    },
+    duplicateCommits: 0,
+  };
+  const withServer = (server: ServerInput | null) =>
+    buildLatestResults({ generatedAt: '2026-01-02T03:04:05.000Z', node: null, browser: null, server });
+  const rowOf = (latest: LatestResults, figure: string) =>
+    tableRows(latest).find((row) => row.figure === figure)!;
+
+  it('is all nulls and no rows when the part did not run, and still matches the schema', () => {
+    const latest = withServer(null);
+    expect(Object.keys(latest.server)).toEqual([...serverKeys]);
+    expect(Object.keys(latest.server.holding)).toEqual([...serverHoldingKeys]);
+    expect(latest.server.stepRatio).toBeNull();
+    expect(latest.server.handoffMs.kill).toEqual({ p50: null, p95: null });
+    expect(latest.server.holding.takeovers).toBeNull();
+    expect(checkLatestShape(latest)).toEqual([]);
+    expect(tableRows(latest).some((row) => row.figure.startsWith('server'))).toBe(false);
+  });
+
+  it('keeps exactly the schema keys, dropping what the runner adds and turning non-finite numbers into null', () => {
+    const latest = withServer({
+      ...serverFigures,
+      details: { rounds: [] },
+      stepRatio: Number.NaN,
+      handoffMs: { kill: { p50: 1, p95: 2, n: 7 } as never, sigterm: { p50: 3, p95: 4 } },
+      holding: { ...serverFigures.holding, samples: [1] } as never,
+    } as never);
+    expect(JSON.stringify(latest.server)).not.toMatch(/details|samples|"n"/);
+    expect(latest.server.stepRatio).toBeNull();
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('names missing, extra and mistyped keys', () => {
+    const latest = withServer(serverFigures) as unknown as { server: Record<string, unknown> };
+    const broken = {
+      ...latest,
+      server: {
+        ...latest.server,
+        extra: 1,
+        parallelRatio: 'fast',
+        handoffMs: { kill: { p50: 1, p95: 2 } },
+        holding: { ...(latest.server.holding as object), claimsLost: '0' },
+      },
+    };
+    delete (broken.server as Record<string, unknown>).stepRatio;
+    expect(checkLatestShape(broken)).toEqual([
+      'server.stepRatio is missing',
+      'server.extra is not in the schema',
+      'server.stepRatio must be a finite number or null',
+      'server.parallelRatio must be a finite number or null',
+      'server.handoffMs.sigterm is missing',
+      'server.handoffMs.sigterm must be an object',
+      'server.holding.claimsLost must be a finite number or null',
+    ]);
+  });
+
+  it('shows each figure beside its ceiling or the peer, with ratio, target and verdict', () => {
+    const latest = withServer(serverFigures);
+    expect(rowOf(latest, 'server steps/s, 1 workflow')).toMatchObject({
+      value: '1,200',
+      ceiling: '2,000',
+      ratio: '0.6',
+      target: 'ratio ≥ 0.5',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server steps/s, 50 workflows').verdict).toBe('miss');
+    expect(rowOf(latest, 'server vs DBOS, 1 workflow')).toMatchObject({
+      ceiling: 'DBOS 500',
+      ratio: '2.4',
+      target: 'ratio ≥ 1 (aim 2)',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server vs DBOS, 50 workflows').verdict).toBe('miss');
+    expect(rowOf(latest, 'server handoff, kill -9')).toMatchObject({
+      target: 'p50 ≤ 1,000 ms',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server handoff, SIGTERM').verdict).toBe('pass');
+    expect(rowOf(latest, 'server cross-process signal').verdict).toBe('pass');
+    expect(rowOf(latest, 'server holding: parked in one process')).toMatchObject({
+      value: '100,000 in 120 s',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server holding: storage calls per pass')).toMatchObject({
+      value: '10 → 11',
+      ratio: '1.1',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server holding: claims lost / takeovers')).toMatchObject({
+      value: '0 / 0',
+      verdict: 'pass',
+    });
+    expect(rowOf(latest, 'server holding: 2nd process serving').verdict).toBe('miss');
+    expect(rowOf(latest, 'server duplicate commits').verdict).toBe('pass');
+  });
+
+  it('judges fewer parked workflows than the target, growing calls per pass and any takeover as misses', () => {
+    const latest = withServer({
+      ...serverFigures,
+      holding: { ...serverFigures.holding, parkedWorkflows: 30_000, callsPerPass: 40, takeovers: 2 },
+    });
+    expect(rowOf(latest, 'server holding: parked in one process').verdict).toBe('miss');
+    expect(rowOf(latest, 'server holding: storage calls per pass')).toMatchObject({
+      ratio: '4',
+      verdict: 'miss',
+    });
+    expect(rowOf(latest, 'server holding: claims lost / takeovers').verdict).toBe('miss');
   });
 });

@@ -11,6 +11,13 @@
  *   runner can refuse to write a malformed file.
  */
 import type { Spread } from './stats';
+import {
+  buildServerFigures,
+  checkServerShape,
+  serverRows,
+  type ServerFigures,
+  type ServerInput,
+} from './server-results';
 
 /** The Node figures (bench/node.ts). */
 export type NodeFigures = {
@@ -34,7 +41,13 @@ export type BrowserFigures = {
 };
 
 /** The whole of latest.json. */
-export type LatestResults = { generatedAt: string; node: NodeFigures; browser: BrowserFigures };
+export type LatestResults = {
+  generatedAt: string;
+  node: NodeFigures;
+  browser: BrowserFigures;
+  /** The server part (server-results.ts). */
+  server: ServerFigures;
+};
 
 const nodeKeys = [
   'stepsPerSecond',
@@ -76,6 +89,7 @@ export function buildLatestResults(input: {
   browser:
     | (Partial<Omit<BrowserFigures, 'handoffMs'>> & { handoffMs?: Partial<BrowserFigures['handoffMs']> })
     | null;
+  server?: ServerInput | null;
 }): LatestResults {
   const node = input.node ?? {};
   const browser = input.browser ?? {};
@@ -102,6 +116,7 @@ export function buildLatestResults(input: {
       crossTabResultMs: spread(browser.crossTabResultMs),
       duplicateCommits: figure(browser.duplicateCommits),
     },
+    server: buildServerFigures(input.server ?? null),
   };
 }
 
@@ -139,7 +154,7 @@ function checkSpread(where: string, value: unknown, problems: string[]): void {
 /** Every way `value` differs from the latest.json schema; empty when it conforms. */
 export function checkLatestShape(value: unknown): string[] {
   const problems: string[] = [];
-  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser'], problems)) return problems;
+  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser', 'server'], problems)) return problems;
   if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
     problems.push('results.generatedAt must be an ISO date string');
   if (checkKeys('node', value.node, nodeKeys, problems))
@@ -161,6 +176,7 @@ export function checkLatestShape(value: unknown): string[] {
     checkSpread('browser.crossTabResultMs', browser.crossTabResultMs, problems);
     checkNumber('browser.duplicateCommits', browser.duplicateCommits, problems);
   }
+  checkServerShape(value.server, problems);
   return problems;
 }
 
@@ -304,6 +320,7 @@ export function tableRows(results: LatestResults): TableRow[] {
       target: '= 0',
       verdict: verdict(browser.duplicateCommits, (count) => count === 0),
     },
+    ...serverRows(results.server),
   ];
 }
 

@@ -586,31 +586,67 @@ async function transactionsOf(client: pg.Client, database: string): Promise<numb
   return Number(rows[0]?.xact_commit ?? 0) + Number(rows[0]?.xact_rollback ?? 0);
 }
 
+/** How long until the holder's session (and so every claim it holds) stops being live, in ms; -1 if it is not. */
+async function sessionHeadroomMs(reader: PostgresStorage, engineId: string): Promise<number> {
+  const raw = await reader.get(keys.session(engineId));
+  const session = raw ? (JSON.parse(raw) as { expiresAt: number; endedAt?: number }) : null;
+  if (!session || session.endedAt !== undefined) return -1;
+  return session.expiresAt + 2 * claimTimings.workflowClaimRenewIntervalMs - Date.now();
+}
+
 async function parkedStore(server: LocalPostgres, database: string, count: number, budgetMs: number) {
   const url = await createDatabase(server, database);
   const holder = await FixtureProcess.engine(`holder-${database}`, url, 'shuttle');
+  const reader = await PostgresStorage.open({ connectionString: url, schema: 'shuttle', maxConnections: 1 });
   const begun = Date.now();
   let parked = 0;
-  // Batches of at most 5,000 starts, until the count or the time budget is reached.
-  while (parked < count && Date.now() - begun < budgetMs) {
-    const batch = Math.min(5_000, count - parked);
-    await holder.request(
-      {
-        op: 'park',
-        count: batch,
-        concurrency: options.parkConcurrency,
-        prefix: `p${String(parked / 1000).padStart(3, '0')}k-`,
-        sleepMs: options.parkSleepMs,
-      },
-      'parked',
-      30 * 60_000,
-    );
-    parked += batch;
-    log(
-      `${database}: ${parked.toLocaleString('en-US')} parked in ${Math.round((Date.now() - begun) / 1000)} s`,
-    );
+  let parking = true;
+  // The holder's session while it starts workflows: its renewal shares the commit queue with the starts.
+  let minHeadroomMs = Number.POSITIVE_INFINITY;
+  const sampler = (async () => {
+    while (parking) {
+      minHeadroomMs = Math.min(minHeadroomMs, await sessionHeadroomMs(reader, holder.engineId));
+      await sleep(250);
+    }
+  })();
+  const batches: { parked: number; ms: number; startsPerSecond: number }[] = [];
+  try {
+    // Batches of at most 5,000 starts, until the count or the time budget is reached.
+    while (parked < count && Date.now() - begun < budgetMs) {
+      const batch = Math.min(5_000, count - parked);
+      const batchBegun = Date.now();
+      await holder.request(
+        {
+          op: 'park',
+          count: batch,
+          concurrency: options.parkConcurrency,
+          prefix: `p${String(parked / 1000).padStart(3, '0')}k-`,
+          sleepMs: options.parkSleepMs,
+        },
+        'parked',
+        30 * 60_000,
+      );
+      parked += batch;
+      const ms = Date.now() - batchBegun;
+      batches.push({ parked, ms, startsPerSecond: Math.round((batch / ms) * 1000) });
+      log(
+        `${database}: ${parked.toLocaleString('en-US')} parked in ${Math.round((Date.now() - begun) / 1000)} s ` +
+          `(last ${batch.toLocaleString('en-US')} at ${Math.round((batch / ms) * 1000)}/s)`,
+      );
+    }
+  } finally {
+    parking = false;
+    await sampler;
+    await reader.close();
   }
-  return { url, holder, parked, startMs: Date.now() - begun };
+  return {
+    url,
+    holder,
+    parked,
+    startMs: Date.now() - begun,
+    batches,
+    minSessionHeadroomDuringStartsMs: Math.round(minHeadroomMs),
+  };
 }
 
 /** Counts rows of the holding store's timelines that record a takeover (the durable source of truth). */
@@ -664,15 +700,10 @@ async function holding(server: LocalPostgres) {
     );
 
     // Watch the holder's session: how close did it come to expiring?
-    const grace = 2 * claimTimings.workflowClaimRenewIntervalMs;
     let minHeadroomMs = Number.POSITIVE_INFINITY;
     let sessionSamples = 0;
-    const holderSession = keys.session(big.holder.engineId);
     while (Date.now() - windowStarted < options.holdWindowMs) {
-      const raw = await sessionReader.get(holderSession);
-      const session = raw ? (JSON.parse(raw) as { expiresAt: number; endedAt?: number }) : null;
-      const headroom = session && session.endedAt === undefined ? session.expiresAt + grace - Date.now() : -1;
-      minHeadroomMs = Math.min(minHeadroomMs, headroom);
+      minHeadroomMs = Math.min(minHeadroomMs, await sessionHeadroomMs(sessionReader, big.holder.engineId));
       sessionSamples++;
       await sleep(250);
     }
@@ -704,6 +735,8 @@ async function holding(server: LocalPostgres) {
       parked: big.parked,
       parkedSmall: small.parked,
       startMs: big.startMs,
+      startBatches: big.batches,
+      minSessionHeadroomDuringStartsMs: big.minSessionHeadroomDuringStartsMs,
       startsPerSecond: roundTo((big.parked / big.startMs) * 1000),
       parkBudgetMs: options.parkBudgetMs,
       reachedTarget: big.parked >= options.parkedTarget,

@@ -197,12 +197,27 @@ async function main() {
     }
   }
 
+  // `server`: Shuttle over PostgresStorage on a throwaway PostgreSQL server beside its ceiling and the peer
+  // (bench/server.ts, run with tsx: it spawns engine and peer processes of its own).
+  let server = null;
+  if (wants('server')) {
+    say('server benchmarks (PostgreSQL, fsync on; the peer: DBOS Transact)');
+    server = await timed('server', () =>
+      runJson('the server benchmarks', ['--import', 'tsx', path.join(root, 'bench', 'server.ts')]),
+    ).catch((error) => {
+      failures.server = error.message;
+      say(`server benchmarks failed: ${error.message}`);
+      return null;
+    });
+  }
+
   const { writeBenchResults } = await import(pathToFileURL(path.join(buildDir, 'report.js')).href);
   const { table } = await writeBenchResults({
     resultsDir,
     generatedAt: new Date().toISOString(),
     node,
     browser,
+    server,
     run: {
       quick,
       only: only ?? null,
@@ -222,6 +237,11 @@ async function main() {
   say(
     `wrote bench/results/latest.json and bench/results/details.json in ${Math.round((Date.now() - started) / 1000)} s`,
   );
+  const serverFailures = server?.details?.failures ?? {};
+  if (Object.keys(serverFailures).length > 0) {
+    say(`server parts that failed: ${Object.keys(serverFailures).join(', ')} (details.server.failures)`);
+    process.exitCode = 1;
+  }
   const browserFailures = browser?.details?.failures ?? {};
   const failed = Object.keys(failures).length + Object.keys(browserFailures).length;
   if (failed > 0) {
