@@ -95,6 +95,9 @@ import {
   type HelloResult,
   type HostState,
   type HostStatus,
+  type FleetActionOutcome,
+  type FleetActionType,
+  type FleetProcess,
   type HostWarning,
   type Method,
   type Params,
@@ -183,10 +186,19 @@ export type EngineHostOptions = {
   now?: () => number;
   /** Mints this engine's id. Default `crypto.randomUUID`. */
   randomUUID?: () => string;
+  /** The fleet this host's server controls, if any: its pages may kill, freeze, thaw, stop and start workers. */
+  fleet?: FleetControl;
   /** Receives the host's warnings besides the pages (a server logs them). */
   onWarning?: (warning: HostWarning) => void;
   /** Receives every engine event besides the pages (a server logs claims, takeovers, fenced writes). */
   onEvent?: (event: EngineEvent) => void;
+};
+
+/** The worker processes a server controls (`shuttle dev`), for the studio's chaos on processes. */
+export type FleetControl = {
+  list(): FleetProcess[];
+  /** Acts on the process running `engineId` (or, for `start`, starts one more). */
+  act(engineId: string | null, action: FleetActionType, seconds?: number): Promise<FleetActionOutcome>;
 };
 
 /** A running host. */
@@ -198,11 +210,17 @@ export type EngineHost = {
   engine(): Promise<Engine>;
   /** Shuts the engine down gracefully (every claim let go), as the `shutdown` request does. */
   shutdown(): Promise<ShutdownReport>;
+  /** The host's state now (starting, running, frozen, stopping, stopped, failed). */
+  status(): HostStatus;
+  /** This engine's label and colour (a placeholder until the store is open). */
+  identity(): EngineIdentity;
   /** Reports an error nobody caught inside the worker to the page, as a warning. */
   reportUncaught(error: unknown): void;
   /** Shuts the engine down (if it started), stops every timer, closes the storage and stops listening. */
   dispose(): Promise<void>;
 };
+
+const fleetActions: readonly FleetActionType[] = ['kill', 'freeze', 'thaw', 'stop', 'start'];
 
 /** Which host states may follow which: the whole lifecycle in one table. */
 const nextStates: Readonly<Record<HostState, readonly HostState[]>> = {
@@ -313,6 +331,14 @@ class Host implements EngineHost {
     return this.#shutdownOnce();
   }
 
+  status(): HostStatus {
+    return this.#status;
+  }
+
+  identity(): EngineIdentity {
+    return this.#identity;
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Messages
 
@@ -378,7 +404,13 @@ class Host implements EngineHost {
     return {
       hello: (params) => this.#hello(params),
       engines: () => this.#engines(),
-      shutdown: () => this.#shutdownOnce(),
+      shutdown: () => {
+        if (this.#options.config)
+          throw protocolMisuse(
+            "This engine belongs to the server, not to the page: it stops with the server (Ctrl-C where 'shuttle serve' runs).",
+          );
+        return this.#shutdownOnce();
+      },
       recordCrash: (params) => this.#recordCrash(params),
       engineExiting: async ({ engineId }) => this.#engineExiting(engineId),
       freeze: ({ seconds }) => this.#freeze(seconds),
@@ -440,6 +472,24 @@ class Host implements EngineHost {
         return outcome;
       }),
       ownedWorkflows: withEngine(async (engine) => engine.ownedWorkflows()),
+      fleet: async () => ({
+        controlled: this.#options.fleet !== undefined,
+        processes: this.#options.fleet?.list() ?? [],
+      }),
+      fleetAction: async ({ engineId, action, seconds }) => {
+        const fleet = this.#options.fleet;
+        if (!fleet)
+          throw protocolMisuse(
+            'This studio controls no worker processes: kill, freeze and start them where they run (shuttle dev controls the fleet it starts).',
+          );
+        if (!fleetActions.includes(action as FleetActionType))
+          throw protocolMisuse(`Unknown fleet action '${action}'; use one of ${fleetActions.join(', ')}.`);
+        if (action === 'freeze' && !(seconds !== undefined && seconds > 0 && seconds <= 600))
+          throw protocolMisuse('freeze needs seconds above 0 and at most 600.');
+        if (action !== 'start' && !engineId)
+          throw protocolMisuse(`${action} needs the engineId of a worker.`);
+        return fleet.act(engineId ?? null, action as FleetActionType, seconds);
+      },
     };
   }
 

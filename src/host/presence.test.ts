@@ -11,6 +11,7 @@ import {
   prunePresence,
   readStoredPresence,
   recordCrash,
+  shortLabelOf,
   waitersForPresence,
 } from './presence';
 import { PROTOCOL_VERSION, type EnginePresence } from './protocol';
@@ -142,5 +143,12 @@ describe('presence records', () => {
     expect(records.get('a')).toMatchObject({ status: 'crashed', lastSeenAt: now + 500 });
     expect(records.get('a')!.frozenUntil).toBeUndefined();
     expect(records.get('b')!.status).toBe('stopped');
+  });
+
+  it('gives server processes chip labels from their names', () => {
+    expect(shortLabelOf('worker-3', 9)).toBe('W3');
+    expect(shortLabelOf('studio server', 9)).toBe('SS');
+    expect(shortLabelOf('eu-west', 9)).toBe('EW');
+    expect(shortLabelOf('---', 9)).toBe('W9');
   });
 });

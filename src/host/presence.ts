@@ -91,6 +91,38 @@ export function identityFor(ordinal: number): EngineIdentity {
   };
 }
 
+/** `worker-3` → `W3`, `studio server` → `SS`, `eu-west` → `EW`: two or three letters for a chip. */
+export function shortLabelOf(label: string, fallbackNumber: number): string {
+  const numbered = /^([A-Za-z])[A-Za-z]*[-_ ]?(\d+)$/.exec(label);
+  if (numbered) return `${numbered[1]!.toUpperCase()}${numbered[2]}`;
+  const initials = label
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word[0]!.toUpperCase())
+    .join('')
+    .slice(0, 3);
+  return initials || `W${fallbackNumber}`;
+}
+
+/**
+ * The identity of a server process: `label` when its operator named it, else `worker-<n>`; chips show `W<n>`.
+ * Numbers come from the same counter as tabs', so labels never repeat within a database.
+ */
+export async function allocateProcessIdentity(
+  storage: Storage,
+  engineId: string,
+  label: string | undefined,
+): Promise<EngineIdentity> {
+  const tab = await allocateEngineIdentity(storage, engineId);
+  const number = tab.ordinal + 1;
+  return {
+    ordinal: tab.ordinal,
+    label: label ?? `worker-${number}`,
+    shortLabel: label ? shortLabelOf(label, number) : `W${number}`,
+    color: tab.color,
+  };
+}
+
 /**
  * Takes the next engine label of the database. Retries a lost compare-and-swap race; a corrupt counter is
  * overwritten (it only names engines). Falls back to a label derived from the engine id if the store keeps

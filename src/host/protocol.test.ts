@@ -28,6 +28,7 @@ describe('parseRequest', () => {
       compileDefinition: { source: 'export default 1;' },
       saveDefinition: { source: 'export default 1;' },
       deleteDefinition: { name: 'greeter', version: 2 },
+      fleetAction: { action: 'start' },
       ...Object.fromEntries(
         ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe'].map((m) => [
           m,

@@ -221,6 +221,29 @@ export type HelloResult = {
   authoring: boolean;
 };
 
+/** A worker process of a fleet that the server controls (`shuttle dev`). */
+export type FleetProcess = {
+  /** The engine it runs, once it has started one. */
+  engineId: string | null;
+  label: string;
+  pid: number;
+  state: 'starting' | 'running' | 'frozen' | 'stopping' | 'exited';
+  startedAt: number;
+  /** How it ended (`SIGKILL`, exit code 0, …), once it has. */
+  exit?: string;
+};
+
+/** What the studio can do to a worker process of a controlled fleet. */
+export type FleetActionType = 'kill' | 'freeze' | 'thaw' | 'stop' | 'start';
+
+/** What a fleet action did. */
+export type FleetActionOutcome = {
+  action: FleetActionType;
+  pid: number;
+  engineId: string | null;
+  label: string;
+};
+
 /** The database and mode a worker serves; sent with `hello`. */
 export type WorkerConfig = {
   /** IndexedDB database name. Default `shuttle`; end-to-end tests use a fresh name per test. */
@@ -296,6 +319,16 @@ export interface Methods {
    * now and take its workflows over.
    */
   engineExiting: { params: { engineId: string }; result: null };
+  /** The worker processes of the fleet this server controls (`controlled: false` when it controls none). */
+  fleet: { params: Empty; result: { controlled: boolean; processes: FleetProcess[] } };
+  /**
+   * Acts on a worker process of the controlled fleet: `kill` (SIGKILL), `freeze` for `seconds` (SIGSTOP, then
+   * SIGCONT), `thaw` (SIGCONT), `stop` (SIGTERM: graceful), or `start` one more worker (no `engineId`).
+   */
+  fleetAction: {
+    params: { engineId?: string; action: string; seconds?: number };
+    result: FleetActionOutcome;
+  };
 }
 
 export type Method = keyof Methods;
@@ -392,6 +425,8 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   freeze: { seconds: 'number' },
   recordCrash: { engineId: 'string', at: 'number' },
   engineExiting: { engineId: 'string' },
+  fleet: {},
+  fleetAction: { engineId: 'string?', action: 'string', seconds: 'number?' },
 };
 
 /** Every method name, in a stable order. */

@@ -72,8 +72,11 @@ export class PostgresLiveness implements EngineLiveness {
 
   #ensureTable(): Promise<void> {
     this.#ready ??= this.#pool
+      // One statement list, one implicit transaction: the lock serialises processes creating the table at
+      // once (a bare CREATE TABLE IF NOT EXISTS can fail on a concurrent twin).
       .query(
-        `CREATE TABLE IF NOT EXISTS ${this.#table} (engine_id text PRIMARY KEY, registered_at timestamptz NOT NULL DEFAULT now())`,
+        `SELECT pg_advisory_xact_lock(hashtext('shuttle-engine-liveness-table'));
+         CREATE TABLE IF NOT EXISTS ${this.#table} (engine_id text PRIMARY KEY, registered_at timestamptz NOT NULL DEFAULT now())`,
       )
       .then(() => undefined)
       .catch((error: unknown) => {

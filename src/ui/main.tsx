@@ -1,10 +1,11 @@
 /**
- * The studio's entry: applies the theme before the first paint, starts this tab's engine worker (database
- * and mode from the URL: `?db=<name>`, `?engine=off`), installs the console API, and renders the app.
+ * The studio's entry: applies the theme before the first paint, connects to the studio server that served
+ * the page or starts this tab's engine worker (database and mode from the URL: `?db=<name>`, `?engine=off`),
+ * installs the console API, and renders the app.
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { launchEngineWorker, readWorkerConfig } from '../worker/launch';
+import { launchStudioClient } from '../client/launch';
 import { App } from './app/App';
 import { installConsoleApi } from './app/console-api';
 import { createStudioQueryClient } from './app/query-client';
@@ -12,7 +13,7 @@ import { installTheme } from './state/theme';
 import './styles/global.css';
 
 installTheme();
-const client = launchEngineWorker(readWorkerConfig(location.search));
+const client = launchStudioClient(location.search);
 installConsoleApi(client);
 
 const root = document.getElementById('root');

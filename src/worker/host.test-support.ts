@@ -10,8 +10,8 @@
  */
 import { InMemoryLiveness, type AnyWorkflowDefinition } from '../engine';
 import type { MemoryStorage } from '../storage';
-import { createShuttleClient, type ShuttleClient, type WorkerLike } from './client';
-import type { BroadcastPort } from './control-channel';
+import { createShuttleClient, type ShuttleClient, type WorkerLike } from '../client/client';
+import type { BroadcastPort } from '../client/control-channel';
 import {
   serveEngineHost,
   type EngineHost,

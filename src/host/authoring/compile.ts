@@ -161,6 +161,86 @@ export async function compileDefinition(source: string, fileName: string): Promi
         },
       ],
     };
+  const evaluated = await evaluateModule(source, fileName);
+  if (!evaluated.ok) return evaluated;
+  const exported = evaluated.exports.default;
+  if (exported === undefined)
+    return {
+      ok: false,
+      diagnostics: [
+        {
+          kind: 'export',
+          message:
+            'The module has no default export. End it with: export default defineWorkflow({ name, version, *run(ctx, input) { … } });',
+          line: exportLine(source),
+          column: 1,
+        },
+      ],
+    };
+  try {
+    // defineWorkflow already validated it; anything else is checked the same way.
+    const definition = defineWorkflow(exported as AnyWorkflowDefinition);
+    return { ok: true, definition: runBodyInSteps(definition) };
+  } catch (error) {
+    return {
+      ok: false,
+      diagnostics: [
+        {
+          kind: 'export',
+          message: `The default export is not a workflow definition: ${error instanceof Error ? error.message : String(error)}`,
+          line: exportLine(source),
+          column: 1,
+        },
+      ],
+    };
+  }
+}
+
+/** The outcome of compiling a definition file that may export several workflows (a server deploys those). */
+export type CompileModuleResult =
+  { ok: true; definitions: AnyWorkflowDefinition[] } | { ok: false; diagnostics: Diagnostic[] };
+
+/**
+ * Compiles and evaluates a definition file exactly as the studio does (same imports, same determinism checks)
+ * and returns every workflow definition it exports, the default and named ones. A file that exports none is
+ * a diagnostic of kind `export`.
+ */
+export async function compileModule(source: string, fileName: string): Promise<CompileModuleResult> {
+  const evaluated = await evaluateModule(source, fileName);
+  if (!evaluated.ok) return evaluated;
+  const definitions: AnyWorkflowDefinition[] = [];
+  for (const value of new Set(Object.values(evaluated.exports)))
+    if (isWorkflowDefinition(value)) definitions.push(runBodyInSteps(defineWorkflow(value)));
+  if (definitions.length > 0) return { ok: true, definitions };
+  return {
+    ok: false,
+    diagnostics: [
+      {
+        kind: 'export',
+        message:
+          'The module exports no workflow definition. Export one or more: export default defineWorkflow({ … }) or export const name = defineWorkflow({ … }).',
+        line: exportLine(source),
+        column: 1,
+      },
+    ],
+  };
+}
+
+function isWorkflowDefinition(value: unknown): value is AnyWorkflowDefinition {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { name?: unknown; version?: unknown; run?: unknown };
+  return (
+    typeof candidate.name === 'string' &&
+    typeof candidate.version === 'number' &&
+    typeof candidate.run === 'function'
+  );
+}
+
+/** Compiles `source` with sucrase, checks determinism, and evaluates it; its exports, or diagnostics. */
+async function evaluateModule(
+  source: string,
+  fileName: string,
+): Promise<{ ok: true; exports: Record<string, unknown> } | { ok: false; diagnostics: Diagnostic[] }> {
   let code: string;
   let positions: SourcePositions;
   let loaded: Compiler;
@@ -231,35 +311,5 @@ export async function compileDefinition(source: string, fileName: string): Promi
       ],
     };
   }
-  const exported = module.exports.default;
-  if (exported === undefined)
-    return {
-      ok: false,
-      diagnostics: [
-        {
-          kind: 'export',
-          message:
-            'The module has no default export. End it with: export default defineWorkflow({ name, version, *run(ctx, input) { … } });',
-          line: exportLine(source),
-          column: 1,
-        },
-      ],
-    };
-  try {
-    // defineWorkflow already validated it; anything else is checked the same way.
-    const definition = defineWorkflow(exported as AnyWorkflowDefinition);
-    return { ok: true, definition: runBodyInSteps(definition) };
-  } catch (error) {
-    return {
-      ok: false,
-      diagnostics: [
-        {
-          kind: 'export',
-          message: `The default export is not a workflow definition: ${error instanceof Error ? error.message : String(error)}`,
-          line: exportLine(source),
-          column: 1,
-        },
-      ],
-    };
-  }
+  return { ok: true, exports: module.exports };
 }

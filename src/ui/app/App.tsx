@@ -6,7 +6,7 @@
  */
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
 import { ShuttleClientProvider } from '../data/client-context';
 import { useEngineSampling } from '../data/engine-samples';

@@ -5,7 +5,7 @@
  * and engine, which only a tab that runs an engine has.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 import { useThisEngine } from './engine-queries';
 import { queryKeys } from './query-keys';

@@ -3,7 +3,7 @@
  * `useShuttleClient`; components use those hooks and never talk to the worker directly.
  */
 import { createContext, useContext, type ReactNode } from 'react';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 
 const ClientContext = createContext<ShuttleClient | null>(null);
 

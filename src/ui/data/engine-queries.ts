@@ -7,7 +7,7 @@
 import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../engine';
-import type { ClientConnection, ShuttleClient } from '../../worker/client';
+import type { ClientConnection, ShuttleClient } from '../../client/client';
 import type { EngineRecord, HelloResult } from '../../host/protocol';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';

@@ -10,7 +10,7 @@
  */
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import type { PushMessage } from '../../host/protocol';
 import { useShuttleClient } from './client-context';
 import { recordPush, resetEngineActivity } from './engine-activity';

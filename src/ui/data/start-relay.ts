@@ -10,7 +10,7 @@
  */
 import { useEffect } from 'react';
 import type { SerializedError, StartOptions } from '../../engine';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 import { useThisEngine } from './engine-queries';
 

@@ -6,7 +6,7 @@
  */
 import { useMutation } from '@tanstack/react-query';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../engine';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 
 export type WorkflowExport = {

@@ -28,7 +28,7 @@ import type {
   WorkflowDescription,
   WorkflowSummary,
 } from '../../engine';
-import type { ShuttleClient } from '../../worker/client';
+import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
 

@@ -2,7 +2,7 @@
  * What the shell says about this tab's engine: the host's own status, overridden by the state of the link
  * to its worker (a crashed or silent worker cannot report its status itself).
  */
-import type { ClientConnection } from '../../worker/client';
+import type { ClientConnection } from '../../client/client';
 import type { HelloResult } from '../../host/protocol';
 
 export type EngineDisplayState =

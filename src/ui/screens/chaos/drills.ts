@@ -10,7 +10,7 @@
  * bounded, so a drill never hangs: it fails with the step it was waiting on.
  */
 import type { FenceRejection, WorkflowDescription } from '../../../engine';
-import type { ShuttleClient } from '../../../worker/client';
+import type { ShuttleClient } from '../../../client/client';
 import type { EngineRecord } from '../../../host/protocol';
 import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';

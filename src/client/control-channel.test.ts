@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlChannel } from './control-channel';
-import { FakeBroadcastHub } from './host.test-support';
+import { FakeBroadcastHub } from '../worker/host.test-support';
 import { PROTOCOL_VERSION, type ControlAction, type ControlOutcome } from '../host/protocol';
 
 const channels: ControlChannel[] = [];

@@ -94,6 +94,11 @@ export type ShuttleClientOptions = WorkerConfig & {
   controlPort?: BroadcastPort;
   /** How long chaos calls wait for the tab hosting an engine to acknowledge, in ms. Default 2,000. */
   controlAckTimeoutMs?: number;
+  /**
+   * The "worker" is a studio server (`shuttle serve`), not this tab's: chaos acts on its worker processes
+   * (kill, freeze, thaw, stop, start) through the protocol, and a lost connection is said as such.
+   */
+  server?: boolean;
 };
 
 /**
@@ -133,6 +138,7 @@ export type WaitForOptions = {
 };
 
 const stoppedMessage = 'The engine worker of this tab stopped; reload the tab.';
+const serverLostMessage = 'The connection to the studio server was lost; reload the page to reconnect.';
 
 type Pending = {
   method: Method;
@@ -196,9 +202,11 @@ export class ShuttleClient {
   /** Engines of this tab terminated while no worker could record it: recorded by the next worker. */
   readonly #unrecordedCrashes: { engineId: string; at: number }[] = [];
   #restarting: Promise<HelloResult> | null = null;
+  readonly #server: boolean;
 
   constructor(worker: WorkerLike, options: ShuttleClientOptions) {
     this.#worker = worker;
+    this.#server = options.server ?? false;
     this.#config = { databaseName: options.databaseName, mode: options.mode };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#unresponsiveAfterMs = options.unresponsiveAfterMs ?? 10_000;
@@ -481,6 +489,24 @@ export class ShuttleClient {
    */
   shutdown(): Promise<ShutdownReport> {
     return this.call('shutdown', {});
+  }
+
+  /**
+   * The worker processes of the fleet the studio server controls (`shuttle dev`); `controlled: false` in a
+   * tab, or on a server that controls none.
+   */
+  fleet(): Promise<Result<'fleet'>> {
+    return this.call('fleet', {});
+  }
+
+  /** Starts one more worker process of the controlled fleet; resolves once its engine runs. */
+  startWorker(): Promise<Result<'fleetAction'>> {
+    return this.call('fleetAction', { action: 'start' });
+  }
+
+  /** Whether this page talks to a studio server (and runs no engine of its own). */
+  get isServer(): boolean {
+    return this.#server;
   }
 
   /**
@@ -793,6 +819,7 @@ export class ShuttleClient {
       return Promise.reject(
         namedError('InvalidArgumentError', `chaos.${action.type}: engineId must be an engine id string.`),
       );
+    if (this.#server) return this.#fleetChaos(engineId, action) as Promise<ControlOutcomes[A['type']]>;
     if (this.#control) return this.#control.request(engineId, action);
     if (
       engineId === this.engineId ||
@@ -806,6 +833,26 @@ export class ShuttleClient {
         { engineId, action: action.type },
       ),
     );
+  }
+
+  /** Chaos on a worker process of the fleet the studio server controls (the server refuses if none). */
+  async #fleetChaos(engineId: string, action: ControlAction): Promise<ControlOutcome> {
+    switch (action.type) {
+      case 'freeze':
+        await this.call('fleetAction', { engineId, action: 'freeze', seconds: action.seconds });
+        return { engineId, frozenUntil: Date.now() + action.seconds * 1000 };
+      case 'crash':
+        await this.call('fleetAction', { engineId, action: 'kill' });
+        return { engineId, crashedAt: Date.now() };
+      case 'shutdown':
+        await this.call('fleetAction', { engineId, action: 'stop' });
+        return { engineId, claimsReleased: 0 };
+      case 'restart': {
+        await this.call('fleetAction', { engineId, action: 'stop' });
+        const started = await this.call('fleetAction', { action: 'start' });
+        return { engineId, newEngineId: started.engineId ?? '' };
+      }
+    }
   }
 
   /** Performs a chaos action on this tab's engine (asked by this tab or, through the channel, another). */
@@ -849,7 +896,7 @@ export class ShuttleClient {
 
   readonly #onError = (event: Event): void => {
     const detail = (event as ErrorEvent).message;
-    const message = `${stoppedMessage}${detail ? ` (${detail})` : ''}`;
+    const message = `${this.#server ? serverLostMessage : stoppedMessage}${detail ? ` (${detail})` : ''}`;
     this.#setConnection({ state: 'crashed', since: Date.now(), message });
     this.#failPending(namedError('EngineWorkerStoppedError', message));
   };
@@ -859,7 +906,7 @@ export class ShuttleClient {
     if (this.#connection.state !== 'ready') return;
     const silentMs = Date.now() - Math.max(this.#lastHeardAt, this.#frozenUntil);
     if (silentMs <= this.#unresponsiveAfterMs) return;
-    const message = `${stoppedMessage} (it has not answered for ${Math.round(silentMs / 1000)} s)`;
+    const message = `${this.#server ? serverLostMessage : stoppedMessage} (it has not answered for ${Math.round(silentMs / 1000)} s)`;
     this.#setConnection({ state: 'unresponsive', since: Date.now(), message });
     this.#failPending(namedError('EngineWorkerStoppedError', message));
   }

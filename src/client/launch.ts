@@ -14,6 +14,7 @@
  *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
 import { createShuttleClient, type ShuttleClient } from './client';
+import { connectToServer, isServedByServer, serverSocketUrl } from './server-connection';
 import { controlChannelName, type EngineMode, type WorkerConfig } from '../host/protocol';
 
 /** The database used when the URL names none. */
@@ -34,6 +35,23 @@ export type LaunchOptions = {
 };
 
 /**
+ * The studio's client for this page: connected to the studio server that served it (`shuttle serve`: the
+ * page then runs no engine of its own), otherwise to a new engine worker of this tab.
+ *
+ * @example
+ * const client = launchStudioClient(location.search);
+ */
+export function launchStudioClient(search: string, options: LaunchOptions = {}): ShuttleClient {
+  if (typeof document !== 'undefined' && isServedByServer(document))
+    return createShuttleClient(connectToServer(serverSocketUrl(location)), {
+      databaseName: 'server',
+      mode: 'viewer',
+      server: true,
+    });
+  return launchEngineWorker(readWorkerConfig(search), options);
+}
+
+/**
  * Spawns this tab's engine worker for `config` and returns its connected client.
  *
  * @example
@@ -41,7 +59,7 @@ export type LaunchOptions = {
  */
 export function launchEngineWorker(config: WorkerConfig, options: LaunchOptions = {}): ShuttleClient {
   const spawnWorker = () =>
-    new Worker(new URL('./engine.worker.ts', import.meta.url), {
+    new Worker(new URL('../worker/engine.worker.ts', import.meta.url), {
       type: 'module',
       name: `shuttle engine (${config.databaseName}${config.mode === 'viewer' ? ', viewer' : ''})`,
     });

@@ -9,7 +9,7 @@ import {
   openTestTab,
   sharedStorage,
   type TestTab,
-} from './host.test-support';
+} from '../worker/host.test-support';
 import { PROTOCOL_VERSION } from '../host/protocol';
 
 /** A worker that never answers on its own: tests answer through `channel.port`. */

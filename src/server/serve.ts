@@ -1,0 +1,307 @@
+/**
+ * `shuttle serve`: the studio for a server store. It serves the built studio over HTTP and the studio
+ * protocol over a WebSocket, from an observer engine on the store (it claims nothing; with `engines` it also
+ * runs that many engines of its own), so a browser watches — and acts on — the workflows the workers run.
+ *
+ * Security is part of the feature:
+ * - It listens on 127.0.0.1 unless told otherwise.
+ * - It makes a random token at start and prints the URL that carries it. The first request with the token
+ *   gets it as an HttpOnly, SameSite=Strict cookie (and is redirected to drop it from the address bar); every
+ *   request and WebSocket handshake without a valid token is refused with 401, and one whose `Origin` is not
+ *   the studio's own with 403 — before anything is served or upgraded.
+ * - The browser cannot make the server run code: definitions come only from the operator's files; the
+ *   studio shows those saved in the studio read-only and refuses to compile or save new ones.
+ * - Messages are bounded (2 MiB, above the engine's payload limit): a bigger frame, or one that is not JSON,
+ *   closes that socket with a reason (1009, 1007) and harms no other. Requests are validated as in a tab;
+ *   a wrong protocol version or an unknown method is answered with an error and the socket stays open.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { serveEngineHost, type EngineHost, type FleetControl, type HostPort } from '../host/engine-host';
+import { allocateProcessIdentity } from '../host/presence';
+import type { WorkerMessage } from '../host/protocol';
+import { PollingDeathWatch } from '../host/death-watch';
+import { loadDefinitions } from './definitions';
+import { createLogger, type Logger } from './log';
+import { openStore, StartupError, type StoreOptions } from './store';
+import { defaultWorkerTimings, startWorker, type RunningWorker } from './worker';
+import { hostname } from 'node:os';
+
+export type ServeOptions = StoreOptions & {
+  /** Definition files the workers run (the studio needs them to start, query and update). */
+  workflows?: readonly string[];
+  demos?: boolean;
+  /** Address to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Port to listen on; 0 picks a free one. Default 7300. */
+  port?: number;
+  /** Engines to run in this process besides the observer. Default 0. */
+  engines?: number;
+  /** The folder of the built studio. Default `dist` of the project (built on first use if missing). */
+  studioDir?: string;
+  /** The token; default a random one. */
+  token?: string;
+  /** The workers of a fleet this server controls (shuttle dev): kill, freeze, thaw, stop, start. */
+  fleet?: FleetControl;
+  logger?: Logger;
+};
+
+export type RunningServer = {
+  /** The URL to open, token included. */
+  readonly url: string;
+  readonly origin: string;
+  readonly token: string;
+  readonly port: number;
+  readonly storeLabel: string;
+  readonly host: EngineHost;
+  stop(): Promise<void>;
+};
+
+/** The largest message a page may send, in bytes. */
+export const maxMessageBytes = 2 * 1024 * 1024;
+
+const contentTypes: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Builds the studio into `dist` when it is not there yet. */
+async function ensureStudio(studioDir: string, logger: Logger): Promise<void> {
+  if (existsSync(join(studioDir, 'index.html'))) return;
+  logger.info('building the studio (first run)', { dir: studioDir });
+  const { build } = await import('vite');
+  await build({ root: projectRoot, logLevel: 'warn', build: { outDir: studioDir, emptyOutDir: true } });
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function cookieToken(request: IncomingMessage): string | undefined {
+  const header = request.headers.cookie ?? '';
+  for (const part of header.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === 'shuttle_token') return decodeURIComponent(rest.join('='));
+  }
+  return undefined;
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger({ component: 'serve' });
+  const studioDir = resolve(options.studioDir ?? join(projectRoot, 'dist'));
+  const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
+  await ensureStudio(studioDir, logger);
+  const store = await openStore(options);
+  const liveness = store.liveness;
+  const host = serveEngineHost({
+    config: { databaseName: store.label, mode: 'viewer' },
+    openStorage: async () => store.storage,
+    storeLabel: () => store.label,
+    workflows: definitions.workflows,
+    builtInInfo: definitions.info,
+    runtime: { kind: 'server', hostName: hostname(), pid: process.pid },
+    allocateIdentity: (storage, engineId) => allocateProcessIdentity(storage, engineId, 'studio server'),
+    loadAuthoredDefinitions: false,
+    allowFreeze: false,
+    workflowClaimTtlMs: defaultWorkerTimings.claimTtlMs,
+    workflowClaimRenewIntervalMs: defaultWorkerTimings.renewIntervalMs,
+    ...(options.fleet ? { fleet: options.fleet } : {}),
+    ...(liveness
+      ? {
+          liveness,
+          deathWatch: (selfId: string, onDeath: (engineId: string) => void) =>
+            new PollingDeathWatch({ liveEngineIds: () => liveness.liveEngineIds(), selfId, onDeath }),
+        }
+      : {}),
+    onWarning: (warning) => logger.warn(warning.message, { warning: warning.name }),
+  });
+  await host.engine();
+  const extra: RunningWorker[] = [];
+  for (let index = 0; index < (options.engines ?? 0); index++)
+    extra.push(
+      await startWorker({
+        ...options,
+        workflows: options.workflows ?? [],
+        label: `serve-engine-${index + 1}`,
+        logger,
+      }),
+    );
+
+  const token = options.token ?? randomBytes(18).toString('base64url');
+  const bindHost = options.host ?? '127.0.0.1';
+  let origin = '';
+  const indexHtml = readFileSync(join(studioDir, 'index.html'), 'utf8').replace(
+    '<head>',
+    '<head>\n    <meta name="shuttle-server" content="websocket" />',
+  );
+
+  /** Why a request must be refused (status and a sentence), or null when it may go on. */
+  const refusal = (request: IncomingMessage, url: URL): { status: number; message: string } | null => {
+    const requestOrigin = request.headers.origin;
+    if (requestOrigin !== undefined && requestOrigin !== origin && requestOrigin !== hostOrigin(request))
+      return {
+        status: 403,
+        message: `Refused: requests from ${requestOrigin} may not use this studio; only pages it serves itself may.`,
+      };
+    if (!sameToken(url.searchParams.get('token') ?? cookieToken(request), token))
+      return {
+        status: 401,
+        message: 'This Shuttle studio needs its token: open the URL that `shuttle serve` printed.',
+      };
+    return null;
+  };
+
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? '/', 'http://studio');
+    const refused = refusal(request, url);
+    if (refused) {
+      response.writeHead(refused.status, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end(`${refused.message}\n`);
+      return;
+    }
+    if (url.searchParams.has('token')) {
+      // Keep the token in a cookie the page's own requests carry, not in its address bar.
+      url.searchParams.delete('token');
+      response.writeHead(302, {
+        'set-cookie': `shuttle_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+        location: `${url.pathname}${url.search}`,
+      });
+      response.end();
+      return;
+    }
+    serveStatic(studioDir, url.pathname, indexHtml, response);
+  });
+
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
+  server.on('upgrade', (request, socket, head) => {
+    const url = new URL(request.url ?? '/', 'http://studio');
+    const refused = url.pathname === '/ws' ? refusal(request, url) : { status: 404, message: 'Not found' };
+    if (refused) {
+      socket.end(
+        `HTTP/1.1 ${refused.status} ${refused.status === 401 ? 'Unauthorized' : refused.status === 403 ? 'Forbidden' : 'Not Found'}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refused.message}\n`,
+      );
+      return;
+    }
+    sockets.handleUpgrade(request, socket, head, (ws) => connectSocket(ws, host, logger));
+  });
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new StartupError(
+              `Port ${options.port ?? 7300} is in use; give another with --port (0 picks a free one).`,
+            )
+          : error,
+      ),
+    );
+    server.listen(options.port ?? 7300, bindHost, () => resolveListen());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 7300);
+  const shownHost = bindHost === '0.0.0.0' || bindHost === '::' ? '127.0.0.1' : bindHost;
+  origin = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+  logger.info('studio serving', { url: origin, store: store.label, workers: extra.length });
+
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    port,
+    storeLabel: store.label,
+    host,
+    stop: async () => {
+      for (const client of sockets.clients) client.close(1001, 'the server is stopping');
+      sockets.close();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      await Promise.all(extra.map((worker) => worker.stop()));
+      await host.shutdown().catch(() => undefined);
+      await host.dispose().catch(() => undefined);
+      await store.close().catch(() => undefined);
+    },
+  };
+}
+
+/** The origin of the studio as this request reached it (its Host header). */
+function hostOrigin(request: IncomingMessage): string {
+  return `http://${request.headers.host ?? ''}`;
+}
+
+/** One page on a WebSocket: the same protocol a tab's worker speaks, one JSON message per frame. */
+function connectSocket(ws: WebSocket, host: EngineHost, logger: Logger): void {
+  let listener: ((data: unknown) => void) | null = null;
+  const port: HostPort = {
+    post: (message: WorkerMessage) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+    },
+    listen: (receive) => {
+      listener = receive;
+      return () => {
+        listener = null;
+      };
+    },
+  };
+  const disconnect = host.connect(port);
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) return ws.close(1003, 'Only text frames of JSON are accepted.');
+    let message: unknown;
+    try {
+      message = JSON.parse(data.toString());
+    } catch {
+      return ws.close(1007, 'A message was not JSON; the studio protocol sends one JSON object per frame.');
+    }
+    listener?.(message);
+  });
+  ws.on('close', () => disconnect());
+  ws.on('error', (error) => {
+    logger.warn('a studio connection failed', { error: error.message });
+    disconnect();
+  });
+}
+
+function serveStatic(root: string, pathname: string, indexHtml: string, response: ServerResponse): void {
+  const decoded = (() => {
+    try {
+      return decodeURIComponent(pathname);
+    } catch {
+      return '/';
+    }
+  })();
+  const file = normalize(join(root, decoded));
+  const inside = file === root || file.startsWith(root + sep);
+  const exists = inside && existsSync(file) && statSync(file).isFile();
+  if (!exists || decoded === '/' || decoded.endsWith('/index.html')) {
+    if (extname(decoded) && decoded !== '/index.html' && !exists) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('Not found.\n');
+      return;
+    }
+    response.writeHead(200, { 'content-type': contentTypes['.html']!, 'cache-control': 'no-store' });
+    response.end(indexHtml);
+    return;
+  }
+  response.writeHead(200, {
+    'content-type': contentTypes[extname(file)] ?? 'application/octet-stream',
+    'cache-control': decoded.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+  });
+  response.end(readFileSync(file));
+}

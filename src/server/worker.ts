@@ -1,0 +1,141 @@
+/**
+ * `shuttle worker`: one engine in this Node process, running the workflows of the definitions it was given,
+ * sharing a store (PostgreSQL, or the embedded one) with every other engine on it.
+ *
+ * What it does, in order: loads and checks the definitions (a broken file stops it before anything is
+ * written), opens the store, starts the engine (`workflow-lease`: per-workflow claims kept alive by the
+ * process's session, fenced by epochs) behind the same host a studio tab uses — so it has a presence record,
+ * the studio lists it, and its custody shows in every timeline — then serves metrics if asked.
+ *
+ * Guarantees:
+ * - On PostgreSQL the process holds its liveness lock for its whole life: killed with `kill -9`, its
+ *   workflows move at once; other processes' deaths reach it within a fraction of a second (a polling death
+ *   watch) and it takes their work.
+ * - `SIGTERM`/`SIGINT`: stop claiming, end the session (every claim is free at once), exit within 2 s; a
+ *   second signal exits at once. Logs are JSON lines (log.ts).
+ * - Definitions saved in the studio are not loaded unless `loadStudioDefinitions` is set: the browser cannot
+ *   make a server run code.
+ */
+import { hostname } from 'node:os';
+import type { Server } from 'node:http';
+import type { Engine, ShutdownReport } from '../engine';
+import { PollingDeathWatch } from '../host/death-watch';
+import { serveEngineHost, type EngineHost } from '../host/engine-host';
+import { allocateProcessIdentity } from '../host/presence';
+import { loadDefinitions } from './definitions';
+import { createLogger, logEngineEvent, type Logger } from './log';
+import { serveMetrics } from './metrics';
+import { openStore, type OpenedStore, type StoreOptions } from './store';
+
+/** Options of `startWorker` (the flags of `shuttle worker`). */
+export type WorkerOptions = StoreOptions & {
+  /** Definition files or folders (`--workflows`); none: the built-in demos. */
+  workflows?: readonly string[];
+  /** Also run the built-in demos besides `workflows` (`--demos`). */
+  demos?: boolean;
+  /** The process's label in the studio (`--label`). Default `worker-<n>`. */
+  label?: string;
+  /** Serve Prometheus metrics and a health check on this port (`--metrics-port`). */
+  metricsPort?: number;
+  /** How long a silent process keeps its workflows, in ms (`--claim-ttl-ms`). Default 6,000. */
+  claimTtlMs?: number;
+  /** How often the process renews its session, in ms (`--renew-interval-ms`). Default 1,000. */
+  renewIntervalMs?: number;
+  /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
+  loadStudioDefinitions?: boolean;
+  logger?: Logger;
+};
+
+export type RunningWorker = {
+  readonly engineId: string;
+  readonly label: string;
+  readonly store: OpenedStore;
+  readonly host: EngineHost;
+  readonly engine: Engine;
+  /** Stops gracefully (ends the session, closes the store); resolves within `patienceMs` (default 2,000). */
+  stop(patienceMs?: number): Promise<ShutdownReport | null>;
+};
+
+export const defaultWorkerTimings = { claimTtlMs: 6_000, renewIntervalMs: 1_000 } as const;
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const logger = options.logger ?? createLogger({ component: 'worker' });
+  const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
+  const store = await openStore(options);
+  const liveness = store.liveness;
+  const host = serveEngineHost({
+    config: { databaseName: store.label, mode: 'engine' },
+    openStorage: async () => store.storage,
+    storeLabel: () => store.label,
+    workflows: definitions.workflows,
+    builtInInfo: definitions.info,
+    runtime: { kind: 'server', hostName: hostname(), pid: process.pid },
+    allocateIdentity: (storage, engineId) => allocateProcessIdentity(storage, engineId, options.label),
+    loadAuthoredDefinitions: options.loadStudioDefinitions ?? false,
+    allowFreeze: false,
+    workflowClaimTtlMs: options.claimTtlMs ?? defaultWorkerTimings.claimTtlMs,
+    workflowClaimRenewIntervalMs: options.renewIntervalMs ?? defaultWorkerTimings.renewIntervalMs,
+    ...(liveness
+      ? {
+          liveness,
+          deathWatch: (selfId: string, onDeath: (engineId: string) => void) =>
+            new PollingDeathWatch({ liveEngineIds: () => liveness.liveEngineIds(), selfId, onDeath }),
+        }
+      : {}),
+    onWarning: (warning) =>
+      logger.warn(warning.message, { warning: warning.name, workflowId: warning.workflowId }),
+    onEvent: (event) => logEngineEvent(logger, event),
+  });
+  let engine: Engine;
+  try {
+    engine = await host.engine();
+  } catch (error) {
+    await host.dispose().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+  const label = host.identity().label;
+  let metrics: Server | null = null;
+  if (options.metricsPort !== undefined)
+    metrics = await serveMetrics(
+      { engineId: host.engineId, metrics: () => engine.metrics(), status: () => host.status() },
+      options.metricsPort,
+    );
+  logger.info('worker started', {
+    engineId: host.engineId,
+    label,
+    store: store.label,
+    workflows: definitions.workflows.map((definition) => `${definition.name}@${definition.version}`),
+    from: definitions.sources,
+    ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+  });
+  let stopping: Promise<ShutdownReport | null> | null = null;
+  return {
+    engineId: host.engineId,
+    label,
+    store,
+    host,
+    engine,
+    stop: (patienceMs = 2_000) =>
+      (stopping ??= (async () => {
+        logger.info('worker stopping', { engineId: host.engineId });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const report = await Promise.race([
+          host.shutdown().catch(() => null),
+          new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), patienceMs))),
+        ]);
+        clearTimeout(timer);
+        metrics?.close();
+        void host.dispose().catch(() => undefined);
+        await Promise.race([
+          store.close().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, 300)),
+        ]);
+        logger.info('worker stopped', {
+          engineId: host.engineId,
+          claimsHandedOver: report?.claimsReleased ?? null,
+        });
+        return report;
+      })()),
+  };
+}
