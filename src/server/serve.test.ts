@@ -1,0 +1,167 @@
+/**
+ * `shuttle serve` against a real PostgreSQL: who may reach the studio (the token, the Origin), and what a
+ * bad message does (closes only its own socket). The studio files are a stand-in page (no build needed).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { PROTOCOL_VERSION } from '../host/protocol';
+import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
+import { createLogger } from './log';
+import { startServer, type RunningServer } from './serve';
+
+let database: TestDatabase;
+let server: RunningServer;
+let studioDir: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  studioDir = mkdtempSync(join(tmpdir(), 'shuttle-studio-'));
+  writeFileSync(
+    join(studioDir, 'index.html'),
+    '<!doctype html><html><head><title>studio</title></head></html>',
+  );
+  server = await startServer({
+    databaseUrl: database.url,
+    port: 0,
+    studioDir,
+    logger: createLogger({}, () => undefined),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(studioDir, { recursive: true, force: true });
+  await database?.drop();
+});
+
+const cookie = () => `shuttle_token=${server.token}`;
+
+/** Opens a socket; resolves when open, rejects with the HTTP status when the handshake is refused. */
+function openSocket(headers: Record<string, string>): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${server.origin.replace('http', 'ws')}/ws`, { headers });
+    socket.once('open', () => resolve(socket));
+    socket.once('unexpected-response', (_request, response) =>
+      reject(new Error(`refused with ${response.statusCode}`)),
+    );
+    socket.once('error', reject);
+  });
+}
+
+/** Sends a request and resolves with the response of that id (pushes are skipped). */
+function ask(socket: WebSocket, message: Record<string, unknown>): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => {
+    const onMessage = (data: WebSocket.RawData) => {
+      const parsed = JSON.parse(data.toString()) as Record<string, unknown>;
+      if (parsed.kind === 'response' && parsed.id === message.id) {
+        socket.off('message', onMessage);
+        resolve(parsed);
+      }
+    };
+    socket.on('message', onMessage);
+    socket.send(JSON.stringify(message));
+  });
+}
+
+const hello = (id: number, v = PROTOCOL_VERSION) => ({
+  kind: 'request',
+  v,
+  id,
+  method: 'hello',
+  params: { protocolVersion: PROTOCOL_VERSION, databaseName: 'server', mode: 'viewer' },
+});
+
+function closed(socket: WebSocket): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+}
+
+describe('shuttle serve: who may reach the studio', () => {
+  it('refuses pages without the token or with a wrong one (401), hands the token over as a cookie, then serves the studio page marked as a server page', async () => {
+    expect((await fetch(`${server.origin}/`)).status).toBe(401);
+    expect((await fetch(`${server.origin}/?token=wrong`)).status).toBe(401);
+    const handover = await fetch(server.url, { redirect: 'manual' });
+    expect(handover.status).toBe(302);
+    expect(handover.headers.get('set-cookie')).toMatch(/shuttle_token=.*HttpOnly; SameSite=Strict/);
+    expect(handover.headers.get('location')).toBe('/');
+    const page = await fetch(`${server.origin}/`, { headers: { cookie: cookie() } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<meta name="shuttle-server"');
+  });
+
+  it('refuses a request from a foreign Origin even with the token (403)', async () => {
+    const response = await fetch(server.url, {
+      headers: { origin: 'http://evil.example' },
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('refuses WebSocket handshakes without the token (401) or from a foreign Origin (403)', async () => {
+    await expect(openSocket({})).rejects.toThrow('refused with 401');
+    await expect(openSocket({ cookie: 'shuttle_token=wrong' })).rejects.toThrow('refused with 401');
+    await expect(openSocket({ cookie: cookie(), origin: 'http://evil.example' })).rejects.toThrow(
+      'refused with 403',
+    );
+  });
+
+  it('serves the protocol on a socket with the token: hello says it is a server without authoring', async () => {
+    const socket = await openSocket({ cookie: cookie(), origin: server.origin });
+    const answer = await ask(socket, hello(1));
+    expect(answer).toMatchObject({ ok: true, value: { runtime: { kind: 'server' }, authoring: false } });
+    socket.close();
+  });
+});
+
+describe('shuttle serve: a bad message harms only its own socket', () => {
+  it('answers an unknown method and a wrong protocol version with an error, and goes on serving that socket', async () => {
+    const socket = await openSocket({ cookie: cookie(), origin: server.origin });
+    const unknown = await ask(socket, {
+      kind: 'request',
+      v: PROTOCOL_VERSION,
+      id: 7,
+      method: 'dropTables',
+      params: {},
+    });
+    expect(unknown).toMatchObject({
+      ok: false,
+      error: { name: 'ProtocolError', message: expect.stringContaining('Unknown method') },
+    });
+    const stale = await ask(socket, hello(8, PROTOCOL_VERSION - 1));
+    expect(stale).toMatchObject({ ok: false, error: { name: 'ProtocolVersionMismatchError' } });
+    expect(await ask(socket, hello(9))).toMatchObject({ ok: true });
+    socket.close();
+  });
+
+  it('closes a socket that sends something other than JSON (1007) or an oversized frame (1009), and keeps serving the others', async () => {
+    const bystander = await openSocket({ cookie: cookie(), origin: server.origin });
+    const garbled = await openSocket({ cookie: cookie(), origin: server.origin });
+    const garbledClosed = closed(garbled);
+    garbled.send('this is not json');
+    expect(await garbledClosed).toMatchObject({ code: 1007 });
+    const huge = await openSocket({ cookie: cookie(), origin: server.origin });
+    const hugeClosed = closed(huge);
+    huge.send('x'.repeat(3 * 1024 * 1024));
+    expect((await hugeClosed).code).toBe(1009);
+    expect(await ask(bystander, hello(10))).toMatchObject({ ok: true });
+    bystander.close();
+  });
+
+  it('refuses to compile, save or delete definitions sent from the browser', async () => {
+    const socket = await openSocket({ cookie: cookie(), origin: server.origin });
+    await ask(socket, hello(1));
+    const save = await ask(socket, {
+      kind: 'request',
+      v: PROTOCOL_VERSION,
+      id: 2,
+      method: 'saveDefinition',
+      params: { source: 'export default 1;' },
+    });
+    expect(save).toMatchObject({ ok: false, error: { name: 'AuthoringDisabledError' } });
+    socket.close();
+  });
+});
