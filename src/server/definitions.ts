@@ -4,14 +4,20 @@
  * the built-in demos. Code comes only from the operator's files, never from the browser.
  *
  * A file is a TypeScript or JavaScript module that imports the workflow API from `'shuttle'` and exports one
- * or more `defineWorkflow({ … })`; a folder means every `.ts`/`.js`/`.mjs` file in it. Problems are reported
- * as `file:line:column message`, and no process starts with a definition that failed to load.
+ * or more `defineWorkflow({ … })`; a folder means every `.ts`/`.js`/`.mjs` file in it. Two kinds of files:
+ * - one that imports nothing but `'shuttle'` (what the studio writes) is compiled exactly as the studio
+ *   compiles definitions: determinism is checked statically and trapped at run time;
+ * - one that imports anything else (your own modules, a database client, an SDK) is loaded as a Node module
+ *   (through tsx, so TypeScript works), where `'shuttle'` is the engine's public API; its determinism is
+ *   then your lint's job (see the workflows lint rule of this project).
+ * Problems are reported as `file:line:column message`, and no process starts with a definition that failed
+ * to load.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AnyWorkflowDefinition } from '../engine';
-import { compileModule } from '../host/authoring/compile';
+import { compileModule, type CompileModuleResult } from '../host/authoring/compile';
 import type { BuiltInInfo } from '../host/authoring/definition-store';
 import { builtInCatalog, builtInChildTypes, builtInWorkflows } from '../workflows';
 import { StartupError } from './store';
@@ -50,7 +56,9 @@ export async function loadDefinitionFiles(paths: readonly string[]): Promise<Loa
   const problems: string[] = [];
   for (const file of files) {
     const source = readFileSync(file, 'utf8');
-    const compiled = await compileModule(source, basename(file));
+    let compiled = await compileModule(source, basename(file));
+    if (!compiled.ok && compiled.diagnostics.some((diagnostic) => importsOtherModules(diagnostic.message)))
+      compiled = await importModule(file);
     if (!compiled.ok) {
       for (const diagnostic of compiled.diagnostics)
         problems.push(`${file}:${diagnostic.line}:${diagnostic.column} ${diagnostic.message}`);
@@ -73,6 +81,45 @@ export async function loadDefinitionFiles(paths: readonly string[]): Promise<Loa
   if (problems.length > 0)
     throw new StartupError(`Could not load the workflow definitions:\n  ${problems.join('\n  ')}`);
   return { workflows, info, sources: files };
+}
+
+/** The studio's compiler refused an import other than 'shuttle': the file is a Node module. */
+function importsOtherModules(message: string): boolean {
+  return message.includes("can import only 'shuttle'");
+}
+
+/** Loads a definition file as a Node module and collects the workflow definitions it exports. */
+async function importModule(file: string): Promise<CompileModuleResult> {
+  let exported: Record<string, unknown>;
+  try {
+    exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    return {
+      ok: false,
+      diagnostics: [
+        {
+          kind: 'evaluation',
+          message: `The module threw while loading: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+          line: 1,
+          column: 1,
+        },
+      ],
+    };
+  }
+  const definitions = [...new Set(Object.values(exported))].filter(
+    (value): value is AnyWorkflowDefinition =>
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { name?: unknown }).name === 'string' &&
+      typeof (value as { run?: unknown }).run === 'function',
+  );
+  if (definitions.length > 0) return { ok: true, definitions };
+  return {
+    ok: false,
+    diagnostics: [
+      { kind: 'export', message: 'The module exports no workflow definition.', line: 1, column: 1 },
+    ],
+  };
 }
 
 /** The built-in demos, with their sources read from the project's src/workflows folder. */
