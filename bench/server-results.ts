@@ -35,7 +35,10 @@ export type ServerFigures = {
   stepRatio: number | null;
   parallelEngineStepsPerSecond: number | null;
   parallelRatio: number | null;
-  /** The peer's steps per second, one workflow; `peerStepRatio` is Shuttle ÷ peer (per round, median). */
+  /**
+   * The peer's steps per second, one workflow; `peerStepRatio` is Shuttle ÷ peer, each first divided by the
+   * ceiling measured around it (per round; the median of the rounds).
+   */
   peerStepsPerSecond: number | null;
   peerStepRatio: number | null;
   peerParallelStepsPerSecond: number | null;

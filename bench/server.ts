@@ -40,6 +40,8 @@ const options = {
   rounds: Number(process.env.SHUTTLE_BENCH_SERVER_ROUNDS ?? (quick ? 2 : 5)),
   /** How long each throughput measurement should last (N is sized from the previous round). */
   measureMs: quick ? 1_000 : 2_000,
+  /** Each ceiling window (one before, between and after the round's measurements). */
+  ceilingWindowMs: quick ? 500 : 1_000,
   parallelWorkflows: 50,
   handoffRuns: quick ? 3 : 7,
   signalRuns: quick ? 3 : 10,
@@ -49,7 +51,7 @@ const options = {
   parkedTarget: Number(process.env.SHUTTLE_BENCH_PARKED ?? (quick ? 10_000 : 100_000)),
   parkBudgetMs: Number(process.env.SHUTTLE_BENCH_PARK_BUDGET_MS ?? (quick ? 40_000 : 150_000)),
   parkedSmall: 1_000,
-  parkConcurrency: 500,
+  parkConcurrency: 100,
   holdWindowMs: quick ? 20_000 : 60_000,
   parkSleepMs: 3 * 24 * 3600_000,
 };
@@ -216,15 +218,24 @@ type Round = {
   round: number;
   order: string[];
   loadAverage: number[];
+  /** Every ceiling window of the round, in order (one before, between and after the measurements). */
+  rawWindows: Rate[];
+  /** The round's ceiling: the mean rate of its windows. */
   raw: Rate;
   sequential: EngineRun;
   parallel: EngineRun;
   peerSequential: PeerRun | null;
   peerParallel: PeerRun | null;
+  /** Each measurement's own ceiling: the mean of the windows just before and just after it. */
+  ceilings: Record<string, number>;
   stepRatio: number;
   parallelRatio: number;
+  /** Shuttle ÷ peer, each first divided by its own ceiling (drift-corrected: the figure). */
   peerStepRatio: number | null;
   peerParallelRatio: number | null;
+  /** Shuttle ÷ peer, plain rates. */
+  peerStepRatioPlain: number | null;
+  peerParallelRatioPlain: number | null;
 };
 
 const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, Math.round(value)));
@@ -276,30 +287,43 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
   );
 
   const rounds: Round[] = [];
-  const kinds = ['raw', 'sequential', 'parallel', 'peer-sequential', 'peer-parallel'] as const;
+  const kinds = ['sequential', 'parallel', 'peer-sequential', 'peer-parallel'] as const;
   try {
     for (let round = 0; round < options.rounds; round++) {
       const order = kinds.map((_, index) => kinds[(index + round) % kinds.length]!);
       const measured: Partial<Record<(typeof kinds)[number], Rate>> = {};
+      const ceilings: Record<string, number> = {};
+      // The ceiling is measured before, between and after the measurements, and each measurement is judged
+      // against the mean of the windows on either side of it: fsync latency on this shared machine drifts
+      // from second to second, and a ceiling taken further away would carry that drift into the ratio.
+      const rawWindows: Rate[] = [await rawTransactions(raw, options.ceilingWindowMs)];
       for (const kind of order) {
-        if (kind === 'raw') measured.raw = await rawTransactions(raw, options.measureMs);
-        else if (kind === 'sequential') measured.sequential = await shuttle(1, sequentialSteps);
+        if (kind === 'sequential') measured.sequential = await shuttle(1, sequentialSteps);
         else if (kind === 'parallel')
           measured.parallel = await shuttle(options.parallelWorkflows, parallelSteps);
         else if (peer && kind === 'peer-sequential')
           measured['peer-sequential'] = await peerSteps(peer, 1, sequentialSteps);
         else if (peer && kind === 'peer-parallel')
           measured['peer-parallel'] = await peerSteps(peer, options.parallelWorkflows, parallelSteps);
+        else continue;
+        rawWindows.push(await rawTransactions(raw, options.ceilingWindowMs));
+        ceilings[kind] = (rawWindows.at(-2)!.perSecond + rawWindows.at(-1)!.perSecond) / 2;
       }
-      const rawRate = measured.raw!;
+      const rawOperations = rawWindows.reduce((sum, window) => sum + window.operations, 0);
+      const rawRate = rate(
+        rawOperations,
+        rawWindows.reduce((sum, window) => sum + window.elapsedMs, 0),
+      );
       const sequential = measured.sequential as EngineRun;
       const parallel = measured.parallel as EngineRun;
       const peerSequential = (measured['peer-sequential'] as PeerRun | undefined) ?? null;
       const peerParallel = (measured['peer-parallel'] as PeerRun | undefined) ?? null;
+      const relative = (kind: string, value: Rate) => value.perSecond / ceilings[kind]!;
       const result: Round = {
         round,
         order: [...order],
         loadAverage: load(),
+        rawWindows: rawWindows.map((window) => ({ ...window, perSecond: Math.round(window.perSecond) })),
         raw: { ...rawRate, perSecond: Math.round(rawRate.perSecond) },
         sequential: { ...sequential, perSecond: Math.round(sequential.perSecond) },
         parallel: { ...parallel, perSecond: Math.round(parallel.perSecond) },
@@ -308,16 +332,27 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
           perSecond: Math.round(peerSequential.perSecond),
         },
         peerParallel: peerParallel && { ...peerParallel, perSecond: Math.round(peerParallel.perSecond) },
-        stepRatio: roundTo(sequential.perSecond / rawRate.perSecond, 3)!,
-        parallelRatio: roundTo(parallel.perSecond / rawRate.perSecond, 3)!,
-        peerStepRatio: peerSequential && roundTo(sequential.perSecond / peerSequential.perSecond, 3),
-        peerParallelRatio: peerParallel && roundTo(parallel.perSecond / peerParallel.perSecond, 3),
+        ceilings: Object.fromEntries(
+          Object.entries(ceilings).map(([kind, value]) => [kind, Math.round(value)]),
+        ),
+        stepRatio: roundTo(relative('sequential', sequential), 3)!,
+        parallelRatio: roundTo(relative('parallel', parallel), 3)!,
+        peerStepRatio:
+          peerSequential &&
+          roundTo(relative('sequential', sequential) / relative('peer-sequential', peerSequential), 3),
+        peerParallelRatio:
+          peerParallel &&
+          roundTo(relative('parallel', parallel) / relative('peer-parallel', peerParallel), 3),
+        peerStepRatioPlain: peerSequential && roundTo(sequential.perSecond / peerSequential.perSecond, 3),
+        peerParallelRatioPlain: peerParallel && roundTo(parallel.perSecond / peerParallel.perSecond, 3),
       };
       rounds.push(result);
       log(
-        `round ${round + 1}/${options.rounds}: raw ${result.raw.perSecond}/s, shuttle ${result.sequential.perSecond} ` +
-          `(×${result.stepRatio}) and ${result.parallel.perSecond} (×${result.parallelRatio}) steps/s, ` +
-          `peer ${result.peerSequential?.perSecond ?? '—'} and ${result.peerParallel?.perSecond ?? '—'} steps/s`,
+        `round ${round + 1}/${options.rounds}: raw ${rawWindows.map((window) => Math.round(window.perSecond)).join(' ')}/s; ` +
+          `shuttle ${result.sequential.perSecond} (×${result.stepRatio}) and ${result.parallel.perSecond} ` +
+          `(×${result.parallelRatio}) steps/s; peer ${result.peerSequential?.perSecond ?? '—'} and ` +
+          `${result.peerParallel?.perSecond ?? '—'} steps/s (shuttle ÷ peer ${result.peerStepRatio ?? '—'}, ` +
+          `${result.peerParallelRatio ?? '—'})`,
       );
       sequentialSteps = clamp((sequential.perSecond * options.measureMs) / 1000, 100, 20_000);
       parallelSteps = clamp(
@@ -370,6 +405,8 @@ type HandoffRun = {
   firstStepKind: string | null;
   /** Exit → the successor's first commit after its claim: the figure. */
   latencyMs: number | null;
+  /** Exit → PostgresLiveness first reports the owner dead (polled every 5 ms from this process). */
+  deadAfterMs: number | null;
   duplicates: number | null;
   error?: string;
 };
@@ -402,6 +439,7 @@ async function handoffRun(
   url: string,
   schema: string,
   observer: Engine,
+  liveness: PostgresLiveness,
   kind: HandoffKind,
   run: number,
 ): Promise<HandoffRun> {
@@ -419,6 +457,7 @@ async function handoffRun(
     claimLatencyMs: null,
     firstStepKind: null,
     latencyMs: null,
+    deadAfterMs: null,
     duplicates: null,
   };
   try {
@@ -438,6 +477,12 @@ async function handoffRun(
     });
     record.exitAt = Date.now();
     owner.kill(kind === 'kill' ? 'SIGKILL' : 'SIGTERM');
+    // When the oracle starts to report the owner dead (for kill -9: when PostgreSQL has dropped its lock).
+    const deadAt = pollUntil(
+      'the oracle to report the owner dead',
+      async () => ((await liveness.isDead(owner.engineId)) ? Date.now() : undefined),
+      { intervalMs: 5, timeoutMs: 10_000 },
+    ).catch(() => null);
     const takeover = await pollUntil(
       'the survivor to commit a step',
       async () => {
@@ -453,6 +498,8 @@ async function handoffRun(
     record.claimLatencyMs = takeover.claim.at - record.exitAt;
     record.firstStepKind = takeover.firstStep!.kind;
     record.latencyMs = takeover.firstStep!.at - record.exitAt;
+    const dead = await deadAt;
+    record.deadAfterMs = dead === null ? null : dead - record.exitAt;
     const result = await observer.handle(workflowId).result();
     if ((result as { counted?: number }).counted !== options.countdownFrom)
       throw new Error(`the countdown returned ${JSON.stringify(result)}`);
@@ -476,16 +523,18 @@ async function handoffs(server: LocalPostgres) {
   // The schema exists before any process races to create it.
   await (await PostgresStorage.open({ connectionString: url, schema })).close();
   const observer = await observerEngine(url, schema);
+  const liveness = new PostgresLiveness({ connectionString: url, schema });
   const survivor = await FixtureProcess.engine('survivor', url, schema);
   const runs: HandoffRun[] = [];
   const signals: SignalRun[] = [];
   try {
     for (const kind of ['kill', 'sigterm'] as const)
       for (let run = 0; run < options.handoffRuns; run++) {
-        const result = await handoffRun(url, schema, observer.engine, kind, run);
+        const result = await handoffRun(url, schema, observer.engine, liveness, kind, run);
         runs.push(result);
         log(
           `handoff ${kind} ${run + 1}/${options.handoffRuns}: ${result.latencyMs ?? result.error} ms` +
+            ` (oracle: dead after ${result.deadAfterMs ?? '—'} ms)` +
             (result.claimReason ? ` (${result.claimKind}, ${result.claimReason})` : ''),
         );
       }
@@ -526,6 +575,7 @@ async function handoffs(server: LocalPostgres) {
   } finally {
     await survivor.stop();
     await observer.close();
+    await liveness.close();
   }
   const latencies = (kind: HandoffKind) =>
     summarize(runs.filter((run) => run.kind === kind && run.latencyMs !== null).map((run) => run.latencyMs!));
@@ -540,6 +590,16 @@ async function handoffs(server: LocalPostgres) {
     sigterm: latencies('sigterm'),
     claimLatencyMs: { kill: claimLatencies('kill'), sigterm: claimLatencies('sigterm') },
     signal: summarize(signals.filter((run) => run.latencyMs !== null).map((run) => run.latencyMs!)),
+    deadAfterMs: {
+      kill: summarize(
+        runs.filter((run) => run.kind === 'kill' && run.deadAfterMs !== null).map((run) => run.deadAfterMs!),
+      ),
+      sigterm: summarize(
+        runs
+          .filter((run) => run.kind === 'sigterm' && run.deadAfterMs !== null)
+          .map((run) => run.deadAfterMs!),
+      ),
+    },
     duplicates: runs.reduce((sum, run) => sum + (run.duplicates ?? 0), 0),
     runs,
     signals,
@@ -610,23 +670,31 @@ async function parkedStore(server: LocalPostgres, database: string, count: numbe
     }
   })();
   const batches: { parked: number; ms: number; startsPerSecond: number }[] = [];
+  let startFailures = 0;
+  const failureSamples: string[] = [];
+  let attempted = 0;
   try {
     // Batches of at most 5,000 starts, until the count or the time budget is reached.
-    while (parked < count && Date.now() - begun < budgetMs) {
-      const batch = Math.min(5_000, count - parked);
+    while (attempted < count && Date.now() - begun < budgetMs) {
+      const batch = Math.min(5_000, count - attempted);
+      if (batch <= 0) break;
+      attempted += batch;
       const batchBegun = Date.now();
-      await holder.request(
+      const answer = await holder.request(
         {
           op: 'park',
           count: batch,
           concurrency: options.parkConcurrency,
-          prefix: `p${String(parked / 1000).padStart(3, '0')}k-`,
+          prefix: `p${String((attempted - batch) / 1000).padStart(3, '0')}k-`,
           sleepMs: options.parkSleepMs,
         },
         'parked',
         30 * 60_000,
       );
-      parked += batch;
+      // What the holder holds is the count (a failed start is not retried, see engine-process.ts).
+      parked = Number(answer.claimsHeld);
+      startFailures += Number(answer.failed);
+      if (Number(answer.failed) > 0) failureSamples.push(...(answer.firstFailures as string[]));
       const ms = Date.now() - batchBegun;
       batches.push({ parked, ms, startsPerSecond: Math.round((batch / ms) * 1000) });
       log(
@@ -645,6 +713,8 @@ async function parkedStore(server: LocalPostgres, database: string, count: numbe
     parked,
     startMs: Date.now() - begun,
     batches,
+    startFailures,
+    failureSamples: failureSamples.slice(0, 5),
     minSessionHeadroomDuringStartsMs: Math.round(minHeadroomMs),
   };
 }
@@ -736,6 +806,8 @@ async function holding(server: LocalPostgres) {
       parkedSmall: small.parked,
       startMs: big.startMs,
       startBatches: big.batches,
+      startFailures: big.startFailures,
+      startFailureSamples: big.failureSamples,
       minSessionHeadroomDuringStartsMs: big.minSessionHeadroomDuringStartsMs,
       startsPerSecond: roundTo((big.parked / big.startMs) * 1000),
       parkBudgetMs: options.parkBudgetMs,
@@ -837,14 +909,20 @@ async function main(): Promise<void> {
       peerParallelStepsPerSecond: summarize(peerParallel),
       peerStepRatio: ratios(rounds.map((round) => round.peerStepRatio)),
       peerParallelRatio: ratios(rounds.map((round) => round.peerParallelRatio)),
+      peerStepRatioPlain: ratios(rounds.map((round) => round.peerStepRatioPlain)),
+      peerParallelRatioPlain: ratios(rounds.map((round) => round.peerParallelRatioPlain)),
       peerCeilingRatio: ratios(
         rounds.map((round) =>
-          round.peerSequential ? roundTo(round.peerSequential.perSecond / round.raw.perSecond, 3) : null,
+          round.peerSequential
+            ? roundTo(round.peerSequential.perSecond / round.ceilings['peer-sequential']!, 3)
+            : null,
         ),
       ),
       peerParallelCeilingRatio: ratios(
         rounds.map((round) =>
-          round.peerParallel ? roundTo(round.peerParallel.perSecond / round.raw.perSecond, 3) : null,
+          round.peerParallel
+            ? roundTo(round.peerParallel.perSecond / round.ceilings['peer-parallel']!, 3)
+            : null,
         ),
       ),
     };

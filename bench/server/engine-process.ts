@@ -130,16 +130,21 @@ type Command =
 async function park(command: Extract<Command, { op: 'park' }>): Promise<void> {
   const begun = performance.now();
   let next = 0;
+  const failures: string[] = [];
   const width = String(command.count).length;
   await Promise.all(
     Array.from({ length: Math.min(command.concurrency, command.count) }, async () => {
       while (next < command.count) {
         const index = next++;
-        await engine.start(
-          parked,
-          { sleepMs: command.sleepMs },
-          { id: `${command.prefix}${String(index).padStart(width, '0')}` },
-        );
+        // A start that fails (e.g. the pool's wait for a connection timed out) is counted, not retried: it
+        // may or may not have been written.
+        await engine
+          .start(
+            parked,
+            { sleepMs: command.sleepMs },
+            { id: `${command.prefix}${String(index).padStart(width, '0')}` },
+          )
+          .catch((error: unknown) => failures.push(error instanceof Error ? error.message : String(error)));
       }
     }),
   );
@@ -148,6 +153,8 @@ async function park(command: Extract<Command, { op: 'park' }>): Promise<void> {
   say({
     event: 'parked',
     count: command.count,
+    failed: failures.length,
+    firstFailures: failures.slice(0, 3),
     startMs: Math.round(startMs),
     ms: Math.round(performance.now() - begun),
     claimsHeld: engine.metrics().claimsHeld,
