@@ -192,8 +192,8 @@ describe('update', () => {
     expect(await a.update('u', 'increment', 3)).toBe(5);
     expect(await world.storage.scan('upr:')).toEqual([]); // collected by the caller
     expect(await a.query('u', 'count')).toBe(5);
-    const history = await world.storage.scan('wf-hist:');
-    expect(history.filter((entry) => entry.value.includes('"t":"update"'))).toHaveLength(2);
+    const records = await world.storage.scan('wf-tl:'); // commit records hold the history entries
+    expect(records.filter((entry) => entry.value.includes('"t":"update"'))).toHaveLength(2);
     // a rejected handler changes nothing
     await expect(a.update('u', 'explode')).rejects.toThrow(/handler failed/);
     expect(await a.query('u', 'count')).toBe(5);

@@ -390,19 +390,25 @@ export async function readTimeline(
   }
   const prefix = keys.timelinePrefix(workflowId, run);
   const entries: TimelineEntry[] = [];
-  let after = options.after !== undefined ? keys.timeline(workflowId, run, options.after) : undefined;
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  // Records are keyed by their last entry's seq: those after `after` hold every later entry (and possibly,
-  // in the first one, a few at or before it).
+  const take = (key: string, value: string) => {
+    for (const entry of decodeTimelineRecord(key, value))
+      if (options.after === undefined || entry.seq > options.after) entries.push(entry);
+  };
+  // The run's log in key order is its timeline in order (workflow-writes.ts). Records keyed after `after`'s
+  // sequence number hold only later entries — commit records start there, records of the earlier layout end
+  // there — except that the last commit record starting before it may run past it.
+  let after = options.after !== undefined ? keys.timeline(workflowId, run, options.after) : undefined;
+  if (after !== undefined) {
+    const [straddling] = await storage.scan(prefix, { after, reverse: true, limit: 1 });
+    if (straddling) take(straddling.key, straddling.value);
+  }
+  // Pages of records (a commit record may hold no timeline entry, so a page can hold fewer entries).
   while (entries.length < limit) {
-    const page = await storage.scan(prefix, {
-      ...(after ? { after } : {}),
-      limit: Math.min(1000, limit - entries.length),
-    });
-    for (const { key, value } of page)
-      for (const entry of decodeTimelineRecord(key, value))
-        if (options.after === undefined || entry.seq > options.after) entries.push(entry);
-    if (page.length < 1000) break;
+    const pageSize = Math.min(1000, limit - entries.length);
+    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: pageSize });
+    for (const { key, value } of page) take(key, value);
+    if (page.length < pageSize) break;
     after = page[page.length - 1]!.key;
   }
   return entries.length > limit ? entries.slice(0, limit) : entries;

@@ -34,13 +34,20 @@ export const keys = {
   /** The checkpoint: progress anchor written by every transition of the workflow (see checkpoint.ts). */
   checkpoint: (id: string) => `wf-ckpt:${escapeId(id)}`,
   checkpointPrefix: 'wf-ckpt:',
-  /** Replay history of one run: operation results and updates, in order. */
+  /** Replay history of one run in the earlier layout (one key per entry); now kept in commit records. */
   history: (id: string, run: number, seq: number) =>
     `wf-hist:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
   historyPrefix: (id: string, run: number) => `wf-hist:${escapeId(id)}:${pad(run, 6)}:`,
-  /** The human-readable timeline of one run. */
+  /**
+   * The log of one run: its timeline and (since commit records) its replay history. A commit record is keyed
+   * by the timeline sequence number its entries start at and the number of records the run had before it
+   * (`commitRecord`); records of the earlier layout are keyed by their last timeline entry's `seq` alone
+   * (`timeline`), and are still written for a workflow's first record by its start.
+   */
   timeline: (id: string, run: number, seq: number) =>
     `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
+  commitRecord: (id: string, run: number, seq: number, commit: number) =>
+    `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}:${pad(commit, seqWidth)}`,
   timelinePrefix: (id: string, run: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:`,
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,

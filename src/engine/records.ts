@@ -78,7 +78,10 @@ export type Frontier = {
   leaves: Leaf[];
 };
 
-/** `wf-ckpt:<id>`: the progress anchor. Every transition of the workflow rewrites it (and conditions on it). */
+/**
+ * `wf-ckpt:<id>`: the progress anchor. Every transition of the workflow rewrites it, and appends the commit
+ * record its predecessor names (workflow-writes.ts), so each checkpoint is replaced at most once.
+ */
 export type Checkpoint = {
   v: 1;
   run: number;
@@ -86,6 +89,16 @@ export type Checkpoint = {
   historyLength: number;
   /** Number of timeline entries of this run (the next timeline sequence number). */
   timelineLength: number;
+  /**
+   * Number of commit records of this run: the next write that replaces this checkpoint appends its record at
+   * `commitRecordKey(id, run, this)`. Absent in checkpoints written before commit records (read as 0).
+   */
+  commits?: number;
+  /**
+   * How many of this run's history entries are under `wf-hist:` keys (the earlier layout), written before its
+   * first commit record; the rest are in its commit records. Absent: none (or, without `commits`, all).
+   */
+  earlierHistory?: number;
   /** Operations resolved so far (the position of the frontier). */
   position: number;
   state: JsonObject;
@@ -256,6 +269,8 @@ export function decodeCheckpoint(key: string, raw: string): Checkpoint {
   need(isCount(value.run), key, 'bad run number');
   need(isCount(value.historyLength), key, 'bad historyLength');
   need(isCount(value.timelineLength), key, 'bad timelineLength');
+  need(value.commits === undefined || isCount(value.commits), key, 'bad commits');
+  need(value.earlierHistory === undefined || isCount(value.earlierHistory), key, 'bad earlierHistory');
   need(isCount(value.position), key, 'bad position');
   need(isObject(value.state), key, 'state is not an object');
   need(value.frontier === null || isObject(value.frontier), key, 'bad frontier');
@@ -264,6 +279,7 @@ export function decodeCheckpoint(key: string, raw: string): Checkpoint {
   return value as unknown as Checkpoint;
 }
 
+/** A history entry of the earlier layout, stored under its own `wf-hist:` key. */
 export function decodeHistoryEntry(key: string, raw: string): HistoryEntry {
   const value = parseJson(key, raw);
   need(isObject(value), key, 'not an object');
@@ -273,16 +289,51 @@ export function decodeHistoryEntry(key: string, raw: string): HistoryEntry {
 }
 
 /**
- * A timeline record: the entries one commit appended, keyed by the last one's `seq`. A commit that appended a
- * single entry stores it as an object, a commit that appended several stores them as an array (one storage
- * write per commit, not one per entry); both shapes are read.
+ * A commit record (`wf-tl:` keys): everything one write appended to a run's log, as one storage value — the
+ * timeline entries it appended (`t`) and the history entries (`h`, in order, numbered on from the history
+ * before it). Either is omitted when empty.
  */
-export function decodeTimelineRecord(key: string, raw: string): TimelineEntry[] {
+export type CommitRecord = { t?: TimelineEntry[]; h?: HistoryEntry[] };
+
+/**
+ * The entries of a `wf-tl:` record in any of its shapes: a commit record (`{ t, h }`), or a timeline record
+ * of the earlier layout, which holds one entry as an object or several as an array, and no history.
+ */
+export function decodeLogRecord(
+  key: string,
+  raw: string,
+): { timeline: TimelineEntry[]; history: HistoryEntry[] } {
   const value = parseJson(key, raw);
-  const entries = Array.isArray(value) ? value : [value];
-  for (const entry of entries)
+  let timeline: unknown[];
+  let history: unknown[] = [];
+  if (Array.isArray(value)) timeline = value;
+  else {
+    need(isObject(value), key, 'not an object');
+    if (typeof value.kind === 'string') timeline = [value];
+    else {
+      need(value.t === undefined || Array.isArray(value.t), key, 'bad timeline entries');
+      need(value.h === undefined || Array.isArray(value.h), key, 'bad history entries');
+      timeline = (value.t as unknown[] | undefined) ?? [];
+      history = (value.h as unknown[] | undefined) ?? [];
+    }
+  }
+  for (const entry of timeline)
     need(isObject(entry) && typeof entry.kind === 'string' && isCount(entry.seq), key, 'bad timeline entry');
-  return entries as unknown as TimelineEntry[];
+  for (const entry of history)
+    need(
+      isObject(entry) && (entry.t === 'op' || entry.t === 'update') && isCount(entry.pos),
+      key,
+      'bad history entry',
+    );
+  return {
+    timeline: timeline as unknown as TimelineEntry[],
+    history: history as unknown as HistoryEntry[],
+  };
+}
+
+/** The timeline entries of a `wf-tl:` record, in any of its shapes (`decodeLogRecord`). */
+export function decodeTimelineRecord(key: string, raw: string): TimelineEntry[] {
+  return decodeLogRecord(key, raw).timeline;
 }
 
 function decodeLoose<T>(

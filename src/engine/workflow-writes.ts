@@ -1,15 +1,29 @@
 /**
- * Pure builders for writes that change a workflow from outside its run: creating it, claim transitions that
- * leave a timeline entry, and external transitions (terminate, suspend, resume, time out).
+ * Pure builders for the writes that change a workflow's checkpoint: a run's commit record, claim transitions
+ * that leave a timeline entry, and external transitions (terminate, suspend, resume, time out), and for the
+ * first timeline record a start writes.
  *
- * The checkpoint is the workflow's progress anchor: every writer of a workflow's timeline or status rewrites
- * the checkpoint and conditions on the exact string it read. That one rule serialises all writers of one
- * workflow (its run's turns, claim transitions, rotations) in every ownership mode, and keeps timeline
- * sequence numbers unique. Under `workflow-lease` the epoch fence is added on top (fenced-write.ts).
+ * The checkpoint is the workflow's progress anchor, and each write that replaces a checkpoint appends one
+ * **commit record** to the run's log, at the key that checkpoint names (`commitRecordKey`: the run, the
+ * next timeline sequence number and the number of records so far, which the new checkpoint counts up). The
+ * record holds everything the write appended: its timeline entries and its history entries. So:
+ * - a commit record's key is unused exactly while the checkpoint that names it is current: a checkpoint is
+ *   replaced at most once, by the write that creates its record, and records are never deleted. A writer
+ *   may therefore condition either on the exact checkpoint string it read (claim transitions, rotations) or
+ *   on its record's key being absent (a run's commit, which needs no storage read for it: IndexedDB inserts
+ *   the record with `add`, which fails if the key exists). Both serialise all writers of one workflow (its
+ *   run's turns, claim transitions, rotations) in every ownership mode, and keep sequence numbers unique.
+ * - a run's log, in key order, is its timeline and its history in order: records are keyed by the timeline
+ *   sequence number they start at, then by their number, and both grow with every record. Records of the
+ *   earlier layout (one `wf-hist:` key per history entry, timeline records keyed by their last entry's
+ *   sequence number, as a start still writes its first record) sort before every commit record of their run.
+ *
+ * Under `workflow-lease` the epoch fence is added on top of writes that do not carry a run's commit record
+ * (fenced-write.ts, workflow-lease.ts).
  */
 import type { Condition, Operation } from '../storage/types';
 import { keys } from './keys';
-import type { Checkpoint, TimelineEntry, TimelineNote, WorkflowRecord } from './records';
+import type { Checkpoint, HistoryEntry, TimelineEntry, TimelineNote, WorkflowRecord } from './records';
 
 export type { TimelineNote } from './records';
 
@@ -45,9 +59,8 @@ export type WorkflowView = {
 };
 
 /**
- * The one write that appends `entries` (consecutive, in order) to a run's timeline: a single record keyed by
- * the last entry's `seq`, so that a scan after a `seq` finds every record holding a later entry
- * (`decodeTimelineRecord` reads it).
+ * The first timeline record of a run, written by its start (before any checkpoint exists): a single record
+ * keyed by the last entry's `seq` (`decodeLogRecord` reads it).
  */
 export function timelineWrite(workflowId: string, run: number, entries: readonly TimelineEntry[]): Operation {
   const last = entries[entries.length - 1]!;
@@ -58,8 +71,33 @@ export function timelineWrite(workflowId: string, run: number, entries: readonly
   };
 }
 
+/** The key of the commit record the write that replaces `checkpoint` appends (see the module header). */
+export function commitRecordKey(workflowId: string, run: number, checkpoint: Checkpoint): string {
+  return keys.commitRecord(workflowId, run, checkpoint.timelineLength, checkpoint.commits ?? 0);
+}
+
+/** The value of a commit record (`CommitRecord`): what the write appended to the run's log. */
+export function encodeCommitRecord(
+  timeline: readonly TimelineEntry[],
+  history: readonly HistoryEntry[],
+): string {
+  if (history.length === 0) return timeline.length === 0 ? '{}' : JSON.stringify({ t: timeline });
+  return JSON.stringify(timeline.length === 0 ? { h: history } : { t: timeline, h: history });
+}
+
 /**
- * Appends timeline entries (and optional checkpoint changes) conditioned on the checkpoint just read.
+ * The log counters of the checkpoint that replaces `checkpoint`: one more commit record, and, when
+ * `checkpoint` predates commit records, how many history entries it left under `wf-hist:` keys.
+ */
+export function nextLogCounters(checkpoint: Checkpoint): Pick<Checkpoint, 'commits' | 'earlierHistory'> {
+  if (checkpoint.commits === undefined && checkpoint.historyLength > 0)
+    return { commits: 1, earlierHistory: checkpoint.historyLength };
+  return { commits: (checkpoint.commits ?? 0) + 1 };
+}
+
+/**
+ * Appends timeline entries (and optional checkpoint changes) conditioned on the checkpoint just read, with
+ * the commit record that checkpoint names.
  */
 export function appendTimeline(
   view: Pick<WorkflowView, 'record' | 'checkpoint' | 'checkpointRaw'>,
@@ -69,11 +107,18 @@ export function appendTimeline(
 ): WorkflowWrite {
   const { record, checkpoint } = view;
   const entries = notes.map((note, index) => timelineEntry(note, checkpoint.timelineLength + index, who));
-  const operations: Operation[] = entries.length > 0 ? [timelineWrite(record.id, record.run, entries)] : [];
+  const operations: Operation[] = [
+    {
+      type: 'put',
+      key: commitRecordKey(record.id, record.run, checkpoint),
+      value: encodeCommitRecord(entries, []),
+    },
+  ];
   const next: Checkpoint = {
     ...checkpoint,
     ...changes,
     timelineLength: checkpoint.timelineLength + notes.length,
+    ...nextLogCounters(checkpoint),
     updatedAt: who.now,
   };
   const checkpointRaw = JSON.stringify(next);

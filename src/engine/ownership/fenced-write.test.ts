@@ -12,6 +12,7 @@ import { MetricsCounters } from '../metrics';
 import { createOwnership } from './create';
 import { FencedWriter } from './fenced-write';
 import { decodeEpoch, decodeHolder, encodeHolder, isClaimExpired } from './holder';
+import { Reactions } from '../reactions';
 import { buildAcquire, buildRelease, buildRenew, buildRotation, buildTakeover } from './transitions';
 
 function writerFor(storage: Storage, mode: 'none' | 'workflow-lease' = 'workflow-lease') {
@@ -47,6 +48,7 @@ function writerFor(storage: Storage, mode: 'none' | 'workflow-lease' = 'workflow
     markCorrupt: () => undefined,
     isCorrupt: () => false,
     isStopping: () => false,
+    reactions: new Reactions(),
   });
   const writer = new FencedWriter({ committer, ownership });
   /** Plants a claim on `workflowId` at epoch 1, as if this engine had acquired it. */
@@ -122,6 +124,67 @@ describe('FencedWriter', () => {
     });
     expect(calls()).toBe(0);
     expect(events.map((e) => e.type)).toEqual(['claim.lost']);
+  });
+
+  it('adds no epoch condition to an anchored write, and still classifies its refusal by the epoch', async () => {
+    const storage = new MemoryStorage();
+    await storage.batch([
+      { type: 'put', key: keys.ownerEpoch('w'), value: '2' },
+      { type: 'put', key: 'record-1', value: 'written by the successor' },
+    ]);
+    const { writer, ownership, hold, events, deposed, calls } = writerFor(storage);
+    hold('w');
+    // Its own anchor holds, the epoch moved on: an anchored write lands (the anchor is the whole fence) …
+    expect(
+      await writer.write(
+        'w',
+        [{ key: 'record-0', expected: null }],
+        [{ type: 'put', key: 'record-0', value: 'mine' }],
+        'commit',
+        { anchored: true },
+      ),
+    ).toEqual({ ok: true });
+    expect(calls()).toBe(1); // one batch, no epoch read
+    // … and once its anchor fails, the epoch says why: deposed, recorded, no longer driven.
+    const outcome = await writer.write(
+      'w',
+      [{ key: 'record-1', expected: null }],
+      [{ type: 'put', key: 'record-1', value: 'zombie' }],
+      'commit',
+      { anchored: true },
+    );
+    expect(outcome).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
+    expect(await storage.get('record-1')).toBe('written by the successor');
+    expect(ownership.drives('w')).toBe(false);
+    expect(deposed).toEqual(['w']);
+    expect(events.map((e) => e.type)).toEqual(['claim.acquired', 'write.fenced-out', 'claim.lost']);
+    expect(await storage.scan(keys.fenceRejectionPrefix('w'))).toHaveLength(1);
+    // Without a claim it is refused before any storage call, anchored or not.
+    const before = calls();
+    expect(
+      await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit', { anchored: true }),
+    ).toMatchObject({ ok: false, reason: 'deposed' });
+    expect(calls()).toBe(before);
+  });
+
+  it('tells a lost race of an anchored write from a deposition', async () => {
+    const storage = new MemoryStorage();
+    await storage.batch([
+      { type: 'put', key: keys.ownerEpoch('w'), value: '1' },
+      { type: 'put', key: 'record-0', value: 'taken' },
+    ]);
+    const { writer, ownership, hold } = writerFor(storage);
+    hold('w');
+    expect(
+      await writer.write(
+        'w',
+        [{ key: 'record-0', expected: null }],
+        [{ type: 'put', key: 'record-0', value: 'mine' }],
+        'commit',
+        { anchored: true },
+      ),
+    ).toEqual({ ok: false, reason: 'lost-race' });
+    expect(ownership.drives('w')).toBe(true);
   });
 
   it('adds nothing under none, or for engine-scoped writes', async () => {

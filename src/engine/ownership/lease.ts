@@ -56,6 +56,7 @@ export class LeaseOwnership implements Ownership {
     this.#deps.emit({ type: 'lease.acquired', epoch: held.epoch });
   }
 
+  /** Anchored writes too: taking the lease over replaces no checkpoint, so only the lease epoch fences. */
   fence(): Fence | WriteOutcome {
     const held = this.#lease.current();
     if (!held) return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };

@@ -21,6 +21,7 @@ import type { CorruptRecordError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { OwnershipMode } from '../options';
+import type { Reactions } from '../reactions';
 import type { EngineLiveness } from './liveness';
 import type { MintedClaim, Transition } from './transitions';
 
@@ -76,6 +77,8 @@ export type OwnershipDeps = {
   requestReclaim(): void;
   /** True once shutdown has begun: claims that land now are released, not driven. */
   isStopping(): boolean;
+  /** Where work started in reaction to a notice (no caller awaits it) is tracked. */
+  reactions: Reactions;
 };
 
 /** What the engine reports about ownership when it shuts down. */
@@ -93,9 +96,10 @@ export interface Ownership {
   // -- Fencing
   /**
    * The fence of a write of `workflowId` (`null`: an engine-scoped write), or a refusal without any storage
-   * call when this engine may not write for it at all.
+   * call when this engine may not write for it at all. `anchored`: the write's own conditions pin the
+   * workflow's checkpoint (fenced-write.ts).
    */
-  fence(workflowId: string | null, what: string): Fence | WriteOutcome;
+  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome;
   /** A fenced write was refused: was it an ordinary lost race, or is this engine deposed? */
   classifyRefusal(workflowId: string | null, fence: Fence, what: string): Promise<WriteOutcome>;
 

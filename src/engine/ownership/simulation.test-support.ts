@@ -4,7 +4,9 @@
  * faults, terminations and signals over one shared store, then lets the survivors finish. It checks, as every
  * write lands:
  *
- * - each replay-history slot and timeline slot is written once and never rewritten;
+ * - each replay-history slot and timeline slot (commit record) is written once and never rewritten;
+ * - every write that replaces a checkpoint of a run appends the commit record that checkpoint names (what
+ *   makes a run's commit, conditioned on that record's absence, a fenced write: workflow-writes.ts);
  * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
  * - no terminal record was ever overwritten;
  *
@@ -26,10 +28,12 @@ import {
   decodeFenceRejection,
   decodeTimelineRecord,
   isTerminal,
+  type Checkpoint,
   type TimelineEntry,
   type WorkflowRecord,
 } from '../records';
 import { defineWorkflow } from '../workflow';
+import { commitRecordKey } from '../workflow-writes';
 
 export type SimulationOptions = {
   seed: number;
@@ -114,6 +118,17 @@ class AuditedStorage implements Storage {
   }
 
   #landed(operations: readonly Operation[]) {
+    for (const operation of operations) {
+      if (operation.type !== 'put' || !operation.key.startsWith(keys.checkpointPrefix)) continue;
+      const previous = this.#shadow.get(operation.key);
+      if (previous === undefined) continue;
+      const before = JSON.parse(previous) as Checkpoint;
+      if ((JSON.parse(operation.value) as Checkpoint).run !== before.run) continue;
+      const workflowId = describeStoredKey(operation.key).workflowId ?? '?';
+      const record = commitRecordKey(workflowId, before.run, before);
+      if (!operations.some((other) => other.type === 'put' && other.key === record))
+        this.#violate(`${operation.key} was replaced without appending ${record}`);
+    }
     for (const operation of operations) {
       const { key } = operation;
       const { kind, workflowId } = describeStoredKey(key);

@@ -1,20 +1,25 @@
 /**
  * `ownership: 'workflow-lease'`: many engines run at once and every workflow has at most one owner. An engine
- * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch;
- * claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
+ * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch
+ * (directly, or through the checkpoint every epoch transition replaces: below); claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
  *
- * The fence: a write of a workflow this engine does not hold fails at once, without a storage call; otherwise
- * it adds "the epoch key equals my epoch". When such a write is refused, the epoch is re-read: if it differs,
- * is absent, is undecodable, or the read throws, this engine is *deposed* for that workflow — it stops
- * driving it, emits `write.fenced-out` and `claim.lost`, and appends a fence-rejection diagnostic (unfenced,
- * under its own prefix) that the studio draws as a refused write. Otherwise it was an ordinary lost race on
- * the caller's own conditions. Deposition is internal: it unwinds the turn; workflow code never sees it.
+ * The fence: a write of a workflow this engine does not hold fails at once, without a storage call. A write
+ * that is not anchored (a start, a rotation, a signal's bookkeeping, …) adds "the epoch key equals my epoch".
+ * An anchored write — a run's commit — adds nothing: its own condition is that the commit record named by
+ * the checkpoint it last wrote does not exist yet, which holds exactly while that checkpoint is current
+ * (workflow-writes.ts), and every transition that mints or rotates an epoch (acquire, takeover, terminate,
+ * suspend, time-out) replaces the checkpoint and appends that record in the same batch. So a zombie's commit
+ * is refused by storage as surely as by an epoch condition, one storage read cheaper per step.
  *
- * This is why a deposed engine can never overwrite its successor: its condition names an epoch that the
- * successor's claim replaced, and storage applies a batch only if every condition holds. Defence in depth: a
- * run's commit also conditions on the exact checkpoint it last wrote, and every transition that mints or
- * rotates an epoch rewrites the checkpoint, so a zombie's commit fails two independent conditions; the epoch
- * is the one that says *why*, and it alone protects a write that does not carry the checkpoint.
+ * When a write is refused, the epoch is re-read: if it differs from the held one, is absent, is undecodable,
+ * or the read throws, this engine is *deposed* for that workflow — it stops driving it, emits
+ * `write.fenced-out` and `claim.lost`, and appends a fence-rejection diagnostic (unfenced, under its own
+ * prefix) that the studio draws as a refused write. Otherwise it was an ordinary lost race on the caller's
+ * own conditions. Deposition is internal: it unwinds the turn; workflow code never sees it.
+ *
+ * This is why a deposed engine can never overwrite its successor: every write of its names either an epoch
+ * the successor's claim replaced, or a checkpoint the successor's claim replaced, and storage applies a batch
+ * only if every condition holds. The epoch is what says *why* a write was refused.
  */
 import type { Operation } from '../../storage/types';
 import { WorkflowClaimUnavailableError } from '../errors';
@@ -85,7 +90,7 @@ export class WorkflowLeaseOwnership implements Ownership {
   // -------------------------------------------------------------------------------------------------------
   // Fencing
 
-  fence(workflowId: string | null, what: string): Fence | WriteOutcome {
+  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome {
     if (workflowId === null) return noFence;
     const claim = this.#registry.get(workflowId);
     if (!claim) {
@@ -98,7 +103,7 @@ export class WorkflowLeaseOwnership implements Ownership {
       return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
     }
     return {
-      conditions: [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
+      conditions: anchored ? [] : [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
       heldEpoch: claim.epoch,
     };
   }
@@ -237,14 +242,13 @@ export class WorkflowLeaseOwnership implements Ownership {
   noticeSession(engineId: string): void {
     if (engineId === this.#deps.engineId || !this.#deps.claimWorkflows) return;
     this.#claims.sessionChanged(engineId);
-    void this.#deps.storage
-      .get(keys.session(engineId))
-      .then((raw) => {
+    this.#deps.reactions.run(
+      this.#deps.storage.get(keys.session(engineId)).then((raw) => {
         const session = raw === null ? null : decodeSession(raw);
         if (!isSessionLive(session, this.#deps.clock.now(), this.#claims.graceMs))
           this.#deps.requestReclaim();
-      })
-      .catch(() => undefined);
+      }),
+    );
   }
 
   /**
@@ -255,10 +259,10 @@ export class WorkflowLeaseOwnership implements Ownership {
   #checkHolderSoon(workflowId: string): void {
     this.#pendingHolderChecks.add(workflowId);
     if (this.#pendingHolderChecks.size > 1) return;
-    queueMicrotask(() => {
+    this.#deps.reactions.soon(() => {
       const ids = [...this.#pendingHolderChecks];
       this.#pendingHolderChecks.clear();
-      void this.#claimIfFree(ids).catch(() => undefined);
+      return this.#claimIfFree(ids);
     });
   }
 

@@ -7,10 +7,13 @@
  *   entries restore the state their handler produced at the position it was applied.
  * - **One commit per turn**: a turn handles one event (an activity finished, a timer fired, a signal or
  *   update arrived, …), advances the generator as far as it can go without waiting, and commits everything it
- *   learnt as one atomic batch through the fenced writer: history entries, timeline entries, the checkpoint,
- *   timers to arm or delete, consumed signals, update responses, child creations, and on the last turn the
- *   terminal record. Nothing in memory moves past a write that did not land: if the commit fails, the run is
- *   dropped and (unless this engine was deposed) reloaded from storage.
+ *   learnt as one atomic batch through the fenced writer: one commit record (its history and timeline
+ *   entries), the checkpoint, timers to arm or delete, consumed signals, update responses, child creations,
+ *   and on the last turn the terminal record. The batch's condition is that the commit record's key is
+ *   unused, which holds exactly while the checkpoint this run last wrote or read is current
+ *   (workflow-writes.ts): an anchored write, refused once any other writer — a successor's claim, a
+ *   rotation — replaced the checkpoint. Nothing in memory moves past a write that did not land: if the
+ *   commit fails, the run is dropped and (unless this engine was deposed) reloaded from storage.
  * - **Activities** run only after the commit that reached them landed, so a deposed engine never starts one
  *   for a position its successor owns. Their results are recorded before the generator sees them; a recorded
  *   activity never runs again. An activity in flight when the engine dies runs again (at-least-once).
@@ -58,7 +61,7 @@ import {
   type UpdateResponse,
   type WorkflowRecord,
 } from '../records';
-import { timelineEntry, timelineWrite } from '../workflow-writes';
+import { commitRecordKey, encodeCommitRecord, nextLogCounters, timelineEntry } from '../workflow-writes';
 import {
   describeCommand,
   type AnyWorkflowDefinition,
@@ -107,7 +110,6 @@ export class WorkflowRun {
   #record: WorkflowRecord;
   #recordRaw: string;
   #checkpoint: Checkpoint;
-  #checkpointRaw: string;
 
   #state: JsonObject = {};
   #replaying = false;
@@ -133,7 +135,6 @@ export class WorkflowRun {
     this.#record = loaded.record;
     this.#recordRaw = loaded.recordRaw;
     this.#checkpoint = loaded.checkpoint;
-    this.#checkpointRaw = loaded.checkpointRaw;
     this.#signals = loaded.signals;
     const readState = () => this.#state;
     const readReplaying = () => this.#replaying;
@@ -1285,6 +1286,7 @@ export class WorkflowRun {
       ...this.#checkpoint,
       historyLength: this.#checkpoint.historyLength + turn.history.length,
       timelineLength: this.#checkpoint.timelineLength + turn.timeline.length,
+      ...nextLogCounters(this.#checkpoint),
       state: this.#state,
       updatedAt: now,
     };
@@ -1300,29 +1302,17 @@ export class WorkflowRun {
       this.#finish(failTurn, { kind: 'throw', error }, true);
       return this.#commit(failTurn);
     }
-    const operations: StorageOperation[] = [];
-    const { history: historyPrefix, checkpoint: checkpointKey } = this.#keys;
-    for (let index = 0; index < turn.history.length; index++)
-      operations.push({
-        type: 'put',
-        key: keys.sequenced(historyPrefix, this.#checkpoint.historyLength + index),
-        value: JSON.stringify(turn.history[index]),
-      });
-    if (turn.timeline.length > 0)
-      operations.push(
-        timelineWrite(
-          this.id,
-          this.#record.run,
-          turn.timeline.map((note, index) =>
-            timelineEntry(note, this.#checkpoint.timelineLength + index, {
-              engineId: host.engineId,
-              epoch,
-              now,
-            }),
-          ),
-        ),
-      );
-    operations.push({ type: 'put', key: checkpointKey, value: checkpointRaw });
+    // One record of everything this commit appends, at the key the checkpoint it replaces names: its absence
+    // is this commit's condition (workflow-writes.ts).
+    const who = { engineId: host.engineId, epoch, now };
+    const timeline = turn.timeline.map((note, index) =>
+      timelineEntry(note, this.#checkpoint.timelineLength + index, who),
+    );
+    const recordKey = commitRecordKey(this.id, this.#record.run, this.#checkpoint);
+    const operations: StorageOperation[] = [
+      { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
+      { type: 'put', key: this.#checkpointKey, value: checkpointRaw },
+    ];
     let recordRaw = this.#recordRaw;
     if (finalRecord) {
       recordRaw = JSON.stringify(finalRecord);
@@ -1336,15 +1326,13 @@ export class WorkflowRun {
       operations.push(...host.releaseOperations(this.id));
     }
     operations.push(...turn.operations);
-    const conditions: Condition[] = [
-      { key: checkpointKey, expected: this.#checkpointRaw },
-      ...turn.conditions,
-    ];
+    const conditions: Condition[] = [{ key: recordKey, expected: null }, ...turn.conditions];
     const outcome = await host.writer.write(
       this.id,
       conditions,
       operations,
       finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`,
+      { anchored: true },
     );
     if (!outcome.ok) {
       this.drop(outcome.reason === 'deposed' ? 'deposed' : 'lost-race');
@@ -1352,7 +1340,6 @@ export class WorkflowRun {
     }
     host.metrics.operationsCommitted += turn.history.filter(isOperationEntry).length;
     this.#checkpoint = checkpoint;
-    this.#checkpointRaw = checkpointRaw;
     this.#recordRaw = recordRaw;
     if (turn.history.length > 0)
       host.emit({
@@ -1388,15 +1375,12 @@ export class WorkflowRun {
     return raw;
   }
 
-  /** This run's key prefixes, built once. */
-  get #keys(): { history: string; checkpoint: string } {
-    return (this.#keyCache ??= {
-      history: keys.historyPrefix(this.id, this.#record.run),
-      checkpoint: keys.checkpoint(this.id),
-    });
+  /** This run's checkpoint key, built once. */
+  get #checkpointKey(): string {
+    return (this.#checkpointKeyCache ??= keys.checkpoint(this.id));
   }
 
-  #keyCache: { history: string; checkpoint: string } | null = null;
+  #checkpointKeyCache: string | null = null;
 
   #park(): void {
     if (!this.isLive) return;

@@ -1,0 +1,133 @@
+/**
+ * Old records still read: a store written by the engine before commit records (`fixtures/layout-1.json`,
+ * dumped from that engine: every history entry under its own `wf-hist:` key, timeline records keyed by
+ * their last entry's sequence number) is loaded, replayed and continued by this engine, on MemoryStorage
+ * and on IndexedDbStorage.
+ */
+import { readFileSync } from 'node:fs';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { describe, expect, it } from 'vitest';
+import { IndexedDbStorage } from '../../storage/indexeddb';
+import { MemoryStorage } from '../../storage/memory';
+import type { Entry, Storage } from '../../storage/types';
+import { TestWorld, type TestEngine } from '../engine.test-support';
+import { keys } from '../keys';
+import type { TimelineEntry } from '../records';
+import { legacyWorkflows, setLegacyActivityTwo } from './legacy-layout.test-support';
+
+const fixture = JSON.parse(readFileSync(new URL('./fixtures/layout-1.json', import.meta.url), 'utf8')) as {
+  now: number;
+  entries: Entry[];
+};
+
+const fencing = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const;
+
+const stores: [string, () => Storage][] = [
+  ['MemoryStorage', () => new MemoryStorage()],
+  [
+    'IndexedDbStorage',
+    () =>
+      new IndexedDbStorage({
+        databaseName: `legacy-${Math.random()}`,
+        indexedDB: new IDBFactory(),
+        IDBKeyRange,
+      }),
+  ],
+];
+
+/** A world on a store holding the fixture, its clock past the legacy engine's session. */
+async function legacyWorld(store: () => Storage): Promise<TestWorld> {
+  const storage = store();
+  await storage.batch(fixture.entries.map(({ key, value }) => ({ type: 'put' as const, key, value })));
+  const world = new TestWorld({ storage });
+  await world.clock.advance(fixture.now - world.clock.now() + 10_000);
+  return world;
+}
+
+/** Every page of `after`/`limit` equals the matching slice of the whole timeline. */
+async function expectConsistentTimeline(engine: TestEngine, workflowId: string): Promise<TimelineEntry[]> {
+  const all = await engine.timeline(workflowId);
+  expect(all.map((entry) => entry.seq)).toEqual(all.map((_, index) => index));
+  for (let after = -1; after < all.length; after++)
+    for (const limit of [1, 3, 100]) {
+      const page = await engine.timeline(workflowId, { ...(after >= 0 ? { after } : {}), limit });
+      expect(page).toEqual(all.slice(after + 1, after + 1 + limit));
+    }
+  return all;
+}
+
+describe.each(stores)('a store of the earlier layout on %s', (_name, store) => {
+  it('loads, replays and continues its workflows, across both layouts', async () => {
+    setLegacyActivityTwo(() => 2);
+    const world = await legacyWorld(store);
+    const b = await world.engine(legacyWorkflows, fencing);
+    await world.maintain([b]);
+    expect(b.ownedWorkflows().sort()).toEqual(['mixed', 'sleeper']); // and 'interrupted' finished
+
+    // Replay of the earlier layout restored the state the two updates produced.
+    const mixed = await b.describe('mixed');
+    expect(mixed.pending?.summary).toBe("signal 'go'");
+    expect(mixed.state).toEqual({ label: 'old', count: 5 });
+    expect(await b.query('mixed', 'count')).toBe(5);
+
+    // A commit in the new layout on top of the old one, then another engine replays both.
+    expect(await b.update('mixed', 'increment', 7)).toBe(12);
+    await world.idle([b]);
+    world.crash(b);
+    const c = await world.engine(legacyWorkflows, fencing);
+    await world.advance(10_000, { stepMs: 1000, engines: [c] });
+    expect(c.ownedWorkflows()).toContain('mixed');
+    expect(await c.query('mixed', 'count')).toBe(12);
+    await c.signal('mixed', 'go', 'now');
+    await world.idle([c]);
+    expect(await c.handle('mixed').result()).toEqual({
+      label: 'old',
+      sum: 1 + 10 + 11 + 12,
+      left: 'L',
+      right: 'R',
+      payload: 'now',
+      count: 12,
+      at: Date.UTC(2026, 0, 1),
+      roll: 0.7202267837710679,
+    });
+
+    // The interrupted activity ran again as attempt 2; the durable timer armed by the old engine fired.
+    expect(await c.handle('interrupted').result()).toBe(3);
+    await world.advance(60_000, { engines: [c] });
+    expect(await c.handle('sleeper').result()).toBe('ba');
+
+    for (const id of ['mixed', 'interrupted', 'sleeper']) await expectConsistentTimeline(c, id);
+    const interrupted = await c.timeline('interrupted');
+    expect(
+      interrupted.flatMap((entry) =>
+        entry.kind === 'activity-started' && entry.detail.name === 'two'
+          ? [[entry.engineId, entry.detail.attempt]]
+          : [],
+      ),
+    ).toEqual([
+      ['legacy-engine', 1],
+      [b.id, 2],
+    ]);
+    const kinds = (await c.timeline('mixed')).map((entry) => entry.kind);
+    expect(kinds.slice(0, 12)).toEqual(
+      fixture.entries
+        .filter(({ key }) => key.startsWith(keys.timelinePrefix('mixed', 1)))
+        .flatMap(({ value }) => [JSON.parse(value) as TimelineEntry | TimelineEntry[]].flat())
+        .map((entry) => entry.kind),
+    );
+    expect(kinds.slice(12)).toEqual(
+      expect.arrayContaining(['claim-taken-over', 'update-applied', 'signal-consumed', 'completed']),
+    );
+
+    // Nothing new was written in the earlier layout.
+    const history = await world.storage.scan('wf-hist:');
+    expect(history.map(({ key }) => key)).toEqual(
+      fixture.entries.filter(({ key }) => key.startsWith('wf-hist:')).map(({ key }) => key),
+    );
+    await world.shutdownAll();
+  });
+});
