@@ -66,6 +66,51 @@ describe('IndexedDbStorage', () => {
     await Promise.all([first.close(), second.close(), elsewhere.close()]);
   });
 
+  it('inserts "absent, then put" without a read, and a taken key refuses only its own group', async () => {
+    const storage = openStorage(freshDatabaseName());
+    await storage.batch([{ type: 'put', key: 'taken', value: 'first' }]);
+    const results = await storage.commitGroups([
+      {
+        conditions: [{ key: 'taken', expected: null }],
+        operations: [
+          { type: 'put', key: 'taken', value: 'second' },
+          { type: 'put', key: 'beside-taken', value: 'x' },
+        ],
+      },
+      {
+        conditions: [{ key: 'free', expected: null }],
+        operations: [
+          { type: 'put', key: 'free', value: 'mine' },
+          { type: 'put', key: 'beside-free', value: 'y' },
+        ],
+      },
+      // absent, then deleted and put: not an insert, decided by a read
+      {
+        conditions: [{ key: 'other', expected: null }],
+        operations: [
+          { type: 'delete', key: 'other' },
+          { type: 'put', key: 'other', value: 'z' },
+        ],
+      },
+    ]);
+    expect(results).toEqual([false, true, true]);
+    expect(await storage.getMany(['taken', 'beside-taken', 'free', 'beside-free', 'other'])).toEqual([
+      'first',
+      null,
+      'mine',
+      'y',
+      'z',
+    ]);
+    expect(
+      await storage.conditionalBatch(
+        [{ key: 'free', expected: null }],
+        [{ type: 'put', key: 'free', value: 'again' }],
+      ),
+    ).toBe(false);
+    expect(await storage.get('free')).toBe('mine');
+    await storage.close();
+  });
+
   it('keeps data across closing and reopening', async () => {
     const name = freshDatabaseName();
     const first = openStorage(name);

@@ -1,19 +1,22 @@
 /**
- * `IndexedDbStorage`: the storage contract on IndexedDB through Dexie 4. This is the only module that imports
- * Dexie, and the only place that knows the database schema and its versions.
+ * `IndexedDbStorage`: the storage contract on IndexedDB. Dexie 4 opens the database and owns its schema and
+ * versions (this is the only module that imports Dexie, and the only place that knows them); reads and
+ * commits run as transactions on the raw `IDBDatabase` Dexie opened, since Dexie's promise-zone
+ * transaction wrapper costs more than the requests themselves on the engine's hot paths (bench/README.md).
  *
  * Guarantees:
  * - One database (`databaseName`, default `shuttle`) with one table `kv` of `{ key, value }` rows keyed by
  *   `key`. Instances with the same name in one origin share data exactly as tabs do.
  * - `batch`, `conditionalBatch` and `commitGroups` each run in ONE `readwrite` transaction: read the condition
- *   keys (`bulkGet`), compare exact strings, then write (`bulkPut` / `bulkDelete`). IndexedDB serialises
- *   overlapping `readwrite` transactions across every tab and worker, so two competing conditional batches
- *   can never both succeed, and an aborted transaction leaves nothing half-applied. Only Dexie promises are
- *   awaited inside a transaction; input is validated before it starts.
+ *   keys, compare exact strings, then write. IndexedDB serialises overlapping `readwrite` transactions across
+ *   every tab and worker, so two competing conditional batches can never both succeed, and an aborted
+ *   transaction leaves nothing half-applied. Nothing is awaited inside a transaction (every request is issued
+ *   at once, the outcome known when it completes); input is validated before it starts.
  * - Commit groups apply in order inside the one transaction; a group's conditions see the writes of earlier
  *   groups, and a group whose condition fails writes nothing and does not affect the others.
- * - A scan page is one request in one read transaction, returned fully in memory. Its bounds come from
- *   `scanRange`, which is exact for keys with any characters (including U+FFFF).
+ * - `get` and `getMany` are one read transaction. A scan page is one request (`getAll`; a cursor when
+ *   reverse) in one read transaction, returned fully in memory. Its bounds come from `scanRange`, which is
+ *   exact for keys with any characters (including U+FFFF).
  * - `watch`: after each commit, this instance's own listeners are told directly, and the touched keys are
  *   posted on a `BroadcastChannel` named after the database, so instances in other tabs, workers, or the same
  *   process are told too. `close()` closes the channel so Node can exit.
@@ -24,7 +27,7 @@
  *   later call rejects, and `onUnavailable` is called once.
  */
 
-import Dexie, { type Table } from 'dexie';
+import Dexie from 'dexie';
 import { ChangeFeed } from './change-feed';
 import { StorageError, isStorageError, type StorageErrorCode } from './errors';
 import { scanRange } from './key-range';
@@ -118,7 +121,7 @@ export class IndexedDbStorage implements Storage {
   readonly capabilities: StorageCapabilities;
   readonly databaseName: string;
   private readonly db: Dexie;
-  private readonly table: Table<Row, string>;
+  private readonly keyRange: typeof IDBKeyRange;
   private readonly limits: ValidationLimits;
   private readonly feed = new ChangeFeed();
   private readonly onUnavailable: ((error: StorageError) => void) | undefined;
@@ -143,13 +146,13 @@ export class IndexedDbStorage implements Storage {
       groupCommit: true,
     };
     const globals = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
+    this.keyRange = (options.IDBKeyRange ?? globals.IDBKeyRange)!;
     this.db = new Dexie(this.databaseName, {
       indexedDB: options.indexedDB ?? globals.indexedDB,
-      IDBKeyRange: options.IDBKeyRange ?? globals.IDBKeyRange,
+      IDBKeyRange: this.keyRange,
       cache: 'disabled',
     });
     declareSchema(this.db);
-    this.table = this.db.table<Row, string>(tableName);
     this.db.on('versionchange', (event: IDBVersionChangeEvent) => {
       const deleted = event.newVersion === null || event.newVersion === 0;
       this.becomeUnavailable({
@@ -189,7 +192,8 @@ export class IndexedDbStorage implements Storage {
     validateKey('get', key, 'the key');
     await this.ensureOpen('get');
     try {
-      return readValue('get', await this.table.get(key), key);
+      const [row] = await this.read((store) => [store.get(key)]);
+      return readValue('get', row as Row | undefined, key);
     } catch (error) {
       throw this.toError('get', error);
     }
@@ -200,8 +204,8 @@ export class IndexedDbStorage implements Storage {
     await this.ensureOpen('getMany');
     if (keys.length === 0) return [];
     try {
-      const rows = await this.table.bulkGet([...keys]);
-      return rows.map((row, index) => readValue('getMany', row, keys[index] as string));
+      const rows = await this.read((store) => keys.map((key) => store.get(key)));
+      return rows.map((row, index) => readValue('getMany', row as Row | undefined, keys[index] as string));
     } catch (error) {
       throw this.toError('getMany', error);
     }
@@ -213,17 +217,14 @@ export class IndexedDbStorage implements Storage {
     const { after, limit, reverse = false } = options;
     const range = scanRange(prefix, after, reverse);
     if (!range || limit === 0) return [];
+    const bounds =
+      range.upper === undefined
+        ? this.keyRange.lowerBound(range.lower, range.lowerOpen)
+        : this.keyRange.bound(range.lower, range.upper, range.lowerOpen, true);
     try {
-      const clause = this.table.where('key');
-      let collection =
-        range.upper === undefined
-          ? range.lowerOpen
-            ? clause.above(range.lower)
-            : clause.aboveOrEqual(range.lower)
-          : clause.between(range.lower, range.upper, !range.lowerOpen, false);
-      if (reverse) collection = collection.reverse();
-      if (limit !== undefined) collection = collection.limit(limit);
-      const rows = await collection.toArray();
+      const rows = reverse
+        ? await this.readBackwards(bounds, limit)
+        : ((await this.read((store) => [store.getAll(bounds, limit)]))[0] as Row[]);
       return rows.map((row) => ({ key: row.key, value: readValue('scan', row, row.key) as string }));
     } catch (error) {
       throw this.toError('scan', error);
@@ -273,8 +274,8 @@ export class IndexedDbStorage implements Storage {
    * A commit of conditional groups (`batch` is one group without conditions): `commitOptimistic`, and when a
    * condition fails there, `commitRaw`, which decides each group on its own.
    *
-   * The transactions run on the raw `IDBDatabase` Dexie opened (Dexie still owns opening, the schema,
-   * upgrades and every read). Commits are the engine's hot path, and Dexie's promise-zone transaction
+   * The transactions run on the raw `IDBDatabase` Dexie opened (Dexie still owns opening, the schema and
+   * upgrades). Commits are the engine's hot path, and Dexie's promise-zone transaction
    * wrapper roughly halved the commit rate in Chromium (bench/README.md): here every request is issued at
    * once and the result is known when the transaction completes, with no promise turn in between. A commit
    * is first tried optimistically (`commitOptimistic`: reads and writes in one round trip, aborted if a
@@ -303,6 +304,10 @@ export class IndexedDbStorage implements Storage {
    * nothing is written, and resolves null: the caller then runs `commitRaw`, which applies the groups whose
    * conditions hold. Conditions almost always hold (a lost race or a deposed engine is the exception), and
    * the careful path waits for every read before it writes: a second round trip per commit.
+   *
+   * A condition that a key is absent, in a group whose only operation on that key is a put, needs no read:
+   * the put is issued as `add`, which fails if the key exists, and that failure aborts the transaction like
+   * a read that does not match. (The engine's run commits are conditioned this way: workflow-writes.ts.)
    */
   private commitOptimistic(groups: readonly CommitGroup[]): Promise<[boolean[], string[]] | null> {
     return new Promise((resolve, reject) => {
@@ -310,20 +315,32 @@ export class IndexedDbStorage implements Storage {
       const transaction = this.db.backendDB().transaction(tableName, 'readwrite');
       const store = transaction.objectStore(tableName);
       let refused = false;
+      const refuse = () => {
+        if (refused) return;
+        refused = true;
+        transaction.abort();
+      };
       const touched = new Set<string>();
       for (const { conditions, operations } of groups) {
+        let inserts: Set<string> | undefined;
         for (const { key, expected } of conditions) {
+          if (expected === null && isOnlyPut(operations, key)) {
+            (inserts ??= new Set()).add(key);
+            continue;
+          }
           const request = store.get(key);
           request.onsuccess = () => {
             const row = request.result as Row | undefined;
-            if ((row === undefined ? null : row.value) === expected || refused) return;
-            refused = true;
-            transaction.abort();
+            if ((row === undefined ? null : row.value) !== expected) refuse();
           };
         }
         for (const item of operations) {
-          if (item.type === 'put') store.put({ key: item.key, value: item.value } satisfies Row);
-          else store.delete(item.key);
+          if (item.type === 'delete') store.delete(item.key);
+          else if (inserts?.has(item.key)) {
+            // "absent, then put": one `add`, which fails (ConstraintError) if the key exists.
+            const request = store.add({ key: item.key, value: item.value } satisfies Row);
+            request.onerror = refuse;
+          } else store.put({ key: item.key, value: item.value } satisfies Row);
           touched.add(item.key);
         }
       }
@@ -388,6 +405,46 @@ export class IndexedDbStorage implements Storage {
       transaction.onerror = () => reject(transaction.error ?? new Error('the IndexedDB transaction failed'));
       transaction.onabort = () =>
         reject(transaction.error ?? new DOMException('the IndexedDB transaction was aborted', 'AbortError'));
+    });
+  }
+
+  /**
+   * One `readonly` transaction on the raw `IDBDatabase` (like commits: Dexie's transaction wrapper costs more
+   * than the read), resolving with the results of the requests `issue` makes, in order, once they all
+   * succeeded.
+   */
+  private read(issue: (store: IDBObjectStore) => IDBRequest[]): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      // A throw here (the connection closed underneath) rejects the promise.
+      const transaction = this.db.backendDB().transaction(tableName, 'readonly');
+      const requests = issue(transaction.objectStore(tableName));
+      let remaining = requests.length;
+      for (const request of requests)
+        request.onsuccess = () => {
+          if (--remaining === 0) resolve(requests.map((each) => each.result as unknown));
+        };
+      transaction.onerror = () => reject(transaction.error ?? new Error('the IndexedDB read failed'));
+      transaction.onabort = () =>
+        reject(transaction.error ?? new DOMException('the IndexedDB read was aborted', 'AbortError'));
+    });
+  }
+
+  /** Rows of `bounds` in descending key order, up to `limit`, with a cursor (`getAll` reads forward only). */
+  private readBackwards(bounds: IDBKeyRange, limit: number | undefined): Promise<Row[]> {
+    return new Promise((resolve, reject) => {
+      const transaction = this.db.backendDB().transaction(tableName, 'readonly');
+      const request = transaction.objectStore(tableName).openCursor(bounds, 'prev');
+      const rows: Row[] = [];
+      request.onsuccess = () => {
+        const cursor = request.result;
+        if (!cursor || (limit !== undefined && rows.length >= limit)) return resolve(rows);
+        rows.push(cursor.value as Row);
+        if (limit !== undefined && rows.length >= limit) return resolve(rows);
+        cursor.continue();
+      };
+      transaction.onerror = () => reject(transaction.error ?? new Error('the IndexedDB read failed'));
+      transaction.onabort = () =>
+        reject(transaction.error ?? new DOMException('the IndexedDB read was aborted', 'AbortError'));
     });
   }
 
@@ -468,6 +525,17 @@ export class IndexedDbStorage implements Storage {
     }
     return mapIndexedDbError(operation, error);
   }
+}
+
+/** Whether the only operation of `operations` on `key` is a single put. */
+function isOnlyPut(operations: readonly Operation[], key: string): boolean {
+  let puts = 0;
+  for (const item of operations) {
+    if (item.key !== key) continue;
+    if (item.type !== 'put') return false;
+    puts++;
+  }
+  return puts === 1;
 }
 
 /** A stored row's value; a row that is not a string value was not written by this adapter. */
