@@ -12,6 +12,7 @@ import type {
   BenchReply,
   BenchRequest,
   EngineSample,
+  ProfileOptions,
   RateSample,
   RawVariantName,
   RawVariantRound,
@@ -171,21 +172,62 @@ async function runThroughput(
   }
 }
 
+/**
+ * The parallel measurement alone, for a CPU profile: one warm-up outside the profile, then `measurements`
+ * runs, each profiled from its first start to its last result (engine set-up, shutdown and the audit are
+ * left out) between `console.profile` and `console.profileEnd`: a DevTools client with the Profiler domain
+ * enabled on this worker receives one profile per run (bench/browser/profile.ts).
+ */
+async function runProfile(
+  options: ProfileOptions,
+  progress: (message: string) => void,
+): Promise<EngineSample[]> {
+  const audit: WorkerAudit = { workflows: 0, duplicateCommits: 0, activityReruns: 0, findings: [] };
+  progress('warm-up');
+  await measureEngineSteps(options.workflows, Math.max(4, Math.round(options.steps / 4)), audit);
+  const samples: EngineSample[] = [];
+  for (let index = 0; index < options.measurements; index++) {
+    const title = `shuttle-parallel-${index + 1}`;
+    const sample = await measureEngineSteps(options.workflows, options.steps, audit, {
+      started: () => console.profile(title),
+      stopped: () => console.profileEnd(title),
+    });
+    samples.push(sample);
+    progress(
+      `profiled ${index + 1}/${options.measurements}: ${Math.round(sample.perSecond)} steps/s, ` +
+        `${sample.transactions} transactions`,
+    );
+  }
+  if (audit.duplicateCommits > 0 || audit.activityReruns > 0)
+    throw new Error(`the profiled runs repeated work: ${audit.findings.join('; ')}`);
+  return samples;
+}
+
+function replyFailure(error: unknown): void {
+  const failure = error instanceof Error ? error : new Error(String(error));
+  scope.postMessage({
+    kind: 'failed',
+    error: {
+      name: failure.name,
+      message: failure.message,
+      ...(failure.stack ? { stack: failure.stack } : {}),
+    },
+  });
+}
+
 scope.addEventListener('message', (event) => {
   const request = event.data;
+  const progress = (message: string) => scope.postMessage({ kind: 'progress', message });
+  if (request?.kind === 'profile') {
+    runProfile(request.options, progress).then(
+      (samples) => scope.postMessage({ kind: 'profiled', samples }),
+      replyFailure,
+    );
+    return;
+  }
   if (request?.kind !== 'run') return;
-  runThroughput(request.options, (message) => scope.postMessage({ kind: 'progress', message })).then(
+  runThroughput(request.options, progress).then(
     (result) => scope.postMessage({ kind: 'done', result }),
-    (error: unknown) => {
-      const failure = error instanceof Error ? error : new Error(String(error));
-      scope.postMessage({
-        kind: 'failed',
-        error: {
-          name: failure.name,
-          message: failure.message,
-          ...(failure.stack ? { stack: failure.stack } : {}),
-        },
-      });
-    },
+    replyFailure,
   );
 });

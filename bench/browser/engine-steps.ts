@@ -82,22 +82,28 @@ async function auditWorkflows(engine: Engine, ids: readonly string[], steps: num
 
 /**
  * Runs `workflows` bench workflows of `stepsPerWorkflow` steps at once on a fresh engine and database, and
- * reports the step rate. `workflows: 1` is the sequential figure.
+ * reports the step rate. `workflows: 1` is the sequential figure. `clock` is told when the measured time
+ * starts and stops (the profile brackets exactly that).
  */
 export async function measureEngineSteps(
   workflows: number,
   stepsPerWorkflow: number,
   audit: WorkerAudit,
+  clock: { started?: () => void; stopped?: () => void } = {},
 ): Promise<EngineSample> {
   const databaseName = freshDatabaseName(workflows === 1 ? 'sequential' : 'parallel');
   const { engine, storage } = await openEngine(databaseName);
   try {
+    const before = engine.metrics();
+    clock.started?.();
     const started = performance.now();
     const handles = await Promise.all(
       Array.from({ length: workflows }, () => engine.start(benchSteps, { steps: stepsPerWorkflow })),
     );
     const results = await Promise.all(handles.map((handle) => handle.result()));
     const elapsedMs = performance.now() - started;
+    clock.stopped?.();
+    const after = engine.metrics();
     const expectedSum = (stepsPerWorkflow * (stepsPerWorkflow - 1)) / 2;
     if (results.some((sum) => sum !== expectedSum))
       throw new Error(
@@ -116,6 +122,9 @@ export async function measureEngineSteps(
       perSecond: (operations * 1000) / elapsedMs,
       workflows,
       stepsPerWorkflow,
+      transactions: after.storageTransactions - before.storageTransactions,
+      groupedTransactions: after.groupedTransactions - before.groupedTransactions,
+      groupedBatches: after.groupedBatches - before.groupedBatches,
     };
   } finally {
     await engine.shutdown().catch(() => undefined);

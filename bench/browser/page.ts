@@ -1,9 +1,17 @@
 /**
- * The bench page (bench.html): starts the bench worker and offers `window.shuttleBench.run(options)`, which
- * the Node runner (bench/browser.ts) calls through Playwright. Progress is shown on the page and logged to
- * the console, which the runner forwards to its own output. One run at a time.
+ * The bench page (bench.html): starts a bench worker per call and offers `window.shuttleBench.run(options)`,
+ * which the Node runner (bench/browser.ts) calls through Playwright, and `shuttleBench.profile(options)`,
+ * which bench/browser/profile.ts calls. Progress is shown on the page and logged to the console, which the
+ * runners forward to their own output. One call at a time.
  */
-import type { BenchReply, BenchRequest, ThroughputOptions, ThroughputResult } from './protocol';
+import type {
+  BenchReply,
+  BenchRequest,
+  EngineSample,
+  ProfileOptions,
+  ThroughputOptions,
+  ThroughputResult,
+} from './protocol';
 
 const status = document.querySelector<HTMLElement>('[data-testid="bench-status"]');
 const log = document.querySelector<HTMLElement>('[data-testid="bench-log"]');
@@ -14,37 +22,51 @@ function show(message: string): void {
   console.info(`[shuttle bench] ${message}`);
 }
 
-let running: Promise<ThroughputResult> | null = null;
+let running: Promise<unknown> | null = null;
 
-function run(options: ThroughputOptions): Promise<ThroughputResult> {
+/** Sends `request` to a fresh bench worker and resolves with what `settle` makes of its final reply. */
+function call<T>(request: BenchRequest, settle: (reply: BenchReply) => T | undefined): Promise<T> {
   if (running) return Promise.reject(new Error('A bench run is already in progress on this page.'));
   const worker = new Worker(new URL('./bench.worker.ts', import.meta.url), {
     type: 'module',
     name: 'shuttle bench',
   });
-  running = new Promise<ThroughputResult>((resolve, reject) => {
+  const done = new Promise<T>((resolve, reject) => {
     worker.addEventListener('message', (event: MessageEvent<BenchReply>) => {
       const reply = event.data;
       if (reply.kind === 'progress') show(reply.message);
-      else if (reply.kind === 'done') {
-        show('done');
-        resolve(reply.result);
-      } else {
+      else if (reply.kind === 'failed') {
         show(`failed: ${reply.error.name}: ${reply.error.message}`);
         reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
+      } else {
+        show('done');
+        const value = settle(reply);
+        if (value === undefined) reject(new Error(`unexpected reply '${reply.kind}' from the bench worker`));
+        else resolve(value);
       }
     });
     worker.addEventListener('error', (event) => {
       show(`the bench worker crashed: ${event.message}`);
       reject(new Error(`The bench worker crashed: ${event.message}`));
     });
-    worker.postMessage({ kind: 'run', options } satisfies BenchRequest);
+    worker.postMessage(request);
   }).finally(() => {
     worker.terminate();
     running = null;
   });
-  return running;
+  running = done;
+  return done;
 }
 
-window.shuttleBench = { run };
+function run(options: ThroughputOptions): Promise<ThroughputResult> {
+  return call({ kind: 'run', options }, (reply) => (reply.kind === 'done' ? reply.result : undefined));
+}
+
+function profile(options: ProfileOptions): Promise<EngineSample[]> {
+  return call({ kind: 'profile', options }, (reply) =>
+    reply.kind === 'profiled' ? reply.samples : undefined,
+  );
+}
+
+window.shuttleBench = { run, profile };
 show('ready');

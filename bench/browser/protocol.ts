@@ -37,6 +37,11 @@ export type RateSample = {
 export type EngineSample = RateSample & {
   workflows: number;
   stepsPerWorkflow: number;
+  /** Storage transactions the engine committed during the measurement, and how many carried several commits. */
+  transactions?: number;
+  groupedTransactions?: number;
+  /** Commits carried by the grouped transactions. */
+  groupedBatches?: number;
 };
 
 /** One round: the three measurements, taken back to back in `order`, and the ratios within the round. */
@@ -99,19 +104,29 @@ export type ThroughputResult = {
   totalMs: number;
 };
 
-/** Page → worker. */
-export type BenchRequest = { kind: 'run'; options: ThroughputOptions };
+/** What a profiled run measures: `measurements` runs of `workflows` workflows of `steps` steps each. */
+export type ProfileOptions = { workflows: number; steps: number; measurements: number };
+
+/** Page → worker. `profile` runs the parallel measurement only, between `console.profile` and `profileEnd`. */
+export type BenchRequest =
+  { kind: 'run'; options: ThroughputOptions } | { kind: 'profile'; options: ProfileOptions };
 
 /** Worker → page. */
 export type BenchReply =
   | { kind: 'progress'; message: string }
   | { kind: 'done'; result: ThroughputResult }
+  | { kind: 'profiled'; samples: EngineSample[] }
   | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
 
 /** The bench page's API, as `window.shuttleBench`. */
 export type BenchPageApi = {
   /** Runs the throughput benchmarks in the page's bench worker; rejects if the worker fails. */
   run(options: ThroughputOptions): Promise<ThroughputResult>;
+  /**
+   * Runs only the parallel engine measurement (after one unprofiled warm-up), between `console.profile` and
+   * `console.profileEnd` in the bench worker, for `bench/browser/profile.ts`.
+   */
+  profile(options: ProfileOptions): Promise<EngineSample[]>;
 };
 
 declare global {
