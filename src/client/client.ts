@@ -504,6 +504,14 @@ export class ShuttleClient {
     return this.call('fleetAction', { action: 'start' });
   }
 
+  /**
+   * Thaws a worker process of the controlled fleet that a chaos freeze stopped (SIGCONT) before its freeze
+   * ends; its next write at an epoch it lost is refused.
+   */
+  thawWorker(engineId: string): Promise<Result<'fleetAction'>> {
+    return this.call('fleetAction', { engineId, action: 'thaw' });
+  }
+
   /** Whether this page talks to a studio server (and runs no engine of its own). */
   get isServer(): boolean {
     return this.#server;

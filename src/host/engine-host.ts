@@ -1156,11 +1156,15 @@ class Host implements EngineHost {
       .filter((entry) => !expired.includes(entry))
       .map(({ presence, alive }): EngineRecord => {
         const thisTab = presence.engineId === this.engineId;
+        const status = engineStatusOf(presence, alive, now);
         const record: EngineRecord = {
           ...presence,
-          status: engineStatusOf(presence, alive, now),
+          status,
           alive,
           thisTab,
+          // A stopped, crashed or dead engine renews nothing: whatever its last record said, it holds no
+          // claim it could keep (the claims table shows the ones not taken over yet).
+          ...(status === 'stopped' || status === 'crashed' || status === 'dead' ? { claimsHeld: 0 } : {}),
         };
         if (thisTab && this.#engineNow) {
           const facts = this.#presenceFacts();

@@ -3,6 +3,7 @@
  * An engine without a presence record (not yet loaded, or long gone) shows a neutral chip and its short id.
  */
 import type { EngineRecord } from '../../host/protocol';
+import { selfWord } from '../data/studio-mode';
 import { EngineChip } from './EngineChip';
 import styles from './EngineTag.module.css';
 
@@ -23,7 +24,7 @@ export function EngineTag({ engineId, engine, testId }: EngineTagProps) {
     >
       <EngineChip color={engine?.color ?? '#9aa3ae'} shortLabel={engine?.shortLabel ?? '?'} />
       <span className={styles.label}>{label}</span>
-      {engine?.thisTab ? <span className={styles.self}>this tab</span> : null}
+      {selfWord(engine) ? <span className={styles.self}>{selfWord(engine)}</span> : null}
     </span>
   );
 }

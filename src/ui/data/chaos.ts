@@ -9,6 +9,7 @@ import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 import { useThisEngine } from './engine-queries';
 import { queryKeys } from './query-keys';
+import { useFleet } from './studio-mode';
 
 export type ChaosRequest =
   | { type: 'freeze'; engineId: string; seconds: number }
@@ -45,13 +46,31 @@ export function useChaos() {
   });
 }
 
-/** What a chaos drill drives: this tab's client, its database, and its engine. */
-export type ChaosEnvironment = { client: ShuttleClient; databaseName: string; selfEngineId: string };
+/**
+ * What a chaos drill drives: this page's client, its database, and its engine (in server mode the studio
+ * server's observer: the drills then break the fleet's worker processes, which the server controls).
+ */
+export type ChaosEnvironment = {
+  client: ShuttleClient;
+  databaseName: string;
+  selfEngineId: string;
+  /** Server mode: engines are worker processes; chaos goes to the fleet (kill, SIGSTOP, SIGTERM, start). */
+  server: boolean;
+};
 
-/** The environment drills run in, or null while this tab runs no engine (loading, or a viewer). */
+/**
+ * The environment drills run in, or null while there is none: loading, a viewer tab, or a server that
+ * controls no fleet (it cannot break anything).
+ */
 export function useChaosEnvironment(): ChaosEnvironment | null {
   const client = useShuttleClient();
   const self = useThisEngine().data;
-  if (!self || self.mode !== 'engine') return null;
-  return { client, databaseName: self.databaseName, selfEngineId: self.engineId };
+  const fleet = useFleet().data;
+  if (!self) return null;
+  if (self.runtime.kind === 'server')
+    return fleet?.controlled
+      ? { client, databaseName: self.databaseName, selfEngineId: self.engineId, server: true }
+      : null;
+  if (self.mode !== 'engine') return null;
+  return { client, databaseName: self.databaseName, selfEngineId: self.engineId, server: false };
 }

@@ -1,14 +1,16 @@
 /**
  * The command palette (⌘K / Ctrl-K): jump to a workflow by id prefix, to an engine or a screen, and run
- * actions — start a demo, open another engine tab, switch the theme, freeze, crash, shut down or restart this
- * tab's engine. Arrow keys move, Enter runs, Escape closes.
+ * actions — start a demo, switch the theme, connect to a studio server; in tab mode open another engine tab
+ * and freeze, crash, shut down or restart this tab's engine; in server mode, on a fleet the server controls,
+ * kill, freeze, thaw or stop each worker process and start one more. Arrow keys move, Enter runs, Escape
+ * closes.
  */
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useModalDialog } from '../components/Dialog';
 import { EngineChip } from '../components/EngineChip';
 import { Icon } from '../components/icons';
 import { useChaos } from '../data/chaos';
-import { useEngines, useThisEngine } from '../data/engine-queries';
+import { isEngineLive, useClaims, useEngines, useThisEngine } from '../data/engine-queries';
 import { useDefinitions, useWorkflowSearch } from '../data/workflow-queries';
 import { routes } from '../routing/route';
 import { navigate } from '../routing/router';
@@ -19,6 +21,8 @@ import { startableDefinitions } from '../screens/workflows/definition-catalog';
 import { humanTitle, isOffered } from '../screens/workflows/definition-names';
 import styles from './CommandPalette.module.css';
 import { openEngineTab } from './EnginesOverview';
+import { useConnectDialog } from './ConnectDialog';
+import { processOf, fleetActionsFor, useFleet, useFleetAction, useStudioMode } from '../data/studio-mode';
 import type { IconName } from '../components/icons';
 import { groupBySection, matchCommands, type CommandSection, type PaletteCommand } from './palette-commands';
 
@@ -187,7 +191,16 @@ function PaletteBody({ onClose }: { onClose: () => void }) {
 
 function usePaletteCommands(query: string): PaletteCommand[] {
   const chaos = useChaos();
+  const mode = useStudioMode();
+  const fleet = useFleet().data;
+  const fleetAction = useFleetAction();
+  const showConnect = useConnectDialog((state) => state.show);
   const engines = useEngines().data ?? [];
+  const claims = useClaims().data;
+  const claimsOf = (engineId: string) =>
+    claims
+      ? claims.filter((claim) => claim.holder?.engineId === engineId).length
+      : (engines.find((engine) => engine.engineId === engineId && isEngineLive(engine))?.claimsHeld ?? 0);
   const self = useThisEngine().data;
   const definitions = useDefinitions().data ?? [];
   const search = useWorkflowSearch(query, query.length > 0);
@@ -215,8 +228,8 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       id: 'screen:engines',
       section: 'Screens',
       title: 'Engines',
-      subtitle: 'One card per tab’s engine',
-      keywords: 'tabs go',
+      subtitle: mode.server ? 'One card per process: host, pid, liveness' : 'One card per tab’s engine',
+      keywords: mode.server ? 'processes workers go' : 'tabs go',
       run: () => navigate(routes.engines()),
     },
     {
@@ -239,7 +252,9 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       id: 'screen:definitions',
       section: 'Screens',
       title: 'Definitions',
-      subtitle: 'Write workflows in TypeScript; every tab runs them',
+      subtitle: mode.server
+        ? 'Deployed with the workers; read-only here'
+        : 'Write workflows in TypeScript; every tab runs them',
       keywords: 'editor code author source typescript go',
       run: () => navigate(routes.definitions()),
     },
@@ -256,9 +271,9 @@ function usePaletteCommands(query: string): PaletteCommand[] {
     commands.push({
       id: `engine:${engine.engineId}`,
       section: 'Engines',
-      title: `${engine.label}${engine.thisTab ? ' (this tab)' : ''}`,
-      subtitle: `${engine.status} · ${engine.claimsHeld} claim${engine.claimsHeld === 1 ? '' : 's'} · ${engine.engineId.slice(0, 8)}`,
-      keywords: `engine tab ${engine.engineId}`,
+      title: `${engine.label}${engine.thisTab ? (mode.server ? ' (this server)' : ' (this tab)') : ''}`,
+      subtitle: `${engine.status} · ${claimsOf(engine.engineId)} claim${claimsOf(engine.engineId) === 1 ? '' : 's'} · ${engine.runtime?.kind === 'server' ? `${engine.runtime.hostName} pid ${engine.runtime.pid}` : engine.engineId.slice(0, 8)}`,
+      keywords: `engine ${mode.server ? 'process worker' : 'tab'} ${engine.engineId}`,
       chip: { color: engine.color, shortLabel: engine.shortLabel },
       run: () => {
         useViewStore.setState({ selectedWorkflowId: null });
@@ -286,12 +301,12 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => startBlankDraft(definitions),
     },
     {
-      id: 'action:open-tab',
+      id: 'action:connect',
       section: 'Actions',
-      title: 'Open another engine tab',
-      subtitle: 'One more engine competing for workflows',
-      keywords: 'new tab window engine',
-      run: openEngineTab,
+      title: 'Connect to server…',
+      subtitle: 'Open the studio of a shuttle serve URL',
+      keywords: 'server url remote postgres fleet open',
+      run: showConnect,
     },
     {
       id: 'action:theme-toggle',
@@ -308,7 +323,84 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => choose('system'),
     },
   );
-  if (self && self.mode === 'engine') {
+  if (!mode.authoring) {
+    const index = commands.findIndex((command) => command.id === 'action:new-definition');
+    if (index >= 0) commands.splice(index, 1);
+  }
+  if (!mode.server)
+    commands.push({
+      id: 'action:open-tab',
+      section: 'Actions',
+      title: 'Open another engine tab',
+      subtitle: 'One more engine competing for workflows',
+      keywords: 'new tab window engine',
+      run: openEngineTab,
+    });
+  if (mode.server && fleet?.controlled) {
+    // The palette closes as the command runs: the promise reports, not a callback of the unmounted hook.
+    const act = (request: Parameters<typeof fleetAction.mutateAsync>[0]) => () => {
+      fleetAction
+        .mutateAsync(request)
+        .catch((error: unknown) => console.warn('[shuttle] fleet action failed', error));
+    };
+    commands.push({
+      id: 'action:start-worker',
+      section: 'Actions',
+      title: 'Start one more worker',
+      subtitle: 'A new shuttle worker process on this store',
+      keywords: 'fleet process spawn new engine',
+      run: act({ action: 'start' }),
+    });
+    for (const engine of engines) {
+      const process = processOf(engine, fleet.processes);
+      const can = fleetActionsFor(process);
+      if (!process || engine.mode !== 'engine') continue;
+      const where = `${engine.label} (pid ${process.pid})`;
+      const keywords = `chaos fleet process worker ${engine.label}`;
+      const chip = { color: engine.color, shortLabel: engine.shortLabel };
+      if (can.kill)
+        commands.push({
+          id: `action:kill:${engine.engineId}`,
+          section: 'Actions',
+          title: `Kill ${where}`,
+          subtitle: 'SIGKILL: other workers take over at once (its advisory lock goes with it)',
+          keywords: `${keywords} crash sigkill`,
+          chip,
+          run: act({ action: 'kill', engineId: engine.engineId }),
+        });
+      if (can.freeze)
+        commands.push({
+          id: `action:freeze:${engine.engineId}`,
+          section: 'Actions',
+          title: `Freeze ${where} for 10 s`,
+          subtitle: 'SIGSTOP, then SIGCONT: past the claim TTL, other workers take its workflows over',
+          keywords: `${keywords} stall sigstop`,
+          chip,
+          run: act({ action: 'freeze', engineId: engine.engineId, seconds: 10 }),
+        });
+      if (can.thaw)
+        commands.push({
+          id: `action:thaw:${engine.engineId}`,
+          section: 'Actions',
+          title: `Thaw ${where}`,
+          subtitle: 'SIGCONT now',
+          keywords: `${keywords} sigcont resume`,
+          chip,
+          run: act({ action: 'thaw', engineId: engine.engineId }),
+        });
+      if (can.stop)
+        commands.push({
+          id: `action:stop:${engine.engineId}`,
+          section: 'Actions',
+          title: `Stop ${where} gracefully`,
+          subtitle: 'SIGTERM: it releases every claim',
+          keywords: `${keywords} shutdown sigterm release`,
+          chip,
+          run: act({ action: 'stop', engineId: engine.engineId }),
+        });
+    }
+  }
+  if (!mode.server && self && self.mode === 'engine') {
     const act = (type: 'freeze' | 'crash' | 'shutdown' | 'restart') => () => {
       const request =
         type === 'freeze'

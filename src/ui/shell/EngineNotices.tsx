@@ -8,6 +8,7 @@ import { explainError } from '../components/error-advice';
 import { Notice } from '../components/Notice';
 import { formatDuration } from '../components/time-format';
 import { useConnection, useRestartThisTab, useThisEngine } from '../data/engine-queries';
+import { useStudioMode } from '../data/studio-mode';
 import { dismissWarning, useRecentWarnings } from '../data/engine-activity';
 import { useNow } from '../state/now';
 import { engineDisplayStatus } from './engine-status';
@@ -83,7 +84,57 @@ function FrozenNotice({ until }: { until: number | undefined }) {
   );
 }
 
+/**
+ * Server mode: the page runs no engine, so there is nothing of its own to be frozen, crashed or a viewer;
+ * only the connection to the studio server can be lost (then: reload, or open the URL the server printed).
+ */
+function ServerConnectionNotice() {
+  const { data: hello, error } = useThisEngine();
+  const connection = useConnection();
+  const status = engineDisplayStatus(connection, hello);
+  if (error && !hello)
+    return (
+      <Notice
+        tone="danger"
+        title="The studio server did not answer"
+        testId="shell.engine-problem"
+        action={{ label: 'Reload', onClick: reload }}
+      >
+        {error.message}
+      </Notice>
+    );
+  if (status.state === 'crashed' || status.state === 'unresponsive')
+    return (
+      <Notice
+        tone="danger"
+        title="The connection to the studio server was lost"
+        testId="shell.engine-problem"
+        action={{ label: 'Reload', onClick: reload }}
+      >
+        {status.message} The workflows carry on in the server’s worker processes; reload to reconnect, or open
+        the URL that <code>shuttle serve</code> printed.
+      </Notice>
+    );
+  if (status.state === 'failed' || status.state === 'stopped')
+    return (
+      <Notice
+        tone="danger"
+        title="The studio server’s observer stopped"
+        testId="shell.engine-problem"
+        action={{ label: 'Reload', onClick: reload }}
+      >
+        {status.message ?? 'Restart shuttle serve, then reload.'}
+      </Notice>
+    );
+  return null;
+}
+
 function EngineStatusNotice() {
+  const { server } = useStudioMode();
+  return server ? <ServerConnectionNotice /> : <TabEngineStatusNotice />;
+}
+
+function TabEngineStatusNotice() {
   const { data: engine, error } = useThisEngine();
   const connection = useConnection();
   const restartThisTab = useRestartThisTab();

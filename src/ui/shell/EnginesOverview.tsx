@@ -1,10 +1,13 @@
 /**
  * The engines of the database at a glance, in the top bar: a stack of the live engines' chips and how many
- * there are (a link to the Engines screen), and a button that opens another engine tab.
+ * there are (a link to the Engines screen) — engines that run workflows only: a viewer tab or the studio
+ * server's observer is not counted —, and a button that adds one: another engine tab in tab mode, one more
+ * worker process in server mode when the server controls a fleet (none when it does not).
  */
 import { Button } from '../components/Button';
 import { EngineChip } from '../components/EngineChip';
 import { isEngineLive, useEngines } from '../data/engine-queries';
+import { useFleet, useFleetAction, useStudioMode } from '../data/studio-mode';
 import { Link } from '../routing/Link';
 import { routes } from '../routing/route';
 import styles from './EnginesOverview.module.css';
@@ -13,16 +16,20 @@ const maxChips = 5;
 
 export function EnginesOverview() {
   const { data } = useEngines();
-  const live = (data ?? []).filter(isEngineLive);
+  const { server } = useStudioMode();
+  const live = (data ?? []).filter((engine) => isEngineLive(engine) && engine.mode === 'engine');
   const shown = live.slice(0, maxChips);
+  const noun = server ? 'worker' : 'engine';
   return (
     <Link
       to={routes.engines()}
       className={styles.overview}
       title={
         live
-          .map((engine) => `${engine.label}${engine.thisTab ? ' (this tab)' : ''}: ${engine.status}`)
-          .join('\n') || 'No live engines'
+          .map(
+            (engine) => `${engine.label}${engine.thisTab && !server ? ' (this tab)' : ''}: ${engine.status}`,
+          )
+          .join('\n') || `No live ${noun}s`
       }
       testId="shell.engine-count"
     >
@@ -39,7 +46,7 @@ export function EnginesOverview() {
         data-testid="shell.engine-count-value"
         data-count={data ? live.length : undefined}
       >
-        {data ? `${live.length} ${live.length === 1 ? 'engine' : 'engines'}` : 'engines…'}
+        {data ? `${live.length} ${noun}${live.length === 1 ? '' : 's'}` : `${noun}s…`}
       </span>
     </Link>
   );
@@ -50,7 +57,10 @@ export function openEngineTab(): void {
   window.open(location.href, '_blank');
 }
 
+/** Tab mode: opens another engine tab. Server mode: starts one more worker process (if the server can). */
 export function OpenEngineTab() {
+  const { server } = useStudioMode();
+  if (server) return <StartWorkerButton size="md" variant="secondary" />;
   return (
     <Button
       icon="plus"
@@ -61,6 +71,34 @@ export function OpenEngineTab() {
       title="Open the studio in another tab: one more engine competing for this database's workflows"
     >
       Engine tab
+    </Button>
+  );
+}
+
+/** Starts one more worker process of the fleet the studio server controls; nothing when it controls none. */
+export function StartWorkerButton({
+  size,
+  variant,
+  testId = 'shell.start-worker',
+}: {
+  size: 'sm' | 'md';
+  variant: 'primary' | 'secondary';
+  testId?: string;
+}) {
+  const fleet = useFleet();
+  const action = useFleetAction();
+  if (!fleet.data?.controlled) return null;
+  return (
+    <Button
+      icon="plus"
+      size={size}
+      variant={variant}
+      busy={action.isPending && action.variables?.action === 'start'}
+      onClick={() => action.mutate({ action: 'start' })}
+      testId={testId}
+      title="Start one more worker process (shuttle worker) on this store: one more engine competing for its workflows"
+    >
+      Worker
     </Button>
   );
 }

@@ -1,13 +1,15 @@
 /**
  * The studio's frame: a sidebar (brand, screens, theme), a top bar (command palette, the engines of the
- * database, a button that opens another engine tab, this tab's engine), page-wide notices, and the current
- * screen. Each region has its own error boundary, so one failing panel never blanks the page.
+ * store, a button that adds one — another engine tab, or in server mode one more worker process —, and this
+ * tab's engine or, in server mode, the store and the server the page is connected to), page-wide notices,
+ * and the current screen. Each region has its own error boundary, so one failing panel never blanks the page.
  */
 import type { ReactNode } from 'react';
 import { Icon } from '../components/icons';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
 import { useRoute } from '../routing/router';
 import { CommandPalette, useCommandPaletteShortcut } from './CommandPalette';
+import { ConnectDialog } from './ConnectDialog';
 import { EngineNotices } from './EngineNotices';
 import { EnginesOverview, OpenEngineTab } from './EnginesOverview';
 import { SideNav } from './SideNav';
@@ -70,6 +72,9 @@ export function Shell({ children }: ShellProps) {
       </div>
       <PanelErrorBoundary name="command palette">
         <CommandPalette />
+      </PanelErrorBoundary>
+      <PanelErrorBoundary name="connect dialog">
+        <ConnectDialog />
       </PanelErrorBoundary>
     </div>
   );

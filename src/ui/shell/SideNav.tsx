@@ -30,7 +30,8 @@ export function SideNav({ route }: { route: Route }) {
       ? new Set(definitions.filter((definition) => !definition.builtIn).map((definition) => definition.name))
           .size
       : undefined,
-    engines: engines?.filter(isEngineLive).length,
+    // Engines that run workflows: a viewer tab or the studio server's observer is not one.
+    engines: engines?.filter((engine) => isEngineLive(engine) && engine.mode === 'engine').length,
     claims: claims?.filter((claim) => claim.holder).length,
     waiters: engines
       ?.filter(isEngineLive)

@@ -1,16 +1,91 @@
 /**
  * This tab's engine in the top bar: colour chip with its short label, label, status (starting, running,
- * frozen — with the time left —, stopped, crashed…), mode, its id (copyable) and the claims it holds.
+ * frozen — with the time left —, stopped, crashed…), mode, its id (copyable), the claims it holds and its
+ * database. In server mode the page runs no engine: the panel names the store and the server it is
+ * connected to instead (`ServerPanel`).
  */
 import { CopyableId } from '../components/CopyableId';
 import { EngineChip } from '../components/EngineChip';
 import { formatDuration } from '../components/time-format';
 import { useConnection, useOwnedWorkflows, useThisEngine } from '../data/engine-queries';
+import { useStudioMode } from '../data/studio-mode';
+import { Icon } from '../components/icons';
 import { useNow } from '../state/now';
 import { engineDisplayStatus } from './engine-status';
 import styles from './ThisEngine.module.css';
 
 export function ThisEngine() {
+  const mode = useStudioMode();
+  return mode.server ? <ServerPanel /> : <TabEngine />;
+}
+
+/** Server mode: the store this page looks at, and the server it is connected to (it runs no engine here). */
+function ServerPanel() {
+  const { data: hello, error } = useThisEngine();
+  const connection = useConnection();
+  const mode = useStudioMode();
+  const status = engineDisplayStatus(connection, hello);
+  const connected = status.state === 'running';
+  const state = error
+    ? 'unreachable'
+    : !hello
+      ? 'connecting'
+      : connected
+        ? 'connected'
+        : status.state === 'crashed' || status.state === 'unresponsive'
+          ? 'disconnected'
+          : status.state;
+  return (
+    <div
+      className={`${styles.panel} ${styles.server}`}
+      data-testid="shell.engine"
+      data-mode="server"
+      aria-label="The store this page shows, through the studio server"
+    >
+      <span className={styles.serverIcon} aria-hidden>
+        <Icon name="engines" size={18} />
+      </span>
+      <div className={styles.lines}>
+        <div className={styles.first}>
+          <span className={styles.store} data-testid="shell.store" title={mode.store ?? undefined}>
+            {mode.store ?? 'connecting to the studio server…'}
+          </span>
+        </div>
+        <div className={styles.second}>
+          <span
+            className={`${styles.status} ${styles[connected ? 'success' : error ? 'danger' : status.tone]}`}
+            title={status.message}
+          >
+            <span className={`${styles.dot} ${connected ? styles.live : ''}`} aria-hidden />
+            <span data-testid="shell.engine-status" data-state={connected ? 'running' : state}>
+              {state}
+            </span>
+          </span>
+          <span className={styles.sep} aria-hidden>
+            ·
+          </span>
+          <span
+            data-testid="shell.server"
+            title="The studio server this page is connected to (shuttle serve)"
+          >
+            to server {mode.host ? `${mode.host.hostName} (pid ${mode.host.pid})` : ''}
+          </span>
+          <span className={styles.sep} aria-hidden>
+            ·
+          </span>
+          <span
+            data-testid="shell.no-engine"
+            title="Workflows run in the server's worker processes, not in this page"
+          >
+            no engine here
+          </span>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function TabEngine() {
   const { data: engine, error } = useThisEngine();
   const connection = useConnection();
   const owned = useOwnedWorkflows();
@@ -83,7 +158,7 @@ export function ThisEngine() {
           </span>
           <span
             className={styles.db}
-            title={`IndexedDB database ${engine.databaseName}`}
+            title={engine.store ?? `IndexedDB database ${engine.databaseName}`}
             data-testid="shell.database"
           >
             {engine.databaseName}

@@ -1,8 +1,9 @@
 /**
- * Chaos drills: scripted scenarios against the real engines of the open tabs, each ending with pass/fail
- * checks — the drill's own expectation, then the invariants over the durable timelines (epochs only rose,
- * one writer per epoch, no recorded operation ran twice, every workflow finished, no terminal state
- * overwritten). A drill that needs more tabs than are open says so and offers to open one.
+ * Chaos drills: scripted scenarios against the real engines of the open tabs — or, in server mode, the
+ * worker processes of the fleet the studio server controls — each ending with pass/fail checks: the drill's
+ * own expectation, then the invariants over the durable timelines (epochs only rose, one writer per epoch,
+ * no recorded operation ran twice, every workflow finished, no terminal state overwritten). A drill that
+ * needs more engines than run says so and offers to add one; a drill that needs tab mode says so.
  */
 import { Button } from '../../components/Button';
 import { Icon } from '../../components/icons';
@@ -11,7 +12,8 @@ import { useChaosEnvironment } from '../../data/chaos';
 import { isEngineLive, useEngines } from '../../data/engine-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
-import { openEngineTab } from '../../shell/EnginesOverview';
+import { openEngineTab, StartWorkerButton } from '../../shell/EnginesOverview';
+import { useFleet, useStudioMode } from '../../data/studio-mode';
 import { useNow } from '../../state/now';
 import styles from './ChaosScreen.module.css';
 import { useDrillStore } from './drill-store';
@@ -20,6 +22,8 @@ import { ScreenHeader } from '../../components/ScreenHeader';
 
 export function ChaosScreen() {
   const engines = useEngines().data ?? [];
+  const { server } = useStudioMode();
+  const fleet = useFleet().data;
   const liveTabs = engines.filter((engine) => isEngineLive(engine) && engine.mode === 'engine').length;
   return (
     <section className={styles.screen} aria-labelledby="chaos-title">
@@ -27,22 +31,39 @@ export function ChaosScreen() {
         titleId="chaos-title"
         title="Chaos drills"
         summary={
-          <>
-            Break the engines of the open tabs on purpose and check, from the durable record, that nothing was
-            lost or done twice.{' '}
-            <strong data-testid="chaos.engine-count">
-              {liveTabs} engine tab{liveTabs === 1 ? '' : 's'} open.
-            </strong>
-          </>
+          server ? (
+            <>
+              Break the worker processes of this fleet on purpose — SIGKILL, SIGSTOP, SIGTERM — and check,
+              from the durable record, that nothing was lost or done twice.{' '}
+              <strong data-testid="chaos.engine-count">
+                {liveTabs} worker{liveTabs === 1 ? '' : 's'} running.
+              </strong>
+              {fleet && !fleet.controlled
+                ? ' This studio server controls no fleet (only shuttle dev does), so the drills cannot run here.'
+                : ''}
+            </>
+          ) : (
+            <>
+              Break the engines of the open tabs on purpose and check, from the durable record, that nothing
+              was lost or done twice.{' '}
+              <strong data-testid="chaos.engine-count">
+                {liveTabs} engine tab{liveTabs === 1 ? '' : 's'} open.
+              </strong>
+            </>
+          )
         }
       >
-        <Button icon="plus" onClick={openEngineTab} testId="chaos.open-tab">
-          Open engine tab
-        </Button>
+        {server ? (
+          <StartWorkerButton size="md" variant="secondary" testId="chaos.start-worker" />
+        ) : (
+          <Button icon="plus" onClick={openEngineTab} testId="chaos.open-tab">
+            Open engine tab
+          </Button>
+        )}
       </ScreenHeader>
       <div className={styles.drills}>
         {drillDefinitions.map((drill) => (
-          <DrillCard key={drill.id} drill={drill} liveTabs={liveTabs} />
+          <DrillCard key={drill.id} drill={drill} liveTabs={liveTabs} server={server} />
         ))}
       </div>
     </section>
@@ -56,15 +77,26 @@ const statusWords: Record<DrillReport['status'], string> = {
   cancelled: 'Cancelled',
 };
 
-function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: number }) {
+function DrillCard({
+  drill,
+  liveTabs,
+  server,
+}: {
+  drill: DrillDefinition;
+  liveTabs: number;
+  server: boolean;
+}) {
   const environment = useChaosEnvironment();
+  const needsTabs = server && drill.tabModeOnly === true;
+  const noun = server ? 'worker' : 'engine tab';
   const running = useDrillStore((state) => state.running);
   const report = useDrillStore((state) => state.reports[drill.id]);
   const run = useDrillStore((state) => state.run);
   const cancel = useDrillStore((state) => state.cancel);
   const mine = running?.drillId === drill.id ? running : null;
   const enough = liveTabs >= drill.minEngines;
-  const canRun = !running && environment !== null && (enough || drill.fallback !== null);
+  const canRun =
+    !needsTabs && !running && environment !== null && (enough || (!server && drill.fallback !== null));
   return (
     <article
       className={styles.card}
@@ -74,14 +106,21 @@ function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: numb
     >
       <header className={styles.cardHead}>
         <div className={styles.cardText}>
-          <h2 className={styles.cardTitle}>{drill.title}</h2>
-          <p className={styles.description}>{drill.description}</p>
-          <p className={`${styles.requirement} ${enough ? styles.ok : styles.short}`}>
-            <Icon name={enough ? 'check' : 'plus'} size={14} />
-            {enough
-              ? `Needs ${drill.minEngines} engine tabs — ${liveTabs} open.`
-              : `Needs ${drill.minEngines} engine tabs — ${liveTabs} open. ${drill.fallback ?? 'Open another tab to run it.'}`}
-          </p>
+          <h2 className={styles.cardTitle}>{server ? drill.serverTitle : drill.title}</h2>
+          <p className={styles.description}>{server ? drill.serverDescription : drill.description}</p>
+          {needsTabs ? (
+            <p className={`${styles.requirement} ${styles.short}`} data-testid="chaos.needs-tab-mode">
+              <Icon name="cross" size={14} />
+              Needs tab mode.
+            </p>
+          ) : (
+            <p className={`${styles.requirement} ${enough ? styles.ok : styles.short}`}>
+              <Icon name={enough ? 'check' : 'plus'} size={14} />
+              {enough
+                ? `Needs ${drill.minEngines} ${noun}s — ${liveTabs} ${server ? 'running' : 'open'}.`
+                : `Needs ${drill.minEngines} ${noun}s — ${liveTabs} ${server ? 'running' : 'open'}. ${server ? 'Start another worker to run it.' : (drill.fallback ?? 'Open another tab to run it.')}`}
+            </p>
+          )}
         </div>
         <div className={styles.cardActions}>
           {mine ? (
@@ -99,10 +138,14 @@ function DrillCard({ drill, liveTabs }: { drill: DrillDefinition; liveTabs: numb
               {report ? 'Run again' : 'Run drill'}
             </Button>
           )}
-          {!enough ? (
-            <Button variant="secondary" icon="plus" onClick={openEngineTab}>
-              Open a tab
-            </Button>
+          {!enough && !needsTabs ? (
+            server ? (
+              <StartWorkerButton size="md" variant="secondary" testId="chaos.drill-start-worker" />
+            ) : (
+              <Button variant="secondary" icon="plus" onClick={openEngineTab}>
+                Open a tab
+              </Button>
+            )
           ) : null}
         </div>
       </header>

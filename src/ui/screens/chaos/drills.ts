@@ -54,6 +54,11 @@ export type DrillDefinition = {
   id: DrillId;
   title: string;
   description: string;
+  /** In server mode: what it does to the fleet's worker processes, or null when it needs tab mode. */
+  serverTitle: string;
+  serverDescription: string;
+  /** It cannot run on a server (it needs the engines of several browser tabs). */
+  tabModeOnly?: boolean;
   /** Live engine tabs the drill needs (this one included). */
   minEngines: number;
   /** What it does with fewer (null: it cannot run). */
@@ -68,6 +73,9 @@ export const drillDefinitions: readonly DrillDefinition[] = [
       'Another tab starts a slow pipeline; mid-step its engine is frozen for TTL + 4 s. A live engine takes the workflow over at a new epoch; when the frozen one wakes up, its late writes are refused by the fence.',
     minEngines: 2,
     fallback: null,
+    serverTitle: 'Owner process frozen (SIGSTOP) longer than the TTL, then resumes',
+    serverDescription:
+      'A slow pipeline starts on the fleet; mid-step the worker process that owns it is stopped with SIGSTOP for TTL + 4 s. A live worker takes it over at a new epoch; after SIGCONT, the frozen worker’s late writes are refused by the fence.',
   },
   {
     id: 'crash',
@@ -76,6 +84,9 @@ export const drillDefinitions: readonly DrillDefinition[] = [
       'Another tab starts a slow pipeline; mid-step its worker is terminated. Its Web Lock vanishes, so a live engine takes over well before the TTL and re-runs only the step that was in flight.',
     minEngines: 2,
     fallback: null,
+    serverTitle: 'Owner process killed mid-activity (SIGKILL)',
+    serverDescription:
+      'A slow pipeline starts on the fleet; mid-step its owner process is killed. Its PostgreSQL advisory lock goes with it, so a live worker takes over well before the TTL and re-runs only the step that was in flight. Then one more worker is started.',
   },
   {
     id: 'handoff',
@@ -84,14 +95,21 @@ export const drillDefinitions: readonly DrillDefinition[] = [
       'Another tab starts 20 countdowns, then shuts down gracefully: it releases every claim, and the remaining engines take all 20 over within about a second. Then it restarts.',
     minEngines: 2,
     fallback: null,
+    serverTitle: 'Graceful handoff when a worker stops (SIGTERM)',
+    serverDescription:
+      '20 countdowns start on the fleet; the worker that owns the most is stopped gracefully: it releases every claim, and the other workers take its workflows over within about a second. Then one more worker is started.',
   },
   {
     id: 'race',
     title: 'Three tabs race to start one id',
     description:
-      'Three engine tabs start a workflow with the same id at the same instant. Exactly one start wins; the others are told the id exists. The winner runs it once.',
+      'Three engine tabs start a workflow with the same id at the same instant. Exactly one start wins; the others are refused (the id exists, or the winner holds its claim). The winner runs it once.',
     minEngines: 3,
     fallback: 'With fewer tabs, the open engines fire the three starts between them.',
+    serverTitle: 'Three engines race to start one id',
+    tabModeOnly: true,
+    serverDescription:
+      'Needs tab mode: the three starts race from three browser engines. Here every start goes through the studio server’s one observer, so there is nothing to race; open the studio with npm start to run it.',
   },
 ];
 
@@ -270,6 +288,98 @@ async function pickVictim(context: DrillContext): Promise<EngineRecord> {
   );
 }
 
+/**
+ * Starts workflows and picks the engine the drill breaks. Tab mode: another tab's engine, which starts them
+ * (through the start relay). Server mode: the studio cannot choose which worker claims a workflow, so they
+ * are started through the server and the victim is the worker that owns the most of them once all are owned.
+ */
+async function startOnVictim(
+  context: DrillContext,
+  workflowType: string,
+  inputs: readonly { id: string; input: unknown }[],
+): Promise<{ victim: EngineRecord; victimIds: string[] }> {
+  const { env, step, workflowIds } = context;
+  if (!env.server) {
+    const victim = await pickVictim(context);
+    await step(
+      inputs.length === 1
+        ? `Start a ${workflowType} workflow on ${victim.label}`
+        : `Start ${inputs.length} ${workflowType} workflows on ${victim.label}`,
+      () =>
+        Promise.all(
+          inputs.map(({ id, input }) => startOn(env, victim.engineId, workflowType, input, { id })),
+        ),
+      (ids) => (ids.length === 1 ? ids[0]! : `${ids.length} started`),
+    );
+    workflowIds.push(...inputs.map(({ id }) => id));
+    return { victim, victimIds: inputs.map(({ id }) => id) };
+  }
+  const workers = await step(
+    'Find the worker processes',
+    () => liveEngineTabs(env.client),
+    (list) => list.map((engine) => engine.label).join(', '),
+  );
+  if (workers.length < 2)
+    throw new DrillStepFailed('This drill needs two live worker processes: start one more and run it again.');
+  await step(
+    inputs.length === 1
+      ? `Start a ${workflowType} workflow on the fleet`
+      : `Start ${inputs.length} ${workflowType} workflows on the fleet`,
+    () => Promise.all(inputs.map(({ id, input }) => env.client.start(workflowType, input, { id }))),
+    (ids) => (ids.length === 1 ? ids[0]! : `${ids.length} started`),
+  );
+  workflowIds.push(...inputs.map(({ id }) => id));
+  const owners = await step('Wait until a worker owns each', () =>
+    waitFor(
+      env,
+      'every workflow to be claimed',
+      15_000,
+      async () => {
+        const descriptions = await Promise.all(inputs.map(({ id }) => env.client.describe(id)));
+        return descriptions.every((description) => description.owner)
+          ? descriptions.map((description) => ({ id: description.workflowId, owner: description.owner! }))
+          : undefined;
+      },
+      200,
+    ),
+  );
+  const counts = new Map<string, number>();
+  for (const { owner } of owners) counts.set(owner.engineId, (counts.get(owner.engineId) ?? 0) + 1);
+  const [victimId] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]!;
+  const victim = (await env.client.engines()).find((engine) => engine.engineId === victimId);
+  if (!victim)
+    throw new DrillStepFailed(`The owner ${victimId.slice(0, 8)} is not listed among the engines.`);
+  return { victim, victimIds: owners.filter(({ owner }) => owner.engineId === victimId).map(({ id }) => id) };
+}
+
+/** Whether `engineId` is frozen now: its process is stopped (server mode), or its presence says so. */
+async function isFrozen(env: DrillEnvironment, engineId: string): Promise<boolean> {
+  if (env.server) {
+    const fleet = await env.client.fleet();
+    return fleet.processes.some((process) => process.engineId === engineId && process.state === 'frozen');
+  }
+  const engine = (await env.client.engines()).find((candidate) => candidate.engineId === engineId);
+  return engine?.status === 'frozen';
+}
+
+/** After a break: restarts the victim's tab (tab mode), or starts one more worker (server mode). */
+async function replaceVictim(context: DrillContext, victim: EngineRecord): Promise<void> {
+  const { env, step } = context;
+  if (env.server) {
+    await step(
+      'Start one more worker in its place',
+      () => env.client.startWorker(),
+      (started) => `${started.label}, pid ${started.pid}`,
+    );
+    return;
+  }
+  await step(`Restart ${victim.label}’s tab with a new engine`, () =>
+    runChaos(env.client, { type: 'restart', engineId: victim.engineId }).catch(
+      () => 'its tab did not answer',
+    ),
+  );
+}
+
 /** Starts a workflow on `engineId`'s engine: directly for this tab, through the start relay for another. */
 function startOn(
   env: DrillEnvironment,
@@ -337,18 +447,12 @@ const slowInput = (stepMs: number) => ({
 
 const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
   async freeze(context) {
-    const { env, step, checks, workflowIds } = context;
-    const victim = await pickVictim(context);
+    const { env, step, checks } = context;
     const id = drillId('freeze');
     // Short steps back to back: an activity is always in flight, so when the victim wakes up its activity
     // completes and it tries to commit — which the fence refuses.
     const steps = Array.from({ length: 36 }, (_, index) => ({ name: `step-${index + 1}`, ms: 250 }));
-    await step(
-      `Start a pipeline of ${steps.length} short steps on ${victim.label}`,
-      () => startOn(env, victim.engineId, 'slow-steps', { steps }, { id }),
-      (workflowId) => workflowId,
-    );
-    workflowIds.push(id);
+    const { victim } = await startOnVictim(context, 'slow-steps', [{ id, input: { steps } }]);
     await step(`Wait until ${victim.label} is under way`, () =>
       waitFor(env, 'two steps to complete', 15_000, async () => {
         const timeline = await env.client.timeline(id);
@@ -361,7 +465,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
     );
     const freezeSeconds = Math.ceil((claimTimings.ttlMs + claimTimings.graceMs) / 1000) + 4;
     const frozenAt = Date.now();
-    await step(`Freeze ${victim.label} for ${freezeSeconds} s`, () =>
+    await step(`Freeze ${victim.label} for ${freezeSeconds} s${env.server ? ' (SIGSTOP)' : ''}`, () =>
       runChaos(env.client, { type: 'freeze', engineId: victim.engineId, seconds: freezeSeconds }),
     );
     const newOwner = await step(
@@ -382,13 +486,11 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
       summary: `taken over at epoch ${newOwner.epoch} after ${formatDuration(takeoverMs)} (TTL ${formatDuration(claimTimings.ttlMs)})`,
     });
     await step(`Wait for ${victim.label} to wake up`, () =>
-      waitFor(env, `${victim.label} to resume`, freezeSeconds * 1000 + 15_000, async () => {
-        const engines = await env.client.engines();
-        const engine = engines.find((candidate) => candidate.engineId === victim.engineId);
-        return engine && engine.status !== 'frozen' && Date.now() > frozenAt + freezeSeconds * 1000
-          ? engine.status
-          : undefined;
-      }),
+      waitFor(env, `${victim.label} to resume`, freezeSeconds * 1000 + 15_000, async () =>
+        Date.now() > frozenAt + freezeSeconds * 1000 && !(await isFrozen(env, victim.engineId))
+          ? true
+          : undefined,
+      ),
     );
     await step(
       'Wait for the workflow to finish',
@@ -412,15 +514,9 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
   },
 
   async crash(context) {
-    const { env, step, checks, workflowIds } = context;
-    const victim = await pickVictim(context);
+    const { env, step, checks } = context;
     const id = drillId('crash');
-    await step(
-      `Start a slow pipeline on ${victim.label}`,
-      () => startOn(env, victim.engineId, 'slow-steps', slowInput(5_000), { id }),
-      (workflowId) => workflowId,
-    );
-    workflowIds.push(id);
+    const { victim } = await startOnVictim(context, 'slow-steps', [{ id, input: slowInput(5_000) }]);
     await step(`Wait until ${victim.label} is in the middle of a step`, () =>
       waitFor(env, 'an activity to start', 15_000, async () => {
         const timeline = await env.client.timeline(id);
@@ -435,7 +531,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
       }),
     );
     const crashedAt = Date.now();
-    await step(`Crash ${victim.label}’s worker`, () =>
+    await step(env.server ? `Kill ${victim.label} (SIGKILL)` : `Crash ${victim.label}’s worker`, () =>
       runChaos(env.client, { type: 'crash', engineId: victim.engineId }),
     );
     const owner = await step(
@@ -457,7 +553,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
     );
     const takeoverMs = Date.now() - crashedAt;
     checks.push({
-      title: 'Taken over well before the TTL (Web Locks)',
+      title: `Taken over well before the TTL (${env.server ? 'advisory lock' : 'Web Locks'})`,
       ok: takeoverMs < claimTimings.ttlMs,
       summary: `taken over at epoch ${owner.epoch} after ${formatDuration(takeoverMs)} (TTL ${formatDuration(claimTimings.ttlMs)})`,
     });
@@ -466,61 +562,57 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
       () => waitForTerminal(context, [id], 60_000),
       (done) => done[0]!.status,
     );
-    await step(`Restart ${victim.label}’s tab with a new engine`, () =>
-      runChaos(env.client, { type: 'restart', engineId: victim.engineId }).catch(
-        () => 'its tab did not answer',
-      ),
-    );
+    await replaceVictim(context, victim);
   },
 
   async handoff(context) {
-    const { env, step, checks, workflowIds } = context;
-    const victim = await pickVictim(context);
+    const { env, step, checks } = context;
     const prefix = drillId('handoff');
     const ids = Array.from({ length: 20 }, (_, index) => `${prefix}-${String(index + 1).padStart(2, '0')}`);
-    await step(`Start 20 countdowns on ${victim.label}`, async () => {
-      await Promise.all(
-        ids.map((id) => startOn(env, victim.engineId, 'countdown', { from: 12, tickMs: 500 }, { id })),
-      );
-      return ids.length;
-    });
-    workflowIds.push(...ids);
-    await step(`Wait until ${victim.label} owns all 20`, () =>
-      waitFor(
-        env,
-        `${victim.label} to own all 20`,
-        15_000,
-        async () => {
-          const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
-          return descriptions.every(
-            (description) =>
-              description.owner?.engineId === victim.engineId || isTerminal(description.status),
-          )
-            ? true
-            : undefined;
-        },
-        200,
-      ),
+    const { victim, victimIds } = await startOnVictim(
+      context,
+      'countdown',
+      ids.map((id) => ({ id, input: { from: 12, tickMs: 500 } })),
     );
+    const moved = victimIds.length;
+    if (!env.server)
+      await step(`Wait until ${victim.label} owns all 20`, () =>
+        waitFor(
+          env,
+          `${victim.label} to own all 20`,
+          15_000,
+          async () => {
+            const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
+            return descriptions.every(
+              (description) =>
+                description.owner?.engineId === victim.engineId || isTerminal(description.status),
+            )
+              ? true
+              : undefined;
+          },
+          200,
+        ),
+      );
     const shutAt = Date.now();
-    const report = await step(
-      `Shut ${victim.label} down gracefully`,
+    await step(
+      env.server
+        ? `Stop ${victim.label} gracefully (SIGTERM), with ${moved} of them`
+        : `Shut ${victim.label} down gracefully`,
       () => runChaos(env.client, { type: 'shutdown', engineId: victim.engineId }),
       (value) => {
         const released = (value as { claimsReleased?: number } | null)?.claimsReleased;
-        return released === undefined ? 'done' : `${released} claims released`;
+        return released === undefined || env.server ? 'done' : `${released} claims released`;
       },
     );
-    void report;
     await step(
-      'Wait for the other engines to take all 20 over',
+      `Wait for the other engines to take ${moved === 20 ? 'all 20' : `its ${moved}`} over`,
       () =>
         waitFor(
           env,
           'every workflow to have a new owner',
           15_000,
           async () => {
-            const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
+            const descriptions = await Promise.all(victimIds.map((id) => env.client.describe(id)));
             return descriptions.every(
               (description) =>
                 isTerminal(description.status) ||
@@ -535,15 +627,11 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
     );
     const handoffMs = Date.now() - shutAt;
     checks.push({
-      title: 'All 20 handed over within a second or two',
+      title: `${moved === 20 ? 'All 20' : `All ${moved} of its workflows`} handed over within a second or two`,
       ok: handoffMs < 3_000,
       summary: `every workflow had a new owner ${formatDuration(handoffMs)} after the shutdown`,
     });
-    await step(`Restart ${victim.label}’s tab with a new engine`, () =>
-      runChaos(env.client, { type: 'restart', engineId: victim.engineId }).catch(
-        () => 'its tab did not answer',
-      ),
-    );
+    await replaceVictim(context, victim);
     await step(
       'Wait for all 20 to finish',
       () => waitForTerminal(context, ids, 60_000),

@@ -22,6 +22,7 @@ import { Notice } from '../../components/Notice';
 import { RelativeTime } from '../../components/RelativeTime';
 import { useCompileAsYouType, useSaveDefinition } from '../../data/definition-queries';
 import { useEngineDirectory } from '../../data/engine-queries';
+import { useStudioMode } from '../../data/studio-mode';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useViewStore } from '../../state/view-store';
@@ -75,7 +76,8 @@ export function DefinitionEditor({
   const openStartDialog = useViewStore((state) => state.openStartDialog);
   const engines = useEngineDirectory();
   const text = edited ?? base ?? '';
-  const readOnly = target.kind === 'built-in';
+  const { authoring } = useStudioMode();
+  const readOnly = target.kind === 'built-in' || !authoring;
   const dirty = target.kind === 'draft' || (edited !== undefined && edited !== base);
   const declared = readDeclaration(text);
   const compile = useCompileAsYouType(readOnly ? null : text);
@@ -184,7 +186,9 @@ export function DefinitionEditor({
   const runBlocked = !definition
     ? 'Save it first'
     : !definition.registered
-      ? 'This tab’s engine could not load it'
+      ? authoring
+        ? 'This tab’s engine could not load it'
+        : 'The server does not run it: workers load only the definition files they were started with'
       : dirty
         ? 'Save your changes first: Run starts the saved version'
         : null;
@@ -212,7 +216,10 @@ export function DefinitionEditor({
             </div>
             <div className={styles.fileMeta}>
               {target.kind === 'built-in' ? (
-                <>Built-in demo · {humanTitle(target.definition)} · read-only</>
+                <>
+                  {authoring ? 'Built-in demo' : 'Deployed with the workers'} ·{' '}
+                  {humanTitle(target.definition)} · read-only
+                </>
               ) : target.kind === 'draft' ? (
                 <>Draft in this tab · save it to run it in every tab</>
               ) : target.definition.savedAt !== null ? (
@@ -227,7 +234,7 @@ export function DefinitionEditor({
           </div>
         </div>
         <div className={styles.actions}>
-          {target.kind === 'built-in' ? (
+          {target.kind === 'built-in' && authoring ? (
             <Button variant="secondary" icon="copy" onClick={copyAsTemplate} testId="definitions.copy">
               Copy as template
             </Button>
@@ -245,7 +252,7 @@ export function DefinitionEditor({
               Discard
             </Button>
           ) : null}
-          {target.kind === 'saved' ? (
+          {target.kind === 'saved' && authoring ? (
             <>
               <Button
                 variant="ghost"
@@ -292,7 +299,7 @@ export function DefinitionEditor({
       </header>
 
       <div className={styles.notices}>
-        {readOnly ? (
+        {readOnly && authoring ? (
           <Notice tone="info" title="Built-in demos are read-only" testId="definitions.read-only">
             Copy it to make it your own: the copy imports from <code>&apos;shuttle&apos;</code> and gets a
             name of its own.

@@ -11,6 +11,8 @@ import { EmptyState } from '../../components/EmptyState';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
 import { useDefinitions } from '../../data/workflow-queries';
+import { useStudioMode } from '../../data/studio-mode';
+import { Notice } from '../../components/Notice';
 import { routes, type DefinitionSelection } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { findDefinition, takenNames } from '../workflows/definition-catalog';
@@ -59,6 +61,7 @@ function resolve(
 
 export function DefinitionsScreen({ selection }: { selection: DefinitionSelection }) {
   const definitions = useDefinitions();
+  const { authoring, server } = useStudioMode();
   const drafts = useEditorStore((state) => state.drafts);
   const draftIds = new Set(drafts.map((draft) => draft.id));
   const resolved = resolve(selection, definitions.data, draftIds);
@@ -82,21 +85,36 @@ export function DefinitionsScreen({ selection }: { selection: DefinitionSelectio
         titleId="definitions-title"
         title="Definitions"
         summary={
-          <>
-            Write workflows in TypeScript. A saved definition runs in every tab, and any tab can take it over.
-          </>
+          authoring ? (
+            <>
+              Write workflows in TypeScript. A saved definition runs in every tab, and any tab can take it
+              over.
+            </>
+          ) : (
+            <>The workflows the server’s workers run, as deployed with them. Read-only here.</>
+          )
         }
       >
-        <Button
-          variant="primary"
-          icon="plus"
-          onClick={startDraft}
-          disabled={!definitions.data}
-          testId="definitions.new"
-        >
-          New definition
-        </Button>
+        {authoring ? (
+          <Button
+            variant="primary"
+            icon="plus"
+            onClick={startDraft}
+            disabled={!definitions.data}
+            testId="definitions.new"
+          >
+            New definition
+          </Button>
+        ) : null}
       </ScreenHeader>
+      {!authoring ? (
+        <Notice tone="info" title="Authoring is off in server mode" testId="definitions.server-read-only">
+          {server ? 'Definitions are deployed with the workers' : 'Definitions come from the engine'}: a
+          worker runs the definition files it was started with (<code>shuttle worker --workflows …</code>),
+          and the browser cannot make a server run code. The studio shows them here read-only; to change one,
+          edit its file and restart the workers.
+        </Notice>
+      ) : null}
       {definitions.isError && !definitions.data ? (
         <ErrorNotice
           error={definitions.error}
@@ -124,6 +142,10 @@ export function DefinitionsScreen({ selection }: { selection: DefinitionSelectio
                 />
               ) : resolved.kind === 'loading' || (resolved.kind === 'nothing' && !definitions.data) ? (
                 <EmptyState compact title="Loading…" />
+              ) : !authoring && resolved.kind !== 'missing' ? (
+                <EmptyState icon="code" title="Pick a definition" testId="definitions.empty">
+                  Choose one on the left to read its source. The workers run these definitions.
+                </EmptyState>
               ) : (
                 <EmptyState
                   icon="code"

@@ -14,6 +14,7 @@
 import { useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import type { EngineRecord } from '../../../host/protocol';
 import { Button } from '../../components/Button';
+import { selfWord } from '../../data/studio-mode';
 import { textColorOn } from '../../components/EngineChip';
 import { formatAbsolute, formatClock, formatDuration } from '../../components/time-format';
 import {
@@ -395,7 +396,7 @@ function LaneLabel({ lane, y, engine }: { lane: CustodyLane; y: number; engine: 
       </text>
       <text x={Math.max(20, 8 + short.length * 7) + 8} y={y + 19} className={styles.laneLabel}>
         {label}
-        {engine?.thisTab ? ' · this tab' : ''}
+        {selfWord(engine) ? ` · ${selfWord(engine)}` : ''}
       </text>
       <title>{`${label} — engine ${lane.engineId}`}</title>
     </g>

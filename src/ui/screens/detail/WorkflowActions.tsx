@@ -61,7 +61,7 @@ export function WorkflowActions({
           onClick={() => waiter.mutate()}
           busy={waiter.isPending}
           testId="detail.wait-result-button"
-          title="Call result(): registers a result waiter on this tab’s engine"
+          title="Call result(): registers a result waiter on this page’s engine (the studio server’s in server mode)"
         >
           Wait for result
         </Button>
@@ -143,7 +143,8 @@ function WaiterResult({
     <div className={styles.waiter} data-testid="detail.waiter" data-state={waiter.status}>
       {waiter.isPending ? (
         <span>
-          Waiting for the result on {self?.label ?? 'this tab'}’s engine…{' '}
+          Waiting for the result on{' '}
+          {self?.runtime.kind === 'server' ? 'the studio server' : `${self?.label ?? 'this tab'}’s engine`}…{' '}
           <span className={styles.muted}>{formatDuration(Math.max(0, now - since), { coarse: true })}</span>
         </span>
       ) : waiter.isError ? (
@@ -176,7 +177,7 @@ const dialogText: Record<
 > = {
   signal: {
     title: 'Send a signal',
-    description: 'Stored durably at once; the owning engine, in whichever tab, consumes it.',
+    description: 'Stored durably at once; the owning engine, wherever it runs, consumes it.',
     nameLabel: 'Signal name',
     valueLabel: 'Payload',
     submit: 'Send signal',
@@ -343,7 +344,7 @@ const confirmText: Record<Destructive, { title: string; body: string; submit: st
   },
   terminate: {
     title: 'Terminate this workflow?',
-    body: 'It ends terminated at once, whichever tab owns it: no more of its code runs, and no cleanup. The epoch rises, so its owner’s next write is refused. This cannot be undone.',
+    body: 'It ends terminated at once, whichever engine owns it: no more of its code runs, and no cleanup. The epoch rises, so its owner’s next write is refused. This cannot be undone.',
     submit: 'Terminate',
     reason: true,
   },

@@ -1,12 +1,19 @@
 /**
- * The engines of the database: one card per engine, live or recently dead — label and colour, whether it is
- * this tab's, whether it is alive according to Web Locks, its status, last heartbeat, claims held, result
- * waiters and workflows completed — a chart of claims per engine over time, and per-engine chaos actions
- * sent through the control channel to the tab that hosts the engine: freeze for N seconds, crash, graceful
- * shutdown, restart.
+ * The engines of the store: one card per engine, live or recently dead — label and colour, whether it is
+ * this tab's, whether it is alive (its Web Lock in tab mode, its PostgreSQL advisory lock for a server
+ * process), its status, last heartbeat, claims held (counted from the claims table, the store's truth),
+ * result waiters and workflows completed — a chart of claims per engine over time, and chaos actions.
+ *
+ * Tab mode: each card's actions go through the control channel to the tab that hosts the engine — freeze
+ * for N seconds, crash, graceful shutdown, and restart (for a live, crashed or stopped engine whose tab is
+ * still open; never for a dead one, whose tab is gone).
+ * Server mode: engines are processes (host, pid). On a fleet the server controls (`shuttle dev`), each
+ * worker's card offers kill (SIGKILL), freeze (SIGSTOP for N seconds, then SIGCONT), thaw and graceful stop
+ * (SIGTERM), and the screen offers to start one more worker; a server that controls no fleet offers none.
  */
 import { useState } from 'react';
-import type { EngineRecord } from '../../../host/protocol';
+import type { ClaimInfo } from '../../../engine';
+import type { EngineRecord, FleetProcess } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
 import { EmptyState } from '../../components/EmptyState';
@@ -16,18 +23,30 @@ import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
 import { RelativeTime } from '../../components/RelativeTime';
 import { formatDuration } from '../../components/time-format';
 import { useChaos } from '../../data/chaos';
-import { isEngineLive, useEngineDirectory, useEngines } from '../../data/engine-queries';
+import { isEngineLive, useClaims, useEngineDirectory, useEngines } from '../../data/engine-queries';
 import { useEngineSamples } from '../../data/engine-samples';
+import {
+  fleetActionsFor,
+  livenessText,
+  processOf,
+  useFleet,
+  useFleetAction,
+  useStudioMode,
+} from '../../data/studio-mode';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
-import { openEngineTab } from '../../shell/EnginesOverview';
+import { openEngineTab, StartWorkerButton } from '../../shell/EnginesOverview';
 import { useNow } from '../../state/now';
 import { ClaimsChart } from './ClaimsChart';
+import { claimsHeldBy, canRestart } from './engine-cards';
 import styles from './EnginesScreen.module.css';
 import { ScreenHeader } from '../../components/ScreenHeader';
 
 export function EnginesScreen() {
   const engines = useEngines();
+  const mode = useStudioMode();
+  const fleet = useFleet();
+  const claims = useClaims().data;
   const list = engines.data ?? [];
   const live = list.filter(isEngineLive);
   const gone = list.filter((engine) => !isEngineLive(engine));
@@ -41,15 +60,23 @@ export function EnginesScreen() {
         titleId="engines-title"
         title="Engines"
         summary={
-          engines.data
-            ? `${live.length} live · ${gone.length} recently gone · one engine per open tab, all sharing this database`
-            : 'Every tab of this database runs an engine.'
+          mode.server
+            ? engines.data
+              ? `${live.length} live · ${gone.length} recently gone · processes sharing ${mode.store ?? 'the store'}${fleet.data?.controlled ? ' · the studio server controls the workers it started' : ''}`
+              : 'Every process on this store runs an engine.'
+            : engines.data
+              ? `${live.length} live · ${gone.length} recently gone · one engine per open tab, all sharing this database`
+              : 'Every tab of this database runs an engine.'
         }
         summaryTestId="engines.summary"
       >
-        <Button icon="plus" variant="primary" onClick={openEngineTab} testId="engines.open-tab">
-          Open engine tab
-        </Button>
+        {mode.server ? (
+          <StartWorkerButton size="md" variant="primary" testId="engines.start-worker" />
+        ) : (
+          <Button icon="plus" variant="primary" onClick={openEngineTab} testId="engines.open-tab">
+            Open engine tab
+          </Button>
+        )}
       </ScreenHeader>
       <PanelErrorBoundary name="claims chart">
         <ChartCard />
@@ -67,11 +94,37 @@ export function EnginesScreen() {
           <div className={styles.grid} data-testid="engines.cards">
             {ordered.map((engine) => (
               <PanelErrorBoundary key={engine.engineId} name={`${engine.label} card`}>
-                <EngineCard engine={engine} />
+                <EngineCard
+                  engine={engine}
+                  claims={claims}
+                  server={mode.server}
+                  process={processOf(engine, fleet.data?.processes)}
+                  controlled={fleet.data?.controlled ?? false}
+                />
               </PanelErrorBoundary>
             ))}
           </div>
-          {live.length < 2 ? (
+          {mode.server ? (
+            live.filter((engine) => engine.mode === 'engine').length < 2 ? (
+              <div className={styles.hintCard}>
+                <EmptyState
+                  icon="engines"
+                  title={
+                    live.some((engine) => engine.mode === 'engine')
+                      ? 'Only one worker runs'
+                      : 'No worker process runs'
+                  }
+                  action={
+                    <StartWorkerButton size="md" variant="secondary" testId="engines.hint-start-worker" />
+                  }
+                  compact
+                >
+                  Handoffs need a second worker. Start one with <code>shuttle worker --database-url …</code>
+                  {fleet.data?.controlled ? ', or here' : ''}.
+                </EmptyState>
+              </div>
+            ) : null
+          ) : live.length < 2 ? (
             <div className={styles.hintCard}>
               <EmptyState
                 icon="engines"
@@ -98,11 +151,14 @@ function ChartCard() {
   const samples = useEngineSamples();
   const engines = useEngineDirectory();
   const now = useNow();
+  const { server } = useStudioMode();
   return (
     <div className={styles.card}>
       <div className={styles.cardHead}>
         <h2 className={styles.cardTitle}>Claims per engine</h2>
-        <span className={styles.cardHint}>Sampled in this tab every second or two · last 5 minutes</span>
+        <span className={styles.cardHint}>
+          Sampled by this {server ? 'page' : 'tab'} every second or two · last 5 minutes
+        </span>
       </div>
       <ClaimsChart samples={samples} engines={engines} now={now} />
     </div>
@@ -118,14 +174,18 @@ const statusTone: Record<string, string> = {
   dead: 'danger',
 };
 
-function aliveText(engine: EngineRecord): string {
-  if (engine.alive === true) return 'Web Lock held';
-  if (engine.alive === false) return 'Web Lock released';
-  return 'liveness unknown';
-}
+type EngineCardProps = {
+  engine: EngineRecord;
+  claims: readonly ClaimInfo[] | undefined;
+  server: boolean;
+  /** Server mode: the worker process of the controlled fleet that runs this engine. */
+  process: FleetProcess | undefined;
+  controlled: boolean;
+};
 
-function EngineCard({ engine }: { engine: EngineRecord }) {
+function EngineCard({ engine, claims, server, process, controlled }: EngineCardProps) {
   const chaos = useChaos();
+  const fleetAction = useFleetAction();
   const [seconds, setSeconds] = useState('10');
   const now = useNow();
   const live = isEngineLive(engine);
@@ -134,36 +194,52 @@ function EngineCard({ engine }: { engine: EngineRecord }) {
   const counters = engine.counters;
   const freezeSeconds = Number(seconds);
   const validFreeze = Number.isFinite(freezeSeconds) && freezeSeconds > 0 && freezeSeconds <= 600;
-  const tone = statusTone[engine.status] ?? 'neutral';
+  const frozenProcess = process?.state === 'frozen';
+  const status = frozenProcess && isEngineLive(engine) ? 'frozen' : engine.status;
+  const tone = statusTone[status] ?? 'neutral';
+  const runtime = engine.runtime?.kind === 'server' ? engine.runtime : null;
+  const self = engine.thisTab ? (server ? 'this server' : 'this tab') : null;
   return (
     <article
       className={`${styles.card} ${styles.engine} ${live ? '' : styles.gone} ${engine.thisTab ? styles.self : ''}`}
       id={`engine-${engine.engineId}`}
       data-testid="engines.card"
       data-engine-id={engine.engineId}
-      data-status={engine.status}
-      aria-label={`${engine.label}${engine.thisTab ? ' (this tab)' : ''}`}
+      data-status={status}
+      data-pid={runtime?.pid}
+      aria-label={`${engine.label}${self ? ` (${self})` : ''}`}
     >
       <header className={styles.engineHead}>
         <EngineChip color={engine.color} shortLabel={engine.shortLabel} size="lg" />
         <div className={styles.engineName}>
           <div className={styles.nameLine}>
             <strong data-testid="engines.card-label">{engine.label}</strong>
-            {engine.thisTab ? <span className={styles.badge}>this tab</span> : null}
+            {self ? <span className={styles.badge}>{self}</span> : null}
             {engine.mode === 'viewer' ? (
-              <span className={`${styles.badge} ${styles.viewer}`}>viewer</span>
+              <span
+                className={`${styles.badge} ${styles.viewer}`}
+                title={server ? 'Observes the store for the studio; never claims a workflow' : undefined}
+              >
+                {server ? 'observer' : 'viewer'}
+              </span>
             ) : null}
           </div>
+          {runtime ? (
+            <span className={styles.process} data-testid="engines.card-process">
+              {runtime.hostName} · pid {runtime.pid}
+              {process?.exit ? ` · exited (${process.exit})` : ''}
+            </span>
+          ) : null}
           <CopyableId id={engine.engineId} visibleChars={13} label="engine id" />
         </div>
         <span
           className={`${styles.status} ${styles[tone]}`}
           data-testid="engines.card-status"
-          data-state={engine.status}
+          data-state={status}
         >
           <span className={styles.dot} aria-hidden />
-          {engine.status}
-          {engine.status === 'frozen' && engine.frozenUntil && engine.frozenUntil > now
+          {status}
+          {status === 'frozen' && engine.frozenUntil && engine.frozenUntil > now
             ? ` · ${formatDuration(engine.frozenUntil - now, { coarse: true })}`
             : ''}
         </span>
@@ -172,7 +248,7 @@ function EngineCard({ engine }: { engine: EngineRecord }) {
         <div>
           <dt>Claims held</dt>
           <dd className={styles.big} data-testid="engines.card-claims">
-            {live ? engine.claimsHeld : 0}
+            {claimsHeldBy(engine, claims)}
           </dd>
         </div>
         <div>
@@ -196,7 +272,7 @@ function EngineCard({ engine }: { engine: EngineRecord }) {
             className={engine.alive === false ? styles.bad : engine.alive ? styles.good : undefined}
             data-testid="engines.card-alive"
           >
-            {aliveText(engine)}
+            {livenessText(engine)}
           </dd>
         </div>
         <div>
@@ -220,7 +296,7 @@ function EngineCard({ engine }: { engine: EngineRecord }) {
           {counters.wakesDiscarded === 1 ? '' : 's'} discarded
         </p>
       ) : null}
-      {engine.mode === 'engine' ? (
+      {!server && engine.mode === 'engine' ? (
         <footer className={styles.actions}>
           {live ? (
             <>
@@ -275,20 +351,126 @@ function EngineCard({ engine }: { engine: EngineRecord }) {
               </Button>
             </>
           ) : null}
-          <Button
-            size="sm"
-            variant="ghost"
-            icon="refresh"
-            busy={chaos.isPending && chaos.variables?.type === 'restart'}
-            onClick={() => chaos.mutate({ type: 'restart', engineId: engine.engineId })}
-            title="Start a new engine in the same tab"
-            testId="engines.restart"
-          >
-            Restart
-          </Button>
+          {canRestart(engine) ? (
+            <Button
+              size="sm"
+              variant="ghost"
+              icon="refresh"
+              busy={chaos.isPending && chaos.variables?.type === 'restart'}
+              onClick={() => chaos.mutate({ type: 'restart', engineId: engine.engineId })}
+              title="Start a new engine in the same tab"
+              testId="engines.restart"
+            >
+              Restart
+            </Button>
+          ) : null}
         </footer>
       ) : null}
+      {server && controlled && engine.mode === 'engine' && process && process.state !== 'exited' ? (
+        <ProcessActions
+          engine={engine}
+          process={process}
+          seconds={seconds}
+          setSeconds={setSeconds}
+          validFreeze={validFreeze}
+          freezeSeconds={freezeSeconds}
+          action={fleetAction}
+        />
+      ) : null}
+      {fleetAction.isError ? <InlineError error={fleetAction.error} testId="engines.action-error" /> : null}
       {chaos.isError ? <InlineError error={chaos.error} testId="engines.action-error" /> : null}
     </article>
+  );
+}
+
+function ProcessActions({
+  engine,
+  process,
+  seconds,
+  setSeconds,
+  validFreeze,
+  freezeSeconds,
+  action,
+}: {
+  engine: EngineRecord;
+  process: FleetProcess;
+  seconds: string;
+  setSeconds: (value: string) => void;
+  validFreeze: boolean;
+  freezeSeconds: number;
+  action: ReturnType<typeof useFleetAction>;
+}) {
+  const can = fleetActionsFor(process);
+  const busy = (kind: string) =>
+    action.isPending && action.variables?.action === kind && 'engineId' in action.variables
+      ? action.variables.engineId === engine.engineId
+      : false;
+  return (
+    <footer className={styles.actions} data-testid="engines.process-actions">
+      {can.thaw ? (
+        <Button
+          size="sm"
+          icon="snowflake"
+          busy={busy('thaw')}
+          onClick={() => action.mutate({ action: 'thaw', engineId: engine.engineId })}
+          title="Send SIGCONT now: the process carries on; its claims may be gone, and its next write at a lost epoch is refused"
+          testId="engines.thaw"
+        >
+          Thaw
+        </Button>
+      ) : (
+        <div className={styles.freeze}>
+          <label className="visually-hidden" htmlFor={`freeze-${engine.engineId}`}>
+            Freeze {engine.label} for how many seconds
+          </label>
+          <input
+            id={`freeze-${engine.engineId}`}
+            className={styles.seconds}
+            inputMode="decimal"
+            value={seconds}
+            onChange={(event) => setSeconds(event.target.value)}
+            aria-invalid={!validFreeze}
+            data-testid="engines.freeze-seconds"
+          />
+          <span className={styles.unit}>s</span>
+          <Button
+            size="sm"
+            icon="snowflake"
+            disabled={!validFreeze || !can.freeze}
+            busy={busy('freeze')}
+            onClick={() =>
+              action.mutate({ action: 'freeze', engineId: engine.engineId, seconds: freezeSeconds })
+            }
+            title="Send SIGSTOP, then SIGCONT after the seconds given: it renews nothing meanwhile, so after the claim TTL other workers take its workflows over"
+            testId="engines.freeze"
+          >
+            Freeze
+          </Button>
+        </div>
+      )}
+      <Button
+        size="sm"
+        variant="danger"
+        icon="bolt"
+        disabled={!can.kill}
+        busy={busy('kill')}
+        onClick={() => action.mutate({ action: 'kill', engineId: engine.engineId })}
+        title="Send SIGKILL: its advisory lock goes with the process, so other workers take over at once"
+        testId="engines.kill"
+      >
+        Kill
+      </Button>
+      <Button
+        size="sm"
+        icon="power"
+        disabled={!can.stop}
+        busy={busy('stop')}
+        onClick={() => action.mutate({ action: 'stop', engineId: engine.engineId })}
+        title="Send SIGTERM: it shuts down gracefully, releasing every claim"
+        testId="engines.stop"
+      >
+        Stop
+      </Button>
+    </footer>
   );
 }

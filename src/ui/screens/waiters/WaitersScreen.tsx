@@ -15,6 +15,7 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { formatDuration } from '../../components/time-format';
 import { isEngineLive, useEngineDirectory, useEngines, useResultWaiters } from '../../data/engine-queries';
+import { selfWord } from '../../data/studio-mode';
 import { useWorkflowDescriptions } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
@@ -29,7 +30,7 @@ const viaText: Record<string, { label: string; hint: string }> = {
   },
   'change-feed': {
     label: 'change feed',
-    hint: 'Another tab finished it; the change feed reported the write to this engine.',
+    hint: 'Another engine finished it; the change feed reported the write to this engine.',
   },
   poll: {
     label: 'poll',
@@ -74,7 +75,7 @@ export function WaitersScreen() {
         summary={
           engines.data
             ? `${pending.length} pending · ${all.filter((waiter) => waiter.settled).length} recently settled, across ${groups.length} engine${groups.length === 1 ? '' : 's'}`
-            : 'result() calls waiting on workflows, in every tab.'
+            : 'result() calls waiting on workflows, on every engine.'
         }
         summaryTestId="waiters.summary"
       >
@@ -108,7 +109,7 @@ export function WaitersScreen() {
             testId="waiters.empty"
           >
             A result waiter is a <code>result(id)</code> call waiting for a workflow to finish — perhaps one
-            running in another tab. Open a workflow and click <strong>Wait for result</strong>, or run{' '}
+            running on another engine. Open a workflow and click <strong>Wait for result</strong>, or run{' '}
             <code>await shuttle.result(id)</code> in the console.
           </EmptyState>
         </div>
@@ -146,7 +147,7 @@ function EngineGroup({
       <div className={styles.groupHead}>
         <EngineChip color={engine.color} shortLabel={engine.shortLabel} size="md" />
         <strong>{engine.label}</strong>
-        {engine.thisTab ? <span className={styles.badge}>this tab</span> : null}
+        {selfWord(engine) ? <span className={styles.badge}>{selfWord(engine)}</span> : null}
         {!isEngineLive(engine) ? <span className={styles.gone}>{engine.status}</span> : null}
         <span className={styles.muted}>
           {waiters.filter((waiter) => !waiter.settled).length}{' '}

@@ -9,6 +9,7 @@
 import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { DefinitionInfo } from '../../../host/protocol';
 import { Button } from '../../components/Button';
+import { useStudioMode } from '../../data/studio-mode';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { useDefinitions, useStartWorkflow } from '../../data/workflow-queries';
@@ -33,12 +34,17 @@ import {
 export function StartDialog() {
   const { open, workflowType } = useViewStore((state) => state.startDialog);
   const close = useViewStore((state) => state.closeStartDialog);
+  const { server } = useStudioMode();
   return (
     <Dialog
       open={open}
       onClose={close}
       title="Start a workflow"
-      description="It runs on this tab’s engine; close the tab and another engine takes it over."
+      description={
+        server
+          ? 'A worker process of the server claims and runs it; stop that worker and another takes it over.'
+          : 'It runs on this tab’s engine; close the tab and another engine takes it over.'
+      }
       width={900}
       testId="start.dialog"
     >

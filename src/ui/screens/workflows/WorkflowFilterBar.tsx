@@ -11,6 +11,7 @@ import { useDefinitions } from '../../data/workflow-queries';
 import { defaultFilters, routes, type WorkflowFilters } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowFilterBar.module.css';
+import { selfWord } from '../../data/studio-mode';
 
 const statusOptions: { value: WorkflowStatus; label: string }[] = [
   { value: 'running', label: 'Running' },
@@ -96,7 +97,7 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
             {engines.map((engine) => (
               <option key={engine.engineId} value={engine.engineId}>
                 {engine.label}
-                {engine.thisTab ? ' (this tab)' : ''}
+                {selfWord(engine) ? ` (${selfWord(engine)})` : ''}
                 {engine.alive === false ? ' — gone' : ''}
               </option>
             ))}

@@ -16,6 +16,7 @@ import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useEngineDirectory } from '../../data/engine-queries';
+import { useStudioMode } from '../../data/studio-mode';
 import { autoPages, type useWorkflowList } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import {
@@ -49,6 +50,7 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
   const engines = useEngineDirectory();
   const selectedId = useViewStore((state) => state.selectedWorkflowId);
   const openStartDialog = useViewStore((state) => state.openStartDialog);
+  const { server } = useStudioMode();
   const fetched = list.data?.items;
   const items = useMemo(() => {
     if (!fetched) return undefined;
@@ -96,7 +98,7 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
               title="No workflow matches these filters"
               testId="workflows.empty-filtered"
             >
-              Workflows of every tab show here as soon as they start. Clear a filter to see more.
+              Workflows of every engine show here as soon as they start. Clear a filter to see more.
             </EmptyState>
           ) : (
             <EmptyState
@@ -109,8 +111,9 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
                 </Button>
               }
             >
-              Start one of the demos and watch this tab’s engine run it. Open a second engine tab, close this
-              one, and the workflow carries on over there.
+              {server
+                ? 'Start one of the demos and watch a worker process run it. Kill that worker from Engines, and another carries it on.'
+                : 'Start one of the demos and watch this tab’s engine run it. Open a second engine tab, close this one, and the workflow carries on over there.'}
             </EmptyState>
           )
         ) : null}

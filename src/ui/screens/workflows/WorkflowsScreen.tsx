@@ -49,7 +49,7 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
         summary={
           items
             ? `${items.length.toLocaleString()}${list.data?.hasMore ? '+' : ''} ${filtered ? 'matching' : 'in this database'} · ${running} running`
-            : 'Every workflow of this database, whichever tab runs it.'
+            : 'Every workflow of this database, whichever engine runs it.'
         }
         summaryTestId="workflows.summary"
       >

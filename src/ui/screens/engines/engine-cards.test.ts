@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { ClaimInfo } from '../../../engine';
+import { canRestart, claimsHeldBy } from './engine-cards';
+
+const claim = (workflowId: string, engineId: string | null): ClaimInfo => ({
+  workflowId,
+  holder: engineId ? { engineId, epoch: 1, claimedAt: 0, expiresAt: 1 } : null,
+  holderCorrupt: false,
+  epoch: 1,
+});
+
+describe('claimsHeldBy', () => {
+  it('counts from the claims table, not from the presence record', () => {
+    const dead = { engineId: 'a', claimsHeld: 1, alive: false, status: 'dead' as const };
+    expect(claimsHeldBy(dead, [])).toBe(0);
+    expect(claimsHeldBy(dead, [claim('w1', 'b'), claim('w2', null)])).toBe(0);
+    const live = { engineId: 'b', claimsHeld: 0, alive: true, status: 'running' as const };
+    expect(claimsHeldBy(live, [claim('w1', 'b'), claim('w2', 'b'), claim('w3', 'a')])).toBe(2);
+  });
+
+  it('falls back to the presence record only for a live engine while the claims load', () => {
+    expect(claimsHeldBy({ engineId: 'a', claimsHeld: 3, alive: true, status: 'running' }, undefined)).toBe(3);
+    expect(claimsHeldBy({ engineId: 'a', claimsHeld: 3, alive: false, status: 'dead' }, undefined)).toBe(0);
+  });
+});
+
+describe('canRestart', () => {
+  it('is not offered on a dead engine (its tab is gone) nor on server processes', () => {
+    expect(canRestart({ status: 'dead', mode: 'engine', runtime: { kind: 'tab' } })).toBe(false);
+    expect(canRestart({ status: 'crashed', mode: 'engine', runtime: { kind: 'tab' } })).toBe(true);
+    expect(canRestart({ status: 'running', mode: 'engine', runtime: { kind: 'tab' } })).toBe(true);
+    expect(canRestart({ status: 'running', mode: 'viewer', runtime: { kind: 'tab' } })).toBe(false);
+    expect(
+      canRestart({ status: 'running', mode: 'engine', runtime: { kind: 'server', hostName: 'h', pid: 1 } }),
+    ).toBe(false);
+  });
+});
