@@ -1,7 +1,8 @@
-import { QueryClient } from '@tanstack/react-query';
+import { InfiniteQueryObserver, QueryClient, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
+import type { ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
 import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../host/protocol';
-import { connectLiveUpdates, staleQueriesOf } from './live-updates';
+import { changedRowsOf, connectLiveUpdates, refreshIntervalOf, staleQueriesOf } from './live-updates';
 import { queryKeys } from './query-keys';
 
 function storeChanged(
@@ -12,11 +13,16 @@ function storeChanged(
 }
 
 describe('live updates', () => {
-  it('marks the lists and the changed workflows stale when workflow records change', () => {
-    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']))).toEqual([
-      queryKeys.workflowLists,
-      queryKeys.workflowDetail('w1'),
-    ]);
+  it('marks the changed workflows stale, and leaves their list rows to be refreshed one by one', () => {
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']))).toEqual([queryKeys.workflowDetail('w1')]);
+    expect(changedRowsOf(storeChanged(['workflows'], ['w1']))).toEqual({
+      workflowIds: ['w1'],
+      claims: false,
+    });
+    expect(changedRowsOf(storeChanged(['claims', 'timelines'], ['w1']))).toEqual({
+      workflowIds: ['w1'],
+      claims: true,
+    });
     expect(staleQueriesOf(storeChanged(['timelines'], null))).toEqual([queryKeys.workflows]);
     expect(staleQueriesOf(storeChanged(['engines'], []))).toEqual([queryKeys.engines]);
     // a session renewal refreshes claims and open workflow pages, never the (possibly long) lists
@@ -24,6 +30,7 @@ describe('live updates', () => {
       queryKeys.claims,
       queryKeys.openWorkflows,
     ]);
+    expect(changedRowsOf(storeChanged(['sessions'], null))).toBeNull();
     expect(staleQueriesOf({ kind: 'heartbeat', v: PROTOCOL_VERSION, at: 1 })).toEqual([]);
   });
 
@@ -54,6 +61,7 @@ describe('live updates', () => {
         return () => undefined;
       },
       hello: () => Promise.reject(new Error('not asked in this test')),
+      describe: () => Promise.reject(new Error('not asked in this test')),
     };
     const stop = connectLiveUpdates(client, queryClient, { scheduleFrame: (flush) => frames.push(flush) });
     for (let index = 0; index < 50; index++) listener(storeChanged(['workflows'], [`w${index}`]));
@@ -64,5 +72,80 @@ describe('live updates', () => {
     frames[0]!();
     expect(list.state.isInvalidated).toBe(true);
     stop();
+  });
+
+  it('refreshes the lists whole when a notice does not name the workflows, or names data it does not know', () => {
+    expect(staleQueriesOf(storeChanged(['workflows'], null))).toContainEqual(queryKeys.workflowLists);
+    expect(changedRowsOf(storeChanged(['workflows'], null))).toBeNull();
+    expect(staleQueriesOf(storeChanged(['claims'], null))).toContainEqual(queryKeys.claims);
+    expect(staleQueriesOf(storeChanged(['other', 'workflows'], ['w1']))).toContainEqual(
+      queryKeys.workflowLists,
+    );
+    expect(changedRowsOf(storeChanged(['other', 'workflows'], ['w1']))).toBeNull();
+    expect(changedRowsOf(storeChanged(['timelines', 'messages'], ['w1']))).toBeNull();
+  });
+
+  it('refreshes the whole claims list on a session renewal only while claim expiries are shown', () => {
+    const renewal = storeChanged(['sessions'], null);
+    expect(staleQueriesOf(renewal, { claimExpiries: false })).toEqual([queryKeys.openWorkflows]);
+    expect(staleQueriesOf(renewal, { claimExpiries: true })).toContainEqual(queryKeys.claims);
+  });
+
+  it('patches the rows a burst of notices named, once, at the next frame, without reading the list again', async () => {
+    const queryClient = new QueryClient();
+    const summary = (workflowId: string, status: string) => ({ workflowId, status }) as WorkflowSummary;
+    let listReads = 0;
+    const listOptions = {
+      queryKey: queryKeys.workflowList({ limit: 1000 }),
+      queryFn: async (): Promise<ListPage> => {
+        listReads++;
+        return { items: [summary('w1', 'running'), summary('w2', 'running')], nextCursor: null };
+      },
+      initialPageParam: null as string | null,
+      getNextPageParam: (page: ListPage) => page.nextCursor,
+    };
+    const observer = new InfiniteQueryObserver(queryClient, listOptions);
+    const unsubscribe = observer.subscribe(() => undefined);
+    await expect.poll(() => queryClient.getQueryData(listOptions.queryKey)).toBeDefined();
+    let listener: (message: PushMessage) => void = () => undefined;
+    const frames: (() => void)[] = [];
+    const described: string[] = [];
+    const client = {
+      subscribe: (push: (message: PushMessage) => void) => {
+        listener = push;
+        return () => undefined;
+      },
+      hello: () => Promise.reject(new Error('not asked in this test')),
+      describe: async (workflowId: string) => {
+        described.push(workflowId);
+        return { workflowId, status: 'completed', owner: null, epoch: 1 } as WorkflowDescription;
+      },
+    };
+    const stop = connectLiveUpdates(client, queryClient, {
+      scheduleFrame: (flush) => frames.push(flush),
+      shownViews: () => ({ claimExpiries: false }),
+    });
+    for (let index = 0; index < 5; index++) listener(storeChanged(['workflows'], ['w1']));
+    expect(frames).toHaveLength(1);
+    frames[0]!();
+    await expect
+      .poll(() =>
+        queryClient
+          .getQueryData<InfiniteData<ListPage>>(listOptions.queryKey)
+          ?.pages[0]!.items.map((item) => `${item.workflowId}:${item.status}`),
+      )
+      .toEqual(['w1:completed', 'w2:running']);
+    expect(described).toEqual(['w1']);
+    expect(listReads).toBe(1);
+    stop();
+    unsubscribe();
+  });
+
+  it('refreshes big views at most once or twice a second, and small ones every frame', () => {
+    expect(refreshIntervalOf(queryKeys.workflowList({ limit: 1000 }))).toBe(1_000);
+    expect(refreshIntervalOf(queryKeys.claims)).toBe(500);
+    expect(refreshIntervalOf(queryKeys.owned)).toBe(500);
+    expect(refreshIntervalOf(queryKeys.metrics)).toBe(0);
+    expect(refreshIntervalOf(queryKeys.workflowDetail('w1'))).toBe(0);
   });
 });

@@ -4,10 +4,13 @@
  *
  * - The list asks for at most 1,000 workflows per page (the engine's limit) and pages on with a cursor;
  *   the screen sorts what was fetched (workflow-sort.ts), so any column sorts without another round trip.
+ *   Live changes patch the rows they name (list-rows.ts), so each workflow is listed once even when a
+ *   patched-in row comes again with a page fetched later.
  * - A timeline is fetched incrementally: the first fetch reads it whole, later ones only the entries after
  *   the last one held (timelines are append-only), so a 10,000-entry timeline costs one read, not one per
  *   change.
- * - Mutations refetch what they change at once, without waiting for the change feed.
+ * - Mutations refetch what they change at once, without waiting for the change feed: the workflow's own
+ *   queries, and its row in the lists.
  */
 import {
   infiniteQueryOptions,
@@ -30,6 +33,7 @@ import type {
 } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
+import { refreshChangedRows, uniqueRows } from './list-rows';
 import { queryKeys } from './query-keys';
 
 /** Page size of the workflows list (the engine's maximum). */
@@ -53,7 +57,7 @@ export function workflowListQuery(
     initialPageParam: null as string | null,
     getNextPageParam: (page: ListPage) => page.nextCursor,
     select: (data): { items: WorkflowSummary[]; hasMore: boolean; pages: number } => ({
-      items: data.pages.flatMap((page) => page.items),
+      items: uniqueRows(data.pages),
       hasMore: data.pages.at(-1)?.nextCursor != null,
       pages: data.pages.length,
     }),
@@ -195,13 +199,18 @@ export function useStartWorkflow() {
   return useMutation({
     mutationFn: ({ workflowType, input, options }: StartRequest) =>
       client.start(workflowType, input, options),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.workflowLists }),
+    onSuccess: (workflowId) =>
+      refreshChangedRows(client, queryClient, [workflowId], { lists: true, claims: true }),
   });
 }
 
-function refreshWorkflow(queryClient: QueryClient, workflowId: string) {
+function refreshWorkflow(
+  client: Pick<ShuttleClient, 'describe'>,
+  queryClient: QueryClient,
+  workflowId: string,
+) {
   void queryClient.invalidateQueries({ queryKey: queryKeys.workflow(workflowId) });
-  void queryClient.invalidateQueries({ queryKey: queryKeys.workflowLists });
+  void refreshChangedRows(client, queryClient, [workflowId], { lists: true, claims: true });
 }
 
 /** An action on one workflow, as the detail screen offers it. */
@@ -243,7 +252,7 @@ export function useWorkflowAction(workflowId: string) {
       }
     },
     onSettled: (_data, _error, action) => {
-      if (action.kind !== 'query') refreshWorkflow(queryClient, workflowId);
+      if (action.kind !== 'query') refreshWorkflow(client, queryClient, workflowId);
     },
   });
 }

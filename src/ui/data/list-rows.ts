@@ -1,0 +1,244 @@
+/**
+ * Refreshing the rows that changed: when a store change notice names the workflows it touched, the open
+ * workflow lists and the claims list are patched in place from a `describe` of each named workflow, instead
+ * of being read again whole (up to 3,000 rows a list, or every claim of the database).
+ *
+ * Guarantees of the pure part (`patchListPages`, `patchClaims`):
+ * - a changed row that still matches its list's filter is replaced where it is; one that no longer matches
+ *   (its status or owner moved out of the filter) or no longer exists leaves the list;
+ * - a workflow not in the list that matches the filter is added (to the last page loaded: the screen sorts
+ *   the rows itself, and the list's flattening drops a row that a page fetched later also holds);
+ * - pages keep their cursors, so paging on continues exactly where it would have;
+ * - rows that did not change keep their identity (the table skips rendering them).
+ *
+ * `refreshChangedRows` chooses between a patch and a whole refresh by what each costs: a `describe` per
+ * changed workflow (a few storage reads each), or reading every loaded row again (several reads per row).
+ * Lists that no screen shows are only marked stale, as before: they cost nothing until shown.
+ */
+import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
+import type { ClaimInfo, ListFilter, ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
+import type { ShuttleClient } from '../../client/client';
+import { queryKeys } from './query-keys';
+
+/** A workflow's list row, from its description (the same fields `list` reports). */
+export function summaryOf(description: WorkflowDescription): WorkflowSummary {
+  const { workflowId, workflowType, version, status, createdAt, startedAt, endedAt, parentId } = description;
+  return {
+    workflowId,
+    workflowType,
+    version,
+    status,
+    createdAt,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(endedAt !== undefined ? { endedAt } : {}),
+    ...(parentId !== undefined ? { parentId } : {}),
+    updatedAt: description.updatedAt,
+    owner: description.owner,
+    epoch: description.epoch,
+    waitingOn: description.pending?.summary ?? null,
+    ...(description.error ? { error: `${description.error.name}: ${description.error.message}` } : {}),
+    ...(description.corrupt ? { corrupt: description.corrupt } : {}),
+  };
+}
+
+/** Whether `row` belongs in a list asked for with `filter` (the filters `list` applies). */
+export function matchesListFilter(row: WorkflowSummary, filter: ListFilter): boolean {
+  if (filter.status !== undefined) {
+    const statuses = Array.isArray(filter.status) ? filter.status : [filter.status];
+    if (!statuses.includes(row.status)) return false;
+  }
+  if (filter.workflowType !== undefined && row.workflowType !== filter.workflowType) return false;
+  if (filter.ownerEngineId !== undefined && row.owner?.engineId !== filter.ownerEngineId) return false;
+  if (filter.idPrefix !== undefined && !row.workflowId.startsWith(filter.idPrefix)) return false;
+  return true;
+}
+
+/** What became of each changed workflow: its row now, or null when it no longer exists. */
+export type RowChanges = ReadonlyMap<string, WorkflowSummary | null>;
+
+/** The list's pages with the changed rows replaced, removed or added (see the module's guarantees). */
+export function patchListPages<P>(
+  data: InfiniteData<ListPage, P>,
+  filter: ListFilter,
+  changes: RowChanges,
+): InfiniteData<ListPage, P> {
+  const seen = new Set<string>();
+  const pages = data.pages.map((page) => {
+    let changed = false;
+    const items: WorkflowSummary[] = [];
+    for (const item of page.items) {
+      if (!changes.has(item.workflowId)) {
+        items.push(item);
+        continue;
+      }
+      seen.add(item.workflowId);
+      changed = true;
+      const row = changes.get(item.workflowId);
+      if (row && matchesListFilter(row, filter)) items.push(row);
+    }
+    return changed ? { ...page, items } : page;
+  });
+  const added = [...changes.entries()].flatMap(([workflowId, row]) =>
+    !seen.has(workflowId) && row && matchesListFilter(row, filter) ? [row] : [],
+  );
+  if (added.length > 0) {
+    const last = pages.length - 1;
+    if (last < 0) pages.push({ items: added, nextCursor: null });
+    else pages[last] = { ...pages[last]!, items: [...pages[last]!.items, ...added] };
+  }
+  return { ...data, pages };
+}
+
+/** The rows of a list's pages, each workflow once (a row added by a patch may come again with a later page). */
+export function uniqueRows(pages: readonly ListPage[]): WorkflowSummary[] {
+  const seen = new Set<string>();
+  const rows: WorkflowSummary[] = [];
+  for (const page of pages)
+    for (const item of page.items) {
+      if (seen.has(item.workflowId)) continue;
+      seen.add(item.workflowId);
+      rows.push(item);
+    }
+  return rows;
+}
+
+/**
+ * The claims list with the claims of the changed workflows as their rows now say: replaced, added, or
+ * removed when the workflow has no holder (or no longer exists).
+ */
+export function patchClaims(claims: readonly ClaimInfo[], changes: RowChanges): ClaimInfo[] {
+  const next: ClaimInfo[] = [];
+  const seen = new Set<string>();
+  const claimOf = (row: WorkflowSummary): ClaimInfo | null =>
+    row.owner
+      ? { workflowId: row.workflowId, holder: row.owner, holderCorrupt: false, epoch: row.epoch }
+      : null;
+  for (const claim of claims) {
+    if (!changes.has(claim.workflowId)) {
+      next.push(claim);
+      continue;
+    }
+    seen.add(claim.workflowId);
+    const row = changes.get(claim.workflowId);
+    const patched = row ? claimOf(row) : null;
+    if (patched) next.push(patched);
+  }
+  for (const [workflowId, row] of changes) {
+    if (seen.has(workflowId) || !row) continue;
+    const patched = claimOf(row);
+    if (patched) next.push(patched);
+  }
+  return next;
+}
+
+/** What `refreshChangedRows` did (for tests and the curious). */
+export type RowRefresh = {
+  /** Workflows described. */
+  described: number;
+  /** List and claims queries patched in place. */
+  patched: number;
+  /** Whether the lists were marked stale instead (too many changes, or a describe failed). */
+  refreshedWhole: boolean;
+};
+
+/** A `describe` costs about this many row reads of a whole refresh (several reads and transactions each). */
+const describeCostInRows = 2.5;
+
+/** Up to this many changed workflows are always patched, however short the lists. */
+const alwaysPatch = 16;
+
+/** Describes run this many at a time. */
+const concurrency = 8;
+
+function filterOf(queryKey: QueryKey): ListFilter {
+  const filter = queryKey[2];
+  return typeof filter === 'object' && filter !== null ? (filter as ListFilter) : {};
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && error.name === 'WorkflowNotFoundError';
+}
+
+/**
+ * Brings the open workflow lists (and the claims list, when `claims` is set) up to date for the workflows
+ * in `workflowIds`: describes each and patches the lists in place, or — when that would cost more than
+ * reading the loaded rows again, when no list is on screen, or when a describe fails — marks the lists stale
+ * so they refetch whole. A list fetching meanwhile gets the same patch again when its fetch lands.
+ */
+export async function refreshChangedRows(
+  client: Pick<ShuttleClient, 'describe'>,
+  queryClient: QueryClient,
+  workflowIds: readonly string[],
+  options: { lists: boolean; claims: boolean },
+): Promise<RowRefresh> {
+  const cache = queryClient.getQueryCache();
+  const lists = options.lists ? cache.findAll({ queryKey: queryKeys.workflowLists }) : [];
+  const activeLists = lists.filter((query) => query.isActive());
+  const claims = options.claims ? cache.find({ queryKey: queryKeys.claims, exact: true }) : undefined;
+  const activeClaims = claims?.isActive() && claims.state.data !== undefined ? claims : undefined;
+  const wholeRefresh = (): RowRefresh => {
+    if (options.lists)
+      void queryClient.invalidateQueries({ queryKey: queryKeys.workflowLists }, { cancelRefetch: false });
+    if (options.claims)
+      void queryClient.invalidateQueries(
+        { queryKey: queryKeys.claims, exact: true },
+        { cancelRefetch: false },
+      );
+    return { described: 0, patched: 0, refreshedWhole: true };
+  };
+  if (workflowIds.length === 0) return { described: 0, patched: 0, refreshedWhole: false };
+  if (activeLists.length === 0 && !activeClaims) return wholeRefresh();
+  const loadedRows =
+    activeLists.reduce(
+      (sum, query) =>
+        sum +
+        ((query.state.data as InfiniteData<ListPage> | undefined)?.pages.reduce(
+          (rows, page) => rows + page.items.length,
+          0,
+        ) ?? 0),
+      0,
+    ) + ((activeClaims?.state.data as ClaimInfo[] | undefined)?.length ?? 0);
+  if (workflowIds.length > Math.max(alwaysPatch, loadedRows / describeCostInRows)) return wholeRefresh();
+
+  const changes = new Map<string, WorkflowSummary | null>();
+  let failed = false;
+  const queue = [...workflowIds];
+  const describeNext = async (): Promise<void> => {
+    for (let id = queue.shift(); id !== undefined && !failed; id = queue.shift()) {
+      try {
+        changes.set(id, summaryOf(await client.describe(id)));
+      } catch (error) {
+        if (isNotFound(error)) changes.set(id, null);
+        else failed = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, describeNext));
+  if (failed) return { ...wholeRefresh(), described: changes.size };
+
+  // A fetch in flight may have read its rows before these changes and land after this patch: the same
+  // patch is applied again when it lands (no new reads; a later change comes with a notice of its own).
+  const patch = (query: Query, apply: (data: never) => unknown) => {
+    const data = query.state.data;
+    if (data === undefined) return false;
+    queryClient.setQueryData(query.queryKey, apply(data as never));
+    return true;
+  };
+  const patchOnce = (query: Query, apply: (data: never) => unknown) => {
+    const applied = patch(query, apply);
+    if (query.state.fetchStatus === 'fetching')
+      void query.promise?.then(
+        () => patch(query, apply),
+        () => undefined,
+      );
+    return applied;
+  };
+  let patched = 0;
+  for (const query of lists) {
+    const filter = filterOf(query.queryKey);
+    if (patchOnce(query, (data: InfiniteData<ListPage, unknown>) => patchListPages(data, filter, changes)))
+      patched++;
+  }
+  if (claims && patchOnce(claims, (data: ClaimInfo[]) => patchClaims(data, changes))) patched++;
+  return { described: changes.size, patched, refreshedWhole: false };
+}
