@@ -16,6 +16,7 @@ import {
   type NodeFigures,
 } from './results';
 import type { ServerInput } from './server-results';
+import type { ScaleOutputFigures } from './scale-results';
 
 /** What the Node runner printed: the figures plus its `details`. */
 export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
@@ -23,12 +24,16 @@ export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
 export type BrowserOutput = { figures: BrowserFigures; details?: unknown };
 /** What the server runner printed (bench/server.ts). */
 export type ServerOutput = { figures: ServerInput; details?: unknown };
+/** What the scale runner printed (bench/scale.ts). */
+export type ScaleOutput = { figures: ScaleOutputFigures; details?: unknown };
 
 export type ReportInput = {
   resultsDir: string;
   generatedAt: string;
   node: NodeOutput | null;
   browser: BrowserOutput | null;
+  /** The scale part, when it ran. */
+  scale?: ScaleOutput | null;
   /** The server part, when it ran. */
   server?: ServerOutput | null;
   /** How the run went: quick or full, timings, load, failures of whole runners. */
@@ -58,6 +63,7 @@ export async function writeBenchResults(
     node: input.node ? nodeFigures : null,
     browser: input.browser?.figures ?? null,
     server: input.server?.figures ?? null,
+    scale: input.scale?.figures ?? null,
   });
   const problems = checkLatestShape(latest);
   if (problems.length > 0) throw new Error(`latest.json would not match the schema: ${problems.join('; ')}`);
@@ -70,6 +76,7 @@ export async function writeBenchResults(
     node: nodeDetails ?? null,
     browser: input.browser?.details ?? null,
     server: input.server?.details ?? null,
+    scale: input.scale?.details ?? null,
   };
   await writeFile(path.join(input.resultsDir, 'details.json'), `${JSON.stringify(details, null, 2)}\n`);
   return { latest, table: formatTable(tableRows(latest)), problems };

@@ -8,6 +8,7 @@ import {
   type BrowserFigures,
   type LatestResults,
 } from './results';
+import { scaleCaseKeys, type ScaleCaseFigures } from './scale-results';
 import { serverHoldingKeys, serverKeys, type ServerFigures, type ServerInput } from './server-results';
 import { summarizeThroughput } from './throughput-summary';
 
@@ -43,7 +44,7 @@ function sample(): LatestResults {
 describe('buildLatestResults', () => {
   it('produces exactly the schema of quality.md, keys in order', () => {
     const latest = sample();
-    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'server']);
+    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'scale', 'server']);
     expect(Object.keys(latest.node)).toEqual([
       'stepsPerSecond',
       'workflowsPerSecond',
@@ -202,6 +203,120 @@ describe('summarizeThroughput', () => {
 
   it('reports nulls when no round ran', () => {
     expect(summarizeThroughput([]).figures.stepRatio).toBeNull();
+  });
+});
+
+describe('the scale part', () => {
+  const entry = (parked: number, changes: Partial<ScaleCaseFigures> = {}): ScaleCaseFigures => ({
+    parked,
+    startsPerSecondFirstTenth: 200,
+    startsPerSecondLastTenth: 190,
+    startsPerSecond: 200,
+    storageRequestsPerRenewal: 30,
+    storageTransactionsPerRenewal: 6,
+    minClaimMarginMs: 4_500,
+    minClaimMarginDuringStartsMs: 3_000,
+    minClaimMarginDuringStartupMs: 2_000,
+    takeoversFromLiveHolder: 0,
+    describeMs: { p50: 4, p95: 9 },
+    startupEngineRunningMs: 900,
+    startupFirstRowsMs: 1_100,
+    dueTimersRunningElsewhereMs: 300,
+    allReachableMs: 2_000,
+    unreachableAfterTimeout: 0,
+    ...changes,
+  });
+  const withScale = (parked: ScaleCaseFigures[]) =>
+    buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: null,
+      browser: null,
+      scale: { parked },
+    });
+  const rowOf = (latest: LatestResults, figure: string) =>
+    tableRows(latest).find((row) => row.figure === figure)!;
+
+  it('is an empty list with no ratio when the part did not run, and still matches the schema', () => {
+    const latest = buildLatestResults({ generatedAt: '2026-01-02T03:04:05.000Z', node: null, browser: null });
+    expect(latest.scale).toEqual({ startRateRatio: null, parked: [] });
+    expect(checkLatestShape(latest)).toEqual([]);
+    expect(tableRows(latest).some((row) => row.figure.startsWith('scale'))).toBe(false);
+  });
+
+  it('keeps exactly the schema keys of each N, in increasing N, dropping the runner’s extra detail', () => {
+    const latest = withScale([
+      { ...entry(10_000), samples: [1, 2] } as never,
+      entry(100, { describeMs: { p50: 4, p95: 9, n: 3 } as never }),
+    ]);
+    expect(latest.scale.parked.map((item) => item.parked)).toEqual([100, 10_000]);
+    for (const item of latest.scale.parked) expect(Object.keys(item)).toEqual([...scaleCaseKeys]);
+    expect(JSON.stringify(latest.scale)).not.toMatch(/samples|"n"/);
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('compares the last tenth of the largest N with the whole run of the smallest', () => {
+    const latest = withScale([
+      entry(100, { startsPerSecond: 250 }),
+      entry(10_000, { startsPerSecondLastTenth: 150 }),
+    ]);
+    expect(latest.scale.startRateRatio).toBe(0.6);
+    expect(rowOf(latest, 'scale N=10,000: starts/s, first → last tenth')).toMatchObject({
+      value: '200 → 150 (all 200)',
+      ceiling: 'N=100: 250',
+      ratio: '0.6',
+      verdict: 'miss',
+    });
+    const passing = withScale([entry(100, { startsPerSecond: 180 }), entry(10_000)]);
+    expect(rowOf(passing, 'scale N=10,000: starts/s, first → last tenth').verdict).toBe('pass');
+  });
+
+  it('judges storage requests per renewal pass against the smallest N, and each limit by its target', () => {
+    const latest = withScale([
+      entry(100, { storageRequestsPerRenewal: 20 }),
+      entry(1_000, {
+        storageRequestsPerRenewal: 29,
+        minClaimMarginMs: -1,
+        minClaimMarginDuringStartupMs: -2_500,
+        takeoversFromLiveHolder: 3,
+      }),
+      entry(10_000, {
+        storageRequestsPerRenewal: 31,
+        startupEngineRunningMs: 2_500,
+        dueTimersRunningElsewhereMs: 1_001,
+        allReachableMs: null,
+        unreachableAfterTimeout: 120,
+      }),
+    ]);
+    expect(rowOf(latest, 'scale N=100: storage requests / renewal pass').verdict).toBe('');
+    expect(rowOf(latest, 'scale N=1,000: storage requests / renewal pass').verdict).toBe('pass');
+    expect(rowOf(latest, 'scale N=10,000: storage requests / renewal pass').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=1,000: min claim margin, 60 s window').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=1,000: takeovers from the live holder').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=1,000: min claim margin while new tabs start').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=100: min claim margin while new tabs start').verdict).toBe('pass');
+    expect(rowOf(latest, 'scale N=100: takeovers from the live holder').verdict).toBe('pass');
+    expect(rowOf(latest, 'scale N=10,000: new tab → engine running').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=10,000: close → due timers run elsewhere').verdict).toBe('miss');
+    expect(rowOf(latest, 'scale N=10,000: close → every workflow reachable').value).toBe(
+      '120 not after 60 s',
+    );
+  });
+
+  it('names what is wrong in a malformed scale entry', () => {
+    const latest = withScale([entry(100)]) as unknown as { scale: { parked: Record<string, unknown>[] } };
+    const broken = {
+      ...latest,
+      scale: { parked: [{ ...latest.scale.parked[0], parked: 0, describeMs: { p50: 'slow' }, extra: 1 }] },
+    };
+    expect(checkLatestShape(broken)).toEqual([
+      'scale.startRateRatio is missing',
+      'scale.startRateRatio must be a finite number or null',
+      'scale.parked[0].extra is not in the schema',
+      'scale.parked[0].parked must be a positive integer',
+      'scale.parked[0].describeMs.p95 is missing',
+      'scale.parked[0].describeMs.p50 must be a finite number or null',
+      'scale.parked[0].describeMs.p95 must be a finite number or null',
+    ]);
   });
 });
 

@@ -10,6 +10,13 @@
  * - `checkLatestShape` lists every difference from the schema (missing, extra or mistyped keys), so the
  *   runner can refuse to write a malformed file.
  */
+import {
+  buildScaleFigures,
+  checkScaleShape,
+  scaleRows,
+  type ScaleCaseFigures,
+  type ScaleFigures,
+} from './scale-results';
 import type { Spread } from './stats';
 import {
   buildServerFigures,
@@ -45,6 +52,8 @@ export type LatestResults = {
   generatedAt: string;
   node: NodeFigures;
   browser: BrowserFigures;
+  /** The scale part (scale-results.ts). */
+  scale: ScaleFigures;
   /** The server part (server-results.ts). */
   server: ServerFigures;
 };
@@ -89,6 +98,7 @@ export function buildLatestResults(input: {
   browser:
     | (Partial<Omit<BrowserFigures, 'handoffMs'>> & { handoffMs?: Partial<BrowserFigures['handoffMs']> })
     | null;
+  scale?: { parked?: Partial<ScaleCaseFigures>[] } | null;
   server?: ServerInput | null;
 }): LatestResults {
   const node = input.node ?? {};
@@ -116,6 +126,7 @@ export function buildLatestResults(input: {
       crossTabResultMs: spread(browser.crossTabResultMs),
       duplicateCommits: figure(browser.duplicateCommits),
     },
+    scale: buildScaleFigures(input.scale ?? null),
     server: buildServerFigures(input.server ?? null),
   };
 }
@@ -154,7 +165,8 @@ function checkSpread(where: string, value: unknown, problems: string[]): void {
 /** Every way `value` differs from the latest.json schema; empty when it conforms. */
 export function checkLatestShape(value: unknown): string[] {
   const problems: string[] = [];
-  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser', 'server'], problems)) return problems;
+  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser', 'scale', 'server'], problems))
+    return problems;
   if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
     problems.push('results.generatedAt must be an ISO date string');
   if (checkKeys('node', value.node, nodeKeys, problems))
@@ -176,6 +188,7 @@ export function checkLatestShape(value: unknown): string[] {
     checkSpread('browser.crossTabResultMs', browser.crossTabResultMs, problems);
     checkNumber('browser.duplicateCommits', browser.duplicateCommits, problems);
   }
+  checkScaleShape(value.scale, problems);
   checkServerShape(value.server, problems);
   return problems;
 }
@@ -320,6 +333,7 @@ export function tableRows(results: LatestResults): TableRow[] {
       target: '= 0',
       verdict: verdict(browser.duplicateCommits, (count) => count === 0),
     },
+    ...scaleRows(results.scale),
     ...serverRows(results.server),
   ];
 }

@@ -6,7 +6,8 @@
 //
 // The app is built into bench/.build/app (not dist/), so a test run building dist/ at the same time cannot
 // change the files under the benchmark. `SHUTTLE_BENCH_QUICK=1` runs fewer and shorter rounds;
-// `SHUTTLE_BENCH_ONLY=node,throughput,graceful,crash,freeze,shutdown,cross-tab` runs some parts only. The Node
+// `SHUTTLE_BENCH_ONLY=node,throughput,graceful,crash,freeze,shutdown,cross-tab,scale` runs some parts only
+// (`scale`, N parked workflows in studio tabs, runs in a browser of its own after the others). The Node
 // benchmarks run 3 times each here (1 when quick; `SHUTTLE_BENCH_RUNS` overrides) to keep a full run near 5 minutes.
 // Exits non-zero when a runner failed (figures that miss their targets do not fail the command).
 import { spawn, spawnSync } from 'node:child_process';
@@ -153,6 +154,7 @@ async function main() {
             node: path.join(root, 'bench', 'node.ts'),
             browser: path.join(root, 'bench', 'browser.ts'),
             report: path.join(root, 'bench', 'report.ts'),
+            scale: path.join(root, 'bench', 'scale.ts'),
           },
           output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
         },
@@ -197,6 +199,22 @@ async function main() {
     }
   }
 
+  let scale = null;
+  if (wants('scale')) {
+    const preview = await startPreview();
+    say(`scale benchmark against ${preview.baseUrl}${quick ? ' (quick: N = 100 and 1,000 only)' : ''}`);
+    try {
+      scale = await timed('scale', () =>
+        runJson('the scale benchmark', [path.join(buildDir, 'scale.js'), '--base-url', preview.baseUrl]),
+      );
+    } catch (error) {
+      failures.scale = error.message;
+      say(`scale benchmark failed: ${error.message}`);
+    } finally {
+      await preview.stop();
+    }
+  }
+
   // `server`: Shuttle over PostgresStorage on a throwaway PostgreSQL server beside its ceiling and the peer
   // (bench/server.ts, run with tsx: it spawns engine and peer processes of its own).
   let server = null;
@@ -218,6 +236,7 @@ async function main() {
     node,
     browser,
     server,
+    scale,
     run: {
       quick,
       only: only ?? null,
@@ -234,6 +253,10 @@ async function main() {
     say(`${runFailures.length} run(s) measured nothing (not counted):\n  ${runFailures.join('\n  ')}`);
   const skipped = browser?.details?.handoffs?.freeze?.skipped;
   if (skipped) say(`freeze handoff not measured: ${skipped}`);
+  const scaleErrors = (scale?.details?.cases ?? []).flatMap((entry) =>
+    entry.errors.map((error) => `N=${entry.parked}: ${error}`),
+  );
+  if (scaleErrors.length > 0) say(`scale steps that measured nothing:\n  ${scaleErrors.join('\n  ')}`);
   say(
     `wrote bench/results/latest.json and bench/results/details.json in ${Math.round((Date.now() - started) / 1000)} s`,
   );
