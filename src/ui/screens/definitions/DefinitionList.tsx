@@ -4,6 +4,7 @@
  * it), then the built-in demos, marked read-only.
  */
 import type { DefinitionInfo } from '../../../host/protocol';
+import { useStudioMode } from '../../data/studio-mode';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { Link } from '../../routing/Link';
@@ -26,92 +27,98 @@ export function DefinitionList({
 }) {
   const { saved, builtIns } = groupDefinitions(definitions);
   const drafts = useEditorStore((state) => state.drafts);
+  const { authoring } = useStudioMode();
   const edits = useEditorStore((state) => state.edits);
   const isOpen = (name: string, version: number) =>
     open?.kind === 'definition' && open.name === name && open.version === version;
   return (
     <nav className={styles.list} aria-label="Definitions" data-testid="definitions.list">
-      <div className={styles.group}>
-        <h2 className={styles.groupTitle}>
-          Your definitions
-          {saved.length > 0 ? <span className={styles.count}>{saved.length}</span> : null}
-        </h2>
-        {drafts.map((draft) => {
-          const text = edits[bufferKey.draft(draft.id)] ?? '';
-          const name = readDeclaration(text).name || 'Untitled';
-          return (
-            <Link
-              key={draft.id}
-              to={routes.definitions({ draft: draft.id })}
-              className={styles.item}
-              aria-current={open?.kind === 'draft' && open.id === draft.id ? 'page' : undefined}
-              testId="definitions.item"
-              data={{ kind: 'draft', name }}
-            >
-              <Icon name="file" className={styles.icon} />
-              <span className={styles.text}>
-                <span className={styles.title}>
-                  <span className={styles.name}>{name}</span>
-                  <span className={styles.dirty} title="Not saved yet" aria-label="not saved yet" />
-                </span>
-                <span className={styles.meta}>Draft · not saved yet</span>
-              </span>
-            </Link>
-          );
-        })}
-        {saved.flatMap((group) =>
-          group.versions.map((definition, index) => {
-            const key = bufferKey.saved(definition.name, definition.version);
-            const dirty = edits[key] !== undefined && edits[key] !== definition.source;
-            const broken = definition.loadProblems !== null;
+      {!authoring && saved.length === 0 && drafts.length === 0 ? null : (
+        <div className={styles.group}>
+          <h2 className={styles.groupTitle}>
+            {authoring ? 'Your definitions' : 'Saved in the studio'}
+            {saved.length > 0 ? <span className={styles.count}>{saved.length}</span> : null}
+          </h2>
+          {drafts.map((draft) => {
+            const text = edits[bufferKey.draft(draft.id)] ?? '';
+            const name = readDeclaration(text).name || 'Untitled';
             return (
               <Link
-                key={key}
-                to={routes.definitions({ name: definition.name, version: definition.version })}
-                className={`${styles.item} ${index > 0 ? styles.older : ''}`}
-                aria-current={isOpen(definition.name, definition.version) ? 'page' : undefined}
+                key={draft.id}
+                to={routes.definitions({ draft: draft.id })}
+                className={styles.item}
+                aria-current={open?.kind === 'draft' && open.id === draft.id ? 'page' : undefined}
                 testId="definitions.item"
-                data={{
-                  kind: 'saved',
-                  name: definition.name,
-                  version: String(definition.version),
-                  dirty: String(dirty),
-                }}
+                data={{ kind: 'draft', name }}
               >
-                <Icon name={broken ? 'alert' : 'file'} className={broken ? styles.iconBroken : styles.icon} />
+                <Icon name="file" className={styles.icon} />
                 <span className={styles.text}>
                   <span className={styles.title}>
-                    <span className={styles.name}>{definition.name}</span>
-                    <span className={styles.version}>v{definition.version}</span>
-                    {dirty ? (
-                      <span className={styles.dirty} title="Unsaved changes" aria-label="unsaved changes" />
-                    ) : null}
+                    <span className={styles.name}>{name}</span>
+                    <span className={styles.dirty} title="Not saved yet" aria-label="not saved yet" />
                   </span>
-                  <span className={styles.meta}>
-                    {broken ? (
-                      'Does not load in this tab'
-                    ) : definition.savedAt !== null ? (
-                      <>
-                        Saved <RelativeTime at={definition.savedAt} />
-                      </>
-                    ) : (
-                      'Saved'
-                    )}
-                  </span>
+                  <span className={styles.meta}>Draft · not saved yet</span>
                 </span>
               </Link>
             );
-          }),
-        )}
-        {saved.length === 0 && drafts.length === 0 ? (
-          <p className={styles.empty} data-testid="definitions.none">
-            None yet. Start one with <strong>New definition</strong>, or open a demo below and copy it.
-          </p>
-        ) : null}
-      </div>
+          })}
+          {saved.flatMap((group) =>
+            group.versions.map((definition, index) => {
+              const key = bufferKey.saved(definition.name, definition.version);
+              const dirty = edits[key] !== undefined && edits[key] !== definition.source;
+              const broken = definition.loadProblems !== null;
+              return (
+                <Link
+                  key={key}
+                  to={routes.definitions({ name: definition.name, version: definition.version })}
+                  className={`${styles.item} ${index > 0 ? styles.older : ''}`}
+                  aria-current={isOpen(definition.name, definition.version) ? 'page' : undefined}
+                  testId="definitions.item"
+                  data={{
+                    kind: 'saved',
+                    name: definition.name,
+                    version: String(definition.version),
+                    dirty: String(dirty),
+                  }}
+                >
+                  <Icon
+                    name={broken ? 'alert' : 'file'}
+                    className={broken ? styles.iconBroken : styles.icon}
+                  />
+                  <span className={styles.text}>
+                    <span className={styles.title}>
+                      <span className={styles.name}>{definition.name}</span>
+                      <span className={styles.version}>v{definition.version}</span>
+                      {dirty ? (
+                        <span className={styles.dirty} title="Unsaved changes" aria-label="unsaved changes" />
+                      ) : null}
+                    </span>
+                    <span className={styles.meta}>
+                      {broken ? (
+                        'Does not load in this tab'
+                      ) : definition.savedAt !== null ? (
+                        <>
+                          Saved <RelativeTime at={definition.savedAt} />
+                        </>
+                      ) : (
+                        'Saved'
+                      )}
+                    </span>
+                  </span>
+                </Link>
+              );
+            }),
+          )}
+          {saved.length === 0 && drafts.length === 0 ? (
+            <p className={styles.empty} data-testid="definitions.none">
+              None yet. Start one with <strong>New definition</strong>, or open a demo below and copy it.
+            </p>
+          ) : null}
+        </div>
+      )}
       <div className={styles.group}>
         <h2 className={styles.groupTitle}>
-          Built-in demos
+          {authoring ? 'Built-in demos' : 'Deployed with the workers'}
           <Icon name="lock" size={12} className={styles.groupIcon} title="read-only" />
         </h2>
         {builtIns.map((definition) => (
