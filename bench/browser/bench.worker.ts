@@ -3,9 +3,9 @@
  * measures the raw IndexedDB ceiling and the engine's step rates in the same worker, interleaved.
  *
  * A run is a short warm-up (which also sizes the first round) followed by `rounds` rounds. Each round takes
- * the three measurements back to back — raw, one workflow, `parallelWorkflows` workflows — in an order that
- * rotates from round to round, so a burst of load from elsewhere on the machine does not always land on the
- * same figure; the ratios are taken within each round, against the raw rate measured beside them.
+ * its measurements back to back — raw, one engine measurement (one workflow, or `parallelWorkflows`
+ * workflows), raw, the other, raw — the engine measurements alternating in order from round to round; each
+ * engine figure's ratio is taken against the raw rate of the two windows right before and after it.
  */
 import { measureEngineSteps } from './engine-steps';
 import type {
@@ -40,11 +40,18 @@ type WorkerScope = {
 
 const scope = self as unknown as WorkerScope;
 
-const orders: ThroughputRound['order'][] = [
-  ['raw', 'sequential', 'parallel'],
-  ['sequential', 'parallel', 'raw'],
-  ['parallel', 'raw', 'sequential'],
+/** The order of the two engine measurements, alternating from round to round. */
+const orders: ('sequential' | 'parallel')[][] = [
+  ['sequential', 'parallel'],
+  ['parallel', 'sequential'],
 ];
+
+/** Several raw windows as one sample: all their transactions over all their time. */
+function combine(samples: readonly RateSample[]): RateSample {
+  const operations = samples.reduce((sum, sample) => sum + sample.operations, 0);
+  const elapsedMs = samples.reduce((sum, sample) => sum + sample.elapsedMs, 0);
+  return { operations, elapsedMs, perSecond: (operations * 1000) / elapsedMs };
+}
 
 function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, Math.round(value)));
@@ -120,12 +127,16 @@ async function runThroughput(
     const rounds: ThroughputRound[] = [];
     for (let round = 0; round < options.rounds; round++) {
       const order = orders[round % orders.length]!;
-      let raw: RateSample | undefined;
+      // The ceiling of each engine measurement is measured right before and right after it (the window
+      // between the two engine measurements serves both), so a burst of load elsewhere that slows one moment
+      // weighs on an engine figure and on its own ceiling alike.
+      const windows: RateSample[] = [await measureRawTransactions(db, options.rawDurationMs / 2)];
       let sequential: EngineSample | undefined;
       let concurrent: EngineSample | undefined;
+      let sequentialCeiling: RateSample | undefined;
+      let parallelCeiling: RateSample | undefined;
       for (const kind of order) {
-        if (kind === 'raw') raw = await measureRawTransactions(db, options.rawDurationMs);
-        else if (kind === 'sequential') {
+        if (kind === 'sequential') {
           const steps = clamp((sequentialRate * options.engineDurationMs) / 1000, 20, 50_000);
           sequential = await measureEngineSteps(1, steps, audit);
           sequentialRate = sequential.perSecond;
@@ -134,21 +145,29 @@ async function runThroughput(
           concurrent = await measureEngineSteps(parallel, steps, audit);
           parallelRate = concurrent.perSecond;
         }
+        windows.push(await measureRawTransactions(db, options.rawDurationMs / 2));
+        const around = combine(windows.slice(-2));
+        if (kind === 'sequential') sequentialCeiling = around;
+        else parallelCeiling = around;
       }
+      const raw = combine(windows);
       const measured: ThroughputRound = {
         round: round + 1,
-        order,
-        raw: raw!,
+        order: ['raw', order[0]!, 'raw', order[1]!, 'raw'],
+        raw,
         sequential: sequential!,
         parallel: concurrent!,
-        stepRatio: sequential!.perSecond / raw!.perSecond,
-        parallelRatio: concurrent!.perSecond / raw!.perSecond,
+        ceilings: { sequential: sequentialCeiling!, parallel: parallelCeiling! },
+        stepRatio: sequential!.perSecond / sequentialCeiling!.perSecond,
+        parallelRatio: concurrent!.perSecond / parallelCeiling!.perSecond,
       };
       rounds.push(measured);
       progress(
-        `round ${round + 1}/${options.rounds}: raw ${Math.round(raw!.perSecond)} tx/s, ` +
-          `1 workflow ${Math.round(sequential!.perSecond)} steps/s (${measured.stepRatio.toFixed(2)}), ` +
-          `${parallel} workflows ${Math.round(concurrent!.perSecond)} steps/s (${measured.parallelRatio.toFixed(2)})`,
+        `round ${round + 1}/${options.rounds}: raw ${Math.round(raw.perSecond)} tx/s, ` +
+          `1 workflow ${Math.round(sequential!.perSecond)} steps/s (${measured.stepRatio.toFixed(2)} of ` +
+          `${Math.round(sequentialCeiling!.perSecond)}), ${parallel} workflows ` +
+          `${Math.round(concurrent!.perSecond)} steps/s (${measured.parallelRatio.toFixed(2)} of ` +
+          `${Math.round(parallelCeiling!.perSecond)}), ${concurrent!.transactions} transactions`,
       );
     }
 

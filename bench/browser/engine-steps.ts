@@ -100,6 +100,7 @@ export async function measureEngineSteps(
     const handles = await Promise.all(
       Array.from({ length: workflows }, () => engine.start(benchSteps, { steps: stepsPerWorkflow })),
     );
+    const startsMs = performance.now() - started;
     const results = await Promise.all(handles.map((handle) => handle.result()));
     const elapsedMs = performance.now() - started;
     clock.stopped?.();
@@ -122,6 +123,7 @@ export async function measureEngineSteps(
       perSecond: (operations * 1000) / elapsedMs,
       workflows,
       stepsPerWorkflow,
+      startsMs,
       transactions: after.storageTransactions - before.storageTransactions,
       groupedTransactions: after.groupedTransactions - before.groupedTransactions,
       groupedBatches: after.groupedBatches - before.groupedBatches,

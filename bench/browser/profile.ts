@@ -288,6 +288,7 @@ async function main(): Promise<void> {
           samples: samples.map((sample) => ({
             perSecond: Math.round(sample.perSecond),
             elapsedMs: Math.round(sample.elapsedMs),
+            startsMs: Math.round(sample.startsMs ?? 0),
             transactions: sample.transactions,
             groupedTransactions: sample.groupedTransactions,
             groupedBatches: sample.groupedBatches,

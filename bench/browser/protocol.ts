@@ -37,6 +37,8 @@ export type RateSample = {
 export type EngineSample = RateSample & {
   workflows: number;
   stepsPerWorkflow: number;
+  /** From the first `start` call until every `start` resolved (the starts, committed), in ms. */
+  startsMs?: number;
   /** Storage transactions the engine committed during the measurement, and how many carried several commits. */
   transactions?: number;
   groupedTransactions?: number;
@@ -44,13 +46,18 @@ export type EngineSample = RateSample & {
   groupedBatches?: number;
 };
 
-/** One round: the three measurements, taken back to back in `order`, and the ratios within the round. */
+/**
+ * One round: raw windows and the two engine measurements, taken back to back in `order`, and the ratios
+ * within the round. `raw` is every raw window of the round together; each ratio is taken against its own
+ * ceiling (`ceilings`: the windows right before and after that engine measurement).
+ */
 export type ThroughputRound = {
   round: number;
   order: ('raw' | 'sequential' | 'parallel')[];
   raw: RateSample;
   sequential: EngineSample;
   parallel: EngineSample;
+  ceilings?: { sequential: RateSample; parallel: RateSample };
   stepRatio: number;
   parallelRatio: number;
 };
