@@ -12,6 +12,7 @@ import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
 import { Icon } from '../../components/icons';
 import { formatAbsolute, formatClock } from '../../components/time-format';
+import { EventDetailDialog } from './EventDetailDialog';
 import styles from './EventList.module.css';
 import { describeEntry, type EventGroup } from './operations';
 
@@ -31,6 +32,8 @@ const categories: { value: Category; label: string }[] = [
 
 export type EventListProps = {
   groups: readonly EventGroup[];
+  /** The whole timeline, for the event detail (the other entries of an operation). */
+  timeline: readonly TimelineEntry[];
   engines: ReadonlyMap<string, EngineRecord>;
   selectedGroupKey: string | null;
   onSelectGroup: (groupKey: string | null) => void;
@@ -39,6 +42,7 @@ export type EventListProps = {
 
 export function EventList({
   groups,
+  timeline,
   engines,
   selectedGroupKey,
   onSelectGroup,
@@ -46,6 +50,8 @@ export function EventList({
 }: EventListProps) {
   const [category, setCategory] = useState<Category>('all');
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const [openSeq, setOpenSeq] = useState<number | null>(null);
+  const openEntry = openSeq === null ? null : (timeline.find((entry) => entry.seq === openSeq) ?? null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const rows = useMemo(() => {
     const list: Row[] = [];
@@ -179,7 +185,9 @@ export function EventList({
                       <span className={`${styles.toneDot} ${styles[`tone-${row.group.tone}`]}`} aria-hidden />
                     ) : null}
                     <span className={styles.kind}>{entry.kind}</span>
-                    <span className={styles.description}>{describeEntry(entry, name)}</span>
+                    <span className={styles.description} title={describeEntry(entry, name)}>
+                      {describeEntry(entry, name)}
+                    </span>
                     <EngineBadge
                       engineId={entry.engineId}
                       engine={engines.get(entry.engineId)}
@@ -189,12 +197,29 @@ export function EventList({
                       {formatClock(entry.at)}
                     </time>
                   </button>
+                  <button
+                    type="button"
+                    className={styles.open}
+                    onClick={() => setOpenSeq(entry.seq)}
+                    aria-label={`Details of event #${entry.seq} (${entry.kind})`}
+                    title="Everything this event recorded"
+                    data-testid="detail.event-open"
+                  >
+                    <Icon name="chevron-right" size={14} />
+                  </button>
                 </div>
               );
             })}
           </div>
         )}
       </div>
+      <EventDetailDialog
+        entry={openEntry}
+        timeline={timeline}
+        engines={engines}
+        onClose={() => setOpenSeq(null)}
+        onOpen={setOpenSeq}
+      />
     </div>
   );
 }

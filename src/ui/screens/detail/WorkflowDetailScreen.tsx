@@ -19,7 +19,8 @@ import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';
 import { formatAbsolute, formatDuration } from '../../components/time-format';
 import { claimTimings, useEngineDirectory, useThisEngine } from '../../data/engine-queries';
-import { useLostWorkflow, type LostWorkflow } from '../../data/engine-activity';
+import { useLostWorkflow } from '../../data/engine-activity';
+import { describeLoss, whereNow } from './lost-notice';
 import { useFenceRejections, useWorkflowDescription, useWorkflowTimeline } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
@@ -85,7 +86,7 @@ export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
         <Header workflow={workflow} self={self} />
       </PanelErrorBoundary>
       <PanelErrorBoundary name="lost notice">
-        <LostNotice workflowId={workflowId} self={self} rejections={rejections.data ?? []} />
+        <LostNotice workflow={workflow} self={self} rejections={rejections.data ?? []} />
       </PanelErrorBoundary>
       <PanelErrorBoundary name="custody and timeline">
         <div className={styles.card}>
@@ -280,36 +281,25 @@ function Owner({
 }
 
 function LostNotice({
-  workflowId,
+  workflow,
   self,
   rejections,
 }: {
-  workflowId: string;
+  workflow: WorkflowDescription;
   self: HelloResult | undefined;
   rejections: readonly FenceRejection[];
 }) {
-  const lost = useLostWorkflow(workflowId);
+  const lost = useLostWorkflow(workflow.workflowId);
+  const engines = useEngineDirectory();
   const refused = self ? rejections.filter((rejection) => rejection.engineId === self.engineId) : [];
   if (!self || (!lost && refused.length === 0)) return null;
+  const name = (engineId: string) => engines.get(engineId)?.label ?? `engine ${engineId.slice(0, 8)}`;
   return (
     <Notice tone="danger" title={`${self.label} (this tab) lost this workflow`} testId="detail.lost-notice">
-      {describeLoss(lost, refused)} Another engine owns it now; nothing this tab did after losing it was
-      recorded.
+      {describeLoss(lost, refused)} {whereNow(workflow, name, self.engineId)} Nothing this tab did after
+      losing it was recorded.
     </Notice>
   );
-}
-
-function describeLoss(lost: LostWorkflow | null, refused: readonly FenceRejection[]): string {
-  const parts: string[] = [];
-  if (lost?.how === 'claim-lost') parts.push(`Its claim at epoch ${lost.epoch} was lost: ${lost.reason}.`);
-  const rejection = refused.at(-1);
-  if (rejection)
-    parts.push(
-      `${refused.length === 1 ? 'Its write was' : `${refused.length} of its writes were`} refused by the epoch fence (it held epoch ${rejection.heldEpoch}; the workflow is at ${rejection.currentEpoch ?? 'a newer epoch'}).`,
-    );
-  else if (lost?.how === 'fenced-out')
-    parts.push(`Its write at epoch ${lost.epoch} was refused: ${lost.reason}.`);
-  return parts.join(' ');
 }
 
 function Chart({
@@ -371,6 +361,7 @@ function Events({
   return (
     <EventList
       groups={operations.groups}
+      timeline={timeline}
       engines={engines}
       selectedGroupKey={selectedGroupKey}
       onSelectGroup={selectGroup}
