@@ -10,6 +10,7 @@ import type {
 } from '../../engine';
 import {
   matchesListFilter,
+  maxPatchedRows,
   patchClaims,
   patchListPages,
   refreshChangedRows,
@@ -267,6 +268,26 @@ describe('list rows: refreshing the rows a notice named', () => {
     expect(calls.describe).toBe(0);
     await expect.poll(() => calls.list).toBe(2);
     await expect.poll(() => list.items().every((item) => item.endsWith(':completed'))).toBe(true);
+    list.unsubscribe();
+  });
+
+  it('reads a long list again whole when more workflows changed at once than are ever patched', async () => {
+    const rows = new Map<string, WorkflowSummary>(
+      Array.from({ length: 3_000 }, (_, index) => [`w${index}`, row(`w${index}`)] as const),
+    );
+    const { client, calls } = store(rows);
+    const queryClient = new QueryClient();
+    const list = await openList(queryClient, client);
+    const changed = [...rows.keys()].slice(0, maxPatchedRows + 1);
+    const result = await refreshChangedRows(client, queryClient, changed, { lists: true, claims: false });
+    expect(result.refreshedWhole).toBe(true);
+    expect(calls.describe).toBe(0);
+    const fewer = await refreshChangedRows(client, queryClient, changed.slice(1), {
+      lists: true,
+      claims: false,
+    });
+    expect(fewer.refreshedWhole).toBe(false);
+    expect(calls.describe).toBe(maxPatchedRows);
     list.unsubscribe();
   });
 

@@ -12,8 +12,12 @@
  * - rows that did not change keep their identity (the table skips rendering them).
  *
  * `refreshChangedRows` chooses between a patch and a whole refresh by what each costs: a `describe` per
- * changed workflow (a few storage reads each), or reading every loaded row again (several reads per row).
- * Lists that no screen shows are only marked stale, as before: they cost nothing until shown.
+ * changed workflow (a few storage reads each, in two transactions), or reading every loaded row again
+ * (several reads per row, in a few transactions). Above `maxPatchedRows` changed workflows at once it always
+ * refreshes whole, as the worker's notices do above 200: under a storm of changes, describes one by one would
+ * fall behind (each transaction waits its turn in a busy database) and the rows would lag by minutes, while a
+ * whole refresh costs the same however many rows changed. Lists that no screen shows are only marked stale,
+ * as before: they cost nothing until shown.
  */
 import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
 import type { ClaimInfo, ListFilter, ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
@@ -147,6 +151,9 @@ const describeCostInRows = 2.5;
 /** Up to this many changed workflows are always patched, however short the lists. */
 const alwaysPatch = 16;
 
+/** Above this many changed workflows at once, the lists are refreshed whole, however long they are. */
+export const maxPatchedRows = 200;
+
 /** Describes run this many at a time. */
 const concurrency = 8;
 
@@ -198,7 +205,8 @@ export async function refreshChangedRows(
         ) ?? 0),
       0,
     ) + ((activeClaims?.state.data as ClaimInfo[] | undefined)?.length ?? 0);
-  if (workflowIds.length > Math.max(alwaysPatch, loadedRows / describeCostInRows)) return wholeRefresh();
+  const patchable = Math.min(maxPatchedRows, Math.max(alwaysPatch, loadedRows / describeCostInRows));
+  if (workflowIds.length > patchable) return wholeRefresh();
 
   const changes = new Map<string, WorkflowSummary | null>();
   let failed = false;
