@@ -70,7 +70,7 @@ export class TestWorld {
   /** Lets every (live) engine finish what it is doing. */
   async idle(engines: readonly Engine[] = this.live): Promise<void> {
     for (let round = 0; round < 3; round++) {
-      await settle();
+      await this.#settleStore();
       await Promise.all(engines.map((engine) => this.#unlessStopped(engine, engine.idle())));
     }
   }
@@ -87,11 +87,18 @@ export class TestWorld {
   /** Like idle, but does not wait for running activities (they may wait on time that has not come). */
   async #settleTurns(engines: readonly Engine[]): Promise<void> {
     for (let round = 0; round < 3; round++) {
-      await settle();
+      await this.#settleStore();
       await Promise.all(
         engines.map((engine) => this.#unlessStopped(engine, engine.idle({ activities: false }))),
       );
     }
+  }
+
+  /** Microtasks run out, and a store with an asynchronous feed (PostgreSQL) has reported every commit. */
+  async #settleStore(): Promise<void> {
+    await settle();
+    await this.storage.syncWatchers?.();
+    await settle();
   }
 
   /** Waits for `work` unless the engine crashes or freezes meanwhile (its work would then never end). */

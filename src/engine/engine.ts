@@ -61,6 +61,7 @@ import {
   type UpdateRequest,
 } from './records';
 import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
+import { Reactions } from './reactions';
 import { RunSupervisor, describe } from './supervisor';
 import { TimerScheduler } from './timer-scheduler';
 import { UpdateCalls } from './update-calls';
@@ -150,8 +151,8 @@ export interface Engine {
   /** Refused writes of deposed engines (for one workflow, or all). */
   fenceRejections(workflowId?: string): Promise<FenceRejection[]>;
   /**
-   * Resolves when no turn, load or maintenance pass is in progress on this engine, and (unless
-   * `activities: false`) no activity is running.
+   * Resolves when no turn, load or maintenance pass is in progress on this engine, no reaction to a change
+   * it saw is in flight, and (unless `activities: false`) no activity is running.
    */
   idle(options?: { activities?: boolean }): Promise<void>;
   /** Stops background work and releases every claim (and the lease); resolves when released. */
@@ -194,6 +195,7 @@ class ShuttleEngine implements Engine {
   readonly #supervisor: RunSupervisor;
   readonly #router: WakeRouter;
   readonly #maintenance: Maintenance;
+  readonly #reactions = new Reactions();
   readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
   #unwatch: (() => void) | null = null;
@@ -238,6 +240,7 @@ class ShuttleEngine implements Engine {
         if (this.#state === 'open') void this.#maintenance.single('reclaim');
       },
       isStopping: () => !isOpen(),
+      reactions: this.#reactions,
     });
     this.#writer = new FencedWriter({ committer: this.#committer, ownership: this.#owner });
     this.#waiters = new ResultWaiters({
@@ -308,6 +311,7 @@ class ShuttleEngine implements Engine {
       timers: () => this.#timers,
       updateResponseRetentionMs: options.updateResponseRetentionMs,
       isOpen: () => this.#state === 'open',
+      reactions: this.#reactions,
     });
     this.#timers = new TimerScheduler({
       storage: this.#storage,
@@ -429,7 +433,7 @@ class ShuttleEngine implements Engine {
   #waitForResult(workflowId: string): Promise<unknown> {
     const waiting = this.#waiters.wait(workflowId);
     // It may have finished between the read and the registration: look once more.
-    void this.#waiters.recheck(workflowId).catch(() => undefined);
+    this.#reactions.run(this.#waiters.recheck(workflowId));
     return waiting;
   }
 
@@ -634,10 +638,13 @@ class ShuttleEngine implements Engine {
   async idle(options: { activities?: boolean } = {}): Promise<void> {
     const activities = options.activities ?? true;
     for (let round = 0; round < 10_000; round++) {
-      const busy = this.#supervisor.busy(activities);
+      const busy = [...this.#supervisor.busy(activities), ...this.#maintenance.inFlight];
       const maintenance = this.#maintenance.running;
-      if (busy.length === 0 && !maintenance) return;
-      await Promise.race([...busy, ...(maintenance ? [maintenance] : [])]);
+      if (maintenance) busy.push(maintenance);
+      const reactions = this.#reactions.drained;
+      if (reactions) busy.push(reactions);
+      if (busy.length === 0) return;
+      await Promise.race(busy);
     }
   }
 
@@ -708,11 +715,15 @@ class ShuttleEngine implements Engine {
     this.#state = 'stopping';
     this.#maintenance.stop();
     this.#timers.stop();
-    // Wait for in-flight turns and passes, at most 5 s; the timer is cleared so that it never keeps a
+    // Wait for in-flight turns, passes and reactions (a claim may be landing), at most 5 s; the timer is cleared so that it never keeps a
     // process (or a test) alive after the engine stopped.
     let patience: unknown;
     await Promise.race([
-      Promise.all([this.#supervisor.stopAll('shutdown'), ...this.#maintenance.inFlight]),
+      Promise.all([
+        this.#supervisor.stopAll('shutdown'),
+        ...this.#maintenance.inFlight,
+        this.#reactions.drained,
+      ]),
       new Promise((resolve) => (patience = this.#clock.setTimeout(() => resolve(undefined), 5_000))),
     ]);
     this.#clock.clearTimeout(patience);

@@ -24,6 +24,7 @@ import { decodeCheckpoint, isTerminal, type WorkflowRecord } from './records';
 import type { ResultWaiters } from './result-waiters';
 import { WorkflowRun, type DropReason, type RunEvent, type RunHost } from './run/workflow-run';
 import type { UpdateCalls } from './update-calls';
+import { WaitIndex } from './wait-index';
 import type { AnyWorkflowDefinition } from './workflow';
 import type { Storage } from '../storage/types';
 
@@ -31,7 +32,7 @@ export type SupervisorDeps = {
   storage: Storage;
   ownership: Ownership;
   /** What every run is given (run/workflow-run.ts): built by the engine, completed here. */
-  runHost: Omit<RunHost, 'runFinished' | 'runDropped'>;
+  runHost: Omit<RunHost, 'runCommitted' | 'runFinished' | 'runDropped'>;
   hub: EventHub;
   metrics: MetricsCounters;
   waiters: ResultWaiters;
@@ -52,11 +53,16 @@ export class RunSupervisor {
   readonly #reloads = new Set<string>();
   readonly #lostRaces = new Map<string, number>();
   readonly #corrupt = new Map<string, { key: string; message: string }>();
+  /** What the runs here wait on (children, signals), so a change is routed without asking every run. */
+  readonly waiting = new WaitIndex();
 
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
     this.#runHost = {
       ...deps.runHost,
+      runCommitted: (run) => {
+        if (this.#runs.get(run.id) === run) this.waiting.update(run);
+      },
       runFinished: (run, record) => this.#runFinished(run, record),
       runDropped: (run, reason, error) => this.#runDropped(run, reason, error),
     };
@@ -128,6 +134,7 @@ export class RunSupervisor {
       if (!this.#deps.isOpen() || !ownership.drives(workflowId)) return;
       this.#runs.get(workflowId)?.drop('evicted');
       this.#runs.set(workflowId, run);
+      this.waiting.update(run);
       run.deliver({ type: 'resync', wake });
     } catch (error) {
       if (error instanceof CorruptRecordError) {
@@ -194,6 +201,7 @@ export class RunSupervisor {
   // Endings
 
   #runFinished(run: WorkflowRun, record: WorkflowRecord): void {
+    this.waiting.forget(run);
     if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
     this.#lostRaces.delete(run.id);
     this.#deps.ownership.runEnded(run.id);
@@ -205,6 +213,7 @@ export class RunSupervisor {
   }
 
   #runDropped(run: WorkflowRun, reason: DropReason, error: unknown): void {
+    this.waiting.forget(run);
     if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
     if (error && reason === 'storage-error')
       this.#deps.warn({

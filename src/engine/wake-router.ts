@@ -18,9 +18,9 @@ import { keys, parseTimerKey, unescapeId, workflowIdOf } from './keys';
 import type { Lifecycle } from './lifecycle';
 import type { FencedWriter } from './ownership/fenced-write';
 import type { Ownership } from './ownership/ownership';
+import type { Reactions } from './reactions';
 import { decodeRecord, decodeUpdateResponse, isTerminal, type TimerRecord } from './records';
 import type { ResultWaiters } from './result-waiters';
-import type { WorkflowRun } from './run/workflow-run';
 import type { RunSupervisor } from './supervisor';
 import type { TimerScheduler } from './timer-scheduler';
 import type { UpdateCalls } from './update-calls';
@@ -37,6 +37,8 @@ export type WakeRouterDeps = {
   /** Update responses older than this are collected, in ms. */
   updateResponseRetentionMs: number;
   isOpen: () => boolean;
+  /** Where reactions to the change feed are tracked (no caller awaits them). */
+  reactions: Reactions;
 };
 
 export class WakeRouter {
@@ -52,14 +54,14 @@ export class WakeRouter {
   /** Keys committed by any engine sharing the store. */
   changed(changed: readonly string[]): void {
     if (!this.#deps.isOpen()) return;
-    const { supervisor, ownership, waiters, updates } = this.#deps;
+    const { supervisor, ownership, waiters, updates, reactions } = this.#deps;
     for (const key of changed) {
       if (key.startsWith(keys.recordPrefix)) {
         const workflowId = workflowIdOf(key, keys.recordPrefix);
         if (!workflowId) continue;
-        void waiters.recordChanged(workflowId).catch(() => undefined);
-        void updates.workflowChanged(workflowId).catch(() => undefined);
-        void this.childRecordChanged(workflowId);
+        reactions.run(waiters.recordChanged(workflowId));
+        reactions.run(updates.workflowChanged(workflowId));
+        reactions.run(this.childRecordChanged(workflowId));
         ownership.noticeChange(workflowId, 'record');
       } else if (key.startsWith(keys.signalsPrefix)) {
         const workflowId = workflowIdOf(key, keys.signalsPrefix);
@@ -69,7 +71,7 @@ export class WakeRouter {
       } else if (key.startsWith(keys.updateRequestsPrefix)) {
         this.#message(workflowIdOf(key, keys.updateRequestsPrefix), { type: 'updates' });
       } else if (key.startsWith(keys.updateResponsesPrefix)) {
-        void updates.responseWritten(key).catch(() => undefined);
+        reactions.run(updates.responseWritten(key));
       } else if (key.startsWith(keys.cancelRequestsPrefix)) {
         this.#message(workflowIdOf(key, keys.cancelRequestsPrefix), { type: 'cancel' });
       } else if (key.startsWith(keys.ownerHoldersPrefix)) {
@@ -94,8 +96,7 @@ export class WakeRouter {
 
   /** A parent waiting on this child, driven here, learns the child finished (through its wake guard). */
   async childRecordChanged(childId: string): Promise<void> {
-    const parents: WorkflowRun[] = [];
-    for (const run of this.#deps.supervisor.runs()) if (run.awaitsChild(childId)) parents.push(run);
+    const parents = this.#deps.supervisor.waiting.parentsOf(childId);
     if (parents.length === 0) return;
     try {
       const raw = await this.#deps.storage.get(keys.record(childId));
@@ -174,8 +175,7 @@ export class WakeRouter {
   async pollSignals(): Promise<void> {
     const { supervisor, storage } = this.#deps;
     if (supervisor.size === 0) return;
-    const waiting = new Set<string>();
-    for (const run of supervisor.runs()) if (run.waitsOnSignals) waiting.add(run.id);
+    const waiting = new Set(supervisor.waiting.signalWaiters().map((run) => run.id));
     if (waiting.size > 0) {
       const signals = await storage.scan(keys.signalsPrefix, { limit: 1000 });
       const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
@@ -199,10 +199,8 @@ export class WakeRouter {
   async pollResults(now: number): Promise<void> {
     await this.#deps.waiters.poll();
     await this.#deps.updates.poll(now);
-    const awaited = new Set<string>();
-    for (const run of this.#deps.supervisor.runs())
-      for (const childId of run.awaitedChildren) awaited.add(childId);
-    for (const childId of awaited) await this.childRecordChanged(childId);
+    for (const childId of this.#deps.supervisor.waiting.awaitedChildren())
+      await this.childRecordChanged(childId);
   }
 
   /** Collects update responses nobody read within the retention period. */

@@ -146,7 +146,12 @@ export class PgQueryable implements SqlQueryable {
   }
 
   async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
+    if (this.ownsPool) {
+      // The handler stays: `end()` resolves before every socket has closed, and a connection terminated by
+      // the server in that window reports its error to the (ended) pool.
+      await this.pool.end();
+      return;
+    }
     this.pool.off('error', this.onIdleError);
   }
 }

@@ -120,6 +120,12 @@ export class PostgresChangeFeed {
     await listener?.close();
   }
 
+  /** Reads the log now and resolves once everything visible to that read has been delivered. */
+  async sync(): Promise<void> {
+    this.read();
+    await this.reading;
+  }
+
   /** Whether the listening session is up (for tests and diagnostics). */
   get connected(): boolean {
     return this.listener !== undefined;

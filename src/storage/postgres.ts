@@ -343,6 +343,16 @@ export class PostgresStorage implements Storage {
   }
 
   /**
+   * Resolves once every commit visible now has been reported to the watchers (the feed reads the change
+   * log rather than waiting for notifications). While the feed is reconnecting it resolves at once; the
+   * reconnect reports what was missed.
+   */
+  async syncWatchers(): Promise<void> {
+    this.assertOpen('syncWatchers');
+    await this.feed.sync();
+  }
+
+  /**
    * Whether the change feed's listening connection is up right now. While it is down the feed reconnects
    * by itself and then reports what it missed; this is for diagnostics and tests.
    */

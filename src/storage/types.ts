@@ -71,6 +71,12 @@ export interface Storage {
    * `prefix`, with the touched keys. Returns an unsubscribe function. Present when `capabilities.changeFeed`.
    */
   watch?(prefix: string, listener: (keys: string[]) => void): () => void;
+  /**
+   * Resolves once every commit visible when it is called has been reported to this store's watchers.
+   * Present on stores whose feed is asynchronous (PostgreSQL); a store that reports commits as they land
+   * (memory, IndexedDB within one page) does not need it.
+   */
+  syncWatchers?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -54,6 +54,8 @@ export type RunHost = {
   prepareChild(request: ChildRequest): Promise<ChildPlan>;
   /** A durable timer due at `dueAt` was armed or found by this run. */
   timerArmed(dueAt: number): void;
+  /** A commit of this run landed (what it waits on may have changed). */
+  runCommitted(run: WorkflowRun): void;
   /** After the terminal commit landed. */
   runFinished(run: WorkflowRun, record: WorkflowRecord): void;
   /** The run stopped without finishing; the engine decides whether to reload it. */

@@ -1341,6 +1341,7 @@ export class WorkflowRun {
     host.metrics.operationsCommitted += turn.history.filter(isOperationEntry).length;
     this.#checkpoint = checkpoint;
     this.#recordRaw = recordRaw;
+    host.runCommitted(this);
     if (turn.history.length > 0)
       host.emit({
         type: 'operation.committed',
