@@ -23,6 +23,10 @@ import {
 import { useNow } from '../../state/now';
 import { parseJsonInput } from '../workflows/start-form';
 import { downloadExport } from './export';
+import { signalNote } from './signal-note';
+import { useRerun } from '../../data/workflow-actions';
+import { routes } from '../../routing/route';
+import { navigate } from '../../routing/router';
 import styles from './WorkflowActions.module.css';
 import { isTerminal } from '../../../engine/vocabulary';
 
@@ -41,6 +45,7 @@ export function WorkflowActions({
   const action = useWorkflowAction(workflow.workflowId);
   const waiter = useWaitForResult(workflow.workflowId);
   const exporter = useCollectExport(workflow.workflowId);
+  const rerun = useRerun();
   const ended = isTerminal(workflow.status);
   const running = workflow.status === 'running' || workflow.status === 'pending';
   return (
@@ -104,6 +109,20 @@ export function WorkflowActions({
           Terminate
         </Button>
         <span className={styles.divider} aria-hidden />
+        {ended ? (
+          <Button
+            size="sm"
+            icon="refresh"
+            busy={rerun.isPending}
+            onClick={() =>
+              rerun.mutate(workflow, { onSuccess: (workflowId) => navigate(routes.workflow(workflowId)) })
+            }
+            testId="detail.rerun-button"
+            title="Start a new workflow of the same type with the same input (a new id); this one stays as it is"
+          >
+            Rerun
+          </Button>
+        ) : null}
         <Button
           size="sm"
           variant="ghost"
@@ -116,6 +135,7 @@ export function WorkflowActions({
           Export
         </Button>
       </div>
+      {rerun.isError ? <InlineError error={rerun.error} testId="detail.rerun-error" /> : null}
       {action.isError && action.variables && action.variables.kind === 'resume' ? (
         <InlineError error={action.error} testId="detail.action-error" />
       ) : null}
@@ -275,6 +295,11 @@ function MessageDialog({
               <option key={option} value={option} />
             ))}
           </datalist>
+          {kind === 'signal' && signalNote(name, known) ? (
+            <span className={styles.warn} data-testid="detail.signal-note">
+              {signalNote(name, known)}
+            </span>
+          ) : null}
           {known.length > 0 ? (
             <span className={styles.hint}>
               {kind === 'signal' ? 'It waits for: ' : 'The definition has: '}
@@ -302,7 +327,13 @@ function MessageDialog({
             }}
             rows={5}
             spellCheck={false}
-            placeholder={kind === 'signal' ? '{ "ok": true, "by": "dana" }' : ''}
+            placeholder={
+              kind === 'signal'
+                ? '{ "ok": true, "by": "dana" }'
+                : kind === 'update'
+                  ? 'e.g. "12 Analytical Row, London" or { "quantity": 2 }'
+                  : 'e.g. "en" — most queries take none'
+            }
             data-testid={`detail.${kind}-value`}
           />
           {!parsed.ok ? (
@@ -318,7 +349,10 @@ function MessageDialog({
             {kind === 'signal' ? (
               <span>
                 Signal <strong>{action.variables?.kind === 'signal' ? action.variables.name : name}</strong>{' '}
-                sent. The owning engine consumes it.
+                sent.{' '}
+                {signalNote(action.variables?.kind === 'signal' ? action.variables.name : name, known)
+                  ? 'It is buffered: the workflow does not wait for it now.'
+                  : 'The owning engine consumes it.'}
               </span>
             ) : (
               <>

@@ -15,6 +15,8 @@ import { WorkflowTable } from './WorkflowTable';
 import styles from './WorkflowsScreen.module.css';
 import { LastStarted } from './LastStarted';
 import { ScreenHeader } from '../../components/ScreenHeader';
+import { BulkActions } from '../bulk/BulkActions';
+import { describeFilters } from '../bulk/describe-filters';
 
 /** The part of the filters the engine applies. */
 function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cursor'> {
@@ -65,6 +67,13 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
       </ScreenHeader>
       <PanelErrorBoundary name="filters">
         <WorkflowFilterBar filters={filters} />
+      </PanelErrorBoundary>
+      <PanelErrorBoundary name="bulk actions">
+        <BulkActions
+          filter={engineFilter(filters)}
+          describeFilter={describeFilters(filters)}
+          unownedOnly={filters.owner === 'none'}
+        />
       </PanelErrorBoundary>
       <PanelErrorBoundary name="workflows">
         <WorkflowTable list={list} filters={filters} />

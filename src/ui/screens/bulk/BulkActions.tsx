@@ -1,0 +1,157 @@
+/**
+ * Bulk cancel / terminate by the current filter of the Workflows list. The confirmation counts what the
+ * filter matches now and says how many workflows it will act on (cancel asks running and pending ones;
+ * terminate ends every unfinished one), and after acting says how many it reached and which refused.
+ */
+import { useState, type FormEvent } from 'react';
+import type { ListFilter } from '../../../engine';
+import { Button } from '../../components/Button';
+import { Dialog } from '../../components/Dialog';
+import { InlineError } from '../../components/ErrorNotice';
+import { useBulkAction, useBulkTargets, type BulkKind } from '../../data/workflow-actions';
+import styles from './BulkActions.module.css';
+
+const words: Record<BulkKind, { verb: string; title: string; applies: string; effect: string }> = {
+  cancel: {
+    verb: 'Cancel',
+    title: 'Cancel the matching workflows?',
+    applies: 'running or pending',
+    effect:
+      'Each is asked to stop: its current operation is interrupted, it may run cleanup code, and it ends cancelled.',
+  },
+  terminate: {
+    verb: 'Terminate',
+    title: 'Terminate the matching workflows?',
+    applies: 'unfinished',
+    effect:
+      'Each ends terminated at once, whichever engine owns it: no more of its code runs, and no cleanup. This cannot be undone.',
+  },
+};
+
+export function BulkActions({
+  filter,
+  describeFilter,
+  unownedOnly,
+}: {
+  filter: Omit<ListFilter, 'limit' | 'cursor'>;
+  /** The filter in words, e.g. `status running · type countdown`, or `every workflow`. */
+  describeFilter: string;
+  unownedOnly: boolean;
+}) {
+  const [kind, setKind] = useState<BulkKind | null>(null);
+  return (
+    <div className={styles.bar} role="group" aria-label="Act on every matching workflow">
+      <Button size="sm" variant="secondary" onClick={() => setKind('cancel')} testId="workflows.bulk-cancel">
+        Cancel matching…
+      </Button>
+      <Button
+        size="sm"
+        variant="danger"
+        onClick={() => setKind('terminate')}
+        testId="workflows.bulk-terminate"
+      >
+        Terminate matching…
+      </Button>
+      {kind ? (
+        <BulkDialog
+          kind={kind}
+          filter={filter}
+          describeFilter={describeFilter}
+          unownedOnly={unownedOnly}
+          onClose={() => setKind(null)}
+        />
+      ) : null}
+    </div>
+  );
+}
+
+function BulkDialog({
+  kind,
+  filter,
+  describeFilter,
+  unownedOnly,
+  onClose,
+}: {
+  kind: BulkKind;
+  filter: Omit<ListFilter, 'limit' | 'cursor'>;
+  describeFilter: string;
+  unownedOnly: boolean;
+  onClose: () => void;
+}) {
+  const targets = useBulkTargets(filter, kind, unownedOnly);
+  const action = useBulkAction();
+  const [reason, setReason] = useState('');
+  const text = words[kind];
+  const count = targets.data?.length ?? null;
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!targets.data || targets.data.length === 0) return;
+    action.mutate({ kind, workflowIds: targets.data, ...(reason.trim() ? { reason: reason.trim() } : {}) });
+  };
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={text.title}
+      width={520}
+      testId="workflows.bulk-dialog"
+      footer={
+        <>
+          <Button onClick={onClose}>{action.isSuccess ? 'Close' : 'Keep them'}</Button>
+          {!action.isSuccess ? (
+            <Button
+              type="submit"
+              form="bulk-form"
+              variant={kind === 'terminate' ? 'danger' : 'primary'}
+              disabled={!count}
+              busy={action.isPending || targets.isFetching}
+              testId="workflows.bulk-confirm"
+            >
+              {count === null ? text.verb : `${text.verb} ${count} workflow${count === 1 ? '' : 's'}`}
+            </Button>
+          ) : null}
+        </>
+      }
+    >
+      <form id="bulk-form" className={styles.form} onSubmit={submit}>
+        <p className={styles.count} data-testid="workflows.bulk-count" data-count={count ?? undefined}>
+          {targets.isError
+            ? 'Could not count the matching workflows.'
+            : count === null
+              ? 'Counting the matching workflows…'
+              : count === 0
+                ? `No ${text.applies} workflow matches ${describeFilter}: nothing to do.`
+                : `${count} ${text.applies} workflow${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''} ${describeFilter}.`}
+        </p>
+        <p className={styles.body}>{text.effect}</p>
+        <label className={styles.field}>
+          <span className={styles.label}>
+            Reason <span className={styles.muted}>optional, recorded on each timeline</span>
+          </span>
+          <input
+            className={styles.input}
+            value={reason}
+            onChange={(event) => setReason(event.target.value)}
+            data-testid="workflows.bulk-reason"
+          />
+        </label>
+        {targets.isError ? <InlineError error={targets.error} /> : null}
+        {action.isSuccess ? (
+          <div className={styles.result} role="status" data-testid="workflows.bulk-result">
+            {kind === 'cancel' ? 'Cancel requested for' : 'Terminated'} {action.data.done.length} of{' '}
+            {action.data.done.length + action.data.failed.length}.
+            {action.data.failed.length > 0 ? (
+              <ul>
+                {action.data.failed.slice(0, 10).map(({ workflowId, error }) => (
+                  <li key={workflowId}>
+                    <code>{workflowId}</code>: {error.name}: {error.message}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </div>
+        ) : null}
+      </form>
+    </Dialog>
+  );
+}
