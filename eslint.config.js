@@ -78,6 +78,42 @@ const nonDeterministic = [
   message,
 }));
 
+/** Import patterns that would run back up the layers (storage ← engine ← host ← worker/server ← client ← ui). */
+function layersAbove(folders) {
+  return [
+    {
+      group: folders.map((folder) => `**/${folder}/**`),
+      message: `Imports run down the layers only, never into ${folders.map((folder) => `src/${folder}`).join(', ')}.`,
+    },
+  ];
+}
+
+/** An ESLint zone for a runtime folder: what its non-test sources may not import. */
+function runtimeZone(folder, what, patterns) {
+  return [
+    {
+      files: [`${folder}/**/*.ts`],
+      ignores: [
+        `${folder}/**/*.test.ts`,
+        `${folder}/**/*.test-support.ts`,
+        `${folder}/**/*-harness.ts`,
+        `${folder}/**/*.soak.ts`,
+      ],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: patterns.map((pattern) => ({
+              ...pattern,
+              message: `${folder}: ${what}. ${pattern.message}`,
+            })),
+          },
+        ],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -126,7 +162,16 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*'], message: 'src/engine must not import Node built-ins.' },
             {
-              group: ['**/ui/**', '**/worker/**', '**/workflows/**', '@tanstack/*', 'react-dom/*'],
+              group: [
+                '**/ui/**',
+                '**/worker/**',
+                '**/host/**',
+                '**/server/**',
+                '**/client/**',
+                '**/workflows/**',
+                '@tanstack/*',
+                'react-dom/*',
+              ],
               message: 'src/engine imports only storage types.',
             },
             {
@@ -162,7 +207,15 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/engine/**', '**/ui/**', '**/worker/**', '**/workflows/**'],
+              group: [
+                '**/engine/**',
+                '**/host/**',
+                '**/ui/**',
+                '**/worker/**',
+                '**/server/**',
+                '**/client/**',
+                '**/workflows/**',
+              ],
               message: 'storage imports nothing of ours.',
             },
           ],
@@ -170,6 +223,31 @@ export default tseslint.config(
       ],
     },
   },
+  // The runtime folders, each in its own zone (tests and harnesses may reach further).
+  ...runtimeZone('src/host', 'the host serves the studio protocol over any engine, in any runtime', [
+    ...layersAbove(['ui', 'worker', 'server', 'client']),
+    {
+      group: ['node:*', ...nodeBuiltins, 'pg', 'ws', 'react', 'react-dom'],
+      message: 'src/host is runtime-neutral: no Node, no DOM, no React.',
+    },
+  ]),
+  ...runtimeZone('src/worker', "the browser runtime: a tab's engine in a Web Worker", [
+    ...layersAbove(['ui', 'server']),
+    {
+      group: ['node:*', ...nodeBuiltins, 'pg', 'ws'],
+      message: 'src/worker runs in the browser: no Node modules.',
+    },
+  ]),
+  ...runtimeZone('src/server', 'the Node runtime: worker processes, serve, dev', [
+    ...layersAbove(['ui', 'worker', 'client']),
+  ]),
+  ...runtimeZone('src/client', "the studio's side of the protocol", [
+    ...layersAbove(['ui', 'server']),
+    {
+      group: ['**/storage/**', 'node:*', ...nodeBuiltins, 'pg'],
+      message: 'src/client talks to an engine host; it never opens storage.',
+    },
+  ]),
   {
     files: ['src/workflows/**/*.ts'],
     ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
