@@ -1,5 +1,5 @@
 /**
- * Node benchmarks of the engine on the in-memory store (quality.md, Performance → Node):
+ * Node benchmarks of the engine on the in-memory store (docs/quality.md, Benchmarks; bench/README.md, Node):
  * steps per second, workflows per second, recovery time for 1,000 and 10,000 parked workflows, and heap per
  * parked workflow. Built by scripts/bench.mjs and run with `node --expose-gc`; prints one JSON object.
  *

@@ -1,5 +1,5 @@
 /**
- * Writes the benchmark results: `bench/results/latest.json` (exactly the schema of quality.md, checked
+ * Writes the benchmark results: `bench/results/latest.json` (exactly the schema of results.ts, checked
  * before writing) and `bench/results/details.json` (samples, spreads, runs, failures and the machine), and
  * returns the readable table. Imported by scripts/bench.mjs once built.
  */

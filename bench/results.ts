@@ -1,6 +1,6 @@
 /**
- * The shape of `bench/results/latest.json` (quality.md, Performance) and the readable table printed beside
- * it. Pure: building, checking and formatting only; writing files is report.ts's job.
+ * The shape of `bench/results/latest.json` (docs/quality.md, Benchmarks) and the readable table printed
+ * beside it. Pure: building, checking and formatting only; writing files is report.ts's job.
  *
  * Guarantees:
  * - `buildLatestResults` copies exactly the keys of the schema, in the schema's order, from whatever richer
@@ -196,7 +196,10 @@ export function checkLatestShape(value: unknown): string[] {
 // -----------------------------------------------------------------------------------------------------------
 // Targets and the table
 
-/** The studio's claim timings (src/worker/host.ts defaults), which set the freeze handoff's expected value. */
+/**
+ * The studio's claim timings (`studioClaimTimings`, src/host/protocol.ts), which set the freeze handoff's
+ * expected value.
+ */
 export const studioClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000 } as const;
 
 /**
@@ -216,7 +219,7 @@ export function freezeWindowMs(timings: { ttlMs: number; renewIntervalMs: number
   };
 }
 
-/** The Node steps-per-second reference: weft, on SQLite in memory, on a laptop (quality.md). */
+/** The Node steps-per-second reference: weft, on SQLite in memory, on a laptop (docs/quality.md). */
 export const weftStepsPerSecond = 18_000;
 
 /** One line of the table. */

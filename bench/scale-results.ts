@@ -61,7 +61,7 @@ export const scaleCaseKeys = [
   ...numberKeys.slice(numberKeys.indexOf('takeoversFromLiveHolder') + 1),
 ] as const satisfies readonly (keyof ScaleCaseFigures)[];
 
-/** The targets of issue 16 ("Scale"). */
+/** The targets of the scale part (docs/quality.md, Benchmarks). */
 export const scaleTargets = {
   /** The start rate at the largest N (last tenth) is at least this share of the rate at the smallest. */
   startRateRatio: 0.8,

@@ -88,7 +88,7 @@ export const serverHoldingKeys = [
 
 const handoffKinds = ['kill', 'sigterm'] as const;
 
-/** The targets of issue 15 ("Benchmarks"). */
+/** The targets of the server part (docs/quality.md, Benchmarks). */
 export const serverTargets = {
   stepRatio: 0.5,
   parallelRatio: 3,

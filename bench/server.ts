@@ -1,6 +1,6 @@
 /**
- * Server benchmarks (issue 15, Benchmarks): Shuttle engines over PostgresStorage on a throwaway PostgreSQL
- * server started here with `startLocalPostgres({ durable: true })` (fsync, full_page_writes and
+ * Server benchmarks (docs/quality.md, Benchmarks): Shuttle engines over PostgresStorage on a throwaway
+ * PostgreSQL server started here with `startLocalPostgres({ durable: true })` (fsync, full_page_writes and
  * synchronous_commit on: every commit waits for its disk flush), everything measured side by side in this one
  * run, so each figure can be read beside its ceiling and its peer on this shared, noisy machine.
  *

@@ -1,10 +1,10 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 7, authoring: a definition written and saved in tab A's editor appears in tab B (open since
- * before the save: registered through the change feed, not at start-up), is run from B's Definitions screen,
- * and when B closes, A takes the workflow over at epoch 2 and completes it — running B's workflow on the code
- * A wrote.
+ * End-to-end scenario 7 (docs/quality.md), authoring: a definition written and saved in tab A's editor
+ * appears in tab B (open since before the save: registered through the change feed, not at start-up), is run
+ * from B's Definitions screen, and when B closes, A takes the workflow over at epoch 2 and completes it —
+ * running B's workflow on the code A wrote.
  */
 
 const relay = `import { defineWorkflow } from 'shuttle';

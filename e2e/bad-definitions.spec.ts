@@ -1,10 +1,10 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 10, the definition half: a definition with a syntax error, one that throws while it loads, and
- * one whose top level never finishes each get a clear message with its line in the editor (inline and in
- * the problems list, which jumps to the line); saving is refused and nothing is written; the engine goes on
- * running, and the corrected definition saves.
+ * End-to-end scenario 10 (docs/quality.md), the definition half: a definition with a syntax error, one that
+ * throws while it loads, and one whose top level never finishes each get a clear message with its line in the
+ * editor (inline and in the problems list, which jumps to the line); saving is refused and nothing is
+ * written; the engine goes on running, and the corrected definition saves.
  */
 
 const header = `import { defineWorkflow } from 'shuttle';\n`;

@@ -1,9 +1,9 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 10, the input half: invalid JSON and an oversized payload in the start dialog each get a clear
- * message in the dialog, nothing is started, and the dialog and the studio go on working — the corrected
- * input starts the workflow.
+ * End-to-end scenario 10 (docs/quality.md), the input half: invalid JSON and an oversized payload in the
+ * start dialog each get a clear message in the dialog, nothing is started, and the dialog and the studio go
+ * on working — the corrected input starts the workflow.
  */
 
 test('invalid JSON, an oversized payload, a taken id and an over-long id get clear messages, and nothing else breaks', async ({

@@ -3,10 +3,10 @@ import { countByOperation, crashTab, entriesOf, expectNoPageErrors, openTabs } f
 import { freshDatabaseName } from './fixtures/studio';
 
 /**
- * Crash handoff (quality.md scenario 3): the tab that owns a running countdown crashes; another tab learns
- * it from the Web Lock the dead engine held (its death watch) and takes the workflow over at once — long
- * before the claim would expire (TTL 6 s + grace 2 s) — and the countdown finishes with every tick fired
- * exactly once.
+ * Crash handoff (end-to-end scenario 3, docs/quality.md): the tab that owns a running countdown crashes;
+ * another tab learns it from the Web Lock the dead engine held (its death watch) and takes the workflow over
+ * at once — long before the claim would expire (TTL 6 s + grace 2 s) — and the countdown finishes with every
+ * tick fired exactly once.
  */
 
 test('a crashed owner’s countdown moves to another tab well before the claim TTL and fires every tick once', async ({

@@ -1,9 +1,9 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 5, cross-tab signal and update: tab B's UI sends an update and a signal to a workflow owned by
- * tab A; A applies both (its engine wrote them on the timeline), B sees the update's answer, and the order
- * completes with B's approval.
+ * End-to-end scenario 5 (docs/quality.md), cross-tab signal and update: tab B's UI sends an update and a
+ * signal to a workflow owned by tab A; A applies both (its engine wrote them on the timeline), B sees the
+ * update's answer, and the order completes with B's approval.
  */
 
 test('a signal and an update sent from another tab’s page are applied by the owning tab', async ({

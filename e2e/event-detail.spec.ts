@@ -1,7 +1,7 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Event detail (issue 12): the event list shortens long lines (a failed attempt's message, a takeover's
+ * Event detail: the event list shortens long lines (a failed attempt's message, a takeover's
  * explanation); opening an event shows everything it recorded — the whole failure with its stack, the
  * attempt, the engine and epoch that wrote it — and the other entries of the same operation.
  */

@@ -1,10 +1,10 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 4, freeze: tab A's engine is frozen past the claim TTL from tab B's Engines screen while an
- * activity of A's workflow is in flight; B takes the workflow over; when A wakes up its write is refused, A's
- * page says it lost the workflow, and B's custody lanes show A's refused write as a hollow red mark in A's
- * lane.
+ * End-to-end scenario 4 (docs/quality.md), freeze: tab A's engine is frozen past the claim TTL from tab B's
+ * Engines screen while an activity of A's workflow is in flight; B takes the workflow over; when A wakes up
+ * its write is refused, A's page says it lost the workflow, and B's custody lanes show A's refused write as a
+ * hollow red mark in A's lane.
  */
 
 test('a frozen owner is taken over after the TTL, and when it wakes up its write is refused and it says so', async ({

@@ -3,9 +3,9 @@ import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fix
 import { freshDatabaseName } from './fixtures/studio';
 
 /**
- * Reload all (quality.md scenario 9): three tabs run several countdowns between them; every tab reloads at
- * once, mid-run. The new engines (new ids) take every workflow over, every workflow completes, and no tick
- * fires twice.
+ * Reload all (end-to-end scenario 9, docs/quality.md): three tabs run several countdowns between them; every
+ * tab reloads at once, mid-run. The new engines (new ids) take every workflow over, every workflow completes,
+ * and no tick fires twice.
  */
 
 test('every workflow continues and completes when all tabs reload mid-run, repeating no tick', async ({

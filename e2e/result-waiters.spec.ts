@@ -1,9 +1,10 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Scenario 6, cross-tab result waiter: tab C waits (from the workflow's page) on a workflow running in tab
- * A; C's Result waiters screen shows the waiter pending with A as where it runs, then settled — through the
- * change feed or a poll, since the workflow finished in another tab — with how long that took.
+ * End-to-end scenario 6 (docs/quality.md), cross-tab result waiter: tab C waits (from the workflow's page) on
+ * a workflow running in tab A; C's Result waiters screen shows the waiter pending with A as where it runs,
+ * then settled — through the change feed or a poll, since the workflow finished in another tab — with how
+ * long that took.
  */
 
 test('a result waiter in one tab on a workflow running in another shows pending, then settled and how', async ({

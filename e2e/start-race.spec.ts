@@ -3,9 +3,10 @@ import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fix
 import { freshDatabaseName } from './fixtures/studio';
 
 /**
- * Start race (quality.md scenario 8): three tabs start one workflow id at the same instant through the
- * console API. Exactly one start succeeds; the others are refused with a claim or already-exists error; the
- * workflow runs once, on the winner, and no step of it runs twice. Three rounds, each with a fresh id.
+ * Start race (end-to-end scenario 8, docs/quality.md): three tabs start one workflow id at the same instant
+ * through the console API. Exactly one start succeeds; the others are refused with a claim or already-exists
+ * error; the workflow runs once, on the winner, and no step of it runs twice. Three rounds, each with a fresh
+ * id.
  */
 
 test('three tabs starting one id at once: exactly one runs it, once', async ({ context }, testInfo) => {

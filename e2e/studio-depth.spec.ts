@@ -1,9 +1,10 @@
 import { expect, test } from './fixtures/studio';
 
 /**
- * Issue 12, in the browser: the page never scrolls as a whole (defect 1); a finished workflow reruns with the
- * same input as a new workflow; cancel / terminate act on every workflow the list's filter matches, after a
- * confirmation that says how many; a signal the workflow does not wait for is said to stay buffered (defect 9).
+ * Studio depth, in the browser: the page never scrolls as a whole (only <main> does); a finished workflow
+ * reruns with the same input as a new workflow; cancel / terminate act on every workflow the list's filter
+ * matches, after a confirmation that says how many; a signal the workflow does not wait for is said to stay
+ * buffered.
  */
 
 test('the header and sidebar stay put: only <main> scrolls, on Engines with several cards', async ({

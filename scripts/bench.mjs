@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: builds what the benchmarks need, runs the Node benchmarks (`node --expose-gc`), serves the
 // built app with `vite preview` on a free port and runs the browser benchmarks against it in Chromium, then
-// writes bench/results/latest.json (exactly the schema of quality.md) and bench/results/details.json and
-// prints a table of every figure with its ceiling, ratio, target and pass/miss.
+// writes bench/results/latest.json (exactly the schema of bench/results.ts) and bench/results/details.json
+// and prints a table of every figure with its ceiling, ratio, target and pass/miss.
 //
 // The app is built into bench/.build/app (not dist/), so a test run building dist/ at the same time cannot
 // change the files under the benchmark. `SHUTTLE_BENCH_QUICK=1` runs fewer and shorter rounds;

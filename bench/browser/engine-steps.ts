@@ -35,7 +35,7 @@ export const benchSteps = defineWorkflow({
   },
 });
 
-/** The studio's claim timings (src/worker/host.ts). */
+/** The studio's claim timings (`studioClaimTimings`, src/host/protocol.ts). */
 const studioClaimTtlMs = 6_000;
 const studioClaimRenewIntervalMs = 1_000;
 

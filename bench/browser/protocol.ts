@@ -16,7 +16,7 @@ export type ThroughputOptions = {
    * round's rate (a short warm-up sizes the first).
    */
   engineDurationMs: number;
-  /** How many workflows run at once in the parallel measurement (quality.md: 50). */
+  /** How many workflows run at once in the parallel measurement (docs/quality.md: 50). */
   parallelWorkflows: number;
   /**
    * Rounds of the raw variants (explicit `strict` / `relaxed` durability, Dexie, IndexedDbStorage) after the

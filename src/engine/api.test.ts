@@ -1,5 +1,5 @@
 /**
- * The engine API table of engine.md: one describe block per method.
+ * The engine's public API (docs/engine.md, Public API): one describe block per method.
  */
 import { describe, expect, it } from 'vitest';
 import { TestWorld } from './engine.test-support';

@@ -1,6 +1,6 @@
 /**
  * Bad input gets a clear, typed error before anything is written; a corrupt record fails only its
- * workflow, with a message naming the key (quality.md, "Reliability and bad input").
+ * workflow, with a message naming the key (docs/quality.md, "Reliability and bad input").
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../storage/memory';

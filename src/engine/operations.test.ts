@@ -1,5 +1,5 @@
 /**
- * The context operations of engine.md, one describe block per row of the operations table.
+ * The context operations of docs/engine.md, one describe block per row of its operations table.
  */
 import { describe, expect, it } from 'vitest';
 import { TestWorld } from './engine.test-support';

@@ -18,7 +18,7 @@ export type EngineOptions = {
   /** Definitions registered at construction; more can be added with `engine.register`. */
   workflows?: readonly AnyWorkflowDefinition[];
   /**
-   * Who may run a workflow when several engines share the store (see ownership.md):
+   * Who may run a workflow when several engines share the store (see docs/ownership.md):
    * `'none'` (default; one engine per store), `'lease'` (one engine at a time holds a store-wide lease),
    * `'workflow-lease'` (every workflow has at most one owner, fenced by its epoch).
    */

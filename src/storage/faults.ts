@@ -1,6 +1,6 @@
 /**
  * Seeded fault injection for storage: failing, slow and hanging calls, and commits that fail after they did
- * or did not apply. Used by the ownership simulation and the studio's chaos drills.
+ * or did not apply. Used by the ownership simulation and the engine's tests (`TestWorld`).
  *
  * Guarantees:
  * - Reproducible: every call made while faults are enabled draws exactly one number from a seeded PRNG
@@ -15,8 +15,8 @@
  * - A hung call that is released then runs normally against the store as it is at release time; closing
  *   rejects every hung call with code `closed`.
  *
- * `FaultInjector` holds the knobs and decides; `FaultInjectingStorage` applies it around any `Storage`, and
- * `MemoryStorage` applies it inside itself when given `faults`.
+ * `FaultInjector` holds the knobs and decides; `FaultInjectingStorage` applies it around any `Storage`, the
+ * one fault-injection path for every adapter.
  */
 
 import { StorageError } from './errors';

@@ -275,12 +275,11 @@ export class IndexedDbStorage implements Storage {
    * condition fails there, `commitRaw`, which decides each group on its own.
    *
    * The transactions run on the raw `IDBDatabase` Dexie opened (Dexie still owns opening, the schema and
-   * upgrades). Commits are the engine's hot path, and Dexie's promise-zone transaction
-   * wrapper roughly halved the commit rate in Chromium (bench/README.md): here every request is issued at
-   * once and the result is known when the transaction completes, with no promise turn in between. A commit
-   * is first tried optimistically (`commitOptimistic`: reads and writes in one round trip, aborted if a
-   * condition fails), which took the engine's single-workflow step rate from about 0.45 to about 0.6 of
-   * the raw ceiling in Chromium.
+   * upgrades). Commits are the engine's hot path, where Dexie's promise-zone transaction wrapper costs more
+   * than the requests themselves (bench/README.md): here every request is issued at once and the result is
+   * known when the transaction completes, with no promise turn in between. A commit is first tried
+   * optimistically (`commitOptimistic`: reads and writes in one round trip, aborted if a condition fails), so
+   * the common case costs one round trip.
    */
   private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
     await this.ensureOpen(operation);

@@ -3,7 +3,7 @@
  * host: the page's `postMessage` channel, IndexedDB storage, Web Locks liveness and death watch, the
  * built-in workflows with their sources, and the compile sandbox (a nested worker that checks authored sources
  * before this worker evaluates them).
- * Everything else lives in host.ts, which Node tests drive directly.
+ * Everything else lives in src/host/engine-host.ts, which Node tests drive directly.
  *
  * Errors nobody caught inside the worker are reported to the page as warnings and marked handled, so they
  * never surface as a worker `error` event (which the page treats as a crash).

@@ -1,5 +1,5 @@
 /**
- * The acceptance scenarios of ownership.md, each a named test. Two or more real engines share one store,
+ * The acceptance scenarios of docs/ownership.md, each a named test. Two or more real engines share one store,
  * with a simulated clock and manual background tasks unless said otherwise; renew 1 s, TTL 3 s (grace 2 s:
  * takeover-eligible strictly after `expiresAt + 2000`). Counters inside activities and workflow bodies
  * check that claims are exclusive.

@@ -4,7 +4,7 @@
  * global-lease.ts) reads the current values, calls a builder, merges the result with the workflow's own
  * conditions and operations (timeline entry, checkpoint), and commits it as one batch.
  *
- * Rules encoded here (ownership.md, "Transitions"):
+ * Rules encoded here (docs/ownership.md, "Epochs and fences"):
  * - A new epoch is always `(stored epoch ?? 0) + 1`, conditioned on the stored string just read: never a
  *   literal, never reset. Epoch keys are never deleted.
  * - acquire: holder absent and epoch unchanged. takeover: holder and epoch both unchanged (exact strings).

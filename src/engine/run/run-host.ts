@@ -49,7 +49,7 @@ export type RunHost = {
   warn(warning: EngineWarning): void;
   /** The epoch this engine holds for the workflow (0 when the mode has no per-workflow epochs). */
   heldEpoch(workflowId: string): number | undefined;
-  /** Wake guard (ownership.md): true to proceed. */
+  /** Wake guard (docs/ownership.md): true to proceed. */
   guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
   prepareChild(request: ChildRequest): Promise<ChildPlan>;
   /** A durable timer due at `dueAt` was armed or found by this run. */

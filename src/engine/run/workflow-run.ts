@@ -18,7 +18,7 @@
  *   for a position its successor owns. Their results are recorded before the generator sees them; a recorded
  *   activity never runs again. An activity in flight when the engine dies runs again (at-least-once).
  * - **Serial**: events of one run are handled one at a time, in arrival order (the mailbox).
- * - **Wake guard**: an event that wakes a parked run passes `host.guardWake` first (ownership.md).
+ * - **Wake guard**: an event that wakes a parked run passes `host.guardWake` first (docs/ownership.md).
  *
  * A run's lifecycle goes through `reduceRunPhase`: loading → idle ⇄ busy → finished | dropped.
  */

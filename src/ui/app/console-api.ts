@@ -1,5 +1,5 @@
 /**
- * The console API: `window.shuttle` is the same client the UI uses (src/worker/client.ts), for power users
+ * The console API: `window.shuttle` is the same client the UI uses (src/client/client.ts), for power users
  * scripting the studio from devtools and for end-to-end tests setting up state. Every method is documented
  * there with JSDoc, and `shuttle.help()` prints a summary: workflows (start, signal, query, update, cancel,
  * terminate, suspend, resume, result, describe, list, timeline, waitFor), definitions (definitions,

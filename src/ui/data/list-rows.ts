@@ -16,8 +16,8 @@
  * (several reads per row, in a few transactions). Above `maxPatchedRows` changed workflows at once it always
  * refreshes whole, as the worker's notices do above 200: under a storm of changes, describes one by one would
  * fall behind (each transaction waits its turn in a busy database) and the rows would lag by minutes, while a
- * whole refresh costs the same however many rows changed. Lists that no screen shows are only marked stale,
- * as before: they cost nothing until shown.
+ * whole refresh costs the same however many rows changed. Lists that no screen shows are only marked stale:
+ * they cost nothing until shown.
  */
 import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
 import type { ClaimInfo, ListFilter, ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';

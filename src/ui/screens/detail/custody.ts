@@ -3,7 +3,7 @@
  * deposed engines that storage refused. The detail screen draws it as lanes — one per engine that ever owned
  * the workflow — on the same time axis as the timeline.
  *
- * How the timeline reads (ownership.md):
+ * How the timeline reads (docs/ownership.md):
  * - `claim-acquired {engineId, epoch, how}` opens a bar (start, acquire after a release, resume, child…);
  * - `claim-taken-over {fromEngineId, fromEpoch, toEngineId, toEpoch, reason}` closes the old owner's bar and
  *   opens the new one's, behind a fence at the new epoch (`reason`: `expired` — the old claim ran out;

@@ -1,7 +1,7 @@
 /**
- * What the signal dialog says about a name (issue 12: a signal to a name the workflow never waits for was
- * reported "sent" and then appeared nowhere). Signals are buffered durably; one the workflow does not wait
- * for now stays buffered until it does — which may be never.
+ * What the signal dialog says about a name, so that a signal to a name the workflow never waits for is not
+ * reported "sent" and then seen nowhere. Signals are buffered durably; one the workflow does not wait for now
+ * stays buffered until it does — which may be never.
  */
 export function signalNote(name: string, awaited: readonly string[]): string | null {
   const trimmed = name.trim();
