@@ -28,6 +28,9 @@ import type {
   ListFilter,
   ListPage,
   ResultWaiterInfo,
+  RunSummary,
+  ScheduleInfo,
+  ScheduleSpecInput,
   SerializedError,
   ShutdownReport,
   StartOptions,
@@ -374,7 +377,9 @@ export class ShuttleClient {
    *
    * @param workflowType A definition name, e.g. `'countdown'` (see `definitions()`).
    * @param input The workflow's input (plain JSON data).
-   * @param options `{ id?, executionTimeoutMs?, startDelayMs? }`.
+   * @param options `{ id?, executionTimeoutMs?, startDelayMs?, idReuse? }`. A finished id may be started
+   * again (a new run; the earlier one stays readable with `describe(id, { run })`): `idReuse` is
+   * `'same-type'` (default), `'any-type'` or `'never'`.
    * @example
    * const id = await shuttle.start('countdown', { from: 5, tickMs: 200 }, { id: 'demo-1' });
    */
@@ -383,6 +388,18 @@ export class ShuttleClient {
     if (input !== undefined) params.input = input;
     if (options !== undefined) params.options = options;
     return (await this.call('start', params)).workflowId;
+  }
+
+  /** Like `start`, but resolves with the id and the run number it started. */
+  startRun(
+    workflowType: string,
+    input?: unknown,
+    options?: StartOptions,
+  ): Promise<{ workflowId: string; run: number }> {
+    const params: Params<'start'> = { workflowType };
+    if (input !== undefined) params.input = input;
+    if (options !== undefined) params.options = options;
+    return this.call('start', params);
   }
 
   /** Sends a signal; it is stored durably and consumed by the workflow's owner, in whichever tab. */
@@ -439,27 +456,88 @@ export class ShuttleClient {
    * Waits for the workflow to finish and resolves with its result, or rejects with its error
    * (`WorkflowFailedError`, `WorkflowCancelledError`, …). Registers a result waiter on this tab's engine.
    */
-  result<T = unknown>(workflowId: string): Promise<T> {
-    return this.call('result', { workflowId }, null) as Promise<T>;
+  result<T = unknown>(workflowId: string, options: { run?: number } = {}): Promise<T> {
+    return this.call('result', { workflowId, ...options }, null) as Promise<T>;
   }
 
-  /** Status, type, version, owner and epoch, what it waits on, state, input, result or error. */
-  describe(workflowId: string): Promise<WorkflowDescription> {
-    return this.call('describe', { workflowId });
+  /**
+   * Status, type, version, owner and epoch, what it waits on, state, input, result or error — of the latest
+   * run, or of `{ run }`, an earlier run kept by run history.
+   */
+  describe(workflowId: string, options: { run?: number } = {}): Promise<WorkflowDescription> {
+    return this.call('describe', { workflowId, ...options });
+  }
+
+  /** Every stored run of a workflow id, latest first: `{ run, status, workflowType, createdAt, latest, … }`. */
+  runs(workflowId: string): Promise<RunSummary[]> {
+    return this.call('runs', { workflowId });
   }
 
   /**
    * A page of workflow summaries.
    *
-   * @param filter `{ status?, workflowType?, ownerEngineId?, idPrefix?, limit? (1–1000, default 100), cursor? }`.
+   * @param filter `{ status?, workflowType?, ownerEngineId?, idPrefix?, limit? (1–1000, default 100), cursor?,
+   * allRuns? }`; `allRuns: true` lists earlier runs too, each after its workflow's latest run.
    */
   list(filter?: ListFilter): Promise<ListPage> {
     return this.call('list', filter === undefined ? {} : { filter });
   }
 
   /** The workflow's durable timeline: `{ seq, at, engineId, epoch, kind, detail }` entries in order. */
-  timeline(workflowId: string, options: { after?: number; limit?: number } = {}): Promise<TimelineEntry[]> {
+  timeline(
+    workflowId: string,
+    options: { run?: number; after?: number; limit?: number } = {},
+  ): Promise<TimelineEntry[]> {
     return this.call('timeline', { workflowId, ...options });
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Schedules
+
+  /**
+   * Creates a schedule: `spec.workflow` starts once per cron slot, on whichever engine gets there first (one
+   * workflow per slot, id `<name>@<slot ISO time>`). The same spec again changes nothing; a different one is
+   * refused unless `{ replace: true }`.
+   *
+   * @param spec `{ cron, workflow, input?, timezone? ('UTC'), overlap? ('skip' | 'buffer-one' | 'allow'),
+   * catchUp? ('latest' | 'all' | 'none'), startOptions? }`.
+   * @example
+   * await shuttle.schedule('tick-every-minute', { cron: '* * * * *', workflow: 'countdown', input: { from: 3 } });
+   */
+  schedule(
+    name: string,
+    spec: ScheduleSpecInput,
+    options: { replace?: boolean } = {},
+  ): Promise<ScheduleInfo> {
+    return this.call('createSchedule', { name, spec, ...options });
+  }
+
+  /** Every schedule, with its next fire times and its last slots. */
+  schedules(): Promise<ScheduleInfo[]> {
+    return this.call('schedules', {});
+  }
+
+  describeSchedule(name: string): Promise<ScheduleInfo> {
+    return this.call('describeSchedule', { name });
+  }
+
+  /** Stops a schedule firing; slots missed while paused follow its catch-up when it resumes. */
+  pauseSchedule(name: string): Promise<ScheduleInfo> {
+    return this.call('pauseSchedule', { name });
+  }
+
+  resumeSchedule(name: string): Promise<ScheduleInfo> {
+    return this.call('resumeSchedule', { name });
+  }
+
+  /** Starts one run now, outside the slots; resolves with its id and run. */
+  triggerSchedule(name: string): Promise<{ workflowId: string; run: number }> {
+    return this.call('triggerSchedule', { name });
+  }
+
+  /** Deletes a schedule; the workflows it started are left alone. */
+  async deleteSchedule(name: string): Promise<void> {
+    await this.call('deleteSchedule', { name });
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -688,10 +766,12 @@ export class ShuttleClient {
       [
         'shuttle — the console API of this tab’s Shuttle engine (every method returns a promise):',
         '  hello() · engines() · definitions() · ownedWorkflows() · metrics()',
-        "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
+        "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs?, idReuse? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
         '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
-        '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id)',
-        '  describe(id) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit? }) · timeline(id)',
+        '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
+        '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',
+        "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",
+        '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',
         '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
         '  compileDefinition(source) · saveDefinition(source, { force? }) · deleteDefinition(name, version)',
         "      source: a TypeScript module, default export a defineWorkflow definition, imports from 'shuttle' only",

@@ -31,16 +31,19 @@ import {
   serializeError,
 } from './errors';
 import { EventHub, type EngineEvent, type EngineListener, type EngineWarning } from './events';
-import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
+import { assertHandlerName, assertRunNumber, assertWorkflowId, uuidFrom } from './ids';
 import {
+  describePastRun,
   describeWorkflow,
   listClaims,
+  listRuns,
   listWorkflows,
   readFenceRejections,
   readTimeline,
   type ClaimInfo,
   type ListFilter,
   type ListPage,
+  type RunSummary,
   type WorkflowDescription,
 } from './inspect';
 import { keys } from './keys';
@@ -54,6 +57,7 @@ import type { ClaimHow, Ownership } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
 import {
   decodeCheckpoint,
+  decodePastRun,
   decodeRecord,
   isTerminal,
   type FenceRejection,
@@ -62,6 +66,8 @@ import {
 } from './records';
 import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
 import { Reactions } from './reactions';
+import { Schedules, type ScheduleSpecInput } from './schedules/schedules';
+import type { ScheduleInfo } from './schedules/records';
 import { RunSupervisor, describe } from './supervisor';
 import { TimerScheduler } from './timer-scheduler';
 import { UpdateCalls } from './update-calls';
@@ -77,7 +83,16 @@ import {
 /** A reference to one workflow, whichever engine owns it. */
 export interface WorkflowHandle<O = unknown> {
   readonly workflowId: string;
-  /** Resolves with the result, or rejects with WorkflowFailedError / Cancelled / Terminated / TimedOut. */
+  /**
+   * The run this handle reads (`result`, `describe`, `timeline`): the run `start` created, or the one asked
+   * for; undefined for the latest run at each call. Signals, queries, updates and the lifecycle calls always
+   * address the workflow id (its latest run).
+   */
+  readonly run: number | undefined;
+  /**
+   * Resolves with the result, or rejects with WorkflowFailedError / Cancelled / Terminated / TimedOut; for a
+   * pinned run, that run's outcome even after the id was started again.
+   */
   result(): Promise<O>;
   describe(): Promise<WorkflowDescription>;
   signal(name: string, payload?: unknown): Promise<void>;
@@ -113,7 +128,8 @@ export interface Engine {
     input?: WorkflowInput<D>,
     options?: StartOptions,
   ): Promise<WorkflowHandle<WorkflowOutput<D>>>;
-  handle<O = unknown>(workflowId: string): WorkflowHandle<O>;
+  /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
+  handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T>;
   /** Validated at the caller; applied once by the owner. Default timeout 60,000 ms. */
@@ -127,9 +143,16 @@ export interface Engine {
   terminate(workflowId: string, reason?: string): Promise<void>;
   suspend(workflowId: string): Promise<void>;
   resume(workflowId: string): Promise<void>;
-  describe(workflowId: string): Promise<WorkflowDescription>;
+  /** The latest run of a workflow, or `{ run }`: an earlier run kept by run history. */
+  describe(workflowId: string, options?: { run?: number }): Promise<WorkflowDescription>;
+  /** Every stored run of a workflow id, latest first (`WorkflowNotFoundError` when there is none). */
+  runs(workflowId: string): Promise<RunSummary[]>;
   list(filter?: ListFilter): Promise<ListPage>;
-  timeline(workflowId: string, options?: { after?: number; limit?: number }): Promise<TimelineEntry[]>;
+  /** The timeline of the latest run, or of `run`. */
+  timeline(
+    workflowId: string,
+    options?: { run?: number; after?: number; limit?: number },
+  ): Promise<TimelineEntry[]>;
   /** Resumes every non-terminal workflow this engine can own; resolves with how many it now drives. */
   recoverAll(): Promise<number>;
   /** One host-driven pass of all background work (see ownership.md for the order). */
@@ -155,6 +178,28 @@ export interface Engine {
    * it saw is in flight, and (unless `activities: false`) no activity is running.
    */
   idle(options?: { activities?: boolean }): Promise<void>;
+  /**
+   * Creates a schedule: a cron that starts `workflow` once per slot, on whichever engine that may run it gets
+   * there first (each slot starts exactly one workflow, id `<name>@<slot ISO time>`). Returns it unchanged
+   * when it exists with the same spec; a different spec is refused with `ScheduleExistsError` unless
+   * `{ replace: true }`. Bad specs fail with `InvalidScheduleError` (or the start's own typed errors) before
+   * anything is written. Defaults: timezone 'UTC', overlap 'skip', catchUp 'latest'. See schedules/.
+   *
+   * @example
+   * await engine.schedule('nightly-report', { cron: '0 2 * * *', timezone: 'Europe/Paris', workflow: 'report' });
+   */
+  schedule(name: string, spec: ScheduleSpecInput, options?: { replace?: boolean }): Promise<ScheduleInfo>;
+  /** Every schedule of the store. */
+  schedules(): Promise<ScheduleInfo[]>;
+  /** One schedule; `ScheduleNotFoundError` when there is none of that name. */
+  describeSchedule(name: string): Promise<ScheduleInfo>;
+  /** Stops a schedule firing (idempotent); slots missed while paused follow its catch-up on resume. */
+  pauseSchedule(name: string): Promise<ScheduleInfo>;
+  resumeSchedule(name: string): Promise<ScheduleInfo>;
+  /** Starts one run now, outside the slot sequence, with its own id `<name>@trigger-<n>`. */
+  triggerSchedule(name: string): Promise<WorkflowHandle>;
+  /** Deletes a schedule; the workflows it started are left alone. */
+  deleteSchedule(name: string): Promise<void>;
   /** Stops background work and releases every claim (and the lease); resolves when released. */
   shutdown(): Promise<ShutdownReport>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -195,6 +240,7 @@ class ShuttleEngine implements Engine {
   readonly #supervisor: RunSupervisor;
   readonly #router: WakeRouter;
   readonly #maintenance: Maintenance;
+  readonly #schedules: Schedules;
   readonly #reactions = new Reactions();
   readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
@@ -324,6 +370,20 @@ class ShuttleEngine implements Engine {
           message: `Durable timer scan failed (will retry): ${describe(error)}`,
         }),
     });
+    this.#schedules = new Schedules({
+      storage: this.#storage,
+      writer: this.#writer,
+      lifecycle: this.#lifecycle,
+      clock: this.#clock,
+      engineId: this.id,
+      maxPayloadBytes: options.maxPayloadBytes,
+      metrics: this.#metrics,
+      definition: (type) => this.#definition(type),
+      mayDrive: (type) => this.#mayDrive(type),
+      automatic: options.backgroundTasks === 'automatic',
+      renewIntervalMs: options.renewIntervalMs,
+      warn,
+    });
     this.#maintenance = new Maintenance({
       passes: this.#maintenancePasses(),
       clock: this.#clock,
@@ -344,6 +404,7 @@ class ShuttleEngine implements Engine {
     if (this.#options.backgroundTasks === 'automatic') this.#maintenance.start();
     if (this.#options.recover) await this.recoverAll();
     if (this.#options.backgroundTasks === 'automatic') void this.#timers.fireDue();
+    this.#schedules.open();
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -389,17 +450,20 @@ class ShuttleEngine implements Engine {
     const type = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof type !== 'string' || type.length === 0)
       throw new InvalidArgumentError('start needs a workflow definition or a registered workflow type name.');
-    const id = await this.#lifecycle.start(type, input, options ?? {});
+    const { id, run } = await this.#lifecycle.start(type, input, options ?? {});
     this.#metrics.workflowsStarted++;
-    return this.handle<WorkflowOutput<D>>(id);
+    return this.handle<WorkflowOutput<D>>(id, { run });
   }
 
-  handle<O = unknown>(workflowId: string): WorkflowHandle<O> {
+  handle<O = unknown>(workflowId: string, options: { run?: number } = {}): WorkflowHandle<O> {
     assertWorkflowId(workflowId);
+    const run = options.run;
+    if (run !== undefined) assertRunNumber(run);
     return {
       workflowId,
-      result: () => this.#result(workflowId) as Promise<O>,
-      describe: () => this.describe(workflowId),
+      run,
+      result: () => this.#result(workflowId, run) as Promise<O>,
+      describe: () => this.describe(workflowId, { run }),
       signal: (name, payload) => this.signal(workflowId, name, payload),
       query: (name, arg) => this.query(workflowId, name, arg),
       update: (name, arg, options) => this.update(workflowId, name, arg, options),
@@ -407,31 +471,37 @@ class ShuttleEngine implements Engine {
       terminate: (reason) => this.terminate(workflowId, reason),
       suspend: () => this.suspend(workflowId),
       resume: () => this.resume(workflowId),
-      timeline: () => this.timeline(workflowId),
+      timeline: () => this.timeline(workflowId, { run }),
     };
   }
 
-  async #result(workflowId: string): Promise<unknown> {
+  async #result(workflowId: string, run: number | undefined): Promise<unknown> {
     this.#assertOpen();
     let raw: string | null;
     try {
       raw = await this.#storage.get(keys.record(workflowId));
     } catch (error) {
       if (this.ownership === 'none') throw error;
-      return this.#waitForResult(workflowId);
+      return this.#waitForResult(workflowId, run);
     }
-    if (!raw) throw new WorkflowNotFoundError(workflowId);
-    const record = decodeRecord(keys.record(workflowId), raw);
+    if (!raw) throw new WorkflowNotFoundError(workflowId, run);
+    let record = decodeRecord(keys.record(workflowId), raw);
+    if (run !== undefined && run > record.run) throw new WorkflowNotFoundError(workflowId, run);
+    if (run !== undefined && run < record.run) {
+      const past = await this.#storage.get(keys.pastRun(workflowId, run));
+      if (!past) throw new WorkflowNotFoundError(workflowId, run);
+      record = decodePastRun(keys.pastRun(workflowId, run), past).record;
+    }
     if (isTerminal(record.status)) {
       const outcome = settleFromRecord(record);
       if (outcome.ok) return outcome.value;
       throw outcome.error;
     }
-    return this.#waitForResult(workflowId);
+    return this.#waitForResult(workflowId, run);
   }
 
-  #waitForResult(workflowId: string): Promise<unknown> {
-    const waiting = this.#waiters.wait(workflowId);
+  #waitForResult(workflowId: string, run: number | undefined): Promise<unknown> {
+    const waiting = this.#waiters.wait(workflowId, run);
     // It may have finished between the read and the registration: look once more.
     this.#reactions.run(this.#waiters.recheck(workflowId));
     return waiting;
@@ -554,11 +624,18 @@ class ShuttleEngine implements Engine {
     await this.#lifecycle.resume(workflowId);
   }
 
-  async describe(workflowId: string): Promise<WorkflowDescription> {
+  async describe(workflowId: string, options: { run?: number } = {}): Promise<WorkflowDescription> {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
+    const run = options.run;
+    if (run !== undefined) assertRunNumber(run);
     const description = await describeWorkflow(this.#storage, workflowId);
-    if (!description) throw new WorkflowNotFoundError(workflowId);
+    if (description && run !== undefined && run !== description.run) {
+      const past = run < description.run ? await describePastRun(this.#storage, workflowId, run) : null;
+      if (!past) throw new WorkflowNotFoundError(workflowId, run);
+      return past;
+    }
+    if (!description) throw new WorkflowNotFoundError(workflowId, run);
     const corrupt = this.#supervisor.corruption(workflowId);
     return corrupt && !description.corrupt ? { ...description, corrupt } : description;
   }
@@ -575,15 +652,28 @@ class ShuttleEngine implements Engine {
     };
   }
 
+  async runs(workflowId: string): Promise<RunSummary[]> {
+    this.#assertOpen(true);
+    assertWorkflowId(workflowId);
+    const runs = await listRuns(this.#storage, workflowId);
+    if (runs.length === 0) throw new WorkflowNotFoundError(workflowId);
+    return runs;
+  }
+
   async timeline(
     workflowId: string,
-    options: { after?: number; limit?: number } = {},
+    options: { run?: number; after?: number; limit?: number } = {},
   ): Promise<TimelineEntry[]> {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
-    if ((await this.#storage.get(keys.record(workflowId))) === null)
-      throw new WorkflowNotFoundError(workflowId);
-    return readTimeline(this.#storage, workflowId, options);
+    if (options.run !== undefined) assertRunNumber(options.run);
+    const raw = await this.#storage.get(keys.record(workflowId));
+    if (raw === null) throw new WorkflowNotFoundError(workflowId);
+    const latest = decodeRecord(keys.record(workflowId), raw).run;
+    const run = options.run ?? latest;
+    if (run > latest || (run < latest && (await this.#storage.get(keys.pastRun(workflowId, run))) === null))
+      throw new WorkflowNotFoundError(workflowId, run);
+    return readTimeline(this.#storage, workflowId, { ...options, run });
   }
 
   async recoverAll(): Promise<number> {
@@ -616,6 +706,8 @@ class ShuttleEngine implements Engine {
       storageTransactions: this.#committer.stats.transactions,
       groupedTransactions: this.#committer.stats.groupedTransactions,
       groupedBatches: this.#committer.stats.groupedBatches,
+      scheduleStarts: m.scheduleStarts,
+      scheduleSlotConflicts: m.scheduleSlotConflicts,
     };
   }
 
@@ -666,6 +758,44 @@ class ShuttleEngine implements Engine {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Schedules (src/engine/schedules): thin delegations
+
+  schedule(name: string, spec: ScheduleSpecInput, options?: { replace?: boolean }): Promise<ScheduleInfo> {
+    this.#assertOpen();
+    return this.#schedules.create(name, spec, options);
+  }
+
+  schedules(): Promise<ScheduleInfo[]> {
+    this.#assertOpen(true);
+    return this.#schedules.list();
+  }
+
+  describeSchedule(name: string): Promise<ScheduleInfo> {
+    this.#assertOpen(true);
+    return this.#schedules.describe(name);
+  }
+
+  pauseSchedule(name: string): Promise<ScheduleInfo> {
+    this.#assertOpen();
+    return this.#schedules.pause(name);
+  }
+
+  resumeSchedule(name: string): Promise<ScheduleInfo> {
+    this.#assertOpen();
+    return this.#schedules.resume(name);
+  }
+
+  async triggerSchedule(name: string): Promise<WorkflowHandle> {
+    this.#assertOpen();
+    return this.handle(await this.#schedules.trigger(name));
+  }
+
+  deleteSchedule(name: string): Promise<void> {
+    this.#assertOpen();
+    return this.#schedules.delete(name);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Background work
 
   async runMaintenance(now?: number): Promise<void> {
@@ -692,6 +822,7 @@ class ShuttleEngine implements Engine {
       pollUpdates: () => this.#router.pollUpdates(),
       pollResults: (now) => this.#router.pollResults(now),
       fireTimers: (now) => this.#timers.fireDue(now),
+      fireSchedules: (now) => this.#schedules.fireDue(now),
       expireUpdateResponses: (now) => this.#router.expireUpdateResponses(now),
       checkDeadlines: (now) => {
         for (const run of this.#supervisor.runs()) run.checkActivityDeadlines(now);
@@ -715,6 +846,7 @@ class ShuttleEngine implements Engine {
     this.#state = 'stopping';
     this.#maintenance.stop();
     this.#timers.stop();
+    this.#schedules.stop();
     // Wait for in-flight turns, passes and reactions (a claim may be landing), at most 5 s; the timer is cleared so that it never keeps a
     // process (or a test) alive after the engine stopped.
     let patience: unknown;
@@ -748,6 +880,7 @@ class ShuttleEngine implements Engine {
     void this.#supervisor.stopAll('deposed');
     this.#maintenance.stop();
     this.#timers.stop();
+    this.#schedules.stop();
   }
 
   #assertOpen(allowDeposedReads = false): void {

@@ -34,11 +34,35 @@ export class WorkflowAlreadyExistsError extends ShuttleError {
   }
 }
 
+/** `start` with the id of a finished workflow of another type, without `idReuse: 'any-type'`. */
+export class WorkflowIdReuseError extends ShuttleError {
+  override readonly name = 'WorkflowIdReuseError';
+
+  constructor(
+    readonly workflowId: string,
+    readonly existingType: string,
+    readonly requestedType: string | null,
+  ) {
+    super(
+      requestedType === null
+        ? `Workflow '${workflowId}' already ran (as '${existingType}') and idReuse is 'never'. Choose another id.`
+        : `Workflow '${workflowId}' last ran as '${existingType}', not '${requestedType}'. Choose another id, or pass { idReuse: 'any-type' } to start a '${requestedType}' run under it (earlier runs are kept).`,
+    );
+  }
+}
+
 export class WorkflowNotFoundError extends ShuttleError {
   override readonly name = 'WorkflowNotFoundError';
 
-  constructor(readonly workflowId: string) {
-    super(`Workflow '${workflowId}' does not exist in this store. Check the id (ids are case-sensitive).`);
+  constructor(
+    readonly workflowId: string,
+    readonly run?: number,
+  ) {
+    super(
+      run === undefined
+        ? `Workflow '${workflowId}' does not exist in this store. Check the id (ids are case-sensitive).`
+        : `Run ${run} of workflow '${workflowId}' is not stored (it never existed, or was purged). engine.runs('${workflowId}') lists the runs that are.`,
+    );
   }
 }
 
@@ -367,6 +391,48 @@ export class EngineLeaseAcquisitionTimeoutError extends ShuttleError {
     super(
       `Engine ${engineId} waited ${waitedMs} ms for the store-wide lease${heldBy ? `, held by ${heldBy.engineId} at epoch ${heldBy.epoch}` : ''}, and gave up. Stop the other engine or raise leaseWaitTimeoutMs.`,
     );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schedules (src/engine/schedules/)
+
+/** A schedule of that name exists with a different spec; nothing was written. */
+export class ScheduleExistsError extends ShuttleError {
+  override readonly name = 'ScheduleExistsError';
+
+  constructor(
+    readonly scheduleName: string,
+    /** The fields whose values differ from the stored spec. */
+    readonly differences: string[],
+  ) {
+    super(
+      `Schedule '${scheduleName}' already exists with a different ${differences.join(', ')}; nothing was changed. ` +
+        `Pass { replace: true } to replace its spec, or choose another name.`,
+    );
+  }
+}
+
+export class ScheduleNotFoundError extends ShuttleError {
+  override readonly name = 'ScheduleNotFoundError';
+
+  constructor(readonly scheduleName: string) {
+    super(
+      `Schedule '${scheduleName}' does not exist in this store. Check the name (names are case-sensitive).`,
+    );
+  }
+}
+
+/** A schedule's spec is invalid (cron, timezone, overlap, catch-up, start options); nothing was written. */
+export class InvalidScheduleError extends ShuttleError {
+  override readonly name = 'InvalidScheduleError';
+
+  constructor(
+    /** The spec field at fault: `cron`, `timezone`, `overlap`, `catchUp`, `startOptions`, `name`, … */
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

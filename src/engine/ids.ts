@@ -29,6 +29,14 @@ export function assertWorkflowId(id: unknown, what = 'Workflow id'): asserts id 
     throw new InvalidArgumentError(`${what} ${JSON.stringify(id)} contains control characters.`);
 }
 
+/** Run numbers (run history): positive integers. */
+export function assertRunNumber(run: unknown): asserts run is number {
+  if (typeof run !== 'number' || !Number.isSafeInteger(run) || run < 1)
+    throw new InvalidArgumentError(
+      `A run number is a positive integer (1 for a first run); got ${JSON.stringify(run)}.`,
+    );
+}
+
 /** Signal, update and query names: 1–200 characters. */
 export function assertHandlerName(name: unknown, what: string): asserts name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 200)

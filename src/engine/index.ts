@@ -6,7 +6,7 @@ export { createEngine } from './engine';
 export type { Engine, WorkflowHandle, ShutdownReport } from './engine';
 export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
-export type { StartOptions } from './lifecycle';
+export type { IdReuse, StartOptions } from './lifecycle';
 export { defineWorkflow, Operation, describeCommand } from './workflow';
 export type {
   ActivityContext,
@@ -45,9 +45,21 @@ export type {
   WorkflowDescription,
   WorkflowOwner,
   WorkflowSummary,
+  RunSummary,
 } from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
-export type { FenceRejection, TimelineDetails, TimelineEntry } from './records';
+export type { FenceRejection, ScheduledBy, TimelineDetails, TimelineEntry } from './records';
+export type { ScheduleSpecInput } from './schedules/schedules';
+export type {
+  ScheduleCatchUp,
+  ScheduleInfo,
+  ScheduleOverlap,
+  ScheduleSpec,
+  ScheduleStartOptions,
+  SlotOutcome,
+} from './schedules/records';
+export { scheduleCatchUps, scheduleOverlaps } from './schedules/records';
+export { acceptedCronForm, previewCron } from './schedules/cron';
 export type { StoredKeyKind } from './keys';
 export { describeStoredKey, hostKeys } from './keys';
 export type { AcquireHow, TakeoverReason, TerminalStatus, TimelineKind, WorkflowStatus } from './vocabulary';
@@ -73,13 +85,17 @@ export {
   InvalidArgumentError,
   InvalidOptionsError,
   InvalidWorkflowStateError,
+  InvalidScheduleError,
   NonDeterminismError,
   OwnershipModeMismatchError,
   PayloadNotSerializableError,
   PayloadTooLargeError,
   QueryFailedError,
+  ScheduleExistsError,
+  ScheduleNotFoundError,
   StorageError,
   UpdateRejectedError,
+  WorkflowIdReuseError,
   UpdateTimeoutError,
   WorkflowAlreadyExistsError,
   WorkflowCancelledError,

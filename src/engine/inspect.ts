@@ -13,6 +13,7 @@ import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
   decodeCheckpoint,
   decodeFenceRejection,
+  decodePastRun,
   decodeRecord,
   decodeTimelineRecord,
   type Checkpoint,
@@ -67,6 +68,7 @@ export type WorkflowFacts = Pick<
   | 'startedAt'
   | 'endedAt'
   | 'executionTimeoutMs'
+  | 'scheduledBy'
 > & { workflowId: string; workflowType: string; parentId?: string };
 
 /** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */
@@ -95,7 +97,15 @@ export type WorkflowDescription = WorkflowFacts & {
 /** One row of `list`: the record's identity and timing facts, with its owner and what it waits on. */
 export type WorkflowSummary = Pick<
   WorkflowFacts,
-  'workflowId' | 'workflowType' | 'version' | 'status' | 'createdAt' | 'startedAt' | 'endedAt' | 'parentId'
+  | 'workflowId'
+  | 'workflowType'
+  | 'version'
+  | 'run'
+  | 'status'
+  | 'createdAt'
+  | 'startedAt'
+  | 'endedAt'
+  | 'parentId'
 > & {
   updatedAt: number;
   owner: WorkflowOwner | null;
@@ -118,6 +128,11 @@ export type ListFilter = {
   limit?: number;
   /** `nextCursor` of the previous page. */
   cursor?: string;
+  /**
+   * Also list the earlier runs kept by run history, each right after its workflow's latest run (filters apply
+   * to every run; `limit` counts workflows, so a page may hold more rows).
+   */
+  allRuns?: boolean;
 };
 
 export type ListPage = { items: WorkflowSummary[]; nextCursor: string | null };
@@ -193,6 +208,79 @@ function ownerFrom(holder: Holder, session: Session | null | undefined): Workflo
 function corruptOf(error: unknown): { key: string; message: string } {
   if (error instanceof CorruptRecordError) return { key: error.key, message: error.message };
   return { key: '?', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** One run of a workflow id, for the run switcher: the latest first. */
+export type RunSummary = Pick<
+  WorkflowFacts,
+  'run' | 'workflowType' | 'version' | 'status' | 'createdAt' | 'startedAt' | 'endedAt'
+> & { latest: boolean };
+
+function runSummary(record: WorkflowRecord, latest: boolean): RunSummary {
+  const { run, workflowType, version, status, createdAt, startedAt, endedAt } = factsOf(record);
+  return {
+    run,
+    workflowType,
+    version,
+    status,
+    createdAt,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(endedAt !== undefined ? { endedAt } : {}),
+    latest,
+  };
+}
+
+/** Every run of `workflowId` still stored, latest first; empty when the id is unknown. */
+export async function listRuns(storage: Storage, workflowId: string): Promise<RunSummary[]> {
+  const [latestRaw, past] = await Promise.all([
+    storage.get(keys.record(workflowId)),
+    scanAll(storage, keys.pastRunsOf(workflowId)),
+  ]);
+  const runs: RunSummary[] = [];
+  if (latestRaw) runs.push(runSummary(decodeRecord(keys.record(workflowId), latestRaw), true));
+  for (const { key, value } of past.reverse()) {
+    try {
+      runs.push(runSummary(decodePastRun(key, value).record, false));
+    } catch {
+      // a corrupt past run is left out of the switcher; describe names it
+    }
+  }
+  return runs;
+}
+
+async function scanAll(storage: Storage, prefix: string): Promise<{ key: string; value: string }[]> {
+  const entries: { key: string; value: string }[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: 1000 });
+    entries.push(...page);
+    if (page.length < 1000) return entries;
+    after = page[page.length - 1]!.key;
+  }
+}
+
+/** A finished earlier run of `workflowId` (run history), or null when it is not stored. */
+export async function describePastRun(
+  storage: Storage,
+  workflowId: string,
+  run: number,
+): Promise<WorkflowDescription | null> {
+  const key = keys.pastRun(workflowId, run);
+  const raw = await storage.get(key);
+  if (!raw) return null;
+  const { record, checkpoint } = decodePastRun(key, raw);
+  return {
+    ...factsOf(record),
+    updatedAt: checkpoint.updatedAt ?? record.createdAt,
+    linkedChildren: checkpoint.linkedChildren,
+    owner: null,
+    epoch: null,
+    pending: null,
+    position: checkpoint.position,
+    state: checkpoint.state,
+    cancelRequested: checkpoint.cancel?.delivered === true,
+    historyLength: checkpoint.historyLength,
+    timelineLength: checkpoint.timelineLength,
+  };
 }
 
 export async function describeWorkflow(
@@ -273,11 +361,13 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
   const statuses =
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);
-  const singleStatus = statuses && statuses.length === 1 ? statuses[0]! : null;
+  // Listing every run walks the records: the status index names latest runs only.
+  const singleStatus = statuses && statuses.length === 1 && !filter.allRuns ? statuses[0]! : null;
   const base = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
   // Ids are escaped character by character, so the escaped id prefix is a key prefix: seek straight to it.
   const prefix = filter.idPrefix ? base + escapeId(filter.idPrefix) : base;
   const items: WorkflowSummary[] = [];
+  let workflows = 0;
   let after = filter.cursor;
   let nextCursor: string | null = null;
   for (;;) {
@@ -286,15 +376,18 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
     if (page.length === 0) break;
     const ids = page.map(({ key }) => workflowIdOf(key, base)!);
     const summaries = await summarize(storage, ids, singleStatus ? null : page.map(({ value }) => value));
+    const matches = (summary: WorkflowSummary): boolean =>
+      (!statuses || statuses.includes(summary.status)) &&
+      (!filter.workflowType || summary.workflowType === filter.workflowType) &&
+      (!filter.ownerEngineId || summary.owner?.engineId === filter.ownerEngineId) &&
+      (!filter.idPrefix || summary.workflowId.startsWith(filter.idPrefix));
+    const pastRuns = filter.allRuns ? await pastRunSummaries(storage, ids) : null;
     for (let index = 0; index < summaries.length; index++) {
-      const summary = summaries[index]!;
+      const rows = [summaries[index]!, ...(pastRuns?.[index] ?? [])].filter(matches);
       after = page[index]!.key;
-      if (statuses && !statuses.includes(summary.status)) continue;
-      if (filter.workflowType && summary.workflowType !== filter.workflowType) continue;
-      if (filter.ownerEngineId && summary.owner?.engineId !== filter.ownerEngineId) continue;
-      if (filter.idPrefix && !summary.workflowId.startsWith(filter.idPrefix)) continue;
-      items.push(summary);
-      if (items.length === limit) {
+      if (rows.length === 0) continue;
+      items.push(...rows);
+      if (++workflows === limit) {
         nextCursor = index < summaries.length - 1 || page.length === pageSize ? after : null;
         return { items, nextCursor };
       }
@@ -302,6 +395,55 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
     if (page.length < pageSize) break;
   }
   return { items, nextCursor };
+}
+
+/** The kept earlier runs of each of `ids` as list rows, latest first (a corrupt one is a row that says so). */
+async function pastRunSummaries(storage: Storage, ids: string[]): Promise<WorkflowSummary[][]> {
+  return Promise.all(
+    ids.map(async (id) =>
+      (await scanAll(storage, keys.pastRunsOf(id))).reverse().map(({ key, value }): WorkflowSummary => {
+        try {
+          const { record, checkpoint } = decodePastRun(key, value);
+          const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
+            factsOf(record);
+          return {
+            workflowId,
+            workflowType,
+            version,
+            run,
+            status,
+            createdAt,
+            ...(startedAt !== undefined ? { startedAt } : {}),
+            ...(endedAt !== undefined ? { endedAt } : {}),
+            ...(parentId !== undefined ? { parentId } : {}),
+            updatedAt: checkpoint.updatedAt ?? record.createdAt,
+            owner: null,
+            epoch: null,
+            waitingOn: null,
+            ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
+          };
+        } catch (error) {
+          return corruptSummary(id, error);
+        }
+      }),
+    ),
+  );
+}
+
+function corruptSummary(id: string, error: unknown): WorkflowSummary {
+  return {
+    workflowId: id,
+    workflowType: '?',
+    version: 0,
+    run: 0,
+    status: 'failed' as const,
+    createdAt: 0,
+    updatedAt: 0,
+    owner: null,
+    epoch: null,
+    waitingOn: null,
+    corrupt: corruptOf(error),
+  };
 }
 
 async function summarize(
@@ -341,12 +483,13 @@ async function summarize(
         corrupt = corruptOf(error);
       }
       const epoch = tryDecodeEpoch(epochRaw ?? null);
-      const { workflowId, workflowType, version, status, createdAt, startedAt, endedAt, parentId } =
+      const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
         factsOf(record);
       return {
         workflowId,
         workflowType,
         version,
+        run,
         status,
         createdAt,
         ...(startedAt !== undefined ? { startedAt } : {}),
@@ -360,18 +503,7 @@ async function summarize(
         ...(corrupt ? { corrupt } : {}),
       };
     } catch (error) {
-      return {
-        workflowId: id,
-        workflowType: '?',
-        version: 0,
-        status: 'failed' as const,
-        createdAt: 0,
-        updatedAt: 0,
-        owner: null,
-        epoch: null,
-        waitingOn: null,
-        corrupt: corruptOf(error),
-      };
+      return corruptSummary(id, error);
     }
   });
 }

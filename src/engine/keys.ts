@@ -49,6 +49,13 @@ export const keys = {
   commitRecord: (id: string, run: number, seq: number, commit: number) =>
     `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}:${pad(commit, seqWidth)}`,
   timelinePrefix: (id: string, run: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:`,
+  /**
+   * A finished run kept when its id was started again (run history): its record and last checkpoint. The
+   * latest run lives at `record` / `checkpoint`; earlier runs here, and every run's log under `timeline`.
+   */
+  pastRun: (id: string, run: number) => `wf-run:${escapeId(id)}:${pad(run, 6)}`,
+  pastRunsOf: (id: string) => `wf-run:${escapeId(id)}:`,
+  pastRunsPrefix: 'wf-run:',
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
   statusIndexPrefix: (status: WorkflowStatus) => `wf-idx:${status}:`,
@@ -96,6 +103,15 @@ export const keys = {
   /** Workflow definitions authored in the studio (source text). */
   definition: (name: string, version: number) => `def:${escapeId(name)}:${pad(version, 6)}`,
   definitionsPrefix: 'def:',
+  /** A schedule: its spec, state and last slots (src/engine/schedules). */
+  schedule: (name: string) => `sched:${escapeId(name)}`,
+  schedulesPrefix: 'sched:',
+  /** The due index of schedules: one entry per active schedule at the time it next needs a pass. */
+  scheduleDue: (dueAt: number, name: string) =>
+    `sched-due:${pad(Math.max(0, Math.floor(dueAt)), timeWidth)}:${escapeId(name)}`,
+  scheduleDuePrefix: 'sched-due:',
+  /** Upper bound (exclusive scan cursor) for schedule entries due at or before `time`. */
+  scheduleDueAfter: (time: number) => `sched-due:${pad(Math.max(0, Math.floor(time)), timeWidth)}:\uffff`,
 } as const;
 
 /** The part of `key` after `prefix`, split on `:` and unescaped. */
@@ -121,6 +137,16 @@ export function workflowIdOf(key: string, prefix: string): string | null {
   return id === undefined || id === '' ? null : unescapeId(id);
 }
 
+export type ParsedScheduleDueKey = { dueAt: number; name: string };
+
+export function parseScheduleDueKey(key: string): ParsedScheduleDueKey | null {
+  if (!key.startsWith(keys.scheduleDuePrefix)) return null;
+  const [due, name, ...rest] = fields(key, keys.scheduleDuePrefix);
+  if (due === undefined || name === undefined || name === '' || rest.length > 0) return null;
+  const dueAt = Number(due);
+  return Number.isFinite(dueAt) ? { dueAt, name: unescapeId(name) } : null;
+}
+
 export function parseDefinitionKey(key: string): { name: string; version: number } | null {
   if (!key.startsWith(keys.definitionsPrefix)) return null;
   const [name, version] = fields(key, keys.definitionsPrefix);
@@ -132,6 +158,7 @@ export function parseDefinitionKey(key: string): { name: string; version: number
 /** What a stored key holds, for hosts that react to the change feed (the studio's live updates). */
 export type StoredKeyKind =
   | 'record'
+  | 'past-run'
   | 'checkpoint'
   | 'status-index'
   | 'history'
@@ -149,10 +176,13 @@ export type StoredKeyKind =
   | 'fence-rejection'
   | 'engine'
   | 'definition'
+  | 'schedule'
+  | 'schedule-due'
   | 'other';
 
 const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 'second' | 'none' }[] = [
   { prefix: 'wf:', kind: 'record', id: 'first' },
+  { prefix: 'wf-run:', kind: 'past-run', id: 'first' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },
@@ -171,6 +201,8 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'fence-reject:', kind: 'fence-rejection', id: 'first' },
   { prefix: 'engine:', kind: 'engine', id: 'none' },
   { prefix: 'def:', kind: 'definition', id: 'none' },
+  { prefix: 'sched:', kind: 'schedule', id: 'none' },
+  { prefix: 'sched-due:', kind: 'schedule-due', id: 'none' },
 ];
 
 /** Classifies a stored key: what it holds and, for per-workflow keys, the workflow id. */

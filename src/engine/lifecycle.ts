@@ -25,6 +25,7 @@ import {
   InvalidWorkflowStateError,
   WorkflowAlreadyExistsError,
   WorkflowClaimUnavailableError,
+  WorkflowIdReuseError,
   WorkflowNotFoundError,
   WorkflowNotRegisteredError,
   serializeError,
@@ -38,11 +39,13 @@ import { readHolder } from './ownership/holder';
 import type { Ownership } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
 import {
+  encodePastRun,
   decodeCheckpoint,
   decodeRecord,
   isTerminal,
   type CancelRequest,
   type ParentLink,
+  type ScheduledBy,
   type SignalRecord,
   type TimerRecord,
   type WorkflowRecord,
@@ -68,7 +71,15 @@ export type StartOptions = {
   executionTimeoutMs?: number;
   /** Start later: the workflow is `pending` until then, in ms from now. */
   startDelayMs?: number;
+  /**
+   * When the id belongs to a finished workflow: start a new run of the same type (`'same-type'`, the
+   * default), of any type (`'any-type'`), or refuse (`'never'`). Earlier runs are kept (run history).
+   */
+  idReuse?: IdReuse;
 };
+
+export const idReuseValues = ['same-type', 'any-type', 'never'] as const;
+export type IdReuse = (typeof idReuseValues)[number];
 
 export type LifecycleDeps = {
   storage: Storage;
@@ -95,6 +106,11 @@ export type LifecycleDeps = {
 };
 
 type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
+
+/** A create batch (`planStart`): commit `conditions` + `operations`, then call `afterCommit`. */
+export type CreatePlan =
+  | { ok: true; run: number; conditions: Condition[]; operations: Operation[]; afterCommit: () => void }
+  | { ok: false; error: Error };
 
 const maxAttempts = 5;
 
@@ -156,12 +172,16 @@ export class Lifecycle {
       throw new InvalidOptionsError(
         'start options must be an object like { id, executionTimeoutMs, startDelayMs }.',
       );
-    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs']);
+    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs', 'idReuse']);
     for (const key of Object.keys(options))
       if (!known.has(key))
         throw new InvalidOptionsError(
-          `Unknown start option '${key}'; use id, executionTimeoutMs or startDelayMs.`,
+          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs or idReuse.`,
         );
+    if (options.idReuse !== undefined && !idReuseValues.includes(options.idReuse))
+      throw new InvalidOptionsError(
+        `start option idReuse must be one of ${idReuseValues.map((value) => `'${value}'`).join(', ')}; got ${quote(options.idReuse)}.`,
+      );
     const definition = this.deps.definition(type);
     if (!definition) throw new WorkflowNotRegisteredError(type);
     const id = options.id ?? uuidFrom(this.deps.random);
@@ -184,8 +204,15 @@ export class Lifecycle {
     return { id, input: stored, definition };
   }
 
-  /** Creates a workflow (pending or running) and, for running ones under workflow-lease, claims it. */
-  async start(type: string, input: unknown, options: StartOptions = {}): Promise<string> {
+  /**
+   * Creates a workflow (pending or running) and, for running ones under workflow-lease, claims it. Returns
+   * its id and the number of the run it created.
+   */
+  async start(
+    type: string,
+    input: unknown,
+    options: StartOptions = {},
+  ): Promise<{ id: string; run: number }> {
     const { id, input: stored, definition } = this.validateStart(type, input, options);
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
@@ -199,7 +226,7 @@ export class Lifecycle {
       this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         plan.afterCommit();
-        return id;
+        return { id, run: plan.run };
       }
       // Tell a claim conflict from our own conflicts by re-reading.
       const read = await this.#read(id);
@@ -214,6 +241,19 @@ export class Lifecycle {
         throw new WorkflowAlreadyExistsError(id, read.record.status);
     }
     throw new WorkflowClaimUnavailableError(id, null);
+  }
+
+  /**
+   * The create batch of a workflow, not committed: for a write that starts a workflow together with changes
+   * of its own (a schedule firing a slot commits it with the schedule's advance, in one conditional batch).
+   * The caller validated the arguments (`validateStart`), commits `conditions` and `operations` through the
+   * fenced writer, and calls `afterCommit` once they landed.
+   */
+  planStart(
+    args: { id: string; definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
+    scheduledBy: ScheduledBy,
+  ): Promise<CreatePlan> {
+    return this.#planCreate({ ...args, parent: undefined, scheduledBy });
   }
 
   /** The create batch of a child workflow, to be committed with its parent's turn. */
@@ -256,11 +296,9 @@ export class Lifecycle {
     input: Json | undefined;
     options: StartOptions;
     parent: ParentLink | undefined;
-  }): Promise<
-    | { ok: true; conditions: Condition[]; operations: Operation[]; afterCommit: () => void }
-    | { ok: false; error: Error }
-  > {
-    const { id, definition, input, options, parent } = args;
+    scheduledBy?: ScheduledBy;
+  }): Promise<CreatePlan> {
+    const { id, definition, input, options, parent, scheduledBy } = args;
     const { clock, engineId, ownership } = this.deps;
     const existing = await this.#read(id).catch((error: unknown) => {
       if (error instanceof CorruptRecordError) return 'corrupt' as const;
@@ -270,6 +308,11 @@ export class Lifecycle {
       return { ok: false, error: new WorkflowAlreadyExistsError(id, 'stored with a corrupt record') };
     if (existing && !isTerminal(existing.record.status))
       return { ok: false, error: new WorkflowAlreadyExistsError(id, existing.record.status) };
+    const idReuse = options.idReuse ?? 'same-type';
+    if (existing && idReuse === 'never')
+      return { ok: false, error: new WorkflowIdReuseError(id, existing.record.type, null) };
+    if (existing && idReuse === 'same-type' && existing.record.type !== definition.name)
+      return { ok: false, error: new WorkflowIdReuseError(id, existing.record.type, definition.name) };
     const [epochRaw, holderRaw] = existing
       ? [existing.epochRaw, existing.holderRaw]
       : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id)]);
@@ -288,6 +331,7 @@ export class Lifecycle {
       ...(delayed ? { startAt: now + options.startDelayMs! } : { startedAt: now }),
       ...(options.executionTimeoutMs !== undefined ? { executionTimeoutMs: options.executionTimeoutMs } : {}),
       ...(parent ? { parent } : {}),
+      ...(scheduledBy ? { scheduledBy } : {}),
       createdBy: engineId,
     };
     let minted: MintedClaim | null = null;
@@ -303,6 +347,7 @@ export class Lifecycle {
       workflowType: definition.name,
       version: definition.version,
       ...(parent ? { parentId: parent.id } : {}),
+      ...(scheduledBy ? { scheduledBy } : {}),
     };
     const notes: TimelineNote[] = [
       delayed
@@ -330,6 +375,13 @@ export class Lifecycle {
     );
     if (existing && existing.record.status !== record.status)
       operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
+    // Run history: the finished run is kept (its log already is, under its run number).
+    if (existing)
+      operations.push({
+        type: 'put',
+        key: keys.pastRun(id, existing.record.run),
+        value: encodePastRun(existing.record, existing.checkpoint),
+      });
     const timers: { key: string; timer: TimerRecord; dueAt: number }[] = [];
     const startKey = startTimerKey(record);
     if (startKey)
@@ -356,6 +408,7 @@ export class Lifecycle {
     }
     return {
       ok: true,
+      run,
       conditions,
       operations,
       afterCommit: () => {

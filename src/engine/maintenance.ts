@@ -3,12 +3,12 @@
  *
  * `run(now)` is one host-driven pass (`engine.runMaintenance`), in the order ownership.md prescribes:
  * construction gates (idempotent), renew every held claim, the reclaim scan, the signal and update polls,
- * pending result waiters, due durable timers, expired update responses (and, in manual mode, activity
- * attempt deadlines). Overlapping calls share the pass in flight.
+ * pending result waiters, due durable timers, due schedule slots, expired update responses (and, in manual
+ * mode, activity attempt deadlines). Overlapping calls share the pass in flight.
  *
  * In automatic mode one renew-interval timer drives four independent, single-flight passes — renew,
  * reclaim, signal poll, update poll — so a slow reclaim scan never delays renewal; result polls, the timer
- * scheduler's backstop and the update-response sweep run on a second timer. A pass that fails is reported as
+ * scheduler's backstop, the schedules' backstop and the update-response sweep run on a second timer. A pass that fails is reported as
  * a warning and simply runs again next time.
  */
 import type { Clock } from './clock';
@@ -22,6 +22,8 @@ export type MaintenancePasses = {
   pollUpdates(): Promise<void>;
   pollResults(now: number): Promise<void>;
   fireTimers(now: number): Promise<void>;
+  /** Starts the workflows of schedules whose slots are due (src/engine/schedules). */
+  fireSchedules(now: number): Promise<void>;
   expireUpdateResponses(now: number): Promise<void>;
   checkDeadlines(now: number): void;
 };
@@ -79,6 +81,7 @@ export class Maintenance {
     await this.single('pollUpdates');
     await this.single('pollResults', at());
     await this.single('fireTimers', at());
+    await this.single('fireSchedules', at());
     await this.single('expireUpdateResponses', at());
     this.#passes.checkDeadlines(at());
   }
@@ -110,6 +113,7 @@ export class Maintenance {
     this.#every(() => {
       void this.single('pollResults');
       void this.single('fireTimers');
+      void this.single('fireSchedules');
       void this.single('expireUpdateResponses');
     });
   }

@@ -22,6 +22,10 @@ export type EngineMetrics = {
   storageTransactions: number;
   groupedTransactions: number;
   groupedBatches: number;
+  /** Workflows this engine started for a schedule's slot (or trigger). */
+  scheduleStarts: number;
+  /** Schedule writes this engine lost to another engine that took the same slot first. */
+  scheduleSlotConflicts: number;
 };
 
 export class MetricsCounters {
@@ -42,4 +46,6 @@ export class MetricsCounters {
   workflowsFinished = 0;
   operationsCommitted = 0;
   activitiesRun = 0;
+  scheduleStarts = 0;
+  scheduleSlotConflicts = 0;
 }

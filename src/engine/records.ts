@@ -6,6 +6,7 @@
 import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
 import {
+  isTerminal,
   isWorkflowStatus,
   type AcquireHow,
   type TakeoverReason,
@@ -46,8 +47,16 @@ export type WorkflowRecord = {
   endedAt?: number;
   executionTimeoutMs?: number;
   parent?: ParentLink;
+  /** Started by a schedule (src/engine/schedules): which one, and for which slot. */
+  scheduledBy?: ScheduledBy;
   createdBy: string;
 };
+
+/**
+ * What started a scheduled workflow: the schedule's name and the slot (the cron time, epoch ms) it was
+ * started for; `trigger: true` for a run started by `triggerSchedule` (its slot is the time of the trigger).
+ */
+export type ScheduledBy = { schedule: string; slot: number; trigger?: true };
 
 /** One leaf operation of the frontier (the operation the workflow waits on). */
 export type Leaf = {
@@ -141,8 +150,20 @@ type At = { pos: number; member: number };
  * studio's custody lanes, the invariant checks) get typed fields instead of re-parsing JSON.
  */
 export type TimelineDetails = {
-  scheduled: { workflowType: string; version: number; startAt: number; parentId?: string };
-  started: { workflowType: string; version: number; parentId?: string; delayed?: boolean };
+  scheduled: {
+    workflowType: string;
+    version: number;
+    startAt: number;
+    parentId?: string;
+    scheduledBy?: ScheduledBy;
+  };
+  started: {
+    workflowType: string;
+    version: number;
+    parentId?: string;
+    delayed?: boolean;
+    scheduledBy?: ScheduledBy;
+  };
   'claim-acquired': { engineId: string; epoch: number; how: AcquireHow };
   'claim-taken-over': {
     fromEngineId: string | null;
@@ -277,6 +298,24 @@ export function decodeCheckpoint(key: string, raw: string): Checkpoint {
   if (isObject(value.frontier)) need(Array.isArray(value.frontier.leaves), key, 'frontier without leaves');
   need(Array.isArray(value.linkedChildren), key, 'bad linkedChildren');
   return value as unknown as Checkpoint;
+}
+
+/** A finished run kept when its id was started again (`keys.pastRun`). */
+export type PastRun = { v: 1; record: WorkflowRecord; checkpoint: Checkpoint };
+
+export function encodePastRun(record: WorkflowRecord, checkpoint: Checkpoint): string {
+  return JSON.stringify({ v: 1, record, checkpoint } satisfies PastRun);
+}
+
+export function decodePastRun(key: string, raw: string): PastRun {
+  const value = parseJson(key, raw);
+  need(isObject(value), key, 'not an object');
+  need(value.v === 1, key, `unknown past-run version ${JSON.stringify(value.v)}`);
+  need(isObject(value.record) && isObject(value.checkpoint), key, 'missing record or checkpoint');
+  const record = decodeRecord(key, JSON.stringify(value.record));
+  const checkpoint = decodeCheckpoint(key, JSON.stringify(value.checkpoint));
+  need(isTerminal(record.status), key, `a past run must be finished; it is ${record.status}`);
+  return { v: 1, record, checkpoint };
 }
 
 /** A history entry of the earlier layout, stored under its own `wf-hist:` key. */

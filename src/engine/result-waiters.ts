@@ -13,13 +13,14 @@ import type { Clock } from './clock';
 import {
   WorkflowCancelledError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   WorkflowTerminatedError,
   WorkflowTimedOutError,
 } from './errors';
 import type { EngineEvent, ResultSettledVia } from './events';
 import { keys } from './keys';
 import type { MetricsCounters } from './metrics';
-import { decodeRecord, isTerminal, type WorkflowRecord } from './records';
+import { decodePastRun, decodeRecord, isTerminal, type WorkflowRecord } from './records';
 
 export type ResultWaiterInfo = {
   waiterId: number;
@@ -28,7 +29,12 @@ export type ResultWaiterInfo = {
   settled: { at: number; via: ResultSettledVia; latencyMs: number; status: string } | null;
 };
 
-type Waiter = ResultWaiterInfo & { resolve: (value: unknown) => void; reject: (error: unknown) => void };
+type Waiter = ResultWaiterInfo & {
+  /** The run waited on (a handle pinned by `start` or `{ run }`); undefined: whichever run is latest. */
+  run: number | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+};
 
 /** The outcome of a finished workflow as `result()` reports it. */
 export function settleFromRecord(
@@ -77,12 +83,13 @@ export class ResultWaiters {
     return this.#pending.size;
   }
 
-  /** Waits for `workflowId` to finish. */
-  wait(workflowId: string): Promise<unknown> {
+  /** Waits for `workflowId` (its run `run`, or its latest run) to finish. */
+  wait(workflowId: string, run?: number): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         waiterId: this.#nextId++,
         workflowId,
+        run,
         since: this.deps.clock.now(),
         settled: null,
         resolve,
@@ -123,22 +130,46 @@ export class ResultWaiters {
       if (!this.deps.keepPendingOnReadError) for (const id of ids) this.#rejectAll(id, error);
       return;
     }
+    const overtaken: { id: string; run: number }[] = [];
     ids.forEach((id, index) => {
       const raw = raws[index];
       if (!raw) return;
       try {
         const record = decodeRecord(keys.record(id), raw);
         if (isTerminal(record.status)) this.#settleAll(record, via);
+        for (const waiter of this.#pending.values())
+          if (waiter.workflowId === id && waiter.run !== undefined && waiter.run < record.run)
+            overtaken.push({ id, run: waiter.run });
       } catch (error) {
         this.#rejectAll(id, error);
       }
     });
+    // A pinned run that finished and was followed by another run of the id: its outcome is kept (run history).
+    for (const { id, run } of overtaken) await this.#settlePast(id, run, via);
+  }
+
+  async #settlePast(workflowId: string, run: number, via: ResultSettledVia): Promise<void> {
+    const key = keys.pastRun(workflowId, run);
+    let raw: string | null;
+    try {
+      raw = await this.deps.storage.get(key);
+    } catch (error) {
+      if (!this.deps.keepPendingOnReadError) this.#rejectAll(workflowId, error, run);
+      return;
+    }
+    if (!raw) return this.#rejectAll(workflowId, new WorkflowNotFoundError(workflowId, run), run);
+    try {
+      this.#settleAll(decodePastRun(key, raw).record, via);
+    } catch (error) {
+      this.#rejectAll(workflowId, error, run);
+    }
   }
 
   #settleAll(record: WorkflowRecord, via: ResultSettledVia): void {
     const now = this.deps.clock.now();
     for (const waiter of [...this.#pending.values()]) {
       if (waiter.workflowId !== record.id) continue;
+      if (waiter.run !== undefined && waiter.run !== record.run) continue;
       this.#pending.delete(waiter.waiterId);
       const latencyMs = record.endedAt !== undefined ? Math.max(0, now - record.endedAt) : 0;
       this.#remember({ ...waiter, settled: { at: now, via, latencyMs, status: record.status } });
@@ -150,9 +181,10 @@ export class ResultWaiters {
     }
   }
 
-  #rejectAll(workflowId: string, error: unknown): void {
+  #rejectAll(workflowId: string, error: unknown, run?: number): void {
     for (const waiter of [...this.#pending.values()]) {
       if (waiter.workflowId !== workflowId) continue;
+      if (run !== undefined && waiter.run !== run) continue;
       this.#pending.delete(waiter.waiterId);
       waiter.reject(error);
     }

@@ -417,7 +417,7 @@ class Host implements EngineHost {
       compileDefinition: ({ source }) => this.#check(source),
       start: withEngine(async (engine, { workflowType, input, options }) => {
         const handle = await engine.start(workflowType, input, options ?? {});
-        return { workflowId: handle.workflowId };
+        return { workflowId: handle.workflowId, run: handle.run! };
       }),
       signal: withEngine(async (engine, { workflowId, name, payload }) => {
         await engine.signal(workflowId, name, payload);
@@ -447,16 +447,36 @@ class Host implements EngineHost {
         return null;
       }),
       result: withEngine(
-        async (engine, { workflowId }) => (await engine.handle(workflowId).result()) ?? null,
+        async (engine, { workflowId, run }) =>
+          (await engine.handle(workflowId, run === undefined ? {} : { run }).result()) ?? null,
       ),
-      describe: withEngine((engine, { workflowId }) => engine.describe(workflowId)),
+      describe: withEngine((engine, { workflowId, run }) =>
+        engine.describe(workflowId, run === undefined ? {} : { run }),
+      ),
+      runs: withEngine((engine, { workflowId }) => engine.runs(workflowId)),
       list: withEngine((engine, { filter }) => engine.list(filter ?? {})),
-      timeline: withEngine((engine, { workflowId, after, limit }) =>
+      timeline: withEngine((engine, { workflowId, run, after, limit }) =>
         engine.timeline(workflowId, {
+          ...(run === undefined ? {} : { run }),
           ...(after === undefined ? {} : { after }),
           ...(limit === undefined ? {} : { limit }),
         }),
       ),
+      schedules: withEngine((engine) => engine.schedules()),
+      describeSchedule: withEngine((engine, { name }) => engine.describeSchedule(name)),
+      createSchedule: withEngine((engine, { name, spec, replace }) =>
+        engine.schedule(name, spec, replace === undefined ? {} : { replace }),
+      ),
+      pauseSchedule: withEngine((engine, { name }) => engine.pauseSchedule(name)),
+      resumeSchedule: withEngine((engine, { name }) => engine.resumeSchedule(name)),
+      triggerSchedule: withEngine(async (engine, { name }) => {
+        const handle = await engine.triggerSchedule(name);
+        return { workflowId: handle.workflowId, run: (await handle.describe()).run };
+      }),
+      deleteSchedule: withEngine(async (engine, { name }) => {
+        await engine.deleteSchedule(name);
+        return null;
+      }),
       claims: withEngine((engine) => engine.claims()),
       fenceRejections: withEngine((engine, { workflowId }) => engine.fenceRejections(workflowId)),
       resultWaiters: withEngine(async (engine) => engine.resultWaiters()),

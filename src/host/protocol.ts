@@ -30,6 +30,9 @@ import type {
   ListFilter,
   ListPage,
   ResultWaiterInfo,
+  RunSummary,
+  ScheduleInfo,
+  ScheduleSpecInput,
   SerializedError,
   ShutdownReport,
   StartOptions,
@@ -47,7 +50,7 @@ export type { CompileReport, DeleteOutcome, SaveOutcome };
 export type DefinitionDiagnostic = Diagnostic;
 
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /**
  * The claim timings of the studio's engines, defined once: a claim (an engine's session) lives 6 s without
@@ -266,7 +269,8 @@ export interface Methods {
   hello: { params: { protocolVersion: number } & WorkerConfig; result: HelloResult };
   start: {
     params: { workflowType: string; input?: unknown; options?: StartOptions };
-    result: { workflowId: string };
+    /** The id and the run it started (1, or the next run of a finished id started again). */
+    result: { workflowId: string; run: number };
   };
   signal: { params: { workflowId: string; name: string; payload?: unknown }; result: null };
   query: { params: { workflowId: string; name: string; arg?: unknown }; result: unknown };
@@ -278,11 +282,31 @@ export interface Methods {
   terminate: { params: { workflowId: string; reason?: string }; result: null };
   suspend: { params: { workflowId: string }; result: null };
   resume: { params: { workflowId: string }; result: null };
-  /** Waits for the workflow to finish (as a result waiter of this engine). */
-  result: { params: { workflowId: string }; result: unknown };
-  describe: { params: { workflowId: string }; result: WorkflowDescription };
+  /** Waits for the workflow (its latest run, or `run`) to finish (as a result waiter of this engine). */
+  result: { params: { workflowId: string; run?: number }; result: unknown };
+  /** The latest run, or `run`: an earlier run kept by run history. */
+  describe: { params: { workflowId: string; run?: number }; result: WorkflowDescription };
+  /** Every stored run of a workflow id, latest first. */
+  runs: { params: { workflowId: string }; result: RunSummary[] };
   list: { params: { filter?: ListFilter }; result: ListPage };
-  timeline: { params: { workflowId: string; after?: number; limit?: number }; result: TimelineEntry[] };
+  timeline: {
+    params: { workflowId: string; run?: number; after?: number; limit?: number };
+    result: TimelineEntry[];
+  };
+  /** Every schedule of the store. */
+  schedules: { params: Empty; result: ScheduleInfo[] };
+  describeSchedule: { params: { name: string }; result: ScheduleInfo };
+  /** Creates a schedule (unchanged when it exists with the same spec; a different one needs `replace`). */
+  createSchedule: {
+    params: { name: string; spec: ScheduleSpecInput; replace?: boolean };
+    result: ScheduleInfo;
+  };
+  pauseSchedule: { params: { name: string }; result: ScheduleInfo };
+  resumeSchedule: { params: { name: string }; result: ScheduleInfo };
+  /** Starts one run of the schedule now, outside its slots. */
+  triggerSchedule: { params: { name: string }; result: { workflowId: string; run: number } };
+  /** Deletes a schedule; the workflows it started are left alone. */
+  deleteSchedule: { params: { name: string }; result: null };
   claims: { params: Empty; result: ClaimInfo[] };
   fenceRejections: { params: { workflowId?: string }; result: FenceRejection[] };
   resultWaiters: { params: Empty; result: ResultWaiterInfo[] };
@@ -351,7 +375,8 @@ export type ResponseMessage =
  * `workflows`: records, checkpoints, status index. `timelines`: timeline entries. `claims`: holder and epoch
  * records. `sessions`: engine sessions (their renewal extends every claim of the engine; it changes no
  * claim). `engines`: presence records. `messages`: signals, cancel requests, updates. `timers`: durable
- * timers. `fence-rejections`: refused writes. `definitions`: authored definitions. `other`: anything else.
+ * timers. `fence-rejections`: refused writes. `definitions`: authored definitions. `schedules`: schedule
+ * records and their due index. `other`: anything else.
  */
 export type StoreArea =
   | 'workflows'
@@ -363,6 +388,7 @@ export type StoreArea =
   | 'timers'
   | 'fence-rejections'
   | 'definitions'
+  | 'schedules'
   | 'other';
 
 export type PushMessage =
@@ -393,6 +419,7 @@ type FieldRule =
   | 'number'
   | 'number?'
   | 'boolean?'
+  | 'object'
   | 'object?'
   | 'unknown?'
   | 'mode';
@@ -407,10 +434,18 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   terminate: { workflowId: 'string', reason: 'string?' },
   suspend: { workflowId: 'string' },
   resume: { workflowId: 'string' },
-  result: { workflowId: 'string' },
-  describe: { workflowId: 'string' },
+  result: { workflowId: 'string', run: 'integer?' },
+  describe: { workflowId: 'string', run: 'integer?' },
+  runs: { workflowId: 'string' },
   list: { filter: 'object?' },
-  timeline: { workflowId: 'string', after: 'integer?', limit: 'integer?' },
+  timeline: { workflowId: 'string', run: 'integer?', after: 'integer?', limit: 'integer?' },
+  schedules: {},
+  describeSchedule: { name: 'string' },
+  createSchedule: { name: 'string', spec: 'object', replace: 'boolean?' },
+  pauseSchedule: { name: 'string' },
+  resumeSchedule: { name: 'string' },
+  triggerSchedule: { name: 'string' },
+  deleteSchedule: { name: 'string' },
   claims: {},
   fenceRejections: { workflowId: 'string?' },
   resultWaiters: {},
@@ -467,6 +502,7 @@ function checkField(rule: FieldRule, value: unknown): string | null {
         : `must be a finite number, not ${describeValue(value)}`;
     case 'boolean?':
       return typeof value === 'boolean' ? null : `must be true or false, not ${describeValue(value)}`;
+    case 'object':
     case 'object?':
       return isPlainObject(value) ? null : `must be a plain object, not ${describeValue(value)}`;
     case 'mode':

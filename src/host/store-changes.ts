@@ -16,6 +16,7 @@ const studioKeyPrefix = 'studio:';
 
 const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   record: 'workflows',
+  'past-run': 'workflows',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   history: 'workflows',
@@ -34,6 +35,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   'fence-rejection': 'fence-rejections',
   engine: 'engines',
   definition: 'definitions',
+  schedule: 'schedules',
+  'schedule-due': 'schedules',
   other: 'other',
 };
 

@@ -44,7 +44,7 @@ export type SimulationOptions = {
   /** Scheduler steps before the wind-down; default 250. */
   steps?: number;
   /** The shared store; default a MemoryStorage. */
-  storage?: () => Storage;
+  storage?: () => Storage | Promise<Storage>;
 };
 
 export type SimulationReport = {
@@ -80,10 +80,12 @@ class AuditedStorage implements Storage {
   readonly #shadow = new Map<string, string>();
   readonly #epochOwners = new Map<string, string>();
   readonly watch?: Storage['watch'];
+  readonly syncWatchers?: Storage['syncWatchers'];
 
   constructor(private readonly inner: Storage) {
     this.capabilities = inner.capabilities;
     if (inner.watch) this.watch = (prefix, listener) => inner.watch!(prefix, listener);
+    if (inner.syncWatchers) this.syncWatchers = () => inner.syncWatchers!();
   }
 
   get(key: string) {
@@ -180,7 +182,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
   const engineCount = options.engines ?? between(3, 5);
   const workflowCount = options.workflows ?? 50;
-  const audited = new AuditedStorage(options.storage?.() ?? new MemoryStorage());
+  const audited = new AuditedStorage((await options.storage?.()) ?? new MemoryStorage());
   const world = new TestWorld({ storage: audited, seed: options.seed });
   const executions: { workflowId: string; name: string; attempt: number }[] = [];
   const clock = world.clock;

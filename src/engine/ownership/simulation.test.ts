@@ -4,8 +4,10 @@
  */
 import 'fake-indexeddb/auto';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IndexedDbStorage } from '../../storage/indexeddb';
+import { PostgresStorage } from '../../storage/postgres';
+import { createTestDatabase, freshSchema, type TestDatabase } from '../../storage/postgres.test-support';
 import { runSimulation } from './simulation.test-support';
 
 function explain(report: Awaited<ReturnType<typeof runSimulation>>): string {
@@ -35,5 +37,38 @@ describe('28. randomised multi-engine simulation', () => {
         }),
     });
     expect(report.violations, explain(report)).toEqual([]);
+  });
+
+  describe('over PostgreSQL', () => {
+    let database: TestDatabase;
+    const opened: PostgresStorage[] = [];
+    beforeAll(async () => {
+      database = await createTestDatabase();
+    }, 60_000);
+    afterAll(async () => {
+      await Promise.all(opened.map((storage) => storage.close()));
+      await database?.drop();
+    });
+
+    for (const seed of [21, 22]) {
+      it(`keeps every invariant on PostgresStorage (seed ${seed})`, async () => {
+        const report = await runSimulation({
+          seed,
+          workflows: 20,
+          steps: 150,
+          storage: async () => {
+            const storage = await PostgresStorage.open({
+              connectionString: database.url,
+              schema: freshSchema(),
+              maxConnections: 4,
+            });
+            opened.push(storage);
+            return storage;
+          },
+        });
+        expect(report.violations, explain(report)).toEqual([]);
+        expect(report.stats.statuses.running ?? 0).toBe(0);
+      }, 120_000);
+    }
   });
 });

@@ -26,11 +26,13 @@ import { queryKeys } from './query-keys';
 
 /** A workflow's list row, from its description (the same fields `list` reports). */
 export function summaryOf(description: WorkflowDescription): WorkflowSummary {
-  const { workflowId, workflowType, version, status, createdAt, startedAt, endedAt, parentId } = description;
+  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
+    description;
   return {
     workflowId,
     workflowType,
     version,
+    run,
     status,
     createdAt,
     ...(startedAt !== undefined ? { startedAt } : {}),
