@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../storage/memory';
+import { SimulatedClock } from './clock';
 import { TestWorld } from './engine.test-support';
 import { createEngine } from './engine';
 import {
@@ -106,6 +107,30 @@ describe('bad input is rejected before anything is written', () => {
     await expect(createEngine({ storage, backgroundTasks: 'sometimes' as never })).rejects.toThrow(
       /"sometimes"/,
     );
+  });
+
+  it('a clock outside 2000–2200 is refused at start, before anything is written', async () => {
+    const storage = new MemoryStorage();
+    for (const ownership of ['none', 'workflow-lease'] as const) {
+      const nearEpoch = new SimulatedClock(1_000_000);
+      const refused = createEngine({ storage, ownership, clock: nearEpoch, backgroundTasks: 'manual' });
+      await expect(refused).rejects.toBeInstanceOf(InvalidOptionsError);
+      await expect(
+        createEngine({ storage, ownership, clock: nearEpoch, backgroundTasks: 'manual' }),
+      ).rejects.toThrow(/now\(\) returned 1000000.*between 2000-01-01T00:00:00.000Z and 2200/);
+    }
+    expect(await storage.scan('')).toEqual([]);
+    // A real date works, and claims hold with it.
+    const world = new TestWorld({ storage });
+    const engine = await world.engine([echo], {
+      ownership: 'workflow-lease',
+      workflowClaimTtlMs: 3000,
+      workflowClaimRenewIntervalMs: 1000,
+    });
+    const handle = await engine.start(echo, 1);
+    await world.advance(10_000, { stepMs: 1000 });
+    expect((await handle.describe()).owner?.engineId).toBe(engine.id);
+    await world.shutdownAll();
   });
 });
 

@@ -53,7 +53,7 @@ import { MetricsCounters, type EngineMetrics } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
 import { createOwnership } from './ownership/create';
 import { FencedWriter } from './ownership/fenced-write';
-import type { ClaimHow, Ownership } from './ownership/ownership';
+import type { ClaimHolder, ClaimHow, Ownership, ReclaimOutcome } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
 import {
   decodeCheckpoint,
@@ -155,6 +155,11 @@ export interface Engine {
   ): Promise<TimelineEntry[]>;
   /** Resumes every non-terminal workflow this engine can own; resolves with how many it now drives. */
   recoverAll(): Promise<number>;
+  /**
+   * Who holds the workflow's claim and whether that holder is live now (`workflow-lease`); null when nobody
+   * holds it (finished, suspended, pending, or between owners) or the mode has no per-workflow claims.
+   */
+  claimHolder(workflowId: string): Promise<ClaimHolder | null>;
   /** One host-driven pass of all background work (see ownership.md for the order). */
   runMaintenance(now?: number): Promise<void>;
   /**
@@ -163,6 +168,11 @@ export interface Engine {
    * Shares a pass already in flight.
    */
   reclaim(): Promise<void>;
+  /**
+   * Takes one workflow over now when — and only when — it has no holder or its holder is expired or dead,
+   * and drives it here; a live holder is left alone (`held-live`). Needs `workflow-lease`.
+   */
+  reclaim(workflowId: string): Promise<ReclaimOutcome>;
   subscribe(listener: EngineListener): () => void;
   metrics(): EngineMetrics;
   /** Every holder record in the store (workflow-lease). */
@@ -676,6 +686,12 @@ class ShuttleEngine implements Engine {
     return readTimeline(this.#storage, workflowId, { ...options, run });
   }
 
+  async claimHolder(workflowId: string): Promise<ClaimHolder | null> {
+    this.#assertOpen(true);
+    assertWorkflowId(workflowId);
+    return this.#owner.holderOf(workflowId);
+  }
+
   async recoverAll(): Promise<number> {
     this.#assertOpen();
     await this.#owner.reclaim({ full: true });
@@ -803,9 +819,13 @@ class ShuttleEngine implements Engine {
     return this.#maintenance.run(now);
   }
 
-  async reclaim(): Promise<void> {
+  reclaim(): Promise<void>;
+  reclaim(workflowId: string): Promise<ReclaimOutcome>;
+  async reclaim(workflowId?: string): Promise<void | ReclaimOutcome> {
     this.#assertOpen();
-    return this.#maintenance.single('reclaim');
+    if (workflowId === undefined) return this.#maintenance.single('reclaim');
+    assertWorkflowId(workflowId);
+    return this.#owner.claimOne(workflowId);
   }
 
   /** The passes background work runs (maintenance.ts decides when, and in which order). */

@@ -4,6 +4,7 @@
  */
 import type { Storage } from '../storage/types';
 import { systemClock, systemRandom, type Clock } from './clock';
+import { isPlausibleTime, plausibleTimes } from './ownership/holder';
 import { InvalidOptionsError } from './errors';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
@@ -121,6 +122,22 @@ function ttlAndRenew(ttlName: string, ttl: number, renewName: string, renew: num
     );
 }
 
+/**
+ * Claims, sessions and leases store times and read a time outside 2000–2200 as corrupt (fail closed), so an
+ * injected clock outside that range would make every claim look expired to every engine. Such a clock is
+ * refused at start rather than half-working: a test clock starts at a real date (SimulatedClock's default is
+ * 2026-01-01).
+ */
+function assertPlausibleClock(clock: Clock): void {
+  if (typeof clock?.now !== 'function')
+    throw new InvalidOptionsError('options.clock must have now(), setTimeout() and clearTimeout().');
+  const now = clock.now();
+  if (!isPlausibleTime(now))
+    throw new InvalidOptionsError(
+      `options.clock.now() returned ${quote(now)}; Shuttle needs epoch milliseconds between ${new Date(plausibleTimes.min).toISOString()} and ${new Date(plausibleTimes.max).toISOString()} (ownership records outside that range read as corrupt). Start a test clock at a real date, e.g. new SimulatedClock(Date.UTC(2026, 0, 1)).`,
+    );
+}
+
 export function resolveOptions(options: EngineOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionsError('createEngine needs an options object with at least { storage }.');
@@ -175,6 +192,8 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     // 'none' ignores claim options, but a poll interval is still useful for cross-call result waiters.
     renewIntervalMs = options.workflowClaimRenewIntervalMs;
   }
+  const clock = options.clock ?? systemClock;
+  assertPlausibleClock(clock);
   const maxPayloadBytes = positive('limits.maxPayloadBytes', options.limits?.maxPayloadBytes, 256 * 1024);
   if (maxPayloadBytes > 900 * 1024)
     throw new InvalidOptionsError(
@@ -185,7 +204,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     workflows: options.workflows ?? [],
     ownership,
     backgroundTasks,
-    clock: options.clock ?? systemClock,
+    clock,
     random: options.random ?? systemRandom,
     engineId: options.engineId,
     liveness: options.liveness,

@@ -10,10 +10,13 @@ import { GlobalLease } from './global-lease';
 import { tryDecodeEpoch } from './holder';
 import { checkModeMarker } from './mode-marker';
 import { driveEveryRunning } from './none';
+import { InvalidOptionsError } from '../errors';
 import type {
+  ClaimHolder,
   Fence,
   Ownership,
   OwnershipDeps,
+  ReclaimOutcome,
   ReleaseReport,
   WorkflowChange,
   WriteOutcome,
@@ -129,6 +132,16 @@ export class LeaseOwnership implements Ownership {
 
   reclaim(): Promise<void> {
     return driveEveryRunning(this.#deps);
+  }
+
+  async holderOf(): Promise<ClaimHolder | null> {
+    return null;
+  }
+
+  async claimOne(workflowId: string): Promise<ReclaimOutcome> {
+    throw new InvalidOptionsError(
+      `reclaim('${workflowId}') needs ownership 'workflow-lease': under '${this.mode}' there are no per-workflow claims to take over.`,
+    );
   }
 
   owned(driving: () => string[]): string[] {

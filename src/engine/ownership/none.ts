@@ -6,10 +6,13 @@
  */
 import type { Operation } from '../../storage/types';
 import { keys, workflowIdOf } from '../keys';
+import { InvalidOptionsError } from '../errors';
 import type {
+  ClaimHolder,
   Fence,
   Ownership,
   OwnershipDeps,
+  ReclaimOutcome,
   ReleaseReport,
   WorkflowChange,
   WriteOutcome,
@@ -99,6 +102,16 @@ export class NoOwnership implements Ownership {
 
   reclaim(): Promise<void> {
     return driveEveryRunning(this.deps);
+  }
+
+  async holderOf(): Promise<ClaimHolder | null> {
+    return null;
+  }
+
+  async claimOne(workflowId: string): Promise<ReclaimOutcome> {
+    throw new InvalidOptionsError(
+      `reclaim('${workflowId}') needs ownership 'workflow-lease': under '${this.mode}' there are no per-workflow claims to take over.`,
+    );
   }
 
   owned(driving: () => string[]): string[] {

@@ -84,6 +84,28 @@ export type OwnershipDeps = {
 /** What the engine reports about ownership when it shuts down. */
 export type ReleaseReport = { claimsReleased: number; leaseReleased: boolean };
 
+/** A workflow's claim holder as `engine.claimHolder` reports it. */
+export type ClaimHolder = {
+  engineId: string;
+  epoch: number;
+  claimedAt: number;
+  /** When the claim lapses unless renewed (its engine's session expiry), epoch ms. */
+  expiresAt: number;
+  /** False when a takeover may take it now: expired past the grace, its session ended, or its engine dead. */
+  live: boolean;
+};
+
+/**
+ * What `engine.reclaim(id)` did: `acquired` (it had no holder) or `taken-over` (its holder was not live), at
+ * `epoch`; `already-held` by this engine; `held-live` by `holder`; `not-running` (finished, suspended or
+ * pending: nothing to drive); `ineligible` (this engine has no definition of its type, or claims nothing);
+ * `lost-race` (another engine claimed it meanwhile); `corrupt` (its records cannot be read).
+ */
+export type ReclaimOutcome =
+  | { outcome: 'acquired' | 'taken-over' | 'already-held'; epoch: number }
+  | { outcome: 'held-live'; holder: ClaimHolder }
+  | { outcome: 'not-running' | 'ineligible' | 'lost-race' | 'corrupt' };
+
 export interface Ownership {
   readonly mode: OwnershipMode;
 
@@ -150,6 +172,18 @@ export interface Ownership {
   renew(): Promise<void>;
   /** Finds workflows nobody drives that this engine may run, and drives them; `full` scans everything. */
   reclaim(options?: { full?: boolean }): Promise<void>;
+
+  // -- One workflow's claim, on request (engine.claimHolder / engine.reclaim)
+  /**
+   * Who holds `workflowId` and whether that holder is live now (its claim, session and the liveness oracle,
+   * judged as a takeover would judge them); null when nobody holds it, or this mode has no per-workflow claims.
+   */
+  holderOf(workflowId: string): Promise<ClaimHolder | null>;
+  /**
+   * Claims `workflowId` now if it has no holder (acquire) or its holder is not live (takeover), and drives it.
+   * Throws `InvalidOptionsError` in a mode without per-workflow claims.
+   */
+  claimOne(workflowId: string): Promise<ReclaimOutcome>;
 
   // -- Views
   /** Ids of the workflows this engine holds (or drives, outside workflow-lease). */

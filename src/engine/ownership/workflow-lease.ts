@@ -22,7 +22,7 @@
  * only if every condition holds. The epoch is what says *why* a write was refused.
  */
 import type { Operation } from '../../storage/types';
-import { WorkflowClaimUnavailableError } from '../errors';
+import { WorkflowClaimUnavailableError, WorkflowNotFoundError } from '../errors';
 import type { WakeKind } from '../events';
 import { keys } from '../keys';
 import type { FenceRejection } from '../records';
@@ -30,8 +30,16 @@ import { ClaimManager, claimKeysOf } from './claim-manager';
 import { ClaimRegistry } from './claims';
 import { decodeEpoch, decodeHolder, tryDecodeEpoch } from './holder';
 import { checkModeMarker } from './mode-marker';
-import { decodeSession, isSessionLive } from './session';
-import type { Fence, Ownership, OwnershipDeps, ReleaseReport, WriteOutcome } from './ownership';
+import { claimExpiry, decodeSession, isHolderLive, isSessionLive } from './session';
+import type {
+  ClaimHolder,
+  Fence,
+  Ownership,
+  OwnershipDeps,
+  ReclaimOutcome,
+  ReleaseReport,
+  WriteOutcome,
+} from './ownership';
 import { buildRotation, type MintedClaim } from './transitions';
 
 const noFence: Fence = { conditions: [], heldEpoch: 0 };
@@ -306,6 +314,50 @@ export class WorkflowLeaseOwnership implements Ownership {
 
   async reclaim(options: { full?: boolean } = {}): Promise<void> {
     if (this.#deps.claimWorkflows) await this.#claims.reclaim(options);
+  }
+
+  async holderOf(workflowId: string): Promise<ClaimHolder | null> {
+    const { storage, liveness, clock } = this.#deps;
+    const raw = await storage.get(keys.ownerHolder(workflowId));
+    const holder = raw === null ? null : decodeHolder(raw);
+    if (!holder) return null;
+    const sessionRaw = holder.expiresAt === null ? await storage.get(keys.session(holder.engineId)) : null;
+    const session = sessionRaw === null ? null : decodeSession(sessionRaw);
+    const dead =
+      holder.engineId !== this.#deps.engineId && liveness
+        ? await liveness.isDead(holder.engineId).catch(() => false)
+        : false;
+    return {
+      engineId: holder.engineId,
+      epoch: holder.epoch,
+      claimedAt: holder.claimedAt,
+      expiresAt: claimExpiry(holder, session),
+      live: isHolderLive(holder, session, clock.now(), this.#claims.graceMs, dead),
+    };
+  }
+
+  async claimOne(workflowId: string): Promise<ReclaimOutcome> {
+    const held = this.#registry.get(workflowId);
+    if (held) return { outcome: 'already-held', epoch: held.epoch };
+    if (!this.#deps.claimWorkflows) return { outcome: 'ineligible' };
+    const result = await this.#claims.claim(workflowId, { allowTakeover: true, respectCooldown: false });
+    switch (result.outcome) {
+      case 'acquired':
+      case 'taken-over':
+        return result;
+      case 'unavailable': {
+        const holder = await this.holderOf(workflowId);
+        if (holder?.engineId === this.#deps.engineId) return { outcome: 'already-held', epoch: holder.epoch };
+        return holder ? { outcome: 'held-live', holder } : { outcome: 'lost-race' };
+      }
+      case 'missing':
+        throw new WorkflowNotFoundError(workflowId);
+      case 'cooling-down':
+      case 'lost-race':
+        return { outcome: 'lost-race' };
+      default:
+        return { outcome: result.outcome };
+    }
   }
 
   owned(): string[] {
