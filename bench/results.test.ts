@@ -42,7 +42,7 @@ function sample(): LatestResults {
 }
 
 describe('buildLatestResults', () => {
-  it('produces exactly the schema of quality.md, keys in order', () => {
+  it('produces exactly the schema of results.ts, keys in order', () => {
     const latest = sample();
     expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'scale', 'server']);
     expect(Object.keys(latest.node)).toEqual([

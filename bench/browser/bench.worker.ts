@@ -121,8 +121,10 @@ async function runThroughput(
     const durability = defaultDurability(db);
     progress(`warm-up (default durability: ${durability})`);
     await measureRawTransactions(db, Math.min(500, options.rawDurationMs));
-    let sequentialRate = (await measureEngineSteps(1, 150, audit)).perSecond;
-    let parallelRate = (await measureEngineSteps(parallel, 4, audit)).perSecond;
+    // Long enough that the first round's sizes are near a measurement of `engineDurationMs`: a warm-up of a
+    // few steps per workflow measures mostly the starts, and a round sized from it measures them again.
+    let sequentialRate = (await measureEngineSteps(1, 300, audit)).perSecond;
+    let parallelRate = (await measureEngineSteps(parallel, 30, audit)).perSecond;
 
     const rounds: ThroughputRound[] = [];
     for (let round = 0; round < options.rounds; round++) {

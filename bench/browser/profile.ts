@@ -1,8 +1,9 @@
 /**
  * A CPU profile of the 50-workflow throughput measurement in the bench worker, through the Chromium DevTools
  * protocol: `npx tsx bench/browser/profile.ts [--no-build] [--measurements n] [--steps n] [--workflows n]
- * [--tree <checkout>]` (`--tree`: profile another checkout's engine, e.g. an older commit with this
- * harness's bench/browser copied in).
+ * [--tree <checkout>] [--cpu]` (`--tree`: profile another checkout's engine, e.g. an older commit with this
+ * harness's bench/browser copied in; `--cpu`: no profiler, but the CPU time Chromium's processes spent per
+ * step, from /proc, which a busy machine disturbs much less than it disturbs rates).
  *
  * Builds bench.html unminified (so function names survive) into `bench/.build/profile-app`, serves it with
  * `vite preview`, opens bench.html in Chromium, attaches to the bench worker as it starts (paused until the
@@ -14,7 +15,7 @@
  * self and total time by function.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,11 +139,50 @@ function mergeProfiles(profiles: readonly CpuProfile[]): CpuProfile {
   return merged;
 }
 
+/**
+ * CPU time (ms) used so far by this process's descendants — the Chromium it launched — by process type
+ * (`browser`: the browser process, which runs IndexedDB's backend; `renderer`: the page and the bench worker),
+ * from /proc. Linux only: elsewhere null.
+ */
+function chromiumCpuMs(): Record<string, number> | null {
+  if (!existsSync('/proc/self/stat')) return null;
+  const parents = new Map<string, string>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name)))
+    try {
+      parents.set(pid, /^\d+ \(.*\) \S (\d+)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))![1]!);
+    } catch {
+      // gone meanwhile
+    }
+  const ours = new Set([String(process.pid)]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, parent] of parents)
+      if (!ours.has(pid) && ours.has(parent)) {
+        ours.add(pid);
+        grew = true;
+      }
+  }
+  ours.delete(String(process.pid));
+  const byType: Record<string, number> = {};
+  const ticksPerMs = 100 / 1000; // USER_HZ
+  for (const pid of ours)
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!command.includes('chrom')) continue;
+      const type = /--type=([a-z-]+)/.exec(command)?.[1] ?? 'browser';
+      byType[type] = (byType[type] ?? 0) + (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
+    } catch {
+      // gone meanwhile
+    }
+  return byType;
+}
+
 /** The module each line of a bundle belongs to, from the `// <path>` line the bundler puts before each. */
 function modulesOf(bundle: string): (line: number) => string {
   const starts: { line: number; module: string }[] = [];
   bundle.split('\n').forEach((text, line) => {
-    const match = /^\/\/ ((?:src|bench|node_modules)\/\S+)$/.exec(text);
+    const match = /^\/\/ (?:\S*?\/)?((?:src|bench|node_modules)\/\S+)$/.exec(text);
     if (match) starts.push({ line, module: match[1]! });
   });
   return (line) => {
@@ -262,6 +302,32 @@ async function main(): Promise<void> {
     });
     await page.goto(`${baseUrl}/bench.html`);
     await page.waitForFunction(() => window.shuttleBench !== undefined);
+    if (process.argv.includes('--cpu')) {
+      const before = chromiumCpuMs();
+      const samples: EngineSample[] = await page.evaluate((o) => window.shuttleBench!.profile(o), options);
+      const after = chromiumCpuMs();
+      // Every step the worker took, the unprofiled warm-up's included, as the CPU covers it too.
+      const steps =
+        samples.reduce((sum, sample) => sum + sample.operations, 0) +
+        options.workflows * Math.max(4, Math.round(options.steps / 4));
+      const perStep =
+        before && after
+          ? Object.fromEntries(
+              Object.keys(after).map((type) => [
+                type,
+                Math.round(((after[type]! - (before[type] ?? 0)) * 1000) / steps),
+              ]),
+            )
+          : null;
+      console.log(
+        JSON.stringify({
+          options,
+          perSecond: samples.map((sample) => Math.round(sample.perSecond)),
+          cpuMicrosecondsPerStep: perStep,
+        }),
+      );
+      return;
+    }
     const session = await page.context().newCDPSession(page);
     const profiles = profileWorkers(session);
     const samples: EngineSample[] = await page.evaluate((o) => window.shuttleBench!.profile(o), options);
