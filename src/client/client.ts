@@ -27,6 +27,7 @@ import type {
   FenceRejection,
   ListFilter,
   ListPage,
+  PurgeReport,
   ResultWaiterInfo,
   RunSummary,
   ScheduleInfo,
@@ -56,6 +57,7 @@ import {
   type PushMessage,
   type RequestMessage,
   type Result,
+  type SchedulePreview,
   type WorkerConfig,
 } from '../host/protocol';
 import { isTerminal } from '../engine/vocabulary';
@@ -492,6 +494,35 @@ export class ShuttleClient {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Purge and storage
+
+  /**
+   * Deletes every run of a finished workflow (its id may be started again as run 1), or only the earlier
+   * run `{ run }`. Refused for a workflow that is not finished.
+   */
+  purge(workflowId: string, options: { run?: number } = {}): Promise<PurgeReport> {
+    return this.call('purge', { workflowId, ...options });
+  }
+
+  /**
+   * Purges every finished workflow a list filter matches (`{ status?, workflowType?, idPrefix? }`; status
+   * may name finished statuses only). `{ dryRun: true }` only counts them.
+   * @example
+   * await shuttle.purgeFinished({ workflowType: 'countdown' }, { dryRun: true }) // → { matched: 12, … }
+   */
+  purgeFinished(
+    filter: ListFilter = {},
+    options: { dryRun?: boolean } = {},
+  ): Promise<Result<'purgeFinished'>> {
+    return this.call('purgeFinished', { filter, ...options });
+  }
+
+  /** How much room the store takes: the browser's estimate for this origin, or PostgreSQL table sizes. */
+  storageUsage(): Promise<Result<'storageUsage'>> {
+    return this.call('storageUsage', {});
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Schedules
 
   /**
@@ -538,6 +569,17 @@ export class ShuttleClient {
   /** Deletes a schedule; the workflows it started are left alone. */
   async deleteSchedule(name: string): Promise<void> {
     await this.call('deleteSchedule', { name });
+  }
+
+  /**
+   * The next `count` (default 5) fire times of `cron` in `timezone` (default UTC), or the engine's reason for
+   * refusing it (`{ ok: false, field, message }`). Writes nothing.
+   */
+  previewSchedule(
+    cron: string,
+    options: { timezone?: string; count?: number } = {},
+  ): Promise<SchedulePreview> {
+    return this.call('previewSchedule', { cron, ...options });
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -771,6 +813,7 @@ export class ShuttleClient {
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
         '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',
         "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",
+        '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',
         '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',
         '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
         '  compileDefinition(source) · saveDefinition(source, { force? }) · deleteDefinition(name, version)',

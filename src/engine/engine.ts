@@ -66,6 +66,7 @@ import {
 } from './records';
 import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
 import { Reactions } from './reactions';
+import { Purger, type PurgeReport } from './purge';
 import { Schedules, type ScheduleSpecInput } from './schedules/schedules';
 import type { ScheduleInfo } from './schedules/records';
 import { RunSupervisor, describe } from './supervisor';
@@ -147,6 +148,12 @@ export interface Engine {
   describe(workflowId: string, options?: { run?: number }): Promise<WorkflowDescription>;
   /** Every stored run of a workflow id, latest first (`WorkflowNotFoundError` when there is none). */
   runs(workflowId: string): Promise<RunSummary[]>;
+  /**
+   * Deletes every run of a finished workflow (record, checkpoint, timelines, messages), or only the earlier
+   * run `{ run }`. A workflow that is not finished is refused (`InvalidWorkflowStateError`); nothing of it is
+   * touched. Its id may be started again afterwards (run 1). Retention does the same in the background.
+   */
+  purge(workflowId: string, options?: { run?: number }): Promise<PurgeReport>;
   list(filter?: ListFilter): Promise<ListPage>;
   /** The timeline of the latest run, or of `run`. */
   timeline(
@@ -251,6 +258,7 @@ class ShuttleEngine implements Engine {
   readonly #router: WakeRouter;
   readonly #maintenance: Maintenance;
   readonly #schedules: Schedules;
+  readonly #purger: Purger;
   readonly #reactions = new Reactions();
   readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
@@ -392,6 +400,23 @@ class ShuttleEngine implements Engine {
       mayDrive: (type) => this.#mayDrive(type),
       automatic: options.backgroundTasks === 'automatic',
       renewIntervalMs: options.renewIntervalMs,
+      warn,
+    });
+    this.#purger = new Purger({
+      storage: this.#storage,
+      writer: this.#writer,
+      engineId: this.id,
+      clock: this.#clock,
+      metrics: this.#metrics,
+      retentionOf: (type) => {
+        if (!this.#definitions.has(type)) return undefined;
+        return this.#definition(type)?.retentionMs ?? options.retentionMs;
+      },
+      hasRetention: () =>
+        options.retentionMs !== undefined ||
+        [...this.#definitions.values()].some((versions) =>
+          [...versions.values()].some((definition) => definition.retentionMs !== undefined),
+        ),
       warn,
     });
     this.#maintenance = new Maintenance({
@@ -662,6 +687,13 @@ class ShuttleEngine implements Engine {
     };
   }
 
+  async purge(workflowId: string, options: { run?: number } = {}): Promise<PurgeReport> {
+    this.#assertOpen();
+    assertWorkflowId(workflowId);
+    if (options.run !== undefined) assertRunNumber(options.run);
+    return this.#purger.purge(workflowId, options.run === undefined ? {} : { run: options.run });
+  }
+
   async runs(workflowId: string): Promise<RunSummary[]> {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
@@ -724,6 +756,7 @@ class ShuttleEngine implements Engine {
       groupedBatches: this.#committer.stats.groupedBatches,
       scheduleStarts: m.scheduleStarts,
       scheduleSlotConflicts: m.scheduleSlotConflicts,
+      runsPurged: m.runsPurged,
     };
   }
 
@@ -843,6 +876,7 @@ class ShuttleEngine implements Engine {
       pollResults: (now) => this.#router.pollResults(now),
       fireTimers: (now) => this.#timers.fireDue(now),
       fireSchedules: (now) => this.#schedules.fireDue(now),
+      sweepRetention: (now) => this.#purger.sweep(now),
       expireUpdateResponses: (now) => this.#router.expireUpdateResponses(now),
       checkDeadlines: (now) => {
         for (const run of this.#supervisor.runs()) run.checkActivityDeadlines(now);

@@ -311,8 +311,9 @@ export class InvalidWorkflowStateError extends ShuttleError {
     readonly workflowId: string,
     readonly status: string,
     readonly action: string,
+    hint?: string,
   ) {
-    super(`Cannot ${action} workflow '${workflowId}': it is ${status}.`);
+    super(`Cannot ${action} workflow '${workflowId}': it is ${status}.${hint ? ` ${hint}` : ''}`);
   }
 }
 

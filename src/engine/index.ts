@@ -7,6 +7,7 @@ export type { Engine, WorkflowHandle, ShutdownReport } from './engine';
 export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
+export type { PurgeReport } from './purge';
 export type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';
 export { defineWorkflow, Operation, describeCommand } from './workflow';
 export type {

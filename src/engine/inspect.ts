@@ -248,7 +248,8 @@ export async function listRuns(storage: Storage, workflowId: string): Promise<Ru
   return runs;
 }
 
-async function scanAll(storage: Storage, prefix: string): Promise<{ key: string; value: string }[]> {
+/** Every entry under `prefix`, read in pages of 1,000. */
+export async function scanAll(storage: Storage, prefix: string): Promise<{ key: string; value: string }[]> {
   const entries: { key: string; value: string }[] = [];
   for (let after: string | undefined; ;) {
     const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: 1000 });

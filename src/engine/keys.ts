@@ -56,6 +56,12 @@ export const keys = {
   pastRun: (id: string, run: number) => `wf-run:${escapeId(id)}:${pad(run, 6)}`,
   pastRunsOf: (id: string) => `wf-run:${escapeId(id)}:`,
   pastRunsPrefix: 'wf-run:',
+  /**
+   * A purge in progress (purge.ts): the runs whose logs are still being deleted. While it names a workflow
+   * whose record is gone, the id cannot be started again (its run 1 log would collide with the old one).
+   */
+  purge: (id: string) => `wf-purge:${escapeId(id)}`,
+  purgesPrefix: 'wf-purge:',
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
   statusIndexPrefix: (status: WorkflowStatus) => `wf-idx:${status}:`,
@@ -73,6 +79,7 @@ export const keys = {
   updateRequestPrefix: (id: string) => `upd:${escapeId(id)}:`,
   updateRequestsPrefix: 'upd:',
   updateResponse: (id: string, updateId: string) => `upr:${escapeId(id)}:${escapeId(updateId)}`,
+  updateResponsePrefix: (id: string) => `upr:${escapeId(id)}:`,
   updateResponsesPrefix: 'upr:',
   /** Durable timers, sortable by due time. */
   timer: (dueAt: number, id: string, name: string) =>
@@ -159,6 +166,7 @@ export function parseDefinitionKey(key: string): { name: string; version: number
 export type StoredKeyKind =
   | 'record'
   | 'past-run'
+  | 'purge'
   | 'checkpoint'
   | 'status-index'
   | 'history'
@@ -183,6 +191,7 @@ export type StoredKeyKind =
 const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 'second' | 'none' }[] = [
   { prefix: 'wf:', kind: 'record', id: 'first' },
   { prefix: 'wf-run:', kind: 'past-run', id: 'first' },
+  { prefix: 'wf-purge:', kind: 'purge', id: 'first' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },

@@ -313,9 +313,19 @@ export class Lifecycle {
       return { ok: false, error: new WorkflowIdReuseError(id, existing.record.type, null) };
     if (existing && idReuse === 'same-type' && existing.record.type !== definition.name)
       return { ok: false, error: new WorkflowIdReuseError(id, existing.record.type, definition.name) };
-    const [epochRaw, holderRaw] = existing
-      ? [existing.epochRaw, existing.holderRaw]
-      : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id)]);
+    const [epochRaw, holderRaw, purgeRaw] = existing
+      ? [existing.epochRaw, existing.holderRaw, null]
+      : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id), keys.purge(id)]);
+    if (purgeRaw)
+      return {
+        ok: false,
+        error: new InvalidWorkflowStateError(
+          id,
+          'being purged',
+          'start',
+          'Its old runs are still being deleted; try again in a moment.',
+        ),
+      };
     const now = clock.now();
     const delayed = options.startDelayMs !== undefined && options.startDelayMs > 0;
     const run = existing ? existing.record.run + 1 : 1;
@@ -401,6 +411,8 @@ export class Lifecycle {
     const conditions: Condition[] = [
       { key: keys.record(id), expected: existing?.recordRaw ?? null },
       { key: keys.checkpoint(id), expected: existing?.checkpointRaw ?? null },
+      // A new id must not meet the logs of a purge still in progress (purge.ts).
+      ...(existing ? [] : [{ key: keys.purge(id), expected: null }]),
     ];
     if (minted) {
       conditions.push(...minted.conditions);

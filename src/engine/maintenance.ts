@@ -3,7 +3,8 @@
  *
  * `run(now)` is one host-driven pass (`engine.runMaintenance`), in the order ownership.md prescribes:
  * construction gates (idempotent), renew every held claim, the reclaim scan, the signal and update polls,
- * pending result waiters, due durable timers, due schedule slots, expired update responses (and, in manual
+ * pending result waiters, due durable timers, due schedule slots, the retention sweep, expired update
+ * responses (and, in manual
  * mode, activity attempt deadlines). Overlapping calls share the pass in flight.
  *
  * In automatic mode one renew-interval timer drives four independent, single-flight passes — renew,
@@ -24,6 +25,8 @@ export type MaintenancePasses = {
   fireTimers(now: number): Promise<void>;
   /** Starts the workflows of schedules whose slots are due (src/engine/schedules). */
   fireSchedules(now: number): Promise<void>;
+  /** Finishes interrupted purges and purges runs past their retention (purge.ts), a bounded batch a pass. */
+  sweepRetention(now: number): Promise<void>;
   expireUpdateResponses(now: number): Promise<void>;
   checkDeadlines(now: number): void;
 };
@@ -82,6 +85,7 @@ export class Maintenance {
     await this.single('pollResults', at());
     await this.single('fireTimers', at());
     await this.single('fireSchedules', at());
+    await this.single('sweepRetention', at());
     await this.single('expireUpdateResponses', at());
     this.#passes.checkDeadlines(at());
   }
@@ -114,6 +118,7 @@ export class Maintenance {
       void this.single('pollResults');
       void this.single('fireTimers');
       void this.single('fireSchedules');
+      void this.single('sweepRetention');
       void this.single('expireUpdateResponses');
     });
   }

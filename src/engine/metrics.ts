@@ -26,6 +26,8 @@ export type EngineMetrics = {
   scheduleStarts: number;
   /** Schedule writes this engine lost to another engine that took the same slot first. */
   scheduleSlotConflicts: number;
+  /** Runs deleted by purge (explicit or retention). */
+  runsPurged: number;
 };
 
 export class MetricsCounters {
@@ -48,4 +50,6 @@ export class MetricsCounters {
   activitiesRun = 0;
   scheduleStarts = 0;
   scheduleSlotConflicts = 0;
+  /** Runs deleted by purge (explicit or retention). */
+  runsPurged = 0;
 }

@@ -71,6 +71,11 @@ export type EngineOptions = {
   reclaimBatchSize?: number;
   /** How long an uncollected update response is kept, in ms. Default 600,000. */
   updateResponseRetentionMs?: number;
+  /**
+   * How long a finished run is kept before the retention sweep purges it, in ms after it ended, for types
+   * whose definition sets no `retentionMs` of its own. Default: kept forever.
+   */
+  retentionMs?: number;
 };
 
 export type ResolvedOptions = {
@@ -93,6 +98,7 @@ export type ResolvedOptions = {
   leaseWaitTimeoutMs: number;
   reclaimBatchSize: number;
   updateResponseRetentionMs: number;
+  retentionMs: number | undefined;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -217,6 +223,8 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     renewIntervalMs,
     leaseWaitTimeoutMs,
     reclaimBatchSize: Math.floor(positive('reclaimBatchSize', options.reclaimBatchSize, 200)),
+    retentionMs:
+      options.retentionMs === undefined ? undefined : positive('retentionMs', options.retentionMs, 0),
     updateResponseRetentionMs: positive(
       'updateResponseRetentionMs',
       options.updateResponseRetentionMs,

@@ -148,6 +148,11 @@ export type WorkflowDefinition<I = unknown, O = unknown, S extends JsonObject = 
   readonly description?: string;
   /** Prefilled in the studio's start dialog. */
   readonly sampleInput?: NoInfer<I>;
+  /**
+   * How long a finished run of this type is kept, in ms after it ended; then the retention sweep purges it.
+   * Default: the engine's `retentionMs` (kept forever when neither is set).
+   */
+  readonly retentionMs?: number;
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -186,7 +191,7 @@ export function assertDefinition(definition: unknown): asserts definition is Any
     throw new TypeError(
       'A workflow definition must be an object created with defineWorkflow({ name, version, run }).',
     );
-  const { name, version, run, queries, updates } = definition as Record<string, unknown>;
+  const { name, version, run, queries, updates, retentionMs } = definition as Record<string, unknown>;
   if (typeof name !== 'string' || !namePattern.test(name))
     throw new TypeError(
       `Workflow name ${JSON.stringify(name)} is invalid: use 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
@@ -194,6 +199,13 @@ export function assertDefinition(definition: unknown): asserts definition is Any
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)
     throw new TypeError(
       `Workflow '${name}' has version ${JSON.stringify(version)}; the version must be a positive integer.`,
+    );
+  if (
+    retentionMs !== undefined &&
+    (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0)
+  )
+    throw new TypeError(
+      `Workflow '${name}' has retentionMs ${JSON.stringify(retentionMs)}; it must be a positive number of milliseconds (omit it to use the engine's).`,
     );
   if (typeof run !== 'function')
     throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);

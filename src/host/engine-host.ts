@@ -50,6 +50,7 @@
 import {
   createEngine,
   hostKeys,
+  previewCron,
   serializeError,
   type AnyWorkflowDefinition,
   type Engine,
@@ -105,6 +106,7 @@ import {
   type WorkerConfig,
   type WorkerMessage,
 } from './protocol';
+import { purgeFinished } from './purge-finished';
 import { StorageActivity } from './storage-activity';
 import { StoreChangeCoalescer } from './store-changes';
 
@@ -462,6 +464,19 @@ class Host implements EngineHost {
           ...(limit === undefined ? {} : { limit }),
         }),
       ),
+      purge: withEngine((engine, { workflowId, run }) =>
+        engine.purge(workflowId, run === undefined ? {} : { run }),
+      ),
+      purgeFinished: withEngine((engine, { filter, dryRun }) =>
+        purgeFinished(engine, filter ?? {}, dryRun ?? false),
+      ),
+      storageUsage: async () => {
+        const storage = this.#storage;
+        if (!storage) throw unavailableError('The store is not open yet.');
+        return (
+          (await storage.usage?.()) ?? { source: 'this store cannot measure itself', bytes: 0, parts: [] }
+        );
+      },
       schedules: withEngine((engine) => engine.schedules()),
       describeSchedule: withEngine((engine, { name }) => engine.describeSchedule(name)),
       createSchedule: withEngine((engine, { name, spec, replace }) =>
@@ -477,6 +492,9 @@ class Host implements EngineHost {
         await engine.deleteSchedule(name);
         return null;
       }),
+      // Pure (no engine needed): croner through the engine's own validation and messages.
+      previewSchedule: async ({ cron, timezone, count }) =>
+        previewCron(cron, timezone, this.#now(), Math.max(1, Math.min(count ?? 5, 20))),
       claims: withEngine((engine) => engine.claims()),
       fenceRejections: withEngine((engine, { workflowId }) => engine.fenceRejections(workflowId)),
       resultWaiters: withEngine(async (engine) => engine.resultWaiters()),

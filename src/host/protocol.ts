@@ -29,6 +29,7 @@ import type {
   FenceRejection,
   ListFilter,
   ListPage,
+  PurgeReport,
   ResultWaiterInfo,
   RunSummary,
   ScheduleInfo,
@@ -39,6 +40,7 @@ import type {
   TimelineEntry,
   WorkflowDescription,
 } from '../engine';
+import type { StorageUsage } from '../storage/types';
 import type { Diagnostic } from './authoring/compile';
 import type { CompileReport } from './authoring/compile-sandbox';
 import type { DeleteOutcome, SaveOutcome } from './authoring/definition-store';
@@ -259,6 +261,10 @@ export type WorkerConfig = {
 
 type Empty = Record<string, never>;
 
+/** A cron's next fire times, or why the engine refuses it (`previewSchedule`). */
+export type SchedulePreview =
+  { ok: true; nextFireAt: number[] } | { ok: false; field: string; message: string };
+
 /** Every method, with its params and its result. */
 export interface Methods {
   /**
@@ -293,6 +299,19 @@ export interface Methods {
     params: { workflowId: string; run?: number; after?: number; limit?: number };
     result: TimelineEntry[];
   };
+  /** Deletes every run of a finished workflow, or only the earlier run `run`. */
+  purge: { params: { workflowId: string; run?: number }; result: PurgeReport };
+  /**
+   * Purges every finished workflow `filter` matches (its status, if given, must be finished ones; default
+   * every finished status), all of its runs; `dryRun` only counts them. `failed` names any it could not
+   * purge (e.g. started again meanwhile).
+   */
+  purgeFinished: {
+    params: { filter?: ListFilter; dryRun?: boolean };
+    result: { matched: number; purged: number; failed: { workflowId: string; message: string }[] };
+  };
+  /** How much room the store takes (see `StorageUsage`). */
+  storageUsage: { params: Empty; result: StorageUsage };
   /** Every schedule of the store. */
   schedules: { params: Empty; result: ScheduleInfo[] };
   describeSchedule: { params: { name: string }; result: ScheduleInfo };
@@ -307,6 +326,14 @@ export interface Methods {
   triggerSchedule: { params: { name: string }; result: { workflowId: string; run: number } };
   /** Deletes a schedule; the workflows it started are left alone. */
   deleteSchedule: { params: { name: string }; result: null };
+  /**
+   * The next `count` (default 5) fire times of a cron in a time zone, or the engine's reason for refusing it
+   * (`field` 'cron' or 'timezone'): for the studio's live preview. Writes nothing.
+   */
+  previewSchedule: {
+    params: { cron: string; timezone?: string; count?: number };
+    result: SchedulePreview;
+  };
   claims: { params: Empty; result: ClaimInfo[] };
   fenceRejections: { params: { workflowId?: string }; result: FenceRejection[] };
   resultWaiters: { params: Empty; result: ResultWaiterInfo[] };
@@ -439,6 +466,9 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   runs: { workflowId: 'string' },
   list: { filter: 'object?' },
   timeline: { workflowId: 'string', run: 'integer?', after: 'integer?', limit: 'integer?' },
+  purge: { workflowId: 'string', run: 'integer?' },
+  purgeFinished: { filter: 'object?', dryRun: 'boolean?' },
+  storageUsage: {},
   schedules: {},
   describeSchedule: { name: 'string' },
   createSchedule: { name: 'string', spec: 'object', replace: 'boolean?' },
@@ -446,6 +476,7 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   resumeSchedule: { name: 'string' },
   triggerSchedule: { name: 'string' },
   deleteSchedule: { name: 'string' },
+  previewSchedule: { cron: 'string', timezone: 'string?', count: 'integer?' },
   claims: {},
   fenceRejections: { workflowId: 'string?' },
   resultWaiters: {},

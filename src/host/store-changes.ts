@@ -17,6 +17,7 @@ const studioKeyPrefix = 'studio:';
 const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   record: 'workflows',
   'past-run': 'workflows',
+  purge: 'workflows',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   history: 'workflows',

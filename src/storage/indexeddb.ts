@@ -39,6 +39,7 @@ import type {
   ScanOptions,
   Storage,
   StorageCapabilities,
+  StorageUsage,
 } from './types';
 import {
   describeKey,
@@ -259,6 +260,21 @@ export class IndexedDbStorage implements Storage {
     const unsubscribe = this.feed.subscribe(prefix, listener);
     this.ensureChannel();
     return unsubscribe;
+  }
+
+  /**
+   * The browser's estimate for this origin (`navigator.storage.estimate()`): everything the origin stores,
+   * IndexedDB included, and its quota. Zero where the platform has no estimate.
+   */
+  async usage(): Promise<StorageUsage> {
+    this.assertUsable('usage');
+    const estimate = (await globalThis.navigator?.storage?.estimate?.()) ?? {};
+    return {
+      source: 'browser storage of this origin',
+      bytes: estimate.usage ?? 0,
+      ...(estimate.quota !== undefined ? { quotaBytes: estimate.quota } : {}),
+      parts: [],
+    };
   }
 
   /** Idempotent. Closes the connection and the change channel; later calls reject with code `closed`. */

@@ -28,6 +28,7 @@ import type {
   ScanOptions,
   Storage,
   StorageCapabilities,
+  StorageUsage,
 } from './types';
 import {
   resolveMaxValueBytes,
@@ -214,6 +215,14 @@ export class MemoryStorage implements Storage {
   watch(prefix: string, listener: (keys: string[]) => void): () => void {
     this.assertOpen('watch');
     return this.feed.subscribe(prefix, listener);
+  }
+
+  /** The UTF-16 size of every key and value (what the strings take in memory, roughly). */
+  async usage(): Promise<StorageUsage> {
+    this.assertOpen('usage');
+    let bytes = 0;
+    for (const [key, value] of this.values) bytes += 2 * (key.length + value.length);
+    return { source: 'memory (this process)', bytes, parts: [] };
   }
 
   /** Idempotent. Later calls reject with code `closed`. Listeners are dropped. */

@@ -53,6 +53,7 @@ import type {
   ScanOptions,
   Storage,
   StorageCapabilities,
+  StorageUsage,
 } from './types';
 import {
   resolveMaxValueBytes,
@@ -358,6 +359,25 @@ export class PostgresStorage implements Storage {
    */
   get changeFeedConnected(): boolean {
     return this.feed.connected;
+  }
+
+  /** The size of each table of the store's schema, indexes and TOAST included (`pg_total_relation_size`). */
+  async usage(): Promise<StorageUsage> {
+    this.assertOpen('usage');
+    const rows = await this.run(
+      'usage',
+      `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+        ORDER BY pg_total_relation_size(c.oid) DESC`,
+      [this.schema],
+    );
+    const parts = rows.map((row) => ({ name: String(row.name), bytes: Number(row.bytes) }));
+    return {
+      source: `PostgreSQL schema "${this.schema}"`,
+      bytes: parts.reduce((sum, part) => sum + part.bytes, 0),
+      parts,
+    };
   }
 
   /**

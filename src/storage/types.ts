@@ -46,6 +46,17 @@ export type StorageCapabilities = {
   groupCommit: boolean;
 };
 
+/** How much room a store takes: `bytes` in all, and where the adapter can tell, per part. */
+export type StorageUsage = {
+  /** What was measured, e.g. "IndexedDB (this origin)" or "PostgreSQL schema shuttle". */
+  source: string;
+  bytes: number;
+  /** The most the store may use (the browser's quota), when known. */
+  quotaBytes?: number;
+  /** The largest parts (tables, or key areas), largest first. */
+  parts: { name: string; bytes: number }[];
+};
+
 export interface Storage {
   readonly capabilities: StorageCapabilities;
   get(key: string): Promise<string | null>;
@@ -60,6 +71,8 @@ export interface Storage {
    * and return false.
    */
   conditionalBatch(conditions: readonly Condition[], operations: readonly Operation[]): Promise<boolean>;
+  /** How much room the store takes (for the studio's storage panel). Optional. */
+  usage?(): Promise<StorageUsage>;
   /**
    * Group commit: in one transaction, apply each group whose own conditions hold; a group whose condition
    * fails changes nothing and does not affect any other group. Returns one boolean per group, in order.
