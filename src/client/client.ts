@@ -404,6 +404,25 @@ export class ShuttleClient {
     return this.call('start', params);
   }
 
+  /**
+   * Signals workflow `options.id` if it is running; otherwise starts it (a finished id: a new run) with the
+   * signal already buffered, in one commit. Resolves with the run that got the signal.
+   * @example
+   * await shuttle.signalWithStart('approval', { order: 7 }, 'approve', { by: 'ana' }, { id: 'approval-7' });
+   */
+  signalWithStart(
+    workflowType: string,
+    input: unknown,
+    signalName: string,
+    payload: unknown,
+    options: StartOptions & { id: string },
+  ): Promise<Result<'signalWithStart'>> {
+    const params: Params<'signalWithStart'> = { workflowType, signalName, options };
+    if (input !== undefined) params.input = input;
+    if (payload !== undefined) params.payload = payload;
+    return this.call('signalWithStart', params);
+  }
+
   /** Sends a signal; it is stored durably and consumed by the workflow's owner, in whichever tab. */
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     await this.call('signal', payload === undefined ? { workflowId, name } : { workflowId, name, payload });
@@ -808,7 +827,8 @@ export class ShuttleClient {
       [
         'shuttle — the console API of this tab’s Shuttle engine (every method returns a promise):',
         '  hello() · engines() · definitions() · ownedWorkflows() · metrics()',
-        "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs?, idReuse? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
+        "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs?, idReuse?, idempotencyKey? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
+        '  signalWithStart(type, input, signalName, payload, { id, …startOptions })',
         '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
         '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',

@@ -132,6 +132,18 @@ export interface Engine {
   /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
   handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
+  /**
+   * Delivers signal `name` to workflow `options.id` if it is running; otherwise starts it (a finished id
+   * follows `idReuse`) with the signal already buffered, in the same commit. The handle is pinned to the run
+   * that got the signal; `started` says whether this call started it.
+   */
+  signalWithStart<D extends AnyWorkflowDefinition>(
+    workflow: D | string,
+    input: WorkflowInput<D>,
+    signalName: string,
+    payload: unknown,
+    options: StartOptions & { id: string },
+  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T>;
   /** Validated at the caller; applied once by the owner. Default timeout 60,000 ms. */
   update<T = unknown>(
@@ -328,6 +340,7 @@ class ShuttleEngine implements Engine {
       random: options.random,
       engineId: this.id,
       maxPayloadBytes: options.maxPayloadBytes,
+      idempotencyWindowMs: options.idempotencyWindowMs,
       definition: (type, version) => this.#definition(type, version),
       claimsOnStart: options.claimWorkflows,
       claimed: (workflowId, workflowType, minted, how) =>
@@ -417,6 +430,7 @@ class ShuttleEngine implements Engine {
         [...this.#definitions.values()].some((versions) =>
           [...versions.values()].some((definition) => definition.retentionMs !== undefined),
         ),
+      idempotencyWindowMs: options.idempotencyWindowMs,
       warn,
     });
     this.#maintenance = new Maintenance({
@@ -540,6 +554,38 @@ class ShuttleEngine implements Engine {
     // It may have finished between the read and the registration: look once more.
     this.#reactions.run(this.#waiters.recheck(workflowId));
     return waiting;
+  }
+
+  async signalWithStart<D extends AnyWorkflowDefinition>(
+    workflow: D | string,
+    input: WorkflowInput<D>,
+    signalName: string,
+    payload: unknown,
+    options: StartOptions & { id: string },
+  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }> {
+    this.#assertOpen();
+    if (typeof workflow !== 'string') {
+      assertDefinition(workflow);
+      if (this.#definition(workflow.name, workflow.version) !== workflow) this.register(workflow);
+    }
+    const type = typeof workflow === 'string' ? workflow : workflow.name;
+    if (typeof type !== 'string' || type.length === 0)
+      throw new InvalidArgumentError(
+        'signalWithStart needs a workflow definition or a registered type name.',
+      );
+    const { id, run, started } = await this.#lifecycle.signalWithStart(
+      type,
+      input,
+      signalName,
+      payload,
+      options,
+    );
+    if (started) this.#metrics.workflowsStarted++;
+    else {
+      const driven = this.#supervisor.get(id);
+      if (driven?.waitsOnSignals) driven.deliver({ type: 'signals' });
+    }
+    return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
   }
 
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {

@@ -62,6 +62,12 @@ export const keys = {
    */
   purge: (id: string) => `wf-purge:${escapeId(id)}`,
   purgesPrefix: 'wf-purge:',
+  /**
+   * An idempotency key of `start` (`{ workflowId, run, at }`): a repeated key within the window returns that
+   * run instead of starting another. The key is the caller's string, escaped like an id.
+   */
+  idempotency: (key: string) => `idem:${escapeId(key)}`,
+  idempotencyPrefix: 'idem:',
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
   statusIndexPrefix: (status: WorkflowStatus) => `wf-idx:${status}:`,
@@ -167,6 +173,7 @@ export type StoredKeyKind =
   | 'record'
   | 'past-run'
   | 'purge'
+  | 'idempotency'
   | 'checkpoint'
   | 'status-index'
   | 'history'
@@ -192,6 +199,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'wf:', kind: 'record', id: 'first' },
   { prefix: 'wf-run:', kind: 'past-run', id: 'first' },
   { prefix: 'wf-purge:', kind: 'purge', id: 'first' },
+  { prefix: 'idem:', kind: 'idempotency', id: 'none' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },

@@ -76,7 +76,28 @@ export type StartOptions = {
    * default), of any type (`'any-type'`), or refuse (`'never'`). Earlier runs are kept (run history).
    */
   idReuse?: IdReuse;
+  /**
+   * Starts at most one run per key within the engine's `idempotencyWindowMs` (default 24 h): a start with a
+   * key already used returns the run it started (whatever its id, type or input), across engines. 1–200
+   * characters.
+   */
+  idempotencyKey?: string;
 };
+
+/** A stored idempotency key (`keys.idempotency`). */
+type IdempotencyRecord = { workflowId: string; run: number; at: number };
+
+export function decodeIdempotency(raw: string | null): IdempotencyRecord | null {
+  if (raw === null) return null;
+  try {
+    const value = JSON.parse(raw) as Partial<IdempotencyRecord>;
+    if (typeof value.workflowId === 'string' && Number.isSafeInteger(value.run) && Number.isFinite(value.at))
+      return value as IdempotencyRecord;
+  } catch {
+    // unreadable: treated as absent, and overwritten under a condition on its exact text
+  }
+  return null;
+}
 
 export const idReuseValues = ['same-type', 'any-type', 'never'] as const;
 export type IdReuse = (typeof idReuseValues)[number];
@@ -103,6 +124,8 @@ export type LifecycleDeps = {
   /** A rotation landed: stop driving the workflow here if this engine did. */
   rotated: (workflowId: string, record: WorkflowRecord) => void;
   timerArmed: (dueAt: number) => void;
+  /** How long an idempotency key holds, in ms. */
+  idempotencyWindowMs: number;
 };
 
 type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
@@ -113,6 +136,9 @@ export type CreatePlan =
   | { ok: false; error: Error };
 
 const maxAttempts = 5;
+
+/** Internal: a create lost its conditional commit (signal-with-start then looks again). */
+class CreateRaceLost extends Error {}
 
 function quote(value: unknown): string {
   try {
@@ -172,12 +198,17 @@ export class Lifecycle {
       throw new InvalidOptionsError(
         'start options must be an object like { id, executionTimeoutMs, startDelayMs }.',
       );
-    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs', 'idReuse']);
+    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs', 'idReuse', 'idempotencyKey']);
     for (const key of Object.keys(options))
       if (!known.has(key))
         throw new InvalidOptionsError(
-          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs or idReuse.`,
+          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs, idReuse or idempotencyKey.`,
         );
+    const idem = options.idempotencyKey;
+    if (idem !== undefined && (typeof idem !== 'string' || idem.length === 0 || idem.length > 200))
+      throw new InvalidOptionsError(
+        `start option idempotencyKey must be a string of 1 to 200 characters; got ${quote(idem)}.`,
+      );
     if (options.idReuse !== undefined && !idReuseValues.includes(options.idReuse))
       throw new InvalidOptionsError(
         `start option idReuse must be one of ${idReuseValues.map((value) => `'${value}'`).join(', ')}; got ${quote(options.idReuse)}.`,
@@ -214,20 +245,127 @@ export class Lifecycle {
     options: StartOptions = {},
   ): Promise<{ id: string; run: number }> {
     const { id, input: stored, definition } = this.validateStart(type, input, options);
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    return this.#create(id, { definition, input: stored, options }, null);
+  }
+
+  /**
+   * Signal-with-start: delivers signal `name` to workflow `id` if it is running, else starts it (a new run
+   * of a finished id follows `idReuse`) with the signal buffered in the same commit, so the new run finds it
+   * at its first wait. Race-safe across engines: the signal lands exactly once, in whichever run is current.
+   */
+  async signalWithStart(
+    type: string,
+    input: unknown,
+    name: string,
+    payload: unknown,
+    options: StartOptions,
+  ): Promise<{ id: string; run: number; started: boolean }> {
+    if (typeof options !== 'object' || options === null || options.id === undefined)
+      throw new InvalidOptionsError(
+        'signalWithStart needs { id }: the signal goes to the workflow of that id, started if it is not running.',
+      );
+    if (options.idempotencyKey !== undefined)
+      throw new InvalidOptionsError(
+        'signalWithStart takes no idempotencyKey: its id already makes it idempotent.',
+      );
+    const { id, input: stored, definition } = this.validateStart(type, input, options);
+    assertHandlerName(name, 'Signal');
+    const text = encodePayload(
+      payload,
+      `Payload of signal '${name}' to workflow '${id}'`,
+      this.deps.maxPayloadBytes,
+    );
+    const signal = (): SignalRecord => ({
+      name,
+      ...(text === undefined ? {} : { payload: JSON.parse(text) as Json }),
+      sentAt: this.deps.clock.now(),
+      sentBy: this.deps.engineId,
+    });
+    for (let attempt = 0; attempt < maxAttempts * 4; attempt++) {
+      const read = await this.#read(id);
+      if (read && !isTerminal(read.record.status)) {
+        // Running: an ordinary signal, conditioned on the record so a run that ends meanwhile is noticed.
+        const counterKey = keys.signalCounter(id);
+        const counterRaw = await this.deps.storage.get(counterKey);
+        const seq = counterRaw === null ? 0 : Number(counterRaw);
+        const outcome = await this.deps.writer.write(
+          null,
+          [
+            { key: counterKey, expected: counterRaw },
+            { key: keys.record(id), expected: read.recordRaw },
+          ],
+          [
+            { type: 'put', key: keys.signal(id, seq), value: JSON.stringify(signal()) },
+            { type: 'put', key: counterKey, value: String(seq + 1) },
+          ],
+          `signal '${name}' to '${id}'`,
+        );
+        this.#assertNotDeposed(outcome);
+        if (outcome.ok) return { id, run: read.record.run, started: false };
+        continue;
+      }
+      try {
+        const created = await this.#create(id, { definition, input: stored, options }, signal(), 1);
+        return { ...created, started: true };
+      } catch (error) {
+        // Started by someone else meanwhile: signal that run instead.
+        if (error instanceof WorkflowAlreadyExistsError || error instanceof CreateRaceLost) continue;
+        throw error;
+      }
+    }
+    throw new InvalidWorkflowStateError(id, 'changing too fast', `signal-with-start '${name}'`, 'Try again.');
+  }
+
+  /**
+   * Commits a create (with its idempotency key and a first buffered signal, when given); `attempts` bounds
+   * the retries (signal-with-start retries itself, and wants a lost race back as `CreateRaceLost`).
+   */
+  async #create(
+    id: string,
+    args: { definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
+    firstSignal: SignalRecord | null,
+    attempts = maxAttempts,
+  ): Promise<{ id: string; run: number }> {
+    const { definition, input: stored, options } = args;
+    const idemKey = options.idempotencyKey === undefined ? null : keys.idempotency(options.idempotencyKey);
+    const window = this.deps.idempotencyWindowMs;
+    const existingRun = async (): Promise<{ raw: string | null; live: IdempotencyRecord | null }> => {
+      const raw = idemKey ? await this.deps.storage.get(idemKey) : null;
+      const held = decodeIdempotency(raw);
+      return { raw, live: held && held.at + window > this.deps.clock.now() ? held : null };
+    };
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const idem = await existingRun();
+      if (idem.live) return { id: idem.live.workflowId, run: idem.live.run };
       const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
       if (!plan.ok) throw plan.error;
-      const outcome = await this.deps.writer.write(
-        null,
-        plan.conditions,
-        plan.operations,
-        `start workflow '${id}'`,
-      );
+      const conditions = [...plan.conditions];
+      const operations = [...plan.operations];
+      if (idemKey) {
+        conditions.push({ key: idemKey, expected: idem.raw });
+        const record: IdempotencyRecord = { workflowId: id, run: plan.run, at: this.deps.clock.now() };
+        operations.push({ type: 'put', key: idemKey, value: JSON.stringify(record) });
+      }
+      if (firstSignal) {
+        const counterKey = keys.signalCounter(id);
+        const counterRaw = await this.deps.storage.get(counterKey);
+        const seq = counterRaw === null ? 0 : Number(counterRaw);
+        conditions.push({ key: counterKey, expected: counterRaw });
+        operations.push(
+          { type: 'put', key: keys.signal(id, seq), value: JSON.stringify(firstSignal) },
+          { type: 'put', key: counterKey, value: String(seq + 1) },
+        );
+      }
+      const outcome = await this.deps.writer.write(null, conditions, operations, `start workflow '${id}'`);
       this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         plan.afterCommit();
         return { id, run: plan.run };
       }
+      // Another start with the same idempotency key landed first: that run is the answer.
+      const raced = await existingRun();
+      if (raced.live) return { id: raced.live.workflowId, run: raced.live.run };
+      if (attempts === 1) throw new CreateRaceLost();
       // Tell a claim conflict from our own conflicts by re-reading.
       const read = await this.#read(id);
       const holder = readHolder(read?.holderRaw ?? null);
@@ -385,6 +523,10 @@ export class Lifecycle {
     );
     if (existing && existing.record.status !== record.status)
       operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
+    // A new run starts with no buffered signals: those the finished run never consumed go with it.
+    if (existing)
+      for (const { key } of await this.deps.storage.scan(keys.signalPrefix(id)))
+        operations.push({ type: 'delete', key });
     // Run history: the finished run is kept (its log already is, under its run number).
     if (existing)
       operations.push({

@@ -76,6 +76,8 @@ export type EngineOptions = {
    * whose definition sets no `retentionMs` of its own. Default: kept forever.
    */
   retentionMs?: number;
+  /** How long a start's `idempotencyKey` returns the run it started, in ms. Default 86,400,000 (24 h). */
+  idempotencyWindowMs?: number;
 };
 
 export type ResolvedOptions = {
@@ -99,6 +101,7 @@ export type ResolvedOptions = {
   reclaimBatchSize: number;
   updateResponseRetentionMs: number;
   retentionMs: number | undefined;
+  idempotencyWindowMs: number;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -223,6 +226,7 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     renewIntervalMs,
     leaseWaitTimeoutMs,
     reclaimBatchSize: Math.floor(positive('reclaimBatchSize', options.reclaimBatchSize, 200)),
+    idempotencyWindowMs: positive('idempotencyWindowMs', options.idempotencyWindowMs, 86_400_000),
     retentionMs:
       options.retentionMs === undefined ? undefined : positive('retentionMs', options.retentionMs, 0),
     updateResponseRetentionMs: positive(

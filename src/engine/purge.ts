@@ -22,7 +22,8 @@
  * keep forever. An engine judges only the types it has a definition of (another engine's definition may
  * keep them longer). The sweep walks the terminal status indexes and the earlier runs with cursors that
  * survive between passes, reading at most `sweepScanKeys` index entries and purging at most
- * `sweepMaxPurges` runs per pass, and starts over every `sweepIntervalMs`.
+ * `sweepMaxPurges` runs per pass, and starts over every `sweepIntervalMs`. The same sweep deletes
+ * idempotency keys (`idem:`) older than the engine's `idempotencyWindowMs`.
  */
 import type { Condition, Operation, Storage } from '../storage/types';
 import type { Clock } from './clock';
@@ -34,6 +35,7 @@ import {
 } from './errors';
 import type { EngineWarning } from './events';
 import { scanAll } from './inspect';
+import { decodeIdempotency } from './lifecycle';
 import { keys, workflowIdOf } from './keys';
 import type { MetricsCounters } from './metrics';
 import type { FencedWriter } from './ownership/fenced-write';
@@ -77,6 +79,8 @@ export type PurgerDeps = {
   retentionOf(workflowType: string): number | undefined;
   /** Whether any registered type (or the engine default) has a retention at all: else the sweep is idle. */
   hasRetention(): boolean;
+  /** Idempotency keys older than this are deleted by the sweep. */
+  idempotencyWindowMs: number;
   warn(warning: EngineWarning): void;
 };
 
@@ -85,6 +89,8 @@ export class Purger {
   #nextSweepAt = 0;
   /** Where the sweep goes on: a status index or the earlier runs, and the last key it read there. */
   #cursor: { prefix: string; after: string | undefined } | null = null;
+  #idemAfter: string | undefined;
+  #nextIdemSweepAt = 0;
 
   constructor(deps: PurgerDeps) {
     this.#deps = deps;
@@ -250,6 +256,7 @@ export class Purger {
     const { storage } = this.#deps;
     for (const { key } of await storage.scan(keys.purgesPrefix, { limit: 20 }))
       await this.#finish(workflowIdOf(key, keys.purgesPrefix)!);
+    await this.#sweepIdempotencyKeys(now);
     if (!this.#deps.hasRetention() || now < this.#nextSweepAt) return;
     const prefixes = [
       ...terminalStatuses.map((status) => keys.statusIndexPrefix(status)),
@@ -287,6 +294,27 @@ export class Purger {
         this.#cursor = { prefix: prefixes[next]!, after: undefined };
       }
     }
+  }
+
+  /** Deletes idempotency keys past their window, a bounded page a pass, going on where the last stopped. */
+  async #sweepIdempotencyKeys(now: number): Promise<void> {
+    if (now < this.#nextIdemSweepAt) return;
+    const page = await this.#deps.storage.scan(keys.idempotencyPrefix, {
+      ...(this.#idemAfter ? { after: this.#idemAfter } : {}),
+      limit: sweepScanKeys,
+    });
+    for (const { key, value } of page) {
+      const held = decodeIdempotency(value);
+      if (held && held.at + this.#deps.idempotencyWindowMs > now) continue;
+      await this.#deps.writer.write(
+        null,
+        [{ key, expected: value }],
+        [{ type: 'delete', key }],
+        'expire an idempotency key',
+      );
+    }
+    this.#idemAfter = page.length === sweepScanKeys ? page[page.length - 1]!.key : undefined;
+    if (this.#idemAfter === undefined) this.#nextIdemSweepAt = now + sweepIntervalMs;
   }
 
   /** The run `key` names, when it is finished and older than its type's retention. */

@@ -421,6 +421,10 @@ class Host implements EngineHost {
         const handle = await engine.start(workflowType, input, options ?? {});
         return { workflowId: handle.workflowId, run: handle.run! };
       }),
+      signalWithStart: withEngine(async (engine, { workflowType, input, signalName, payload, options }) => {
+        const handle = await engine.signalWithStart(workflowType, input, signalName, payload, options);
+        return { workflowId: handle.workflowId, run: handle.run!, started: handle.started };
+      }),
       signal: withEngine(async (engine, { workflowId, name, payload }) => {
         await engine.signal(workflowId, name, payload);
         return null;

@@ -29,8 +29,16 @@ describe('parseRequest', () => {
       saveDefinition: { source: 'export default 1;' },
       deleteDefinition: { name: 'greeter', version: 2 },
       fleetAction: { action: 'start' },
+      signalWithStart: { workflowType: 'collector', signalName: 'item', options: { id: 'w' } },
+      createSchedule: { name: 'nightly', spec: { cron: '0 2 * * *', workflow: 'report' } },
+      previewSchedule: { cron: '0 2 * * *' },
       ...Object.fromEntries(
-        ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe'].map((m) => [
+        ['describeSchedule', 'pauseSchedule', 'resumeSchedule', 'triggerSchedule', 'deleteSchedule'].map(
+          (m) => [m, { name: 'nightly' }],
+        ),
+      ),
+      ...Object.fromEntries(
+        ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe', 'runs', 'purge'].map((m) => [
           m,
           { workflowId: 'w' },
         ]),

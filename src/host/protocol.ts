@@ -279,6 +279,17 @@ export interface Methods {
     result: { workflowId: string; run: number };
   };
   signal: { params: { workflowId: string; name: string; payload?: unknown }; result: null };
+  /** Signals workflow `options.id` if it runs, else starts it with the signal in the same commit. */
+  signalWithStart: {
+    params: {
+      workflowType: string;
+      input?: unknown;
+      signalName: string;
+      payload?: unknown;
+      options: StartOptions & { id: string };
+    };
+    result: { workflowId: string; run: number; started: boolean };
+  };
   query: { params: { workflowId: string; name: string; arg?: unknown }; result: unknown };
   update: {
     params: { workflowId: string; name: string; arg?: unknown; timeoutMs?: number };
@@ -455,6 +466,13 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode' },
   start: { workflowType: 'string', input: 'unknown?', options: 'object?' },
   signal: { workflowId: 'string', name: 'string', payload: 'unknown?' },
+  signalWithStart: {
+    workflowType: 'string',
+    input: 'unknown?',
+    signalName: 'string',
+    payload: 'unknown?',
+    options: 'object',
+  },
   query: { workflowId: 'string', name: 'string', arg: 'unknown?' },
   update: { workflowId: 'string', name: 'string', arg: 'unknown?', timeoutMs: 'number?' },
   cancel: { workflowId: 'string', reason: 'string?' },

@@ -18,6 +18,7 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   record: 'workflows',
   'past-run': 'workflows',
   purge: 'workflows',
+  idempotency: 'workflows',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   history: 'workflows',

@@ -1,0 +1,165 @@
+/**
+ * Idempotent start (`idempotencyKey`) and signal-with-start, alone and with engines racing, over
+ * MemoryStorage and PostgreSQL, under `none` and `workflow-lease`.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../storage/memory';
+import { PostgresStorage } from '../storage/postgres';
+import { createTestDatabase, freshSchema, type TestDatabase } from '../storage/postgres.test-support';
+import type { Storage } from '../storage/types';
+import { TestWorld } from './engine.test-support';
+import { InvalidOptionsError } from './errors';
+import { keys } from './keys';
+import type { EngineOptions } from './options';
+import { defineWorkflow } from './workflow';
+
+const fencing = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const satisfies Partial<EngineOptions>;
+
+/** Collects `count` signals named `item`, then returns their payloads. */
+const collector = defineWorkflow({
+  name: 'collector',
+  version: 1,
+  *run(ctx, input: { count: number }) {
+    const items: unknown[] = [];
+    while (items.length < input.count) items.push(yield* ctx.waitForSignal('item'));
+    return items;
+  },
+});
+
+async function everyKey(storage: Storage): Promise<string[]> {
+  return (await storage.scan('')).map(({ key, value }) => `${key}=${value}`);
+}
+
+let database: TestDatabase | null = null;
+const opened: PostgresStorage[] = [];
+const stores: { name: string; open(): Promise<Storage>; close(): Promise<void> }[] = [
+  { name: 'MemoryStorage', open: async () => new MemoryStorage(), close: async () => undefined },
+  {
+    name: 'PostgresStorage',
+    open: async () => {
+      database ??= await createTestDatabase();
+      const storage = await PostgresStorage.open({
+        connectionString: database.url,
+        schema: freshSchema(),
+        maxConnections: 6,
+      });
+      opened.push(storage);
+      return storage;
+    },
+    close: async () => {
+      await Promise.all(opened.splice(0).map((storage) => storage.close()));
+      await database?.drop();
+      database = null;
+    },
+  },
+];
+
+describe.each(stores)('idempotent start and signal-with-start on $name', (store) => {
+  afterAll(() => store.close(), 60_000);
+
+  for (const mode of ['none', 'workflow-lease'] as const) {
+    const options = mode === 'none' ? {} : fencing;
+
+    it(`${mode}: a repeated idempotency key returns the first run until its window ends`, async () => {
+      const world = new TestWorld({ storage: await store.open() });
+      const engine = await world.engine([collector], { ...options, idempotencyWindowMs: 60_000 });
+      const first = await engine.start(collector, { count: 1 }, { idempotencyKey: 'order-42' });
+      const again = await engine.start(collector, { count: 9 }, { idempotencyKey: 'order-42' });
+      expect(again.workflowId).toBe(first.workflowId);
+      expect(again.run).toBe(first.run);
+      expect((await engine.list()).items).toHaveLength(1);
+      // Bad keys are refused before anything is written.
+      await world.idle();
+      const before = await everyKey(world.storage);
+      for (const bad of ['', 'x'.repeat(201), 42])
+        await expect(
+          engine.start(collector, { count: 1 }, { idempotencyKey: bad as string }),
+        ).rejects.toBeInstanceOf(InvalidOptionsError);
+      expect(await everyKey(world.storage)).toEqual(before);
+
+      await world.clock.advance(60_001);
+      await engine.runMaintenance();
+      expect(await world.storage.scan(keys.idempotencyPrefix)).toEqual([]);
+      const later = await engine.start(collector, { count: 1 }, { idempotencyKey: 'order-42' });
+      expect(later.workflowId).not.toBe(first.workflowId);
+      expect((await engine.list()).items).toHaveLength(2);
+      await world.shutdownAll();
+    });
+
+    for (const count of [2, 3])
+      it(`${mode}: ${count} engines racing one idempotency key start exactly one workflow`, async () => {
+        const world = new TestWorld({ storage: await store.open() });
+        const engines = [];
+        for (let i = 0; i < count; i++) engines.push(await world.engine([collector], options));
+        for (let round = 0; round < 5; round++) {
+          const handles = await Promise.all(
+            engines.map((engine) =>
+              engine.start(collector, { count: 1 }, { idempotencyKey: `key-${round}` }),
+            ),
+          );
+          expect(new Set(handles.map((handle) => handle.workflowId)).size).toBe(1);
+        }
+        await world.idle();
+        expect((await engines[0]!.list()).items).toHaveLength(5);
+        await world.shutdownAll();
+      });
+
+    it(`${mode}: signal-with-start starts an absent workflow with its signal, signals a running one, restarts a finished one`, async () => {
+      const world = new TestWorld({ storage: await store.open() });
+      const engine = await world.engine([collector], options);
+      const first = await engine.signalWithStart(collector, { count: 2 }, 'item', 'a', { id: 'c-1' });
+      expect(first.started).toBe(true);
+      expect(first.run).toBe(1);
+      await world.idle();
+      expect((await engine.describe('c-1')).status).toBe('running');
+      const second = await engine.signalWithStart(collector, { count: 2 }, 'item', 'b', { id: 'c-1' });
+      expect(second.started).toBe(false);
+      expect(await first.result()).toEqual(['a', 'b']);
+      const third = await engine.signalWithStart(collector, { count: 1 }, 'item', 'c', { id: 'c-1' });
+      expect(third).toMatchObject({ started: true, run: 2 });
+      expect(await third.result()).toEqual(['c']);
+      await expect(
+        engine.signalWithStart(collector, { count: 1 }, 'item', 'x', {} as { id: string }),
+      ).rejects.toBeInstanceOf(InvalidOptionsError);
+      await world.shutdownAll();
+    });
+
+    it(`${mode}: engines racing signal-with-start on one id start it once and every signal arrives once`, async () => {
+      const world = new TestWorld({ storage: await store.open() });
+      const engines = [];
+      for (let i = 0; i < 3; i++) engines.push(await world.engine([collector], options));
+      const handles = await Promise.all(
+        engines.map((engine, i) =>
+          engine.signalWithStart(collector, { count: 3 }, 'item', i, { id: 'race' }),
+        ),
+      );
+      expect(handles.filter((handle) => handle.started)).toHaveLength(1);
+      await world.idle();
+      const result = (await engines[0]!.handle('race').result()) as number[];
+      expect([...result].sort()).toEqual([0, 1, 2]);
+      expect((await engines[0]!.runs('race')).map(({ run }) => run)).toEqual([1]);
+      await world.shutdownAll();
+    });
+
+    it(`${mode}: a new run of an id never receives the signals its finished run left unconsumed`, async () => {
+      const world = new TestWorld({ storage: await store.open() });
+      const engine = await world.engine([collector], options);
+      const first = await engine.start(collector, { count: 1 }, { id: 'c-2' });
+      await world.idle();
+      await engine.signal('c-2', 'item', 'one');
+      await engine.signal('c-2', 'item', 'left over');
+      expect(await first.result()).toEqual(['one']);
+      await world.idle();
+      const second = await engine.start(collector, { count: 1 }, { id: 'c-2' });
+      await world.idle();
+      expect((await second.describe()).status).toBe('running');
+      await engine.signal('c-2', 'item', 'fresh');
+      expect(await second.result()).toEqual(['fresh']);
+      await world.shutdownAll();
+    });
+  }
+});
