@@ -238,7 +238,15 @@ export default function SourceEditor({
           if (update.transactions.some((transaction) => transaction.annotation(fromOutside))) return;
           onChangeRef.current(update.state.doc.toString());
         }),
-        EditorView.contentAttributes.of({ 'aria-label': label, 'data-testid': 'definitions.editor-content' }),
+        // The text is focusable as it is editable (read-only sources too: CodeMirror keeps it editable and
+        // marks it aria-readonly), so a keyboard reaches and scrolls all of it. tabindex 0 changes no tab
+        // order; it says so to checkers that do not count contenteditable as focusable (axe's
+        // scrollable-region-focusable, on sources longer than the editor).
+        EditorView.contentAttributes.of({
+          'aria-label': label,
+          'data-testid': 'definitions.editor-content',
+          tabindex: '0',
+        }),
         theme,
       ],
     });

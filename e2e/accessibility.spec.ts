@@ -1,0 +1,223 @@
+import AxeBuilder from '@axe-core/playwright';
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from './fixtures/studio';
+
+/**
+ * Accessibility (issue 12): axe-core over every screen of the studio, and every dialog, in the light and the
+ * dark theme: no serious or critical violation of WCAG 2 A / AA. Each violation is reported with where it
+ * was found, its rule, its help text and the elements it was found on, and all of them are reported at once.
+ *
+ * Every scan waits for what the screen or dialog shows once its data has loaded (its heading and a known
+ * row, card or field), and for running CSS transitions (a theme switch fades colours) to end, so axe never
+ * measures a half-drawn page.
+ */
+
+const wcag = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * A definition of this test's own: saved ones are editable and can be renamed and deleted. Its source is
+ * longer than the editor, so the editor scrolls (as the built-in's read-only source does).
+ */
+const ownDefinition = `import { defineWorkflow } from 'shuttle';
+
+${Array.from({ length: 60 }, (_, index) => `// Note ${index + 1}: a line of a source longer than the editor.`).join('\n')}
+export default defineWorkflow({
+  name: 'a11y-note',
+  version: 1,
+  *run(ctx, input: { text: string }) {
+    const seen = yield* ctx.activity('read', () => input.text.length);
+    return { seen };
+  },
+});
+`;
+
+/** Waits until no CSS transition is running (colours, hovers), then fonts are loaded. */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    document.getAnimations().every((animation) => !(animation instanceof CSSTransition)),
+  );
+  await page.evaluate(async () => {
+    await document.fonts.ready;
+  });
+}
+
+async function go(page: Page, hash: string): Promise<void> {
+  await page.evaluate((value) => {
+    location.hash = value;
+  }, hash);
+}
+
+function heading(page: Page, name: string): Locator {
+  return page.getByRole('heading', { level: 1, name, exact: true });
+}
+
+for (const theme of ['light', 'dark'] as const)
+  test(`every screen and dialog, ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+  }) => {
+    test.setTimeout(180_000);
+    const page = studio.page;
+    const found: string[] = [];
+
+    /** Runs axe over the page (or only `include`, a dialog over the page already scanned). */
+    const scan = async (where: string, include?: string): Promise<void> => {
+      await settled(page);
+      let builder = new AxeBuilder({ page }).withTags(wcag);
+      if (include) builder = builder.include(include);
+      const results = await builder.analyze();
+      expect(results.passes.length, `axe checked something on ${where}`).toBeGreaterThan(0);
+      for (const violation of results.violations)
+        if (violation.impact === 'serious' || violation.impact === 'critical')
+          found.push(
+            `${theme} ${where}: ${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes
+              .slice(0, 4)
+              .map((node) => node.target.join(' '))
+              .join(', ')}`,
+          );
+    };
+    const dialog = (testId: string) => `[data-testid=${JSON.stringify(testId)}]`;
+    const closeDialog = async (testId: string) => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId(testId)).toBeHidden();
+    };
+
+    // Pulsing status dots animate forever; a person who asks for less motion sees them still, and so does
+    // axe, which then measures every colour as it stays.
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    await page.getByTestId(`shell.theme-${theme}`).click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+
+    // Something on every screen: a waiting workflow, one whose activity failed once, a long one with a
+    // result waiter (and so a claim), a saved definition, and a drill's report.
+    const order = await page.evaluate(async () => {
+      const definition = (await window.shuttle!.definitions()).find(
+        (candidate) => candidate.name === 'order',
+      );
+      return window.shuttle!.start('order', definition?.sampleInput ?? undefined, { id: 'a11y-order' });
+    });
+    await studio.startViaConsole(
+      'flaky',
+      { failures: 1, maxAttempts: 3, initialIntervalMs: 100 },
+      { id: 'a11y-flaky' },
+    );
+    await studio.startViaConsole('countdown', { from: 300, tickMs: 2_000 }, { id: 'a11y-countdown' });
+    expect(
+      await page.evaluate((source) => window.shuttle!.saveDefinition(source), ownDefinition),
+    ).toMatchObject({ ok: true, version: 1 });
+
+    // Workflows, and its dialogs: start, bulk terminate, the command palette and "Connect to server".
+    await go(page, '#/workflows');
+    await expect(heading(page, 'Workflows')).toBeVisible();
+    for (const id of [order, 'a11y-flaky', 'a11y-countdown']) await expect(studio.row(id)).toBeVisible();
+    await scan('#/workflows');
+
+    await studio.startButton.click();
+    await expect(page.getByTestId('start.dialog')).toBeVisible();
+    await expect(page.locator('[data-testid="start.definition"][aria-checked="true"]')).toBeVisible();
+    await scan('start dialog', dialog('start.dialog'));
+    await closeDialog('start.dialog');
+
+    await page.getByTestId('workflows.bulk-terminate').click();
+    await expect(page.getByTestId('workflows.bulk-count')).toHaveAttribute('data-count', /\d+/);
+    await scan('bulk terminate dialog', dialog('workflows.bulk-dialog'));
+    await closeDialog('workflows.bulk-dialog');
+
+    await page.keyboard.press('Control+k');
+    await page.getByTestId('palette.input').fill('a');
+    await expect(page.locator(`[data-testid="palette.item"][data-command-id="wf:${order}"]`)).toBeVisible();
+    await expect(page.locator('[data-testid="palette.item"][data-command-id^="engine:"]')).toBeVisible();
+    await scan('command palette', dialog('palette.dialog'));
+    await page.getByTestId('palette.input').fill('connect to server');
+    await expect(page.getByTestId('palette.item')).toHaveCount(1);
+    await page.keyboard.press('Enter');
+    await expect(page.getByTestId('connect.url')).toBeVisible();
+    await scan('connect dialog', dialog('connect.dialog'));
+    await closeDialog('connect.dialog');
+
+    // A workflow's page, its message and confirmation dialogs, and an event's details.
+    const countdown = await studio.openWorkflow('a11y-countdown');
+    await countdown.waitForResult();
+    await expect(countdown.event('timer-fired').first()).toBeVisible();
+    await scan('#/workflows/a11y-countdown');
+
+    await page.getByTestId('detail.signal-button').click();
+    await expect(page.getByTestId('detail.signal-name')).toBeVisible();
+    await scan('signal dialog', dialog('detail.signal-dialog'));
+    await closeDialog('detail.signal-dialog');
+
+    await page.getByTestId('detail.terminate-button').click();
+    await expect(page.getByTestId('detail.terminate-confirm')).toBeVisible();
+    await scan('terminate dialog', dialog('detail.terminate-dialog'));
+    await closeDialog('detail.terminate-dialog');
+
+    const detail = await studio.openWorkflow(order);
+    await expect(detail.event('started')).toBeVisible();
+    await scan(`#/workflows/${order}`);
+
+    const flaky = await studio.openWorkflow('a11y-flaky');
+    await flaky.expectStatus('completed');
+    await expect(flaky.event('activity-failed')).toBeVisible();
+    await scan('#/workflows/a11y-flaky');
+    await flaky.event('activity-failed').getByTestId('detail.event-open').click();
+    await expect(page.getByTestId('detail.event-error')).toBeVisible();
+    await scan('event detail dialog', dialog('detail.event-dialog'));
+    await closeDialog('detail.event-dialog');
+
+    // Definitions: the list, a built-in (read-only) and a saved one, with its rename and delete dialogs.
+    const editorScroller = page.getByTestId('definitions.editor').locator('.cm-scroller');
+    const expectScrolls = (scroller: Locator) =>
+      expect
+        .poll(() => scroller.evaluate((element) => element.scrollHeight > element.clientHeight))
+        .toBe(true);
+    await go(page, '#/definitions');
+    await expect(heading(page, 'Definitions')).toBeVisible();
+    await expect(studio.definitions.item('a11y-note', 1)).toBeVisible();
+    await scan('#/definitions');
+
+    await studio.definitions.select('countdown');
+    await expect(page.getByTestId('definitions.read-only')).toBeVisible();
+    await expect(studio.definitions.editor).toContainText("name: 'countdown'");
+    await expectScrolls(editorScroller);
+    await scan('#/definitions/countdown');
+
+    await studio.definitions.select('a11y-note', 1);
+    await studio.definitions.expectCompiles('a11y-note', 1);
+    await expectScrolls(editorScroller);
+    await scan('#/definitions/a11y-note');
+
+    await page.getByTestId('definitions.rename').click();
+    await expect(page.getByTestId('definitions.rename-input')).toBeVisible();
+    await scan('rename dialog', dialog('definitions.rename-dialog'));
+    await closeDialog('definitions.rename-dialog');
+
+    await page.getByTestId('definitions.delete').click();
+    await expect(page.getByTestId('definitions.delete-confirm')).toBeVisible();
+    await scan('delete dialog', dialog('definitions.delete-dialog'));
+    await closeDialog('definitions.delete-dialog');
+
+    // Engines, claims, result waiters.
+    await go(page, '#/engines');
+    await expect(heading(page, 'Engines')).toBeVisible();
+    await expect(page.getByTestId('engines.card')).toHaveCount(1);
+    await scan('#/engines');
+
+    await go(page, '#/claims');
+    await expect(heading(page, 'Claims')).toBeVisible();
+    await expect(page.locator('[data-testid="claims.row"]').first()).toBeVisible();
+    await scan('#/claims');
+
+    await go(page, '#/waiters');
+    await expect(heading(page, 'Result waiters')).toBeVisible();
+    await expect(studio.waiters.row('a11y-countdown')).toBeVisible();
+    await scan('#/waiters');
+
+    // Chaos: the drills, one with its report (the race runs with the one tab there is).
+    await go(page, '#/chaos');
+    await expect(heading(page, 'Chaos drills')).toBeVisible();
+    const race = page.locator('[data-testid="chaos.drill"][data-drill="race"]');
+    await race.getByTestId('chaos.run').click();
+    await expect(race.getByTestId('chaos.report')).toBeVisible({ timeout: 30_000 });
+    await scan('#/chaos');
+
+    expect(found).toEqual([]);
+  });
