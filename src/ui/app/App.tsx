@@ -12,13 +12,14 @@ import { ShuttleClientProvider } from '../data/client-context';
 import { useEngineSampling } from '../data/engine-samples';
 import { useLiveUpdates } from '../data/live-updates';
 import { useStartRelay } from '../data/start-relay';
-import { formatRoute, type Route } from '../routing/route';
+import { formatRoute, routes, type Route } from '../routing/route';
 import { useRoute } from '../routing/router';
 import { ChaosScreen } from '../screens/chaos/ChaosScreen';
 import { ClaimsScreen } from '../screens/claims/ClaimsScreen';
 import { DefinitionsScreen } from '../screens/definitions/DefinitionsScreen';
 import { WorkflowDetailScreen } from '../screens/detail/WorkflowDetailScreen';
 import { EnginesScreen } from '../screens/engines/EnginesScreen';
+import { SchedulesScreen } from '../screens/schedules/SchedulesScreen';
 import { WaitersScreen } from '../screens/waiters/WaitersScreen';
 import { StartDialog } from '../screens/workflows/StartDialog';
 import { WorkflowsScreen } from '../screens/workflows/WorkflowsScreen';
@@ -45,6 +46,7 @@ export function App({ client, queryClient }: AppProps) {
 const titles: Record<Route['screen'], string> = {
   workflows: 'Workflows',
   workflow: 'Workflow',
+  schedules: 'Schedules',
   definitions: 'Definitions',
   engines: 'Engines',
   claims: 'Claims',
@@ -57,7 +59,9 @@ function CurrentScreen() {
   useEffect(() => {
     document.title = `${route.screen === 'workflow' ? route.workflowId : titles[route.screen]} · Shuttle Studio`;
   }, [route]);
-  const key = route.screen === 'workflow' ? formatRoute(route) : route.screen;
+  // A workflow's page stays mounted while its runs are switched (the run shown so far stays until the next
+  // one has loaded); another workflow is another page.
+  const key = route.screen === 'workflow' ? formatRoute(routes.workflow(route.workflowId)) : route.screen;
   return (
     <PanelErrorBoundary key={key} name={titles[route.screen].toLowerCase()}>
       <Screen route={route} />
@@ -70,7 +74,9 @@ function Screen({ route }: { route: Route }) {
     case 'workflows':
       return <WorkflowsScreen filters={route.filters} />;
     case 'workflow':
-      return <WorkflowDetailScreen workflowId={route.workflowId} />;
+      return <WorkflowDetailScreen workflowId={route.workflowId} run={route.run} />;
+    case 'schedules':
+      return <SchedulesScreen selected={route.name} />;
     case 'definitions':
       return <DefinitionsScreen selection={route} />;
     case 'engines':

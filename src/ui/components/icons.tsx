@@ -9,6 +9,7 @@ export type IconName =
   | 'engines'
   | 'claims'
   | 'waiters'
+  | 'schedules'
   | 'chaos'
   | 'search'
   | 'plus'
@@ -65,6 +66,13 @@ const paths: Record<IconName, ReactElement> = {
     <>
       <circle cx="8" cy="8" r="6" />
       <path d="M8 4.5V8l2.5 1.5" />
+    </>
+  ),
+  schedules: (
+    <>
+      <rect x="2" y="3" width="12" height="11" rx="1.5" />
+      <path d="M2 6.5h12M5.2 1.8v2.4M10.8 1.8v2.4" />
+      <path d="M8 8.6v2.1l1.5 1" />
     </>
   ),
   chaos: <path d="M9 1.5L3.5 9H8l-1 5.5L12.5 7H8z" />,

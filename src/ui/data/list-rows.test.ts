@@ -131,6 +131,34 @@ describe('list rows: patching a list in place', () => {
     ).toEqual(['a', 'z', 'b']);
   });
 
+  it('keeps a row per run in a list of every run: a new run adds a row, earlier runs stay', () => {
+    const filter: ListFilter = { allRuns: true };
+    const run1 = row('w', { run: 1, status: 'completed', owner: null });
+    const data = pages({ items: [run1, row('x')], nextCursor: null });
+    const run2 = row('w', { run: 2, status: 'running' });
+    const patched = patchListPages(data, filter, new Map([['w', run2]]));
+    expect(patched.pages[0]!.items.map((item) => `${item.workflowId}#${item.run}`)).toEqual([
+      'w#1',
+      'x#1',
+      'w#2',
+    ]);
+    // a change of the latest run replaces its own row only
+    const run2done = row('w', { run: 2, status: 'completed', owner: null });
+    const again = patchListPages(patched, filter, new Map([['w', run2done]]));
+    expect(again.pages[0]!.items.filter((item) => item.workflowId === 'w')).toEqual([run1, run2done]);
+    // a list of latest runs keeps one row per id
+    const latestOnly = patchListPages(data, {}, new Map([['w', run2]]));
+    expect(latestOnly.pages[0]!.items.map((item) => `${item.workflowId}#${item.run}`)).toEqual([
+      'w#2',
+      'x#1',
+    ]);
+    expect(
+      uniqueRows(again.pages.concat([{ items: [run1], nextCursor: null }]), { byRun: true }).map(
+        (item) => `${item.workflowId}#${item.run}`,
+      ),
+    ).toEqual(['w#1', 'x#1', 'w#2']);
+  });
+
   it('applies every filter the engine applies: statuses, type, owner and id prefix', () => {
     const item = row('order-7', { workflowType: 'order', status: 'suspended', owner: null });
     expect(matchesListFilter(item, {})).toBe(true);

@@ -62,12 +62,18 @@ export function matchesListFilter(row: WorkflowSummary, filter: ListFilter): boo
 /** What became of each changed workflow: its row now, or null when it no longer exists. */
 export type RowChanges = ReadonlyMap<string, WorkflowSummary | null>;
 
-/** The list's pages with the changed rows replaced, removed or added (see the module's guarantees). */
+/**
+ * The list's pages with the changed rows replaced, removed or added (see the module's guarantees). A list of
+ * every run (`filter.allRuns`) holds a row per run: a change (a description of the latest run) replaces the
+ * row of its own run only, and the rows of earlier runs stay (they are finished and never change) — so a
+ * finished id started again keeps its earlier row and gains one for the new run.
+ */
 export function patchListPages<P>(
   data: InfiniteData<ListPage, P>,
   filter: ListFilter,
   changes: RowChanges,
 ): InfiniteData<ListPage, P> {
+  const byRun = filter.allRuns === true;
   const seen = new Set<string>();
   const pages = data.pages.map((page) => {
     let changed = false;
@@ -77,9 +83,13 @@ export function patchListPages<P>(
         items.push(item);
         continue;
       }
+      const row = changes.get(item.workflowId);
+      if (byRun && row && item.run !== row.run) {
+        items.push(item);
+        continue;
+      }
       seen.add(item.workflowId);
       changed = true;
-      const row = changes.get(item.workflowId);
       if (row && matchesListFilter(row, filter)) items.push(row);
     }
     return changed ? { ...page, items } : page;
@@ -95,17 +105,26 @@ export function patchListPages<P>(
   return { ...data, pages };
 }
 
-/** The rows of a list's pages, each workflow once (a row added by a patch may come again with a later page). */
-export function uniqueRows(pages: readonly ListPage[]): WorkflowSummary[] {
+/**
+ * The rows of a list's pages, each workflow once (a row added by a patch may come again with a later page);
+ * with `byRun` (a list of every run) each run of a workflow once.
+ */
+export function uniqueRows(pages: readonly ListPage[], options: { byRun?: boolean } = {}): WorkflowSummary[] {
   const seen = new Set<string>();
   const rows: WorkflowSummary[] = [];
   for (const page of pages)
     for (const item of page.items) {
-      if (seen.has(item.workflowId)) continue;
-      seen.add(item.workflowId);
+      const key = options.byRun ? rowKey(item) : item.workflowId;
+      if (seen.has(key)) continue;
+      seen.add(key);
       rows.push(item);
     }
   return rows;
+}
+
+/** A row's identity in a list of every run: the workflow id and the run. */
+export function rowKey(row: Pick<WorkflowSummary, 'workflowId' | 'run'>): string {
+  return `${row.workflowId}\u0000${row.run}`;
 }
 
 /**

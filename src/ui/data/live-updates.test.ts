@@ -14,7 +14,10 @@ function storeChanged(
 
 describe('live updates', () => {
   it('marks the changed workflows stale, and leaves their list rows to be refreshed one by one', () => {
-    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']))).toEqual([queryKeys.workflowDetail('w1')]);
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']))).toEqual([
+      queryKeys.workflowDetail('w1'),
+      queryKeys.workflowRuns('w1'),
+    ]);
     expect(changedRowsOf(storeChanged(['workflows'], ['w1']))).toEqual({
       workflowIds: ['w1'],
       claims: false,
@@ -32,6 +35,24 @@ describe('live updates', () => {
     ]);
     expect(changedRowsOf(storeChanged(['sessions'], null))).toBeNull();
     expect(staleQueriesOf({ kind: 'heartbeat', v: PROTOCOL_VERSION, at: 1 })).toEqual([]);
+  });
+
+  it('refreshes the schedules on schedule writes, and on workflow changes while the Schedules screen is shown', () => {
+    expect(staleQueriesOf(storeChanged(['schedules'], null))).toEqual([queryKeys.schedules]);
+    expect(staleQueriesOf(storeChanged(['schedules', 'workflows'], ['s@1']))).toContainEqual(
+      queryKeys.schedules,
+    );
+    const elsewhere = { claimExpiries: false, schedules: false };
+    const onSchedules = { claimExpiries: false, schedules: true };
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']), elsewhere)).not.toContainEqual(
+      queryKeys.schedules,
+    );
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']), onSchedules)).toContainEqual(
+      queryKeys.schedules,
+    );
+    // a run of an earlier run's key is under the workflow's own: refreshing the workflow refreshes it
+    expect(queryKeys.workflowDetail('w1', 2).slice(0, 4)).toEqual(queryKeys.workflowDetail('w1'));
+    expect(refreshIntervalOf(queryKeys.schedules)).toBe(500);
   });
 
   it('applies the pushes of one frame together at the frame, and patches the engine status at once', async () => {

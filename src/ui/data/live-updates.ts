@@ -31,6 +31,11 @@ import { queryKeys } from './query-keys';
 export type ShownViews = {
   /** A view that draws each claim's expiry (the Claims screen) is shown. */
   claimExpiries: boolean;
+  /**
+   * The Schedules screen is shown: it follows the workflows its schedules started (which ones still run),
+   * so workflow changes refresh it too. Elsewhere only schedule writes do.
+   */
+  schedules?: boolean;
 };
 
 /**
@@ -63,6 +68,11 @@ export function staleQueriesOf(
         stale.push(queryKeys.workflowLists);
       if (areas.has('workflows') || areas.has('claims') || areas.has('messages') || areas.has('other'))
         perWorkflow(queryKeys.workflowDetail, queryKeys.workflows);
+      // A finished id started again adds a run (and archives the one before).
+      if (areas.has('workflows') && !unnamed && message.workflowIds)
+        for (const workflowId of message.workflowIds) stale.push(queryKeys.workflowRuns(workflowId));
+      if (areas.has('schedules') || areas.has('other') || (areas.has('workflows') && shown.schedules))
+        stale.push(queryKeys.schedules);
       if (areas.has('timelines') || areas.has('other'))
         perWorkflow(queryKeys.workflowTimeline, queryKeys.workflows);
       if (
@@ -105,6 +115,7 @@ export function staleQueriesOf(
 export function refreshIntervalOf(queryKey: QueryKey): number {
   if (queryKey[0] === 'workflows' && queryKey[1] === 'list') return 1_000;
   if (queryKey[0] === 'claims' || queryKey[0] === 'engines') return 500;
+  if (queryKey[0] === 'schedules') return 500;
   if (queryKey[0] === 'self' && queryKey[1] === 'owned') return 500;
   return 0;
 }
@@ -120,8 +131,9 @@ export type LiveUpdateOptions = {
 };
 
 function shownByRoute(): ShownViews {
-  if (typeof location === 'undefined') return { claimExpiries: true };
-  return { claimExpiries: currentRoute().screen === 'claims' };
+  if (typeof location === 'undefined') return { claimExpiries: true, schedules: true };
+  const screen = currentRoute().screen;
+  return { claimExpiries: screen === 'claims', schedules: screen === 'schedules' };
 }
 
 /**

@@ -26,6 +26,23 @@ export const queryKeys = {
   /** Every query about one workflow (its page: description, timeline). */
   openWorkflows: ['workflows', 'one'] as const,
   workflow: (workflowId: string) => ['workflows', 'one', workflowId] as const,
-  workflowDetail: (workflowId: string) => ['workflows', 'one', workflowId, 'describe'] as const,
-  workflowTimeline: (workflowId: string) => ['workflows', 'one', workflowId, 'timeline'] as const,
+  /**
+   * A workflow's description: of its latest run, or of `run` (a key under the latest run's, so whatever
+   * refreshes the workflow refreshes the run shown too).
+   */
+  workflowDetail: (workflowId: string, run?: number) =>
+    run === undefined
+      ? (['workflows', 'one', workflowId, 'describe'] as const)
+      : (['workflows', 'one', workflowId, 'describe', run] as const),
+  /** A workflow's timeline: of its latest run, or of `run`. */
+  workflowTimeline: (workflowId: string, run?: number) =>
+    run === undefined
+      ? (['workflows', 'one', workflowId, 'timeline'] as const)
+      : (['workflows', 'one', workflowId, 'timeline', run] as const),
+  /** Every stored run of a workflow id (run history), latest first. */
+  workflowRuns: (workflowId: string) => ['workflows', 'one', workflowId, 'runs'] as const,
+  /** Every schedule of the store. */
+  schedules: ['schedules'] as const,
+  /** The next fire times of a cron in a time zone, or why it is refused (the New schedule form). */
+  schedulePreview: (cron: string, timezone: string) => ['schedule-preview', cron, timezone] as const,
 };

@@ -26,6 +26,7 @@ import type {
   FenceRejection,
   ListFilter,
   ListPage,
+  RunSummary,
   StartOptions,
   TimelineEntry,
   WorkflowDescription,
@@ -57,7 +58,7 @@ export function workflowListQuery(
     initialPageParam: null as string | null,
     getNextPageParam: (page: ListPage) => page.nextCursor,
     select: (data): { items: WorkflowSummary[]; hasMore: boolean; pages: number } => ({
-      items: uniqueRows(data.pages),
+      items: uniqueRows(data.pages, { byRun: fullFilter.allRuns === true }),
       hasMore: data.pages.at(-1)?.nextCursor != null,
       pages: data.pages.length,
     }),
@@ -80,26 +81,52 @@ export function retryUnlessNotFound(failureCount: number, error: Error): boolean
   return error.name !== 'WorkflowNotFoundError' && failureCount < 1;
 }
 
-/** One workflow's description (status, owner, state, input, result…). */
-export function workflowDescriptionQuery(client: Pick<ShuttleClient, 'describe'>, workflowId: string) {
+/**
+ * One workflow's description (status, owner, state, input, result…): of its latest run, or of `run` (an
+ * earlier run kept by run history, or the latest when `run` is the latest run's number).
+ */
+export function workflowDescriptionQuery(
+  client: Pick<ShuttleClient, 'describe'>,
+  workflowId: string,
+  run?: number,
+) {
   return queryOptions<WorkflowDescription>({
-    queryKey: queryKeys.workflowDetail(workflowId),
-    queryFn: () => client.describe(workflowId),
+    queryKey: queryKeys.workflowDetail(workflowId, run),
+    queryFn: () => (run === undefined ? client.describe(workflowId) : client.describe(workflowId, { run })),
     retry: retryUnlessNotFound,
   });
 }
 
-/** Timeline entries after those in `cached` (all of them if nothing is cached or the run changed). */
+/** Every stored run of a workflow id, latest first (the detail screen's run switcher). */
+export function workflowRunsQuery(client: Pick<ShuttleClient, 'runs'>, workflowId: string) {
+  return queryOptions<RunSummary[]>({
+    queryKey: queryKeys.workflowRuns(workflowId),
+    queryFn: () => client.runs(workflowId),
+    retry: retryUnlessNotFound,
+  });
+}
+
+/**
+ * Timeline entries after those in `cached` (all of them if nothing is cached or the run changed), of the
+ * latest run or of `run`.
+ */
 export async function fetchTimeline(
   client: Pick<ShuttleClient, 'timeline'>,
   workflowId: string,
   cached: readonly TimelineEntry[] | undefined,
+  run?: number,
 ): Promise<TimelineEntry[]> {
+  const read = (after?: number) => {
+    const options = { ...(run === undefined ? {} : { run }), ...(after === undefined ? {} : { after }) };
+    return Object.keys(options).length === 0
+      ? client.timeline(workflowId)
+      : client.timeline(workflowId, options);
+  };
   const last = cached?.at(-1);
-  if (!cached || !last) return client.timeline(workflowId);
-  const more = await client.timeline(workflowId, { after: last.seq });
+  if (!cached || !last) return read();
+  const more = await read(last.seq);
   // A new run starts its sequence again: a lower seq than ours means our entries belong to an older run.
-  if (more.length > 0 && more[0]!.seq <= last.seq) return client.timeline(workflowId);
+  if (more.length > 0 && more[0]!.seq <= last.seq) return read();
   return more.length === 0 ? (cached as TimelineEntry[]) : [...cached, ...more];
 }
 
@@ -112,14 +139,15 @@ export function workflowTimelineQuery(
   client: Pick<ShuttleClient, 'timeline'>,
   workflowId: string,
   expectedLength?: number,
+  run?: number,
 ) {
   return queryOptions<TimelineEntry[]>({
-    queryKey: queryKeys.workflowTimeline(workflowId),
+    queryKey: queryKeys.workflowTimeline(workflowId, run),
     queryFn: ({ client: queryClient, queryKey }) => {
       const cached = queryClient.getQueryData<TimelineEntry[]>(queryKey);
       const trusted =
         expectedLength !== undefined && cached && cached.length > expectedLength ? undefined : cached;
-      return fetchTimeline(client, workflowId, trusted);
+      return fetchTimeline(client, workflowId, trusted, run);
     },
     retry: retryUnlessNotFound,
     structuralSharing: false,
@@ -153,9 +181,20 @@ export function useWorkflowSearch(idPrefix: string, enabled: boolean) {
   return useQuery({ ...workflowSearchQuery(useShuttleClient(), idPrefix), enabled });
 }
 
-/** One workflow's description (`workflowDescriptionQuery`). */
-export function useWorkflowDescription(workflowId: string) {
-  return useQuery(workflowDescriptionQuery(useShuttleClient(), workflowId));
+/**
+ * One workflow's description (`workflowDescriptionQuery`), of its latest run or of `run`. While another run
+ * of the same id loads, the run shown so far stays (the run switcher).
+ */
+export function useWorkflowDescription(workflowId: string, run?: number) {
+  return useQuery({
+    ...workflowDescriptionQuery(useShuttleClient(), workflowId, run),
+    placeholderData: (previous, query) => (query?.queryKey[2] === workflowId ? previous : undefined),
+  });
+}
+
+/** Every stored run of a workflow id (`workflowRunsQuery`). */
+export function useWorkflowRuns(workflowId: string) {
+  return useQuery(workflowRunsQuery(useShuttleClient(), workflowId));
 }
 
 /** Descriptions of several workflows by id (those not loaded yet, or missing, are absent). */
@@ -175,9 +214,15 @@ export function useWorkflowDescriptions(
   });
 }
 
-/** A workflow's durable timeline (`workflowTimelineQuery`). */
-export function useWorkflowTimeline(workflowId: string, expectedLength?: number) {
-  return useQuery(workflowTimelineQuery(useShuttleClient(), workflowId, expectedLength));
+/**
+ * A workflow's durable timeline (`workflowTimelineQuery`), of its latest run or of `run`. While another run
+ * of the same id loads, the run shown so far stays.
+ */
+export function useWorkflowTimeline(workflowId: string, expectedLength?: number, run?: number) {
+  return useQuery({
+    ...workflowTimelineQuery(useShuttleClient(), workflowId, expectedLength, run),
+    placeholderData: (previous, query) => (query?.queryKey[2] === workflowId ? previous : undefined),
+  });
 }
 
 /** Refused writes of deposed engines (`fenceRejectionsQuery`). */

@@ -17,12 +17,31 @@ describe('routes', () => {
         idPrefix: 'ord',
         sort: 'epoch',
         direction: 'asc',
+        allRuns: false,
       },
     });
     expect(formatRoute(route)).toBe(
       '#/workflows?status=running%2Cfailed&type=order&owner=e1&q=ord&sort=epoch&dir=asc',
     );
     expect(formatRoute(routes.workflow('order/7 a'))).toBe('#/workflows/order%2F7%20a');
+  });
+
+  it('reads and writes the run of a workflow page, the list of every run, and the schedules', () => {
+    expect(parseRoute('#/workflows/order-7?run=2')).toEqual({
+      screen: 'workflow',
+      workflowId: 'order-7',
+      run: 2,
+    });
+    expect(formatRoute(routes.workflow('order 7', 2))).toBe('#/workflows/order%207?run=2');
+    for (const bad of ['0', '-1', '1.5', 'x', ''])
+      expect(parseRoute(`#/workflows/w?run=${bad}`)).toEqual({ screen: 'workflow', workflowId: 'w' });
+    expect(formatRoute(routes.workflow('w'))).toBe('#/workflows/w');
+    expect(parseRoute('#/workflows?runs=all')).toMatchObject({ filters: { allRuns: true } });
+    expect(formatRoute(routes.workflows({ allRuns: true }))).toBe('#/workflows?runs=all');
+    expect(parseRoute('#/schedules')).toEqual({ screen: 'schedules', name: null });
+    expect(parseRoute('#/schedules/tick%20tock')).toEqual({ screen: 'schedules', name: 'tick tock' });
+    expect(formatRoute(routes.schedules('tick tock'))).toBe('#/schedules/tick%20tock');
+    expect(formatRoute(routes.schedules())).toBe('#/schedules');
   });
 
   it('falls back to the unfiltered list for an empty, unknown or malformed hash', () => {

@@ -23,6 +23,8 @@ export type WorkflowFilters = {
   idPrefix: string;
   sort: WorkflowSortKey;
   direction: SortDirection;
+  /** List the earlier runs of workflows started again too (run history), not only each id's latest run. */
+  allRuns: boolean;
 };
 
 /**
@@ -34,7 +36,10 @@ export type DefinitionSelection = { name: string | null; version: number | null;
 export type Route =
   | { screen: 'workflows'; filters: WorkflowFilters }
   | ({ screen: 'definitions' } & DefinitionSelection)
-  | { screen: 'workflow'; workflowId: string }
+  /** A workflow's page: its latest run, or `run` (an earlier run kept by run history). */
+  | { screen: 'workflow'; workflowId: string; run?: number }
+  /** The schedules, with `name` (one schedule, opened) when a link pointed at it. */
+  | { screen: 'schedules'; name: string | null }
   | { screen: 'engines' }
   | { screen: 'claims' }
   | { screen: 'waiters' }
@@ -49,6 +54,7 @@ export const defaultFilters: WorkflowFilters = Object.freeze({
   idPrefix: '',
   sort: 'created',
   direction: 'desc',
+  allRuns: false,
 }) as WorkflowFilters;
 
 const sortKeys: readonly WorkflowSortKey[] = ['created', 'updated', 'id', 'type', 'status', 'epoch', 'owner'];
@@ -66,6 +72,7 @@ function parseFilters(query: URLSearchParams): WorkflowFilters {
     idPrefix: query.get('q') ?? '',
     sort: sortKeys.includes(sort as WorkflowSortKey) ? (sort as WorkflowSortKey) : defaultFilters.sort,
     direction: direction === 'asc' || direction === 'desc' ? direction : defaultSortDirection(sort),
+    allRuns: query.get('runs') === 'all',
   };
 }
 
@@ -85,9 +92,17 @@ export function parseRoute(hash: string): Route {
   const query = new URLSearchParams(queryPart);
   const [first, second] = segments;
   switch (first) {
-    case 'workflows':
-      if (second !== undefined && second.length > 0) return { screen: 'workflow', workflowId: second };
+    case 'workflows': {
+      if (second !== undefined && second.length > 0) {
+        const run = Number(query.get('run'));
+        return Number.isSafeInteger(run) && run > 0
+          ? { screen: 'workflow', workflowId: second, run }
+          : { screen: 'workflow', workflowId: second };
+      }
       return { screen: 'workflows', filters: parseFilters(query) };
+    }
+    case 'schedules':
+      return { screen: 'schedules', name: second !== undefined && second.length > 0 ? second : null };
     case 'definitions': {
       const version = Number(query.get('v'));
       return {
@@ -119,11 +134,14 @@ export function formatRoute(route: Route): string {
       if (filters.idPrefix) query.set('q', filters.idPrefix);
       if (filters.sort !== defaultFilters.sort) query.set('sort', filters.sort);
       if (filters.direction !== defaultSortDirection(filters.sort)) query.set('dir', filters.direction);
+      if (filters.allRuns) query.set('runs', 'all');
       const text = query.toString();
       return `#/workflows${text ? `?${text}` : ''}`;
     }
     case 'workflow':
-      return `#/workflows/${encodeURIComponent(route.workflowId)}`;
+      return `#/workflows/${encodeURIComponent(route.workflowId)}${route.run !== undefined ? `?run=${route.run}` : ''}`;
+    case 'schedules':
+      return route.name !== null ? `#/schedules/${encodeURIComponent(route.name)}` : '#/schedules';
     case 'definitions':
       if (route.name !== null)
         return `#/definitions/${encodeURIComponent(route.name)}${route.version !== null ? `?v=${route.version}` : ''}`;
@@ -141,7 +159,10 @@ export const routes = {
     screen: 'workflows',
     filters: { ...defaultFilters, ...filters },
   }),
-  workflow: (workflowId: string): Route => ({ screen: 'workflow', workflowId }),
+  /** A workflow's page: its latest run, or `run` when given. */
+  workflow: (workflowId: string, run?: number): Route =>
+    run === undefined ? { screen: 'workflow', workflowId } : { screen: 'workflow', workflowId, run },
+  schedules: (name: string | null = null): Route => ({ screen: 'schedules', name }),
   engines: (): Route => ({ screen: 'engines' }),
   claims: (): Route => ({ screen: 'claims' }),
   waiters: (): Route => ({ screen: 'waiters' }),

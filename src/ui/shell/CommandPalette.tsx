@@ -225,6 +225,14 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => navigate(routes.workflows()),
     },
     {
+      id: 'screen:schedules',
+      section: 'Screens',
+      title: 'Schedules',
+      subtitle: 'Workflows started on a cron, once per slot',
+      keywords: 'cron schedule timer recurring go',
+      run: () => navigate(routes.schedules()),
+    },
+    {
       id: 'screen:engines',
       section: 'Screens',
       title: 'Engines',
@@ -291,6 +299,15 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       subtitle: 'Pick a definition, edit its input',
       keywords: 'new run create',
       run: () => openStartDialog(),
+    },
+    {
+      id: 'action:new-schedule',
+      section: 'Actions',
+      title: 'New schedule…',
+      subtitle: 'Start a workflow on a cron',
+      keywords: 'create cron recurring every',
+      icon: 'schedules',
+      run: () => openStartDialog(null, 'schedule'),
     },
     {
       id: 'action:new-definition',

@@ -1,9 +1,10 @@
 /**
- * The screens of the studio, with a live figure beside each (definitions of one's own, live engines, claims
- * held, pending result waiters) so the sidebar itself says what is going on.
+ * The screens of the studio, with a live figure beside each (schedules firing, definitions of one's own, live
+ * engines, claims held, pending result waiters) so the sidebar itself says what is going on.
  */
 import { useEngines, useClaims, isEngineLive } from '../data/engine-queries';
 import { useDefinitions } from '../data/workflow-queries';
+import { useSchedules } from '../data/schedule-queries';
 import { Icon, type IconName } from '../components/icons';
 import { Link } from '../routing/Link';
 import { routes, sectionOf, type Route } from '../routing/route';
@@ -13,6 +14,7 @@ type Item = { section: ReturnType<typeof sectionOf>; label: string; icon: IconNa
 
 const items: Item[] = [
   { section: 'workflows', label: 'Workflows', icon: 'workflows', to: routes.workflows() },
+  { section: 'schedules', label: 'Schedules', icon: 'schedules', to: routes.schedules() },
   { section: 'definitions', label: 'Definitions', icon: 'code', to: routes.definitions() },
   { section: 'engines', label: 'Engines', icon: 'engines', to: routes.engines() },
   { section: 'claims', label: 'Claims', icon: 'claims', to: routes.claims() },
@@ -25,7 +27,10 @@ export function SideNav({ route }: { route: Route }) {
   const engines = useEngines().data;
   const claims = useClaims().data;
   const definitions = useDefinitions().data;
+  const schedules = useSchedules().data;
   const figures: Partial<Record<Item['section'], number>> = {
+    // Schedules that fire (not paused).
+    schedules: schedules?.filter((schedule) => !schedule.paused).length,
     definitions: definitions
       ? new Set(definitions.filter((definition) => !definition.builtIn).map((definition) => definition.name))
           .size

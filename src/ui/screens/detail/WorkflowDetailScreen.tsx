@@ -1,9 +1,13 @@
 /**
  * One workflow, in full: a header (status, type, version, owner with its epoch and a bar draining to the
- * claim's expiry, durations, copyable ids, parent), the actions (signal, update, query, wait for the result,
- * suspend or resume, cancel, terminate, export), custody lanes and the operations timeline on one axis, the
- * grouped event list beside the state / input / result inspectors and the children. When this tab's engine
- * was deposed from the workflow, a notice says so.
+ * claim's expiry, durations, copyable ids, parent, the schedule that started it), the actions (signal,
+ * update, query, wait for the result, suspend or resume, cancel, terminate, export), custody lanes and the
+ * operations timeline on one axis, the grouped event list beside the state / input / result inspectors and
+ * the children. When this tab's engine was deposed from the workflow, a notice says so.
+ *
+ * Run history: an id started again after it finished has several runs. The run switcher in the header
+ * shows them; the page shows the latest run, or `run` (from the URL) — an earlier run is read-only: its
+ * description, timeline, custody and result as they were, and no actions but going to the latest run.
  */
 import { useEffect, useMemo } from 'react';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
@@ -21,7 +25,12 @@ import { formatAbsolute, formatDuration } from '../../components/time-format';
 import { claimTimings, useEngineDirectory, useThisEngine } from '../../data/engine-queries';
 import { useLostWorkflow } from '../../data/engine-activity';
 import { describeLoss, whereNow } from './lost-notice';
-import { useFenceRejections, useWorkflowDescription, useWorkflowTimeline } from '../../data/workflow-queries';
+import {
+  useFenceRejections,
+  useWorkflowDescription,
+  useWorkflowRuns,
+  useWorkflowTimeline,
+} from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
@@ -32,23 +41,52 @@ import { EventList } from './EventList';
 import { Inspectors } from './Inspectors';
 import { deriveOperations } from './operations';
 import { WorkflowActions } from './WorkflowActions';
+import { RunSwitcher } from './RunSwitcher';
+import { earlierRunNote, isEarlierRun, latestRunOf, rejectionsOfRun } from './run-history';
+import type { RunSummary } from '../../../engine';
+import { Button } from '../../components/Button';
+import { navigate } from '../../routing/router';
 import styles from './WorkflowDetailScreen.module.css';
 import { isTerminal } from '../../../engine/vocabulary';
+import { Icon } from '../../components/icons';
 
-export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
-  const description = useWorkflowDescription(workflowId);
+export function WorkflowDetailScreen({ workflowId, run }: { workflowId: string; run?: number }) {
+  const description = useWorkflowDescription(workflowId, run);
+  // While another run loads, the run shown so far stays (no blank page between runs).
   const workflow = description.data;
-  const timeline = useWorkflowTimeline(workflowId, workflow?.timelineLength);
-  const rejections = useFenceRejections(workflowId);
+  const timeline = useWorkflowTimeline(workflowId, workflow?.timelineLength, run);
+  const runs = useWorkflowRuns(workflowId);
+  const allRejections = useFenceRejections(workflowId);
   const self = useThisEngine().data;
   const selectGroup = useViewStore((state) => state.selectGroup);
-  useEffect(() => selectGroup(null), [workflowId, selectGroup]);
+  useEffect(() => selectGroup(null), [workflowId, run, selectGroup]);
+  const earlier = workflow ? isEarlierRun(workflow, runs.data) : false;
+  const rejections = useMemo(
+    () => (workflow ? rejectionsOfRun(allRejections.data ?? [], runs.data, workflow.run) : []),
+    [allRejections.data, runs.data, workflow],
+  );
 
   if (description.isError && !workflow)
     return (
       <section className={styles.screen}>
         <Breadcrumb workflowId={workflowId} />
-        {description.error.name === 'WorkflowNotFoundError' ? (
+        {description.error.name === 'WorkflowNotFoundError' && run !== undefined ? (
+          <div className={styles.card}>
+            <EmptyState
+              icon="search"
+              title={`No run ${run} of this workflow`}
+              testId="detail.not-found"
+              action={
+                <Button onClick={() => navigate(routes.workflow(workflowId))} testId="detail.latest-run">
+                  Open the latest run
+                </Button>
+              }
+            >
+              The workflow <code>{workflowId}</code> has no stored run {run}. It may not have run that many
+              times, or that run was purged.
+            </EmptyState>
+          </div>
+        ) : description.error.name === 'WorkflowNotFoundError' ? (
           <div className={styles.card}>
             <EmptyState icon="search" title="No such workflow" testId="detail.not-found">
               No workflow with the id <code>{workflowId}</code> exists in this database. It may not have been
@@ -80,14 +118,18 @@ export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
       aria-labelledby="detail-title"
       data-testid="detail.screen"
       data-workflow-id={workflowId}
+      data-run={workflow.run}
+      data-earlier-run={earlier || undefined}
     >
       <Breadcrumb workflowId={workflowId} />
       <PanelErrorBoundary name="header">
-        <Header workflow={workflow} self={self} />
+        <Header workflow={workflow} self={self} runs={runs.data} earlier={earlier} />
       </PanelErrorBoundary>
-      <PanelErrorBoundary name="lost notice">
-        <LostNotice workflow={workflow} self={self} rejections={rejections.data ?? []} />
-      </PanelErrorBoundary>
+      {earlier ? null : (
+        <PanelErrorBoundary name="lost notice">
+          <LostNotice workflow={workflow} self={self} rejections={rejections} />
+        </PanelErrorBoundary>
+      )}
       <PanelErrorBoundary name="custody and timeline">
         <div className={styles.card}>
           <div className={styles.cardHead}>
@@ -101,7 +143,7 @@ export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
               onRetry={() => void timeline.refetch()}
             />
           ) : timeline.data ? (
-            <Chart workflow={workflow} timeline={timeline.data} rejections={rejections.data ?? []} />
+            <Chart workflow={workflow} timeline={timeline.data} rejections={rejections} />
           ) : (
             <EmptyState compact title="Loading the timeline…" />
           )}
@@ -117,7 +159,7 @@ export function WorkflowDetailScreen({ workflowId }: { workflowId: string }) {
           </div>
         </PanelErrorBoundary>
         <PanelErrorBoundary name="inspectors">
-          <Inspectors workflow={workflow} timeline={timeline.data ?? []} />
+          <Inspectors key={workflow.run} workflow={workflow} timeline={timeline.data ?? []} />
         </PanelErrorBoundary>
       </div>
     </section>
@@ -138,7 +180,18 @@ function Breadcrumb({ workflowId }: { workflowId: string }) {
   );
 }
 
-function Header({ workflow, self }: { workflow: WorkflowDescription; self: HelloResult | undefined }) {
+function Header({
+  workflow,
+  self,
+  runs,
+  earlier,
+}: {
+  workflow: WorkflowDescription;
+  self: HelloResult | undefined;
+  runs: readonly RunSummary[] | undefined;
+  /** An earlier run: read-only. */
+  earlier: boolean;
+}) {
   const engines = useEngineDirectory();
   const now = useNow();
   const ended = isTerminal(workflow.status);
@@ -156,7 +209,13 @@ function Header({ workflow, self }: { workflow: WorkflowDescription; self: Hello
             <span className={styles.type} data-testid="detail.type">
               {workflow.workflowType} <span className={styles.version}>v{workflow.version}</span>
             </span>
-            {workflow.run > 1 ? <span className={styles.pill}>run {workflow.run}</span> : null}
+            {runs && runs.length > 1 ? (
+              <RunSwitcher workflowId={workflow.workflowId} run={workflow.run} runs={runs} />
+            ) : workflow.run > 1 ? (
+              <span className={styles.pill} data-testid="detail.run">
+                run {workflow.run}
+              </span>
+            ) : null}
             {workflow.cancelRequested && !ended ? (
               <span className={`${styles.pill} ${styles.warn}`}>cancel requested</span>
             ) : null}
@@ -167,7 +226,11 @@ function Header({ workflow, self }: { workflow: WorkflowDescription; self: Hello
             ) : null}
           </div>
         </div>
-        <WorkflowActions workflow={workflow} self={self} />
+        {earlier ? (
+          <EarlierRun workflow={workflow} latest={latestRunOf(runs)} />
+        ) : (
+          <WorkflowActions workflow={workflow} self={self} />
+        )}
       </div>
       <dl className={styles.facts}>
         <div className={styles.fact}>
@@ -229,6 +292,26 @@ function Header({ workflow, self }: { workflow: WorkflowDescription; self: Hello
             )}
           </dd>
         </div>
+        {workflow.scheduledBy ? (
+          <div className={styles.fact}>
+            <dt>Schedule</dt>
+            <dd className={styles.scheduled}>
+              <Link
+                to={routes.schedules(workflow.scheduledBy.schedule)}
+                className={styles.mono}
+                testId="detail.schedule"
+                title={`Started by schedule ${workflow.scheduledBy.schedule}`}
+              >
+                {workflow.scheduledBy.schedule}
+              </Link>
+              <span className={styles.muted} title={formatAbsolute(workflow.scheduledBy.slot)}>
+                {workflow.scheduledBy.trigger
+                  ? ' · triggered by hand'
+                  : ` · slot ${slotTime(workflow.scheduledBy.slot)}`}
+              </span>
+            </dd>
+          </div>
+        ) : null}
         {workflow.parentId ? (
           <div className={styles.fact}>
             <dt>Parent</dt>
@@ -241,6 +324,37 @@ function Header({ workflow, self }: { workflow: WorkflowDescription; self: Hello
         ) : null}
       </dl>
     </header>
+  );
+}
+
+/** A slot's time, as short as it can be read: the time of day today, else the date too. */
+function slotTime(at: number): string {
+  const text = formatAbsolute(at);
+  const today = formatAbsolute(Date.now()).slice(0, 10);
+  const withoutMillis = text.replace(/\.000$/, '');
+  return withoutMillis.startsWith(today) ? withoutMillis.slice(11) : withoutMillis;
+}
+
+/** What an earlier run's header offers instead of actions: how it ended, and the way to the latest run. */
+function EarlierRun({ workflow, latest }: { workflow: WorkflowDescription; latest: RunSummary | null }) {
+  return (
+    <div className={styles.earlier} role="status" data-testid="detail.earlier-run">
+      <span className={styles.earlierNote}>
+        <Icon name="lock" size={14} /> {earlierRunNote(workflow)}
+      </span>
+      <span className={styles.earlierHint}>
+        Read-only: signals, updates and cancels go to the latest run.
+      </span>
+      {latest ? (
+        <Button
+          size="sm"
+          onClick={() => navigate(routes.workflow(workflow.workflowId))}
+          testId="detail.latest-run"
+        >
+          Open run {latest.run} ({latest.status})
+        </Button>
+      ) : null}
+    </div>
   );
 }
 

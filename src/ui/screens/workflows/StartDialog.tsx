@@ -5,6 +5,10 @@
  * optionally name the workflow and give it a start delay or an execution timeout. What the engine refuses —
  * an existing id, an oversized payload, a bad id — is shown inline in its own words, and the dialog stays
  * open so it can be fixed. On success the new workflow's page opens.
+ *
+ * Its second tab, Schedule, creates a schedule of the chosen definition and input instead
+ * (`ScheduleForm`, src/ui/screens/schedules): a name, a cron previewed live, a time zone, overlap and
+ * catch-up. On success the Schedules screen opens on it.
  */
 import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { DefinitionInfo } from '../../../host/protocol';
@@ -15,41 +19,75 @@ import { InlineError } from '../../components/ErrorNotice';
 import { useDefinitions, useStartWorkflow } from '../../data/workflow-queries';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
-import { useViewStore } from '../../state/view-store';
+import { useViewStore, type StartDialogMode } from '../../state/view-store';
+import { ScheduleForm } from '../schedules/ScheduleForm';
+import { defaultScheduleFields, type ScheduleFields } from '../schedules/schedule-form';
+import { JsonInputField } from './JsonInputField';
 import { startableDefinitions } from './definition-catalog';
 import { humanTitle, isChildOnly } from './definition-names';
 import styles from './StartDialog.module.css';
 import {
   buildStartOptions,
-  formatBytes,
   formatJson,
   loadRecentInputs,
   parseJsonInput,
-  payloadBytes,
-  payloadLimitBytes,
   saveRecentInput,
   type StartFields,
 } from './start-form';
 
+function setMode(mode: StartDialogMode): void {
+  useViewStore.setState((state) => ({ startDialog: { ...state.startDialog, mode } }));
+}
+
 export function StartDialog() {
-  const { open, workflowType } = useViewStore((state) => state.startDialog);
+  const { open, workflowType, mode } = useViewStore((state) => state.startDialog);
   const close = useViewStore((state) => state.closeStartDialog);
   const { server } = useStudioMode();
   return (
     <Dialog
       open={open}
       onClose={close}
-      title="Start a workflow"
+      title={mode === 'schedule' ? 'Schedule a workflow' : 'Start a workflow'}
       description={
-        server
-          ? 'A worker process of the server claims and runs it; stop that worker and another takes it over.'
-          : 'It runs on this tab’s engine; close the tab and another engine takes it over.'
+        mode === 'schedule'
+          ? server
+            ? 'It starts once per cron slot on whichever worker process gets there first — exactly once per slot, however many run.'
+            : 'It starts once per cron slot on whichever tab’s engine gets there first — exactly once per slot, however many tabs are open.'
+          : server
+            ? 'A worker process of the server claims and runs it; stop that worker and another takes it over.'
+            : 'It runs on this tab’s engine; close the tab and another engine takes it over.'
       }
       width={900}
       testId="start.dialog"
     >
-      {open ? <StartForm initialType={workflowType} onDone={close} /> : null}
+      {open ? <StartForm initialType={workflowType} mode={mode} onDone={close} /> : null}
     </Dialog>
+  );
+}
+
+/** Start now, or on a schedule: two tabs over the same definition and input. */
+function ModeTabs({ mode }: { mode: StartDialogMode }) {
+  const tabs: { value: StartDialogMode; label: string; hint: string }[] = [
+    { value: 'start', label: 'Start now', hint: 'One workflow, now' },
+    { value: 'schedule', label: 'Schedule', hint: 'One workflow per cron slot' },
+  ];
+  return (
+    <div className={styles.modes} role="tablist" aria-label="Start now or on a schedule">
+      {tabs.map((tab) => (
+        <button
+          key={tab.value}
+          type="button"
+          role="tab"
+          aria-selected={mode === tab.value}
+          className={styles.mode}
+          onClick={() => setMode(tab.value)}
+          data-testid={`start.mode-${tab.value}`}
+          title={tab.hint}
+        >
+          {tab.label}
+        </button>
+      ))}
+    </div>
   );
 }
 
@@ -57,59 +95,82 @@ function sortDefinitions(definitions: readonly DefinitionInfo[]): DefinitionInfo
   return startableDefinitions(definitions).sort((a, b) => Number(isChildOnly(a)) - Number(isChildOnly(b)));
 }
 
-function StartForm({ initialType, onDone }: { initialType: string | null; onDone: () => void }) {
+function StartForm({
+  initialType,
+  mode,
+  onDone,
+}: {
+  initialType: string | null;
+  mode: StartDialogMode;
+  onDone: () => void;
+}) {
   const definitions = useDefinitions();
   const sorted = useMemo(() => sortDefinitions(definitions.data ?? []), [definitions.data]);
   const [chosen, setChosen] = useState<string | null>(initialType);
+  // The schedule's own fields outlive a change of definition (its input does not: each has its sample).
+  const [schedule, setSchedule] = useState<ScheduleFields>(defaultScheduleFields);
   const definition = sorted.find((candidate) => candidate.name === chosen) ?? sorted[0] ?? null;
   if (definitions.isError) return <InlineError error={definitions.error} testId="start.error" />;
   if (!definition) return <p className={styles.loading}>Loading definitions…</p>;
   return (
-    <div className={styles.layout}>
-      <div
-        className={styles.definitions}
-        role="radiogroup"
-        aria-label="Definition"
-        data-testid="start.definitions"
-      >
-        {sorted.map((candidate, index) => {
-          const child = isChildOnly(candidate);
-          const previous = sorted[index - 1];
-          const firstChild = child && !isChildOnly(previous ?? candidate);
-          const firstSaved = !candidate.builtIn && !child && (previous?.builtIn ?? true);
-          return (
-            <div key={`${candidate.name}@${candidate.version}`}>
-              {firstChild ? <div className={styles.groupLabel}>Child workflows</div> : null}
-              {firstSaved ? <div className={styles.groupLabel}>Your definitions</div> : null}
-              <button
-                type="button"
-                role="radio"
-                aria-checked={candidate.name === definition.name}
-                className={styles.definition}
-                onClick={() => setChosen(candidate.name)}
-                data-testid="start.definition"
-                data-definition={candidate.name}
-              >
-                <span className={styles.definitionTitle}>
-                  {humanTitle(candidate)}
-                  <code className={styles.definitionName}>
-                    {candidate.name} v{candidate.version}
-                  </code>
-                </span>
-                {candidate.description ? (
-                  <span className={styles.definitionDescription}>{candidate.description}</span>
-                ) : null}
-              </button>
-            </div>
-          );
-        })}
+    <>
+      <ModeTabs mode={mode} />
+      <div className={styles.layout}>
+        <div
+          className={styles.definitions}
+          role="radiogroup"
+          aria-label="Definition"
+          data-testid="start.definitions"
+        >
+          {sorted.map((candidate, index) => {
+            const child = isChildOnly(candidate);
+            const previous = sorted[index - 1];
+            const firstChild = child && !isChildOnly(previous ?? candidate);
+            const firstSaved = !candidate.builtIn && !child && (previous?.builtIn ?? true);
+            return (
+              <div key={`${candidate.name}@${candidate.version}`}>
+                {firstChild ? <div className={styles.groupLabel}>Child workflows</div> : null}
+                {firstSaved ? <div className={styles.groupLabel}>Your definitions</div> : null}
+                <button
+                  type="button"
+                  role="radio"
+                  aria-checked={candidate.name === definition.name}
+                  className={styles.definition}
+                  onClick={() => setChosen(candidate.name)}
+                  data-testid="start.definition"
+                  data-definition={candidate.name}
+                >
+                  <span className={styles.definitionTitle}>
+                    {humanTitle(candidate)}
+                    <code className={styles.definitionName}>
+                      {candidate.name} v{candidate.version}
+                    </code>
+                  </span>
+                  {candidate.description ? (
+                    <span className={styles.definitionDescription}>{candidate.description}</span>
+                  ) : null}
+                </button>
+              </div>
+            );
+          })}
+        </div>
+        {mode === 'schedule' ? (
+          <ScheduleForm
+            key={`${definition.name}@${definition.version}`}
+            definition={definition}
+            fields={schedule}
+            onFields={setSchedule}
+            onDone={onDone}
+          />
+        ) : (
+          <DefinitionForm
+            key={`${definition.name}@${definition.version}`}
+            definition={definition}
+            onDone={onDone}
+          />
+        )}
       </div>
-      <DefinitionForm
-        key={`${definition.name}@${definition.version}`}
-        definition={definition}
-        onDone={onDone}
-      />
-    </div>
+    </>
   );
 }
 
@@ -127,7 +188,6 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
   const noteStarted = useViewStore((state) => state.noteStarted);
   const parsed = parseJsonInput(input);
   const options = buildStartOptions(fields);
-  const bytes = parsed.ok ? payloadBytes(parsed.value) : 0;
   const canSubmit = parsed.ok && options.ok && !start.isPending;
 
   const submit = (event?: FormEvent) => {
@@ -166,84 +226,18 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           {definition.queries.length > 0 ? ` Queries: ${definition.queries.join(', ')}.` : ''}
         </p>
       ) : null}
-      <div className={`${styles.field} ${styles.grow}`}>
-        <div className={styles.labelRow}>
-          <label htmlFor="start-input" className={styles.label}>
-            Input <span className={styles.hint}>JSON</span>
-          </label>
-          <div className={styles.inputTools}>
-            {recent.length > 0 ? (
-              <select
-                className={styles.recent}
-                aria-label="Recent inputs"
-                value=""
-                onChange={(event) => {
-                  if (event.target.value) setInput(event.target.value);
-                  start.reset();
-                }}
-                data-testid="start.recent"
-              >
-                <option value="">Recent inputs…</option>
-                {recent.map((item, index) => (
-                  <option key={index} value={item}>
-                    {item.replace(/\s+/g, ' ').slice(0, 70)}
-                  </option>
-                ))}
-              </select>
-            ) : null}
-            <Button
-              size="sm"
-              variant="ghost"
-              onClick={() => parsed.ok && setInput(formatJson(parsed.value))}
-              disabled={!parsed.ok || parsed.empty}
-            >
-              Format
-            </Button>
-            <Button
-              size="sm"
-              variant="ghost"
-              onClick={() => setInput(sample)}
-              disabled={input === sample}
-              testId="start.reset-input"
-            >
-              Sample
-            </Button>
-          </div>
-        </div>
-        <textarea
-          id="start-input"
-          className={`${styles.textarea} ${parsed.ok ? '' : styles.invalid}`}
-          value={input}
-          onChange={(event) => {
-            setInput(event.target.value);
-            start.reset();
-          }}
-          spellCheck={false}
-          autoCapitalize="off"
-          autoCorrect="off"
-          rows={12}
-          aria-invalid={!parsed.ok}
-          aria-describedby="start-input-status"
-          data-testid="start.input"
-        />
-        <div id="start-input-status" className={styles.inputStatus}>
-          {parsed.ok ? (
-            <span
-              className={bytes > payloadLimitBytes ? styles.warning : styles.muted}
-              data-testid="start.input-size"
-            >
-              {parsed.empty
-                ? 'No input: the workflow gets undefined.'
-                : `${formatBytes(bytes)}${bytes > payloadLimitBytes ? ` — over the engine’s ${formatBytes(payloadLimitBytes)} payload limit; it will refuse this` : ''}`}
-            </span>
-          ) : (
-            <span className={styles.danger} role="alert" data-testid="start.json-error">
-              Invalid JSON{parsed.line !== null ? ` at line ${parsed.line}, column ${parsed.column}` : ''}:{' '}
-              {parsed.message}
-            </span>
-          )}
-        </div>
-      </div>
+      <JsonInputField
+        id="start-input"
+        value={input}
+        onChange={(value) => {
+          setInput(value);
+          start.reset();
+        }}
+        parsed={parsed}
+        sample={sample}
+        recent={recent}
+        testPrefix="start"
+      />
 
       <div className={styles.row}>
         <div className={styles.field}>

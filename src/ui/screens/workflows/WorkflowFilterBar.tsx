@@ -1,5 +1,6 @@
 /**
- * The filters of the workflows list: id prefix search, status toggles, type and owner. Every change is
+ * The filters of the workflows list: id prefix search, status toggles, type and owner, and whether to list
+ * every run of ids started again (run history) or only the latest. Every change is
  * written to the URL (replacing the history entry), so a filtered list can be shared, reloaded, or opened
  * in another tab.
  */
@@ -104,15 +105,34 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
             {!ownerKnown ? <option value={filters.owner!}>Engine {filters.owner!.slice(0, 8)}</option> : null}
           </select>
         </label>
+        <label
+          className={styles.toggle}
+          title="Also list the earlier runs of ids that were started again after they finished (run history)"
+        >
+          <input
+            type="checkbox"
+            checked={filters.allRuns}
+            onChange={(event) => update(filters, { allRuns: event.target.checked })}
+            data-testid="workflows.all-runs"
+          />
+          Every run
+        </label>
         {active ? (
           <button
             type="button"
             className={styles.clear}
             onClick={() => {
               setSearch('');
-              navigate(routes.workflows({ sort: filters.sort, direction: filters.direction }), {
-                replace: true,
-              });
+              navigate(
+                routes.workflows({
+                  sort: filters.sort,
+                  direction: filters.direction,
+                  allRuns: filters.allRuns,
+                }),
+                {
+                  replace: true,
+                },
+              );
             }}
             data-testid="workflows.clear-filters"
           >

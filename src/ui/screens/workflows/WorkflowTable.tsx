@@ -1,6 +1,6 @@
 /**
- * The live table of workflows: id, type, status, owner (engine chip) and epoch, what it waits on, when it
- * started and last changed. Rows update as the workflows run in any tab. The rows are virtualised inside the
+ * The live table of workflows: id (and its run number when the id ran more than once), type, status, owner
+ * (engine chip) and epoch, what it waits on, when it started and last changed. Rows update as the workflows run in any tab. The rows are virtualised inside the
  * table's own scroll area (only those on screen are in the DOM), so 1,000 workflows scroll as smoothly as ten;
  * column headers sort, and a row opens the workflow.
  */
@@ -29,6 +29,7 @@ import { navigate } from '../../routing/router';
 import { useViewStore } from '../../state/view-store';
 import styles from './WorkflowTable.module.css';
 import { sortWorkflows } from './workflow-sort';
+import { rowKey } from '../../data/list-rows';
 
 export type WorkflowTableProps = { list: ReturnType<typeof useWorkflowList>; filters: WorkflowFilters };
 
@@ -52,6 +53,13 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
   const openStartDialog = useViewStore((state) => state.openStartDialog);
   const { server } = useStudioMode();
   const fetched = list.data?.items;
+  // The latest run of each id (a list of every run holds earlier ones too, which open as earlier runs).
+  const latestRuns = useMemo(() => {
+    const latest = new Map<string, number>();
+    for (const item of fetched ?? [])
+      latest.set(item.workflowId, Math.max(item.run, latest.get(item.workflowId) ?? 0));
+    return latest;
+  }, [fetched]);
   const items = useMemo(() => {
     if (!fetched) return undefined;
     const owned = filters.owner === 'none' ? fetched.filter((item) => !item.owner) : fetched;
@@ -88,7 +96,9 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
             <HeaderCell key={column.label} column={column} filters={filters} />
           ))}
         </div>
-        {items && items.length > 0 ? <Rows items={items} engines={engines} selectedId={selectedId} /> : null}
+        {items && items.length > 0 ? (
+          <Rows items={items} engines={engines} selectedId={selectedId} latestRuns={latestRuns} />
+        ) : null}
         {!items ? (
           <EmptyState title="Loading workflows…" testId="workflows.loading" compact />
         ) : items.length === 0 ? (
@@ -184,10 +194,12 @@ function Rows({
   items,
   engines,
   selectedId,
+  latestRuns,
 }: {
   items: WorkflowSummary[];
   engines: ReadonlyMap<string, EngineRecord>;
   selectedId: string | null;
+  latestRuns: ReadonlyMap<string, number>;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   // TanStack Virtual re-renders the rows on scroll by design; the compiler's memoisation is not needed here.
@@ -203,12 +215,14 @@ function Rows({
       <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
         {virtualizer.getVirtualItems().map((virtual) => {
           const workflow = items[virtual.index]!;
+          const earlier = workflow.run < (latestRuns.get(workflow.workflowId) ?? 0);
           return (
             <WorkflowRow
-              key={workflow.workflowId}
+              key={rowKey(workflow)}
               workflow={workflow}
+              earlier={earlier}
               engines={engines}
-              selected={workflow.workflowId === selectedId}
+              selected={workflow.workflowId === selectedId && !earlier}
               top={virtual.start}
               index={virtual.index}
             />
@@ -221,6 +235,8 @@ function Rows({
 
 type RowProps = {
   workflow: WorkflowSummary;
+  /** An earlier run of its id (a list of every run): it opens as that run. */
+  earlier: boolean;
   engines: ReadonlyMap<string, EngineRecord>;
   selected: boolean;
   top: number;
@@ -228,7 +244,17 @@ type RowProps = {
 };
 
 /** One row; skipped on re-render when its workflow, position and selection are unchanged. */
-const WorkflowRow = memo(function WorkflowRow({ workflow, engines, selected, top, index }: RowProps) {
+const WorkflowRow = memo(function WorkflowRow({
+  workflow,
+  earlier,
+  engines,
+  selected,
+  top,
+  index,
+}: RowProps) {
+  const to = earlier
+    ? routes.workflow(workflow.workflowId, workflow.run)
+    : routes.workflow(workflow.workflowId);
   return (
     <div
       role="row"
@@ -238,21 +264,36 @@ const WorkflowRow = memo(function WorkflowRow({ workflow, engines, selected, top
       data-selected={selected || undefined}
       data-testid="workflows.row"
       data-workflow-id={workflow.workflowId}
+      data-run={workflow.run}
+      data-earlier-run={earlier || undefined}
       data-status={workflow.status}
       onClick={(event) => {
         if ((event.target as HTMLElement).closest('a, button')) return;
-        navigate(routes.workflow(workflow.workflowId));
+        navigate(to);
       }}
     >
       <div role="cell" className={styles.cell}>
         <Link
-          to={routes.workflow(workflow.workflowId)}
-          className={styles.id}
+          to={to}
+          className={`${styles.id} ${earlier ? styles.earlierId : ''}`}
           title={workflow.workflowId}
           testId="workflows.row-id"
         >
           {workflow.workflowId}
         </Link>
+        {workflow.run > 1 || earlier ? (
+          <span
+            className={`${styles.run} ${earlier ? styles.earlierRun : ''}`}
+            title={
+              earlier
+                ? `An earlier run of this id (run ${workflow.run}): finished, kept by run history`
+                : `This id ran before: this is its run ${workflow.run}`
+            }
+            data-testid="workflows.row-run"
+          >
+            run {workflow.run}
+          </span>
+        ) : null}
         {workflow.parentId ? (
           <span className={styles.child} title={`Child of ${workflow.parentId}`}>
             child

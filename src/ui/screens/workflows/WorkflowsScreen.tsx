@@ -33,7 +33,8 @@ function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cur
 }
 
 export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
-  const list = useWorkflowList(engineFilter(filters));
+  // Every run (run history) is a way of listing, not a filter bulk actions apply: they act on latest runs.
+  const list = useWorkflowList({ ...engineFilter(filters), ...(filters.allRuns ? { allRuns: true } : {}) });
   const { hasNextPage, isFetchingNextPage, fetchNextPage } = list;
   const pages = list.data?.pages ?? 0;
   useEffect(() => {

@@ -1,0 +1,464 @@
+/**
+ * The start dialog's Schedule tab: the chosen definition and its JSON input (as for a start), a name, a
+ * cron with presets and a live preview (the cron in English and its next five fire times, from the engine's
+ * own parser, or its reason for refusing the cron — as you type, before anything is written), a time zone
+ * (UTC by default; the browser's one click away), overlap and catch-up with what each does, and the delay and
+ * timeout each run gets. The engine's refusal of the whole spec is shown at the field it names; a schedule
+ * of that name with another spec can be replaced on purpose. On success the Schedules screen opens on it.
+ */
+import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent, type ReactNode } from 'react';
+import type { ScheduleCatchUp, ScheduleOverlap } from '../../../engine';
+import type { DefinitionInfo } from '../../../host/protocol';
+import { Button } from '../../components/Button';
+import { InlineError } from '../../components/ErrorNotice';
+import { useCreateSchedule, useSchedulePreview } from '../../data/schedule-queries';
+import { routes } from '../../routing/route';
+import { navigate } from '../../routing/router';
+import { useNow } from '../../state/now';
+import { humanTitle } from '../workflows/definition-names';
+import { JsonInputField } from '../workflows/JsonInputField';
+import { formatJson, loadRecentInputs, parseJsonInput, saveRecentInput } from '../workflows/start-form';
+import startStyles from '../workflows/StartDialog.module.css';
+import {
+  buildScheduleRequest,
+  cronHint,
+  cronPresets,
+  fieldOfError,
+  type ScheduleField,
+  type ScheduleFields,
+} from './schedule-form';
+import {
+  browserTimeZone,
+  catchUpText,
+  describeCron,
+  formatInZone,
+  overlapText,
+  timeZoneChoices,
+} from './schedule-view';
+import { formatRelative } from '../../components/time-format';
+import styles from './ScheduleForm.module.css';
+
+export type ScheduleFormProps = {
+  definition: DefinitionInfo;
+  fields: ScheduleFields;
+  onFields: (fields: ScheduleFields) => void;
+  onDone: () => void;
+};
+
+/** The text typed, once it has stayed the same for `ms` (the preview does not ask at every keystroke). */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
+export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleFormProps) {
+  const sample = useMemo(() => formatJson(definition.sampleInput ?? undefined), [definition.sampleInput]);
+  const [input, setInput] = useState(sample);
+  const [recent] = useState(() => loadRecentInputs(definition.name));
+  const [showOptions, setShowOptions] = useState(
+    fields.startDelaySeconds !== '' || fields.executionTimeoutSeconds !== '',
+  );
+  const create = useCreateSchedule();
+  const parsed = parseJsonInput(input);
+  const built = parsed.ok ? buildScheduleRequest(fields, definition.name, parsed) : null;
+  const cron = useSettled(fields.cron.trim(), 250);
+  const timezone = useSettled(fields.timezone.trim() || 'UTC', 250);
+  const preview = useSchedulePreview(cron, timezone, cron.length > 0);
+  const previewRefused =
+    preview.data && !preview.data.ok && cron === fields.cron.trim() ? preview.data : null;
+  const refusedField = create.isError ? fieldOfError(create.error) : null;
+  const exists = create.isError && create.error.name === 'ScheduleExistsError';
+  const canSubmit = parsed.ok && built?.ok === true && !previewRefused && !create.isPending;
+  const zones = useMemo(() => timeZoneChoices(), []);
+  const browserZone = useMemo(() => browserTimeZone(), []);
+
+  const set = <K extends keyof ScheduleFields>(field: K, value: ScheduleFields[K]) => {
+    create.reset();
+    onFields({ ...fields, [field]: value });
+  };
+  const submit = (event?: FormEvent, replace = false) => {
+    event?.preventDefault();
+    if (!parsed.ok || !built?.ok) return;
+    create.mutate(
+      { ...built.request, ...(replace ? { replace: true } : {}) },
+      {
+        onSuccess: (schedule) => {
+          if (!parsed.empty) saveRecentInput(definition.name, input);
+          onDone();
+          navigate(routes.schedules(schedule.name));
+        },
+      },
+    );
+  };
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) submit();
+  };
+  /** The engine's refusal, where it belongs. */
+  const refusal = (field: ScheduleField): ReactNode =>
+    refusedField === field ? <InlineError error={create.error} testId={`schedule.error-${field}`} /> : null;
+  const missing = built && !built.ok && (fields.name !== '' || fields.cron !== '') ? built : null;
+
+  return (
+    <form
+      className={startStyles.form}
+      onSubmit={submit}
+      onKeyDown={onKeyDown}
+      noValidate
+      data-testid="schedule.form"
+    >
+      <div className={styles.grid}>
+        <div className={startStyles.field}>
+          <label htmlFor="schedule-name" className={startStyles.label}>
+            Name
+          </label>
+          <input
+            id="schedule-name"
+            className={`${startStyles.text} ${refusedField === 'name' ? startStyles.invalid : ''}`}
+            value={fields.name}
+            onChange={(event) => set('name', event.target.value)}
+            placeholder={`e.g. ${definition.name}-nightly`}
+            spellCheck={false}
+            autoComplete="off"
+            aria-invalid={refusedField === 'name'}
+            aria-describedby="schedule-name-helper"
+            data-testid="schedule.name"
+          />
+          <span id="schedule-name-helper" className={styles.helper}>
+            Each run’s id:{' '}
+            <code>
+              {fields.name.trim() || 'name'}@
+              {preview.data?.ok && preview.data.nextFireAt[0] !== undefined
+                ? new Date(preview.data.nextFireAt[0]).toISOString()
+                : 'slot time'}
+            </code>
+          </span>
+        </div>
+        <div className={startStyles.field}>
+          <label htmlFor="schedule-timezone" className={startStyles.label}>
+            Time zone
+            {browserZone !== 'UTC' ? (
+              <span className={styles.zoneShortcuts}>
+                {[browserZone, 'UTC'].map((zone) => (
+                  <button
+                    key={zone}
+                    type="button"
+                    className={styles.linkButton}
+                    onClick={() => set('timezone', zone)}
+                    disabled={fields.timezone === zone}
+                    data-testid={zone === 'UTC' ? 'schedule.zone-utc' : 'schedule.zone-browser'}
+                  >
+                    {zone === 'UTC' ? 'UTC' : `${zone} (yours)`}
+                  </button>
+                ))}
+              </span>
+            ) : null}
+          </label>
+          <input
+            id="schedule-timezone"
+            className={`${startStyles.text} ${refusedField === 'timezone' || previewRefused?.field === 'timezone' ? startStyles.invalid : ''}`}
+            value={fields.timezone}
+            onChange={(event) => set('timezone', event.target.value)}
+            list="schedule-zones"
+            spellCheck={false}
+            autoComplete="off"
+            data-testid="schedule.timezone"
+          />
+          <datalist id="schedule-zones">
+            {zones.map((zone) => (
+              <option key={zone} value={zone} />
+            ))}
+          </datalist>
+        </div>
+      </div>
+      {refusal('name')}
+      {refusal('timezone')}
+
+      <div className={startStyles.field}>
+        <div className={startStyles.labelRow}>
+          <label htmlFor="schedule-cron" className={startStyles.label}>
+            Cron <span className={startStyles.hint}>{cronHint}</span>
+          </label>
+        </div>
+        <div className={styles.cronRow}>
+          <input
+            id="schedule-cron"
+            className={`${startStyles.text} ${styles.cron} ${previewRefused?.field === 'cron' || refusedField === 'cron' ? startStyles.invalid : ''}`}
+            value={fields.cron}
+            onChange={(event) => set('cron', event.target.value)}
+            placeholder="0 9 * * 1-5"
+            spellCheck={false}
+            autoComplete="off"
+            aria-describedby="schedule-preview"
+            aria-invalid={previewRefused?.field === 'cron'}
+            data-testid="schedule.cron"
+          />
+          <div className={styles.presets} role="group" aria-label="Cron presets">
+            {cronPresets.map((preset) => (
+              <button
+                key={preset.cron}
+                type="button"
+                className={styles.preset}
+                aria-pressed={fields.cron.trim() === preset.cron}
+                onClick={() => set('cron', preset.cron)}
+                title={preset.cron}
+              >
+                {preset.label}
+              </button>
+            ))}
+          </div>
+        </div>
+        <Preview cron={fields.cron.trim()} settledCron={cron} timezone={timezone} preview={preview} />
+      </div>
+      {refusal('cron')}
+
+      <div className={styles.grid}>
+        <PolicySelect
+          id="schedule-overlap"
+          label="Overlap"
+          value={fields.overlap}
+          options={overlapText}
+          onChange={(value) => set('overlap', value as ScheduleOverlap)}
+          testId="schedule.overlap"
+        />
+        <PolicySelect
+          id="schedule-catch-up"
+          label="Catch-up"
+          value={fields.catchUp}
+          options={catchUpText}
+          onChange={(value) => set('catchUp', value as ScheduleCatchUp)}
+          testId="schedule.catch-up"
+        />
+      </div>
+      {refusal('overlap')}
+      {refusal('catchUp')}
+
+      <JsonInputField
+        id="schedule-input"
+        value={input}
+        onChange={(value) => {
+          setInput(value);
+          create.reset();
+        }}
+        parsed={parsed}
+        sample={sample}
+        recent={recent}
+        testPrefix="schedule"
+        rows={6}
+      />
+
+      <div className={startStyles.row}>
+        <button
+          type="button"
+          className={startStyles.more}
+          aria-expanded={showOptions}
+          onClick={() => setShowOptions(!showOptions)}
+        >
+          {showOptions ? 'Fewer options' : 'Delay and timeout of each run…'}
+        </button>
+      </div>
+      {showOptions ? (
+        <div className={startStyles.row}>
+          <Seconds
+            id="schedule-delay"
+            label="Start delay"
+            value={fields.startDelaySeconds}
+            onChange={(value) => set('startDelaySeconds', value)}
+            placeholder="at the slot"
+          />
+          <Seconds
+            id="schedule-timeout"
+            label="Execution timeout"
+            value={fields.executionTimeoutSeconds}
+            onChange={(value) => set('executionTimeoutSeconds', value)}
+            placeholder="none"
+          />
+        </div>
+      ) : null}
+      {missing && missing.field === 'options' ? (
+        <p className={startStyles.danger} role="alert" data-testid="schedule.field-error">
+          {missing.message}
+        </p>
+      ) : null}
+      {refusal('options')}
+      {create.isError && refusedField === null ? (
+        <InlineError error={create.error} testId="schedule.error" />
+      ) : null}
+      {exists ? (
+        <div className={styles.replace} data-testid="schedule.exists">
+          <span>Replace it? Its history and paused state stay; its slots start afresh from now.</span>
+          <Button
+            size="sm"
+            variant="danger"
+            onClick={() => submit(undefined, true)}
+            testId="schedule.replace"
+          >
+            Replace {fields.name}
+          </Button>
+        </div>
+      ) : null}
+
+      <div className={startStyles.actions}>
+        <span className={startStyles.muted}>
+          {missing && missing.field !== 'options' ? (
+            missing.message
+          ) : (
+            <>
+              <kbd className={startStyles.kbd}>Ctrl</kbd> <kbd className={startStyles.kbd}>↵</kbd> to create
+            </>
+          )}
+        </span>
+        <Button variant="secondary" onClick={onDone}>
+          Cancel
+        </Button>
+        <Button
+          type="submit"
+          variant="primary"
+          icon="schedules"
+          disabled={!canSubmit}
+          busy={create.isPending}
+          testId="schedule.submit"
+        >
+          Schedule {humanTitle(definition).toLowerCase()}
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+/** The cron in English and its next fire times, or the engine's reason for refusing it. */
+function Preview({
+  cron,
+  settledCron,
+  timezone,
+  preview,
+}: {
+  cron: string;
+  settledCron: string;
+  timezone: string;
+  preview: ReturnType<typeof useSchedulePreview>;
+}) {
+  const now = useNow();
+  const english = useMemo(() => (cron ? describeCron(cron) : null), [cron]);
+  if (!cron)
+    return (
+      <div id="schedule-preview" className={styles.preview} data-testid="schedule.preview" data-state="empty">
+        <span className={startStyles.muted}>The next fire times show here as you type.</span>
+      </div>
+    );
+  const data = preview.data;
+  const current = settledCron === cron;
+  if (preview.isError)
+    return (
+      <div id="schedule-preview" className={styles.preview} data-state="error">
+        <InlineError error={preview.error} />
+      </div>
+    );
+  if (data && !data.ok && current)
+    return (
+      <div
+        id="schedule-preview"
+        className={`${styles.preview} ${styles.previewBad}`}
+        data-testid="schedule.preview"
+        data-state="refused"
+      >
+        <span className={startStyles.danger} role="alert" data-testid="schedule.cron-error">
+          {data.message}
+        </span>
+      </div>
+    );
+  return (
+    <div
+      id="schedule-preview"
+      className={styles.preview}
+      data-testid="schedule.preview"
+      data-state={data?.ok && current ? 'ok' : 'checking'}
+      aria-live="polite"
+    >
+      <div className={styles.english} data-testid="schedule.english">
+        {english ?? cron}
+        <span className={startStyles.muted}> · in {timezone}</span>
+      </div>
+      {data?.ok ? (
+        <ol className={`${styles.times} ${current ? '' : styles.stale}`}>
+          {data.nextFireAt.map((at) => (
+            <li key={at} data-testid="schedule.preview-time" data-at={at}>
+              <span className={styles.time}>{formatInZone(at, timezone, now)}</span>
+              <span className={startStyles.muted}>{formatRelative(at, now)}</span>
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <span className={startStyles.muted}>Checking…</span>
+      )}
+    </div>
+  );
+}
+
+function PolicySelect({
+  id,
+  label,
+  value,
+  options,
+  onChange,
+  testId,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  options: Record<string, { label: string; explain: string }>;
+  onChange: (value: string) => void;
+  testId: string;
+}) {
+  return (
+    <div className={startStyles.field}>
+      <label htmlFor={id} className={startStyles.label}>
+        {label}
+      </label>
+      <select
+        id={id}
+        className={`${startStyles.text} ${styles.select}`}
+        value={value}
+        onChange={(event) => onChange(event.target.value)}
+        aria-describedby={`${id}-explain`}
+        data-testid={testId}
+      >
+        {Object.entries(options).map(([key, option]) => (
+          <option key={key} value={key}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+      <span id={`${id}-explain`} className={styles.explain}>
+        {options[value]?.explain}
+      </span>
+    </div>
+  );
+}
+
+function Seconds(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder: string;
+}) {
+  return (
+    <div className={startStyles.field}>
+      <label htmlFor={props.id} className={startStyles.label}>
+        {props.label} <span className={startStyles.hint}>seconds</span>
+      </label>
+      <input
+        id={props.id}
+        className={startStyles.text}
+        inputMode="decimal"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+        placeholder={props.placeholder}
+      />
+    </div>
+  );
+}
