@@ -6,7 +6,8 @@
  * authentication for the superuser `postgres`, UTF-8 and the C locale. `stop()` stops it and removes the
  * folder; the server is also stopped when this process exits (a watchdog stops it even if the process is
  * killed). `restart()` stops and starts the same server on the same data folder and port: data survives,
- * every connection is dropped — what the fault tests need.
+ * every connection is dropped — what the fault tests need. `listenAddresses` and `trustedNetworks` open it to
+ * other addresses of this machine (the cluster fault suite's network namespaces reach it through veth pairs).
  *
  * PostgreSQL refuses to run as root: when this process is root, the binaries run as the `postgres` system
  * user (`runuser -u postgres`) and the folder is handed to that user; otherwise they run as the current user.
@@ -22,7 +23,16 @@
  */
 
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -48,6 +58,19 @@ export type LocalPostgresOptions = {
   removeOnStop?: boolean;
   /** Extra server settings, passed as `-c name=value`. @example { max_connections: '50' } */
   settings?: Record<string, string>;
+  /**
+   * Addresses the server listens on besides 127.0.0.1 (`listen_addresses`), e.g. the root side of veth pairs
+   * leading into network namespaces. Each must be assigned to an interface of this machine whenever the
+   * server starts (a link that is down keeps its address). Default none: 127.0.0.1 only.
+   * @example ['10.222.7.1', '10.222.7.5']
+   */
+  listenAddresses?: readonly string[];
+  /**
+   * IPv4 networks (CIDR) whose clients connect with trust authentication, as `host all all <cidr> trust`
+   * lines added to `pg_hba.conf` (127.0.0.1 and ::1 are always trusted). Default none.
+   * @example ['10.222.7.0/24']
+   */
+  trustedNetworks?: readonly string[];
 };
 
 export type LocalPostgres = {
@@ -162,11 +185,30 @@ function handToPostgresUser(path: string): void {
   execFileSync('chown', ['-R', `${uid}:${gid}`, path]);
 }
 
+const ipv4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+const ipv4Network = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+
+/** Adds a trust line to `hbaFile` for each network it does not list yet. */
+function trustNetworks(hbaFile: string, networks: readonly string[]): void {
+  if (networks.length === 0) return;
+  const current = readFileSync(hbaFile, 'utf8');
+  const lines = networks
+    .map((network) => `host all all ${network} trust`)
+    .filter((line) => !current.split('\n').some((existing) => existing.trim() === line));
+  if (lines.length > 0)
+    appendFileSync(hbaFile, `\n# added by startLocalPostgres (trustedNetworks)\n${lines.join('\n')}\n`);
+}
+
 /**
  * Starts a throwaway PostgreSQL server (see the module comment). Rejects with an error naming the failed
  * step and the server log's last lines when it cannot start.
  */
 export async function startLocalPostgres(options: LocalPostgresOptions = {}): Promise<LocalPostgres> {
+  for (const address of options.listenAddresses ?? [])
+    if (!ipv4.test(address)) throw new Error(`listenAddresses: '${address}' is not an IPv4 address.`);
+  for (const network of options.trustedNetworks ?? [])
+    if (!ipv4Network.test(network))
+      throw new Error(`trustedNetworks: '${network}' is not an IPv4 network like 10.0.0.0/24.`);
   const binaries = findPostgresBinaries();
   const ownsDir = options.dir === undefined || options.removeOnStop === true;
   const dir = resolve(options.dir ?? mkdtempSync(join(tmpdir(), 'shuttle-postgres-')));
@@ -175,7 +217,7 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
   const logFile = join(dir, 'server.log');
   const port = options.port ?? (await findFreePort());
   const settings: Record<string, string> = {
-    listen_addresses: '127.0.0.1',
+    listen_addresses: ['127.0.0.1', ...(options.listenAddresses ?? [])].join(','),
     port: String(port),
     unix_socket_directories: dir,
     max_connections: '300',
@@ -218,6 +260,7 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
         '--no-sync',
       ]);
     }
+    trustNetworks(join(dataDir, 'pg_hba.conf'), options.trustedNetworks ?? []);
     await start();
   } catch (error) {
     await stopServer('immediate').catch(() => undefined);
