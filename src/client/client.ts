@@ -423,6 +423,21 @@ export class ShuttleClient {
     return this.call('signalWithStart', params);
   }
 
+  /**
+   * Completes an external activity (`completion: 'external'`) with `result`, exactly once; its token is in
+   * `describe(id).pending.leaves[i].completionToken`.
+   * @example
+   * await shuttle.completeActivity(token, { approved: true });
+   */
+  async completeActivity(token: string, result?: unknown): Promise<void> {
+    await this.call('completeActivity', result === undefined ? { token } : { token, result });
+  }
+
+  /** Fails an external activity; its retry policy applies. */
+  async failActivity(token: string, error: { name?: string; message: string } | string): Promise<void> {
+    await this.call('failActivity', { token, error: typeof error === 'string' ? { message: error } : error });
+  }
+
   /** Sends a signal; it is stored durably and consumed by the workflow's owner, in whichever tab. */
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     await this.call('signal', payload === undefined ? { workflowId, name } : { workflowId, name, payload });
@@ -829,6 +844,7 @@ export class ShuttleClient {
         '  hello() · engines() · definitions() · ownedWorkflows() · metrics()',
         "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs?, idReuse?, idempotencyKey? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
         '  signalWithStart(type, input, signalName, payload, { id, …startOptions })',
+        '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
         '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
         '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',

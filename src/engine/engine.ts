@@ -66,6 +66,7 @@ import {
 } from './records';
 import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
 import { Reactions } from './reactions';
+import { ExternalActivities } from './external-activities';
 import { Purger, type PurgeReport } from './purge';
 import { Schedules, type ScheduleSpecInput } from './schedules/schedules';
 import type { ScheduleInfo } from './schedules/records';
@@ -132,6 +133,14 @@ export interface Engine {
   /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
   handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
+  /**
+   * Completes an activity declared `completion: 'external'` with `result`, from any engine, exactly once: a
+   * second completion (or failure) of the same activity is refused with `ActivityCompletionRefusedError`.
+   * `token` is what the activity's function received as `context.completionToken` (the studio shows it).
+   */
+  completeActivity(token: string, result?: unknown): Promise<void>;
+  /** Fails an external activity (`Error`, `{ name?, message }` or a message); its retry policy applies. */
+  failActivity(token: string, error: unknown): Promise<void>;
   /**
    * Delivers signal `name` to workflow `options.id` if it is running; otherwise starts it (a finished id
    * follows `idReuse`) with the signal already buffered, in the same commit. The handle is pinned to the run
@@ -271,6 +280,7 @@ class ShuttleEngine implements Engine {
   readonly #maintenance: Maintenance;
   readonly #schedules: Schedules;
   readonly #purger: Purger;
+  readonly #external: ExternalActivities;
   readonly #reactions = new Reactions();
   readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
   #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
@@ -414,6 +424,17 @@ class ShuttleEngine implements Engine {
       automatic: options.backgroundTasks === 'automatic',
       renewIntervalMs: options.renewIntervalMs,
       warn,
+    });
+    this.#external = new ExternalActivities({
+      storage: this.#storage,
+      writer: this.#writer,
+      engineId: this.id,
+      now: () => this.#clock.now(),
+      maxPayloadBytes: options.maxPayloadBytes,
+      stored: (workflowId) => {
+        const run = this.#supervisor.get(workflowId);
+        if (run?.waitsOnCompletions) run.deliver({ type: 'completions' });
+      },
     });
     this.#purger = new Purger({
       storage: this.#storage,
@@ -586,6 +607,16 @@ class ShuttleEngine implements Engine {
       if (driven?.waitsOnSignals) driven.deliver({ type: 'signals' });
     }
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
+  }
+
+  async completeActivity(token: string, result?: unknown): Promise<void> {
+    this.#assertOpen();
+    await this.#external.complete(token, result);
+  }
+
+  async failActivity(token: string, error: unknown): Promise<void> {
+    this.#assertOpen();
+    await this.#external.fail(token, error);
   }
 
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {

@@ -51,6 +51,18 @@ export class WorkflowIdReuseError extends ShuttleError {
   }
 }
 
+/** `completeActivity` / `failActivity` changed nothing: the activity is finished, or not waiting for it. */
+export class ActivityCompletionRefusedError extends ShuttleError {
+  override readonly name = 'ActivityCompletionRefusedError';
+
+  constructor(
+    readonly token: string,
+    readonly reason: string,
+  ) {
+    super(`The activity of completion token '${token}' was not completed: ${reason}. Nothing was changed.`);
+  }
+}
+
 export class WorkflowNotFoundError extends ShuttleError {
   override readonly name = 'WorkflowNotFoundError';
 

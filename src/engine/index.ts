@@ -97,6 +97,7 @@ export {
   ScheduleNotFoundError,
   StorageError,
   UpdateRejectedError,
+  ActivityCompletionRefusedError,
   WorkflowIdReuseError,
   UpdateTimeoutError,
   WorkflowAlreadyExistsError,

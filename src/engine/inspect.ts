@@ -9,6 +9,7 @@ import { CorruptRecordError, type SerializedError } from './errors';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
 import { workflowStatuses, type WorkflowStatus } from './vocabulary';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
+import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
   decodeCheckpoint,
@@ -47,6 +48,8 @@ export type PendingOperation = {
     dueAt?: number;
     childId?: string;
     lastError?: SerializedError;
+    /** An external activity still waiting: the token `completeActivity` / `failActivity` take. */
+    completionToken?: string;
   }[];
 };
 
@@ -145,7 +148,10 @@ export type ClaimInfo = {
   epoch: number | null;
 };
 
-export function summarizePending(frontier: Frontier | null): PendingOperation | null {
+export function summarizePending(
+  frontier: Frontier | null,
+  of?: { workflowId: string; run: number },
+): PendingOperation | null {
   if (!frontier) return null;
   const open = frontier.leaves.filter((leaf) => !leaf.done);
   let summary: string;
@@ -173,6 +179,9 @@ export function summarizePending(frontier: Frontier | null): PendingOperation | 
       ...(leaf.dueAt !== undefined ? { dueAt: leaf.dueAt } : {}),
       ...(leaf.childId ? { childId: leaf.childId } : {}),
       ...(leaf.lastError ? { lastError: leaf.lastError } : {}),
+      ...(leaf.external && !leaf.done && of
+        ? { completionToken: completionToken(of.workflowId, of.run, frontier.pos, leaf.member) }
+        : {}),
     })),
   };
 }
@@ -339,7 +348,7 @@ export async function describeWorkflow(
     linkedChildren: checkpoint?.linkedChildren ?? [],
     owner: (await ownersOf(storage, [holderRaw]))[0] ?? null,
     epoch: epoch ?? null,
-    pending: summarizePending(checkpoint?.frontier ?? null),
+    pending: summarizePending(checkpoint?.frontier ?? null, { workflowId, run: record.run }),
     position: checkpoint?.position ?? 0,
     state: checkpoint?.state ?? {},
     cancelRequested: cancelRaw !== null || checkpoint?.cancel?.delivered === true,

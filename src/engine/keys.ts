@@ -75,6 +75,14 @@ export const keys = {
   signal: (id: string, seq: number) => `sig:${escapeId(id)}:${pad(seq, seqWidth)}`,
   signalPrefix: (id: string) => `sig:${escapeId(id)}:`,
   signalsPrefix: 'sig:',
+  /**
+   * The completion of an external activity (`completeActivity` / `failActivity`), waiting for the owner to
+   * take it into the run; deleted by the commit that does. One per activity position of a run.
+   */
+  activityCompletion: (id: string, run: number, pos: number, member: number) =>
+    `act-done:${escapeId(id)}:${pad(run, 6)}:${pad(pos, seqWidth)}:${member}`,
+  activityCompletionsOf: (id: string) => `act-done:${escapeId(id)}:`,
+  activityCompletionsPrefix: 'act-done:',
   /** The next signal sequence number of a workflow (compare-and-swap counter). */
   signalCounter: (id: string) => `sig-next:${escapeId(id)}`,
   /** A cooperative cancellation request (unfenced). */
@@ -174,6 +182,7 @@ export type StoredKeyKind =
   | 'past-run'
   | 'purge'
   | 'idempotency'
+  | 'activity-completion'
   | 'checkpoint'
   | 'status-index'
   | 'history'
@@ -200,6 +209,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'wf-run:', kind: 'past-run', id: 'first' },
   { prefix: 'wf-purge:', kind: 'purge', id: 'first' },
   { prefix: 'idem:', kind: 'idempotency', id: 'none' },
+  { prefix: 'act-done:', kind: 'activity-completion', id: 'first' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },

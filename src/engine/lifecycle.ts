@@ -309,7 +309,12 @@ export class Lifecycle {
         return { ...created, started: true };
       } catch (error) {
         // Started by someone else meanwhile: signal that run instead.
-        if (error instanceof WorkflowAlreadyExistsError || error instanceof CreateRaceLost) continue;
+        if (
+          error instanceof WorkflowAlreadyExistsError ||
+          error instanceof WorkflowClaimUnavailableError ||
+          error instanceof CreateRaceLost
+        )
+          continue;
         throw error;
       }
     }

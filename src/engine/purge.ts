@@ -91,6 +91,7 @@ export class Purger {
   #cursor: { prefix: string; after: string | undefined } | null = null;
   #idemAfter: string | undefined;
   #nextIdemSweepAt = 0;
+  #nextMarkerScanAt = 0;
 
   constructor(deps: PurgerDeps) {
     this.#deps = deps;
@@ -205,6 +206,7 @@ export class Purger {
           keys.updateRequestPrefix(workflowId),
           keys.updateResponsePrefix(workflowId),
           keys.fenceRejectionPrefix(workflowId),
+          keys.activityCompletionsOf(workflowId),
         );
       for (const prefix of prefixes) deleted += await this.#deleteAll(prefix);
       const extra: Operation[] = marker.all
@@ -249,13 +251,19 @@ export class Purger {
   }
 
   /**
-   * One retention pass: finishes interrupted purges, then (at most every `sweepIntervalMs`) purges a bounded
-   * number of runs older than their retention, going on where the previous pass stopped.
+   * One retention pass: every `sweepIntervalMs` it finishes interrupted purges and deletes expired
+   * idempotency keys (a page at a time); and it purges a bounded number of runs older than their retention,
+   * a round every `sweepIntervalMs`, going on where the previous pass stopped. Between rounds a pass reads
+   * nothing.
    */
   async sweep(now: number): Promise<void> {
     const { storage } = this.#deps;
-    for (const { key } of await storage.scan(keys.purgesPrefix, { limit: 20 }))
-      await this.#finish(workflowIdOf(key, keys.purgesPrefix)!);
+    // Markers outlive a purge only when its engine stopped half-way: looking once a round is enough.
+    if (now >= this.#nextMarkerScanAt) {
+      this.#nextMarkerScanAt = now + sweepIntervalMs;
+      for (const { key } of await storage.scan(keys.purgesPrefix, { limit: 20 }))
+        await this.#finish(workflowIdOf(key, keys.purgesPrefix)!);
+    }
     await this.#sweepIdempotencyKeys(now);
     if (!this.#deps.hasRetention() || now < this.#nextSweepAt) return;
     const prefixes = [

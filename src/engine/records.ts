@@ -73,6 +73,8 @@ export type Leaf = {
   dueAt?: number;
   /** Activities waiting for a retry backoff. */
   retrying?: boolean;
+  /** Activities with `completion: 'external'`: finished by `completeActivity` / `failActivity`. */
+  external?: boolean;
   lastError?: SerializedError;
   /** Children: the child workflow id and how the parent relates to it. */
   childId?: string;

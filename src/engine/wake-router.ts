@@ -68,6 +68,11 @@ export class WakeRouter {
         const run = supervisor.get(workflowId ?? '');
         if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
         else if (!run && workflowId) ownership.noticeChange(workflowId, 'message');
+      } else if (key.startsWith(keys.activityCompletionsPrefix)) {
+        const workflowId = workflowIdOf(key, keys.activityCompletionsPrefix);
+        const run = supervisor.get(workflowId ?? '');
+        if (run?.waitsOnCompletions) run.deliver({ type: 'completions' });
+        else if (!run && workflowId) ownership.noticeChange(workflowId, 'message');
       } else if (key.startsWith(keys.updateRequestsPrefix)) {
         this.#message(workflowIdOf(key, keys.updateRequestsPrefix), { type: 'updates' });
       } else if (key.startsWith(keys.updateResponsesPrefix)) {
@@ -181,6 +186,9 @@ export class WakeRouter {
       const ids = new Set(signals.map(({ key }) => workflowIdOf(key, keys.signalsPrefix)));
       for (const id of waiting) if (ids.has(id)) supervisor.deliver(id, { type: 'signals' });
     }
+    const completions = await storage.scan(keys.activityCompletionsPrefix, { limit: 1000 });
+    for (const id of new Set(completions.map(({ key }) => workflowIdOf(key, keys.activityCompletionsPrefix))))
+      if (id && supervisor.get(id)?.waitsOnCompletions) supervisor.deliver(id, { type: 'completions' });
     const cancels = await storage.scan(keys.cancelRequestsPrefix, { limit: 1000 });
     for (const { key } of cancels)
       supervisor.deliver(workflowIdOf(key, keys.cancelRequestsPrefix) ?? '', { type: 'cancel' });

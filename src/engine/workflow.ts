@@ -27,6 +27,15 @@ export type ActivityOptions = {
   retry?: RetryPolicy;
   /** Bound on one attempt, in ms; the attempt's AbortSignal is aborted when it passes. Default: none. */
   timeoutMs?: number;
+  /**
+   * `'external'`: the activity finishes outside the engine — a person approving, a webhook calling back.
+   * The function gets `context.completionToken` (hand it to whoever will finish the activity) and its return
+   * value is ignored (a throw still fails the attempt); the activity waits until
+   * `engine.completeActivity(token, result)` or `engine.failActivity(token, error)` is called, on any
+   * engine, exactly once. A function run again (retry, or another engine took the workflow over) gets the
+   * same token. Default `'function'`: the function's result completes it.
+   */
+  completion?: 'function' | 'external';
 };
 
 export type RetryPolicy = {
@@ -50,6 +59,8 @@ export type ActivityContext = {
   signal: AbortSignal;
   /** Reports progress of a long activity (shown by the studio). */
   heartbeat(details?: Json): void;
+  /** `completion: 'external'` only: the token that `engine.completeActivity` / `failActivity` take. */
+  completionToken?: string;
 };
 
 export type ActivityFunction<T> = (context: ActivityContext) => T | Promise<T>;

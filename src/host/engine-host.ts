@@ -425,6 +425,14 @@ class Host implements EngineHost {
         const handle = await engine.signalWithStart(workflowType, input, signalName, payload, options);
         return { workflowId: handle.workflowId, run: handle.run!, started: handle.started };
       }),
+      completeActivity: withEngine(async (engine, { token, result }) => {
+        await engine.completeActivity(token, result);
+        return null;
+      }),
+      failActivity: withEngine(async (engine, { token, error }) => {
+        await engine.failActivity(token, error);
+        return null;
+      }),
       signal: withEngine(async (engine, { workflowId, name, payload }) => {
         await engine.signal(workflowId, name, payload);
         return null;

@@ -30,6 +30,8 @@ describe('parseRequest', () => {
       deleteDefinition: { name: 'greeter', version: 2 },
       fleetAction: { action: 'start' },
       signalWithStart: { workflowType: 'collector', signalName: 'item', options: { id: 'w' } },
+      completeActivity: { token: 'act1:1:0:0:w' },
+      failActivity: { token: 'act1:1:0:0:w', error: { message: 'no' } },
       createSchedule: { name: 'nightly', spec: { cron: '0 2 * * *', workflow: 'report' } },
       previewSchedule: { cron: '0 2 * * *' },
       ...Object.fromEntries(

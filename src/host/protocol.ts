@@ -279,6 +279,10 @@ export interface Methods {
     result: { workflowId: string; run: number };
   };
   signal: { params: { workflowId: string; name: string; payload?: unknown }; result: null };
+  /** Completes an external activity (its token: `describe(id).pending.leaves[i].completionToken`). */
+  completeActivity: { params: { token: string; result?: unknown }; result: null };
+  /** Fails an external activity with `{ name?, message }`. */
+  failActivity: { params: { token: string; error: { name?: string; message: string } }; result: null };
   /** Signals workflow `options.id` if it runs, else starts it with the signal in the same commit. */
   signalWithStart: {
     params: {
@@ -466,6 +470,8 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode' },
   start: { workflowType: 'string', input: 'unknown?', options: 'object?' },
   signal: { workflowId: 'string', name: 'string', payload: 'unknown?' },
+  completeActivity: { token: 'string', result: 'unknown?' },
+  failActivity: { token: 'string', error: 'object' },
   signalWithStart: {
     workflowType: 'string',
     input: 'unknown?',

@@ -19,6 +19,7 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   'past-run': 'workflows',
   purge: 'workflows',
   idempotency: 'workflows',
+  'activity-completion': 'messages',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   history: 'workflows',

@@ -65,9 +65,11 @@ describe('holding parked workflows', () => {
     }
     expect(a.ownedWorkflows()).toHaveLength(count);
     expect(a.metrics().claimsLost).toBe(0);
-    // One session write and a handful of bounded scans per pass, whatever the number of claims held.
+    // One session write and a handful of bounded scans per pass, whatever the number of claims held (the
+    // once-a-minute housekeeping of purge.ts adds its two scans to one pass in sixty).
     expect(Math.max(...perPass)).toBeLessThanOrEqual(15);
-    expect(Math.max(...perPass)).toBe(Math.min(...perPass));
+    expect(Math.max(...perPass) - Math.min(...perPass)).toBeLessThanOrEqual(2);
+    expect(perPass.filter((calls) => calls !== Math.min(...perPass)).length).toBeLessThanOrEqual(2);
     expect(b.ownedWorkflows()).toEqual([]);
     expect(b.metrics().claimAttempts.takeover).toBe(0);
     // B looks at one page of holders per pass, not all of them.

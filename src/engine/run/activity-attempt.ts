@@ -52,7 +52,15 @@ export class ActivityAttempt {
   }
 
   /** Calls the function; its outcome (or an earlier abort) settles the attempt. */
-  run(fn: ActivityFunction<unknown>, heartbeat: (details?: Json) => void): void {
+  /**
+   * Calls the function; its outcome (or an earlier abort) settles the attempt. With a `completionToken`
+   * (an external activity) only a failure settles it: its result comes later, through the run.
+   */
+  run(
+    fn: ActivityFunction<unknown>,
+    completionToken: string | undefined,
+    heartbeat: (details?: Json) => void,
+  ): void {
     const signal = () => this.#signal;
     const context: ActivityContext = {
       attempt: this.attempt,
@@ -62,7 +70,9 @@ export class ActivityAttempt {
       heartbeat: (details) => {
         if (!this.#aborted && !this.#settled) heartbeat(details);
       },
+      ...(completionToken === undefined ? {} : { completionToken }),
     };
+    const external = completionToken !== undefined;
     let result: unknown;
     try {
       result = fn(context);
@@ -76,10 +86,12 @@ export class ActivityAttempt {
       typeof (result as PromiseLike<unknown>).then === 'function'
     ) {
       (result as PromiseLike<unknown>).then(
-        (value) => this.#settle({ ok: true, value }),
+        (value) => {
+          if (!external) this.#settle({ ok: true, value });
+        },
         (error: unknown) => this.#settle({ ok: false, error }),
       );
-    } else this.#settle({ ok: true, value: result });
+    } else if (!external) this.#settle({ ok: true, value: result });
   }
 
   /** Aborts the attempt's signal and settles it with `reason` (unless it already settled). */

@@ -34,6 +34,14 @@ function assertActivityOptions(name: string, options: ActivityOptions): void {
     throw new TypeError(`Activity '${name}': options must be an object.`);
   if (options.timeoutMs !== undefined)
     assertDuration(`Activity '${name}' timeoutMs`, options.timeoutMs, false);
+  if (
+    options.completion !== undefined &&
+    options.completion !== 'function' &&
+    options.completion !== 'external'
+  )
+    throw new TypeError(
+      `Activity '${name}': completion must be 'function' or 'external'; got ${JSON.stringify(options.completion)}.`,
+    );
   const retry = options.retry;
   if (retry === undefined) return;
   if (retry.maxAttempts !== undefined && (!Number.isSafeInteger(retry.maxAttempts) || retry.maxAttempts < 1))

@@ -31,6 +31,7 @@ export type RunEvent =
     }
   | { type: 'timer'; key: string }
   | { type: 'signals' }
+  | { type: 'completions' }
   | { type: 'updates' }
   | { type: 'cancel' }
   | { type: 'child-settled'; childId: string; record: WorkflowRecord };
@@ -75,6 +76,8 @@ export function wakeKindOf(event: RunEvent, frontier: Frontier | null): WakeKind
     }
     case 'signals':
       return 'signal';
+    case 'completions':
+      return 'async-activity';
     case 'updates':
       return 'update';
     case 'cancel':

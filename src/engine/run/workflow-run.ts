@@ -69,6 +69,7 @@ import {
   type LeafCommand,
   type WorkflowContext,
 } from '../workflow';
+import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { ActivityAttempt } from './activity-attempt';
 import { createContext } from './context';
 import { loadWorkflow, type LoadedWorkflow } from './load';
@@ -198,6 +199,11 @@ export class WorkflowRun {
   }
 
   /** Activity and child leaves and signal/update interest, for the engine's polls. */
+  /** Whether an external activity of the frontier waits for its completion (completeActivity). */
+  get waitsOnCompletions(): boolean {
+    return this.#checkpoint.frontier?.leaves.some((leaf) => leaf.external === true && !leaf.done) ?? false;
+  }
+
   get waitsOnSignals(): boolean {
     return this.#checkpoint.frontier?.leaves.some((leaf) => leaf.kind === 'signal' && !leaf.done) ?? false;
   }
@@ -533,6 +539,9 @@ export class WorkflowRun {
         await this.#refreshSignals();
         this.#consumeSignals(turn);
         break;
+      case 'completions':
+        await this.#takeCompletions(turn);
+        break;
       case 'updates':
         await this.#readAndApplyUpdates(turn);
         break;
@@ -672,6 +681,7 @@ export class WorkflowRun {
       switch (leafCommand.kind) {
         case 'activity':
           leaf.attempt = 1;
+          if (leafCommand.options.completion === 'external') leaf.external = true;
           break;
         case 'sleep':
           this.#armTimer(turn, leaf, 'sleep', now + leafCommand.durationMs);
@@ -966,16 +976,23 @@ export class WorkflowRun {
       );
     this.#host.metrics.activitiesRun++;
     this.#host.emit({ type: 'activity.started', workflowId: this.id, name: command.name, attempt });
-    running.run(command.fn, (details) => {
-      if (!this.isLive) return;
-      this.#host.emit({
-        type: 'activity.heartbeat',
-        workflowId: this.id,
-        name: command.name,
-        attempt,
-        ...(details === undefined ? {} : { details }),
-      });
-    });
+    const external = command.options.completion === 'external';
+    // An external activity may have been completed already (before a takeover, say): look at once.
+    if (external) this.deliver({ type: 'completions' });
+    running.run(
+      command.fn,
+      external ? completionToken(this.id, this.#record.run, pos, member) : undefined,
+      (details) => {
+        if (!this.isLive) return;
+        this.#host.emit({
+          type: 'activity.heartbeat',
+          workflowId: this.id,
+          name: command.name,
+          attempt,
+          ...(details === undefined ? {} : { details }),
+        });
+      },
+    );
   }
 
   /** Manual mode: aborts activity attempts whose timeout has passed. */
@@ -987,6 +1004,41 @@ export class WorkflowRun {
         const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
         running.abort(new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0));
       }
+    }
+  }
+
+  /**
+   * Takes the stored completions of this run's waiting external activities into the run: each settles its
+   * activity like a finished attempt, and is deleted by the same commit (so it is taken exactly once).
+   */
+  async #takeCompletions(turn: Turn): Promise<void> {
+    const frontier = this.#checkpoint.frontier;
+    if (!frontier) return;
+    const waiting = frontier.leaves.filter((leaf) => leaf.external === true && !leaf.done);
+    if (waiting.length === 0) return;
+    const completionKeys = waiting.map((leaf) =>
+      keys.activityCompletion(this.id, this.#record.run, frontier.pos, leaf.member),
+    );
+    const raws = await this.#host.storage.getMany(completionKeys);
+    for (const [index, leaf] of waiting.entries()) {
+      const raw = raws[index];
+      if (!raw || leaf.done || leaf.retrying || this.#checkpoint.frontier !== frontier) continue;
+      const completion = decodeActivityCompletion(completionKeys[index]!, raw);
+      turn.delete(completionKeys[index]!);
+      const attempt = leaf.attempt ?? 1;
+      this.#activitySettled(turn, {
+        type: 'activity-settled',
+        pos: frontier.pos,
+        member: leaf.member,
+        attempt,
+        startedAt: this.#running.get(leaf.member)?.startedAt ?? completion.at,
+        outcome: completion.ok
+          ? { ok: true, value: completion.value }
+          : {
+              ok: false,
+              error: Object.assign(new Error(completion.error.message), { name: completion.error.name }),
+            },
+      });
     }
   }
 
