@@ -373,6 +373,7 @@ class ShuttleEngine implements Engine {
         emit,
         warn,
         heldEpoch: (workflowId) => this.#owner.heldEpoch(workflowId),
+        claimLost: (workflowId, heldEpoch, reason) => this.#owner.claimLost(workflowId, heldEpoch, reason),
         releaseOperations: (workflowId) => this.#owner.releaseOperations(workflowId),
         guardWake: (workflowId, kind, parkedEpoch) => this.#owner.guardWake(workflowId, kind, parkedEpoch),
         prepareChild: (request) => this.#lifecycle.prepareChild(request),

@@ -134,6 +134,8 @@ export class LeaseOwnership implements Ownership {
     return driveEveryRunning(this.#deps);
   }
 
+  claimLost(): void {}
+
   async holderOf(): Promise<ClaimHolder | null> {
     return null;
   }

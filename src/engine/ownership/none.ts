@@ -104,6 +104,8 @@ export class NoOwnership implements Ownership {
     return driveEveryRunning(this.deps);
   }
 
+  claimLost(): void {}
+
   async holderOf(): Promise<ClaimHolder | null> {
     return null;
   }

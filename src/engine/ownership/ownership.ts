@@ -155,6 +155,8 @@ export interface Ownership {
   releaseOperations(workflowId: string): Operation[];
   /** A run's terminal or suspend commit landed (its claim went with it). */
   runEnded(workflowId: string): void;
+  /** This engine learnt it no longer holds `workflowId` at `epoch` (it read another epoch): forget it. */
+  claimLost(workflowId: string, epoch: number, reason: string): void;
   /** The wake guard: true when this engine may drive a wake-up of a workflow parked at `parkedEpoch`. */
   guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
   /**

@@ -316,6 +316,10 @@ export class WorkflowLeaseOwnership implements Ownership {
     if (this.#deps.claimWorkflows) await this.#claims.reclaim(options);
   }
 
+  claimLost(workflowId: string, epoch: number, reason: string): void {
+    this.#claims.loseClaim(workflowId, epoch, reason);
+  }
+
   async holderOf(workflowId: string): Promise<ClaimHolder | null> {
     const { storage, liveness, clock } = this.#deps;
     const raw = await storage.get(keys.ownerHolder(workflowId));

@@ -28,6 +28,11 @@ export type LoadedWorkflow = {
   recordRaw: string;
   checkpoint: Checkpoint;
   checkpointRaw: string;
+  /**
+   * The workflow's stored epoch, read in the same call as the checkpoint: the epoch that checkpoint was
+   * written under (every epoch change replaces the checkpoint in the same batch).
+   */
+  epochRaw: string | null;
   history: HistoryEntry[];
   signals: { key: string; record: SignalRecord }[];
 };
@@ -36,7 +41,11 @@ export type LoadedWorkflow = {
 export async function loadWorkflow(storage: Storage, workflowId: string): Promise<LoadedWorkflow | null> {
   const recordKey = keys.record(workflowId);
   const checkpointKey = keys.checkpoint(workflowId);
-  const [recordRaw, checkpointRaw] = await storage.getMany([recordKey, checkpointKey]);
+  const [recordRaw, checkpointRaw, epochRaw] = await storage.getMany([
+    recordKey,
+    checkpointKey,
+    keys.ownerEpoch(workflowId),
+  ]);
   if (!recordRaw) return null;
   const record = decodeRecord(recordKey, recordRaw);
   if (!checkpointRaw) return null;
@@ -48,7 +57,7 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
   ]);
   history.length = Math.min(history.length, checkpoint.historyLength);
   const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
-  return { record, recordRaw, checkpoint, checkpointRaw, history, signals };
+  return { record, recordRaw, checkpoint, checkpointRaw, epochRaw: epochRaw ?? null, history, signals };
 }
 
 /** The run's history, reading only the layouts the checkpoint says hold some of it. */

@@ -49,6 +49,11 @@ export type RunHost = {
   warn(warning: EngineWarning): void;
   /** The epoch this engine holds for the workflow (0 when the mode has no per-workflow epochs). */
   heldEpoch(workflowId: string): number | undefined;
+  /**
+   * The run found the workflow at another epoch than the one this engine holds: the claim was taken over
+   * between the claim and the load. Forgets the claim (with its `claim.lost` event); never drives it.
+   */
+  claimLost(workflowId: string, heldEpoch: number, reason: string): void;
   /** Wake guard (docs/ownership.md): true to proceed. */
   guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
   prepareChild(request: ChildRequest): Promise<ChildPlan>;

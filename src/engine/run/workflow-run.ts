@@ -72,6 +72,7 @@ import {
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { ActivityAttempt } from './activity-attempt';
 import { createContext } from './context';
+import { tryDecodeEpoch } from '../ownership/holder';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { nextRetryWait } from './retry';
 import type { RunHost } from './run-host';
@@ -163,6 +164,21 @@ export class WorkflowRun {
   ): Promise<WorkflowRun | null> {
     const loaded = await loadWorkflow(host.storage, workflowId);
     if (!loaded || loaded.record.status !== 'running') return null;
+    // A run's commits are fenced by the checkpoint they replace, which is only a fence if that checkpoint
+    // was written under the epoch this engine holds: another engine may have taken the workflow over
+    // between this engine's claim and this load. Then its checkpoint is not ours to build on.
+    const held = host.heldEpoch(workflowId);
+    if (held !== undefined && held > 0) {
+      const stored = tryDecodeEpoch(loaded.epochRaw);
+      if (stored !== held) {
+        host.claimLost(
+          workflowId,
+          held,
+          `loaded at epoch ${stored ?? 'unreadable'} while this engine holds epoch ${held}: taken over meanwhile`,
+        );
+        return null;
+      }
+    }
     const candidates = definitions(loaded.record.type);
     const definition = candidates.find((d) => d.version === loaded.record.version) ?? null;
     const run = new WorkflowRun(host, definition, loaded);

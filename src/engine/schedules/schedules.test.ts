@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage } from '../../storage/postgres';
 import { createTestDatabase, freshSchema, type TestDatabase } from '../../storage/postgres.test-support';
 import type { Storage } from '../../storage/types';
+import { MemoryStorage } from '../../storage/memory';
+import type { ScanOptions } from '../../storage/types';
+import { SimulatedClock, settle } from '../clock';
+import { createEngine } from '../engine';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import {
   InvalidScheduleError,
@@ -592,5 +596,41 @@ describe('over PostgreSQL', () => {
       expect((await b.timeline(id)).filter((entry) => entry.kind === 'started')).toHaveLength(1);
     }
     await world.shutdownAll();
+  });
+});
+
+describe('a failing schedule pass', () => {
+  it('at start-up is a warning, never an unhandled rejection, and the next pass runs', async () => {
+    const memory = new MemoryStorage();
+    let failures = 1;
+    const storage = new Proxy(memory, {
+      get(target, property) {
+        if (property === 'scan')
+          return (prefix: string, options?: ScanOptions) => {
+            if (prefix === keys.scheduleDuePrefix && failures-- > 0)
+              return Promise.reject(new Error('the store is restarting'));
+            return target.scan(prefix, options);
+          };
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const warnings: string[] = [];
+    const clock = new SimulatedClock(t0);
+    const engine = await createEngine({
+      storage,
+      clock,
+      workflows,
+      onWarning: (warning) => warnings.push(warning.message),
+    });
+    await settle();
+    expect(warnings).toEqual([
+      expect.stringMatching(/Schedule pass failed \(will run again\): the store is restarting/),
+    ]);
+    await engine.schedule('after', { cron: '* * * * *', workflow: 'tick' });
+    await clock.advance(minute);
+    await settle();
+    expect((await engine.list({ idPrefix: 'after@' })).items).toHaveLength(1);
+    await engine.shutdown();
   });
 });

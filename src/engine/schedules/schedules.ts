@@ -187,7 +187,14 @@ export class Schedules {
           if (parsed) this.notify(parsed.dueAt);
         }
       });
-    void this.fireDue();
+    void this.fireDue().catch((error: unknown) => this.#passFailed(error));
+  }
+
+  #passFailed(error: unknown): void {
+    this.#deps.warn({
+      name: 'StorageWarning',
+      message: `Schedule pass failed (will run again): ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
 
   stop(): void {
@@ -557,12 +564,7 @@ export class Schedules {
       () => {
         this.#handle = undefined;
         this.#scheduledFor = Number.POSITIVE_INFINITY;
-        void this.fireDue().catch((error: unknown) =>
-          this.#deps.warn({
-            name: 'StorageWarning',
-            message: `Schedule pass failed (will run again): ${error instanceof Error ? error.message : String(error)}`,
-          }),
-        );
+        void this.fireDue().catch((error: unknown) => this.#passFailed(error));
       },
       Math.max(0, dueAt - clock.now()),
     );
