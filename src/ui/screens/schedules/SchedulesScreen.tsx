@@ -27,6 +27,7 @@ import { useEngineDirectory } from '../../data/engine-queries';
 import { useScheduleAction, useSchedules } from '../../data/schedule-queries';
 import { useStudioMode } from '../../data/studio-mode';
 import { useWorkflowDescriptions } from '../../data/workflow-queries';
+import { isTerminal } from '../../../engine/vocabulary';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
@@ -137,12 +138,15 @@ function Empty({ onCreate }: { onCreate: () => void }) {
         run is an ordinary workflow named <code>&lt;schedule&gt;@&lt;slot time&gt;</code>.
       </p>
       <p className={styles.emptyText}>
-        Create one with <strong>New schedule</strong> (the start dialog’s Schedule tab), or from the console:{' '}
-        <code>
-          await shuttle.schedule(&apos;nightly&apos;, {'{'} cron: &apos;0 2 * * *&apos;, workflow:
-          &apos;countdown&apos;, input: {'{'} from: 3 {'}'} {'}'})
-        </code>
+        Create one with <strong>New schedule</strong> (the start dialog’s Schedule tab), or from the console:
       </p>
+      <pre className={styles.snippet}>
+        {`await shuttle.schedule('nightly', {
+  cron: '0 2 * * *',
+  workflow: 'countdown',
+  input: { from: 3 },
+})`}
+      </pre>
     </EmptyState>
   );
 }
@@ -154,10 +158,18 @@ function ScheduleRow({ schedule, open, now }: { schedule: ScheduleInfo; open: bo
   const action = useScheduleAction(name);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const toggle = () => navigate(routes.schedules(open ? null : name), { replace: true });
+  // The record's list of unfinished runs is as the schedule last saw it: a run that ended since is left out.
+  const tracked = schedule.running;
+  const described = useWorkflowDescriptions(tracked);
+  const running = tracked.filter((id) => {
+    const workflow = described.get(id);
+    return workflow === undefined || !isTerminal(workflow.status);
+  });
   const last = schedule.lastSlots[0];
   const lastView = last ? slotView(last, spec.timezone, now) : null;
   return (
     <div
+      role="rowgroup"
       className={`${styles.item} ${open ? styles.open : ''} ${schedule.paused ? styles.pausedItem : ''}`}
       id={`schedule-${encodeURIComponent(name)}`}
       data-testid="schedules.row"
@@ -189,9 +201,9 @@ function ScheduleRow({ schedule, open, now }: { schedule: ScheduleInfo; open: bo
                 paused
               </span>
             ) : null}
-            {schedule.running.length > 0 && spec.overlap !== 'allow' ? (
-              <span className={styles.runningBadge} title={schedule.running.join('\n')}>
-                {schedule.running.length} running
+            {running.length > 0 ? (
+              <span className={styles.runningBadge} title={running.join('\n')}>
+                {running.length} running
               </span>
             ) : null}
             {schedule.buffered !== null ? (
@@ -294,7 +306,13 @@ function ScheduleRow({ schedule, open, now }: { schedule: ScheduleInfo; open: bo
         </div>
       </div>
       <ActionOutcome action={action} />
-      {open ? <ScheduleDetails schedule={schedule} now={now} /> : null}
+      {open ? (
+        <div role="row">
+          <div role="cell" aria-colspan={5}>
+            <ScheduleDetails schedule={schedule} now={now} />
+          </div>
+        </div>
+      ) : null}
       {confirmDelete ? (
         <DeleteDialog
           schedule={schedule}
@@ -322,20 +340,31 @@ function ScheduleRow({ schedule, open, now }: { schedule: ScheduleInfo; open: bo
 function ActionOutcome({ action }: { action: ReturnType<typeof useScheduleAction> }) {
   if (action.isError && action.variables !== 'delete')
     return (
-      <div className={styles.outcome}>
-        <InlineError error={action.error} testId="schedules.action-error" />
+      <div role="row">
+        <div role="cell" aria-colspan={5} className={styles.outcome}>
+          <InlineError error={action.error} testId="schedules.action-error" />
+        </div>
       </div>
     );
   if (action.isSuccess && action.variables === 'trigger' && action.data)
     return (
-      <div className={styles.outcome} role="status" data-testid="schedules.triggered">
-        <Icon name="check" size={14} /> Started{' '}
-        <Link to={routes.workflow(action.data.workflowId)} className={styles.id}>
-          {action.data.workflowId}
-        </Link>
-        <button type="button" className={styles.dismiss} onClick={() => action.reset()} aria-label="Dismiss">
-          <Icon name="close" size={12} />
-        </button>
+      <div role="row">
+        <div role="cell" aria-colspan={5} className={styles.outcome}>
+          <span className={styles.triggered} role="status" data-testid="schedules.triggered">
+            <Icon name="check" size={14} /> Started{' '}
+            <Link to={routes.workflow(action.data.workflowId)} className={styles.id}>
+              {action.data.workflowId}
+            </Link>
+            <button
+              type="button"
+              className={styles.dismiss}
+              onClick={() => action.reset()}
+              aria-label="Dismiss"
+            >
+              <Icon name="close" size={12} />
+            </button>
+          </span>
+        </div>
       </div>
     );
   return null;
@@ -489,7 +518,7 @@ function ScheduleDetails({ schedule, now }: { schedule: ScheduleInfo; now: numbe
             {spec.input === undefined ? (
               <span className={styles.muted}>none</span>
             ) : (
-              <JsonView value={spec.input} />
+              <JsonView value={spec.input} expandDepth={1} />
             )}
           </dd>
         </dl>
@@ -519,23 +548,35 @@ function SlotLine({
       data-outcome={view.outcome}
       data-workflow-id={view.workflowId ?? undefined}
     >
-      <span className={styles.mono} title={formatAbsolute(slot.slot)}>
-        {slot.outcome === 'started' && slot.trigger ? 'trigger' : formatInZone(slot.slot, timezone, now)}
-      </span>
-      <span className={`${styles.outcomeChip} ${styles[`chip-${view.tone}`]}`}>{view.label}</span>
+      {slot.outcome === 'started' ? (
+        <Link
+          to={routes.workflow(slot.workflowId)}
+          className={`${styles.mono} ${styles.slotLink}`}
+          title={`${slot.workflowId} — slot ${formatAbsolute(slot.slot)} here`}
+          testId="schedules.slot-link"
+        >
+          {slot.trigger ? 'trigger' : formatInZone(slot.slot, timezone, now)}
+        </Link>
+      ) : (
+        <span className={styles.mono} title={`Slot ${formatAbsolute(slot.slot)} here`}>
+          {formatInZone(slot.slot, timezone, now)}
+        </span>
+      )}
+      {slot.outcome === 'started' && workflow ? (
+        <span className={styles.slotStatus} title={view.reason}>
+          <StatusBadge status={workflow.status} />
+        </span>
+      ) : (
+        <span className={`${styles.outcomeChip} ${styles[`chip-${view.tone}`]}`} title={view.reason}>
+          {view.label}
+        </span>
+      )}
       <span className={styles.slotWhat}>
-        {slot.outcome === 'started' ? (
-          <>
-            <Link to={routes.workflow(slot.workflowId)} className={styles.id} title={slot.workflowId}>
-              {slot.workflowId}
-            </Link>
-            {workflow ? <StatusBadge status={workflow.status} /> : null}
-          </>
-        ) : (
+        {view.short ? (
           <span className={styles.reason} title={view.reason}>
-            {view.reason}
+            {view.short}
           </span>
-        )}
+        ) : null}
       </span>
       <span className={styles.slotBy}>
         {slot.outcome === 'started' ? (

@@ -61,7 +61,13 @@ describe('schedule view', () => {
     const slot = at('2026-12-03T09:59:00Z');
     expect(
       slotView({ slot, outcome: 'started', workflowId: 'tick@x', at: slot, engineId: 'e' }, 'UTC', now),
-    ).toMatchObject({ label: 'started', tone: 'success', workflowId: 'tick@x', reason: 'Started tick@x.' });
+    ).toMatchObject({
+      label: 'started',
+      tone: 'success',
+      workflowId: 'tick@x',
+      reason: 'Started tick@x.',
+      short: '',
+    });
     expect(
       slotView(
         { slot, outcome: 'started', workflowId: 'tick@b', at: slot, engineId: 'e', bufferedMs: 2_140 },
@@ -105,7 +111,13 @@ describe('schedule view', () => {
       'UTC',
       now,
     );
-    expect(missed).toMatchObject({ outcome: 'missed', label: 'missed 59', tone: 'danger', workflowId: null });
+    expect(missed).toMatchObject({
+      outcome: 'missed',
+      label: 'missed 59',
+      tone: 'danger',
+      workflowId: null,
+      short: 'through 09:58:00 — no engine ran, or it was paused',
+    });
     expect(missed.reason).toBe(
       'Missed 59 slots through 09:58:00: no engine was running, or the schedule was paused, when they fell due — and catch-up did not fire them.',
     );

@@ -72,6 +72,8 @@ export type SlotView = {
   tone: 'success' | 'info' | 'warning' | 'danger' | 'neutral';
   /** The sentence for a tooltip or the details: what happened and why. */
   reason: string;
+  /** Why, in a few words, beside the label (empty for a plain start). */
+  short: string;
   /** The workflow it started, waited for or collided with. */
   workflowId: string | null;
 };
@@ -87,6 +89,11 @@ export function slotView(slot: SlotOutcome, timezone = 'UTC', now: number = Date
         outcome: 'started',
         label: slot.trigger ? 'triggered' : 'started',
         tone: 'success',
+        short: slot.trigger
+          ? 'triggered by hand'
+          : slot.bufferedMs !== undefined
+            ? `waited ${Math.round(slot.bufferedMs / 100) / 10} s for the previous run`
+            : '',
         reason: slot.trigger
           ? `Triggered by hand at ${formatInZone(slot.at, timezone, now)}: started ${slot.workflowId}.`
           : `Started ${slot.workflowId}${waited}.`,
@@ -98,6 +105,7 @@ export function slotView(slot: SlotOutcome, timezone = 'UTC', now: number = Date
         outcome: 'buffered',
         label: 'buffered',
         tone: 'info',
+        short: 'waits for the previous run',
         reason: `Waiting for ${slot.waitingFor} to finish (overlap: buffer-one); it starts then.`,
         workflowId: slot.waitingFor,
       };
@@ -108,6 +116,7 @@ export function slotView(slot: SlotOutcome, timezone = 'UTC', now: number = Date
             outcome: 'skipped',
             label: 'skipped',
             tone: 'warning',
+            short: 'previous run still running',
             reason: `Skipped: the previous run${slot.workflowId ? ` (${slot.workflowId})` : ''} had not finished (overlap: skip).`,
             workflowId: slot.workflowId ?? null,
           };
@@ -116,6 +125,7 @@ export function slotView(slot: SlotOutcome, timezone = 'UTC', now: number = Date
             outcome: 'skipped',
             label: 'skipped',
             tone: 'warning',
+            short: 'a slot already waiting',
             reason: `Skipped: a slot was already waiting for the previous run${slot.workflowId ? ` (${slot.workflowId})` : ''} (overlap: buffer-one keeps one).`,
             workflowId: slot.workflowId ?? null,
           };
@@ -124,19 +134,22 @@ export function slotView(slot: SlotOutcome, timezone = 'UTC', now: number = Date
             outcome: 'skipped',
             label: 'exists',
             tone: 'neutral',
+            short: 'its workflow id already exists',
             reason: `Not started again: a workflow with this slot's id already exists${slot.workflowId ? ` (${slot.workflowId})` : ''}.`,
             workflowId: slot.workflowId ?? null,
           };
         case 'missed': {
           const count = slot.count !== undefined && slot.count > 1 ? `${slot.count} slots` : null;
-          const through =
+          const throughTime =
             slot.through !== undefined && slot.through !== slot.slot
-              ? ` through ${formatInZone(slot.through, timezone, now)}`
-              : '';
+              ? formatInZone(slot.through, timezone, now)
+              : null;
+          const through = throughTime ? ` through ${throughTime}` : '';
           return {
             outcome: 'missed',
             label: count ? `missed ${slot.count}` : 'missed',
             tone: 'danger',
+            short: `${throughTime ? `through ${throughTime} — ` : ''}no engine ran, or it was paused`,
             reason: `Missed${count ? ` ${count}` : ''}${through}: no engine was running, or the schedule was paused, when ${count || through ? 'they' : 'it'} fell due — and catch-up did not fire ${count || through ? 'them' : 'it'}.`,
             workflowId: null,
           };
