@@ -12,6 +12,7 @@ import countdown from '../workflows/countdown.ts?raw';
 import fanOutTask from '../workflows/fan-out-task.ts?raw';
 import fanOut from '../workflows/fan-out.ts?raw';
 import flaky from '../workflows/flaky.ts?raw';
+import manualApproval from '../workflows/manual-approval.ts?raw';
 import order from '../workflows/order.ts?raw';
 import saga from '../workflows/saga.ts?raw';
 import shipment from '../workflows/shipment.ts?raw';
@@ -27,6 +28,7 @@ const sources: Readonly<Record<string, string>> = {
   'fan-out-task': fanOutTask,
   'fan-out': fanOut,
   flaky,
+  'manual-approval': manualApproval,
   order,
   saga,
   shipment,

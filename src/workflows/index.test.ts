@@ -11,6 +11,7 @@ describe('built-in catalog', () => {
       'saga',
       'flaky',
       'approval',
+      'manual-approval',
       'slow-steps',
     ]);
     for (const demo of builtInCatalog) {
@@ -53,6 +54,13 @@ describe('built-in catalog', () => {
       expect(await engine.query('sample-slow-steps', 'progress')).toMatchObject({ current: 'extract' }),
     );
     await engine.terminate('sample-slow-steps', 'long enough');
+    // manual-approval waits for an external completion (idle() would wait for it): give it one first.
+    const token = await vi.waitFor(async () => {
+      const leaf = (await engine.describe('sample-manual-approval')).pending?.leaves[0];
+      expect(leaf?.completionToken).toBeTruthy();
+      return leaf!.completionToken!;
+    });
+    await engine.completeActivity(token, { approved: true, by: 'ada' });
 
     await runFor(world, 5_000, 250);
     await engine.signal('sample-order', 'approve', { ok: true, by: 'ops' });
@@ -72,6 +80,7 @@ describe('built-in catalog', () => {
       saga: 'completed',
       flaky: 'completed',
       approval: 'completed',
+      'manual-approval': 'completed',
       'slow-steps': 'terminated',
     });
     expect(await engine.handle('sample-saga').result()).toMatchObject({

@@ -13,12 +13,13 @@ import { countdown } from './countdown';
 import { fanOut } from './fan-out';
 import { fanOutTask } from './fan-out-task';
 import { flaky } from './flaky';
+import { manualApproval } from './manual-approval';
 import { order } from './order';
 import { saga } from './saga';
 import { shipment } from './shipment';
 import { slowSteps } from './slow-steps';
 
-export { approval, countdown, fanOut, fanOutTask, flaky, order, saga, shipment, slowSteps };
+export { approval, countdown, fanOut, fanOutTask, flaky, manualApproval, order, saga, shipment, slowSteps };
 
 /** One demo the studio offers in its start dialog. */
 export type BuiltInDemo = {
@@ -59,6 +60,7 @@ export const builtInCatalog: readonly BuiltInDemo[] = Object.freeze([
   demo(saga, 'Booking saga'),
   demo(flaky, 'Flaky activity'),
   demo(approval, 'Approval by update'),
+  demo(manualApproval, 'Manual approval (external activity)'),
   demo(slowSteps, 'Slow steps'),
 ]);
 
@@ -75,5 +77,6 @@ export const builtInWorkflows: readonly AnyWorkflowDefinition[] = Object.freeze(
   saga,
   flaky,
   approval,
+  manualApproval,
   slowSteps,
 ]);
