@@ -206,6 +206,35 @@ describe('ShuttleClient chaos and restart (tabs over one store and one control c
     // The replaced engine was announced as crashed, for the other tabs to record.
     expect(hub.posted).toContainEqual(expect.objectContaining({ kind: 'engine-crashed', engineId: aId }));
   });
+
+  it('hands over on a page freeze (exit announced, worker terminated) and starts a fresh engine on resume', async () => {
+    const {
+      tabs: [a, b],
+      hub,
+    } = openTabs(2);
+    const [aId] = await Promise.all([runningIds(a!), runningIds(b!)]);
+    const changes: string[] = [];
+    a!.client.onEngineChange((engine) => changes.push(engine.engineId));
+    await expect(a!.client.resumeTab()).resolves.toBeNull();
+    a!.client.freezeTab();
+    expect(hub.posted).toContainEqual(expect.objectContaining({ kind: 'engine-exiting', engineId: aId }));
+    expect(a!.channel.terminated).toBe(true);
+    expect(a!.client.engineId).toBeNull();
+    expect(a!.client.connection).toMatchObject({
+      state: 'crashed',
+      message: expect.stringContaining('froze this tab') as unknown,
+    });
+    a!.client.freezeTab(); // a second freeze with no engine does nothing
+    const resumed = await a!.client.resumeTab();
+    expect(resumed!.engineId).not.toBe(aId);
+    expect(a!.client.engineId).toBe(resumed!.engineId);
+    expect(changes).toEqual([resumed!.engineId]);
+    expect(a!.client.connection.state).toBe('ready');
+    // Only once: a later resume (no freeze in between) keeps the engine.
+    await expect(a!.client.resumeTab()).resolves.toBeNull();
+    // The frozen engine was announced as exiting, not as crashed.
+    expect(hub.posted).not.toContainEqual(expect.objectContaining({ kind: 'engine-crashed', engineId: aId }));
+  });
 });
 
 describe('ShuttleClient silence while frozen', () => {

@@ -143,6 +143,8 @@ export type WaitForOptions = {
 };
 
 const stoppedMessage = 'The engine worker of this tab stopped; reload the tab.';
+const frozenAwayMessage =
+  'The browser froze this tab: its engine was stopped and its workflows moved to other tabs. A new engine starts when the tab resumes.';
 const serverLostMessage = 'The connection to the studio server was lost; reload the page to reconnect.';
 
 type Pending = {
@@ -207,6 +209,8 @@ export class ShuttleClient {
   /** Engines of this tab terminated while no worker could record it: recorded by the next worker. */
   readonly #unrecordedCrashes: { engineId: string; at: number }[] = [];
   #restarting: Promise<HelloResult> | null = null;
+  /** The browser froze this tab and `freezeTab()` terminated its engine: `resumeTab()` starts a new one. */
+  #frozenAway = false;
   readonly #server: boolean;
 
   constructor(worker: WorkerLike, options: ShuttleClientOptions) {
@@ -683,6 +687,35 @@ export class ShuttleClient {
     this.shutdown().catch(() => undefined);
   }
 
+  /**
+   * For the page's `freeze` (Page Lifecycle API: the browser is about to freeze this background tab, and its
+   * worker with it). Does at once, synchronously, what a closing tab does: tells the other tabs (they count
+   * this tab's engine dead and take its workflows over without waiting for its claims to lapse), then
+   * terminates the worker. Terminating rather than shutting down gracefully: the page gets no time after
+   * this handler, a graceful release would run in a worker about to be frozen — possibly frozen inside an
+   * IndexedDB transaction, which would stall every tab's writes until this one thaws — while terminating
+   * aborts anything in flight and frees the engine's Web Lock, and the old engine can never run (or write)
+   * again. `resumeTab()` starts a fresh engine. Does nothing in a viewer or when no engine runs here.
+   */
+  freezeTab(): void {
+    if (this.#server || this.#config.mode !== 'engine' || !this.#worker) return;
+    const engineId = this.engineId;
+    if (engineId) this.#control?.announceExit(engineId, Date.now());
+    this.#terminate(frozenAwayMessage);
+    this.#frozenAway = true;
+  }
+
+  /**
+   * For the page's `resume`: a tab that `freezeTab()` emptied starts a fresh engine (a new engine id, like
+   * `restartThisTab()`), so nothing the old engine held is written again: its epochs are fenced by the
+   * takeovers. Resolves with the new engine's `hello`, or null when the tab was not frozen away.
+   */
+  resumeTab(): Promise<HelloResult | null> {
+    if (!this.#frozenAway) return Promise.resolve(null);
+    this.#frozenAway = false;
+    return this.restartThisTab();
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Helpers
 
@@ -938,6 +971,7 @@ export class ShuttleClient {
         'UnsupportedError',
         'This client cannot start a new engine worker (it was created without spawnWorker). Reload the tab instead.',
       );
+    this.#frozenAway = false;
     const oldEngine = this.#terminate(
       'This tab’s engine worker was terminated to restart it; a new engine is starting.',
     );

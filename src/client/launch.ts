@@ -10,6 +10,10 @@
  *   milliseconds), and the worker is asked to shut down gracefully. The browser usually kills the worker
  *   before that release lands; its Web Lock disappears with it, which the other tabs' death watches see too. A page restored from the back-forward cache
  *   reloads, since its engine has stopped.
+ * - When the browser freezes the tab (`freeze`, Page Lifecycle API: a background tab; its worker is frozen
+ *   too), the other tabs are told the same way at once and the worker is terminated, so a frozen tab holds
+ *   neither claims nor its Web Lock nor an IndexedDB transaction. On `resume` the tab starts a fresh engine
+ *   (a new engine id, as after a restart); the old one never writes again.
  * - The client gets the database's control channel (`shuttle-control:<database>`), so chaos actions reach the
  *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
@@ -30,7 +34,10 @@ export function readWorkerConfig(search: string): WorkerConfig {
 
 /** Options of `launchEngineWorker`. */
 export type LaunchOptions = {
-  /** Shut the engine down on `pagehide` and reload on a back-forward-cache restore. Default true. */
+  /**
+   * Shut the engine down on `pagehide`, hand over on `freeze` and start a fresh engine on `resume`, and
+   * reload on a back-forward-cache restore. Default true.
+   */
   followPageLifecycle?: boolean;
 };
 
@@ -72,6 +79,10 @@ export function launchEngineWorker(config: WorkerConfig, options: LaunchOptions 
   });
   if (options.followPageLifecycle ?? true) {
     addEventListener('pagehide', () => client.exitTab());
+    // Page Lifecycle: a background tab about to be frozen hands its workflows over now, and rejoins with a
+    // fresh engine when it resumes (see `freezeTab` and `resumeTab`).
+    document.addEventListener('freeze', () => client.freezeTab());
+    document.addEventListener('resume', () => void client.resumeTab().catch(() => undefined));
     addEventListener('pageshow', (event) => {
       if (event.persisted) location.reload();
     });
