@@ -262,4 +262,53 @@ describe('a purge racing a late owner', () => {
     await expect(b.describe('g')).rejects.toBeInstanceOf(WorkflowNotFoundError);
     await world.shutdownAll();
   });
+
+  for (const restart of [false, true])
+    it(`a frozen owner's commit already in flight lands on nothing after a takeover, finish and purge${restart ? ' and a restart of the id' : ''}`, async () => {
+      const world = new TestWorld();
+      const gates: (() => void)[] = [];
+      const gated = defineWorkflow({
+        name: 'gated',
+        version: 1,
+        *run(ctx) {
+          return yield* ctx.activity(
+            'slow',
+            () => new Promise<string>((resolve) => gates.push(() => resolve('done'))),
+          );
+        },
+      });
+      const a = await world.engine([gated], fencing);
+      await a.start(gated, undefined, { id: 'g' });
+      await world.maintain([a]);
+      expect(gates).toHaveLength(1);
+      // A freezes with its activity about to finish: the activity's commit is issued, and hangs.
+      world.freeze(a);
+      gates[0]!();
+      await world.clock.advance(0);
+      const b = await world.engine([gated], fencing);
+      await world.advance(8000, { stepMs: 1000, engines: [b] });
+      expect((await b.describe('g')).owner?.engineId).toBe(b.id);
+      gates[1]!();
+      expect(await b.handle('g').result()).toBe('done');
+      await world.maintain([b]);
+      await b.purge('g');
+      if (restart) {
+        await b.start(gated, undefined, { id: 'g' });
+        await world.maintain([b]);
+      }
+      const before = await keysOf(world.storage, 'g');
+      world.thaw(a); // A's hung commit now meets the store as it is
+      await world.advance(3000, { stepMs: 1000, engines: [b] });
+      // Refused by the epoch (kept through the purge), and recorded as a refused write.
+      const rejections = await world.storage.scan(keys.fenceRejectionPrefix('g'));
+      expect(rejections.map(({ key }) => key)).toEqual([expect.stringContaining(a.id)]);
+      const after = await keysOf(world.storage, 'g');
+      expect(after.filter((key) => !key.startsWith(keys.fenceRejectionsPrefix))).toEqual(before);
+      expect(a.metrics().operationsCommitted).toBe(0);
+      if (restart) {
+        const timeline = await b.timeline('g');
+        expect(timeline.filter((entry) => entry.engineId === a.id)).toEqual([]);
+      }
+      await world.shutdownAll();
+    });
 });

@@ -126,7 +126,7 @@ describe('FencedWriter', () => {
     expect(events.map((e) => e.type)).toEqual(['claim.lost']);
   });
 
-  it('adds no epoch condition to an anchored write, and still classifies its refusal by the epoch', async () => {
+  it('fences an anchored write by the epoch too (an anchor can be purged), and classifies its refusal', async () => {
     const storage = new MemoryStorage();
     await storage.batch([
       { type: 'put', key: keys.ownerEpoch('w'), value: '2' },
@@ -134,7 +134,8 @@ describe('FencedWriter', () => {
     ]);
     const { writer, ownership, hold, events, deposed, calls } = writerFor(storage);
     hold('w');
-    // Its own anchor holds, the epoch moved on: an anchored write lands (the anchor is the whole fence) …
+    // Its own anchor holds (its log was purged, say), but the epoch moved on: refused all the same, and the
+    // epoch says why: deposed, recorded, no longer driven.
     expect(
       await writer.write(
         'w',
@@ -143,9 +144,9 @@ describe('FencedWriter', () => {
         'commit',
         { anchored: true },
       ),
-    ).toEqual({ ok: true });
-    expect(calls()).toBe(1); // one batch, no epoch read
-    // … and once its anchor fails, the epoch says why: deposed, recorded, no longer driven.
+    ).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
+    expect(await storage.get('record-0')).toBeNull();
+    hold('w');
     const outcome = await writer.write(
       'w',
       [{ key: 'record-1', expected: null }],
@@ -156,8 +157,16 @@ describe('FencedWriter', () => {
     expect(outcome).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
     expect(await storage.get('record-1')).toBe('written by the successor');
     expect(ownership.drives('w')).toBe(false);
-    expect(deposed).toEqual(['w']);
-    expect(events.map((e) => e.type)).toEqual(['claim.acquired', 'write.fenced-out', 'claim.lost']);
+    expect(deposed).toEqual(['w', 'w']);
+    expect(events.map((e) => e.type)).toEqual([
+      'claim.acquired',
+      'write.fenced-out',
+      'claim.lost',
+      'claim.acquired',
+      'write.fenced-out',
+      'claim.lost',
+    ]);
+    // Both refusals were at the same instant by the same engine: one diagnostic record (keyed by time and engine).
     expect(await storage.scan(keys.fenceRejectionPrefix('w'))).toHaveLength(1);
     // Without a claim it is refused before any storage call, anchored or not.
     const before = calls();

@@ -7,9 +7,9 @@
  * workflow-lease.ts); this module only guarantees that no write skips it.
  *
  * An `anchored` write is one whose own conditions already pin the workflow's checkpoint (a run's commit:
- * its commit record's key is unused exactly while the checkpoint it last wrote is current). A strategy whose
- * every epoch transition replaces the checkpoint (workflow-lease) needs no further condition for it: it
- * still refuses it without a storage call when no claim is held, and still classifies its refusal.
+ * its commit record's key is unused exactly while the checkpoint it last wrote is current). Strategies still
+ * fence it like any other write: an anchor can be deleted (a purge deletes a finished run's log), an epoch
+ * never is (workflow-lease.ts).
  *
  * Ownership transitions (acquire, takeover, renew, release, rotation, the global lease, the mode marker)
  * carry their own epoch and holder conditions and are committed by the strategy itself, never through here.

@@ -1,15 +1,16 @@
 /**
  * `ownership: 'workflow-lease'`: many engines run at once and every workflow has at most one owner. An engine
- * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch
- * (directly, or through the checkpoint every epoch transition replaces: below); claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
+ * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch;
+ * claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
  *
- * The fence: a write of a workflow this engine does not hold fails at once, without a storage call. A write
- * that is not anchored (a start, a rotation, a signal's bookkeeping, …) adds "the epoch key equals my epoch".
- * An anchored write — a run's commit — adds nothing: its own condition is that the commit record named by
- * the checkpoint it last wrote does not exist yet, which holds exactly while that checkpoint is current
- * (workflow-writes.ts), and every transition that mints or rotates an epoch (acquire, takeover, terminate,
- * suspend, time-out) replaces the checkpoint and appends that record in the same batch. So a zombie's commit
- * is refused by storage as surely as by an epoch condition, one storage read cheaper per step.
+ * The fence: a write of a workflow this engine does not hold fails at once, without a storage call. Every
+ * other write of a workflow — a run's commit included — adds "the epoch key equals my epoch". A run's commit
+ * is also anchored (its commit record's key is unused exactly while the checkpoint it last wrote is current,
+ * workflow-writes.ts), but the anchor alone is not a fence: a purge deletes a finished workflow's logs, and
+ * with them the record whose presence refused a zombie's commit — a zombie frozen with a commit in flight
+ * would then land it on nothing, or inside a new run of the id. The epoch is never deleted (purge keeps it,
+ * a new run of the id continues it), so it fences across purges and restarts; it costs one small key read
+ * per commit.
  *
  * When a write is refused, the epoch is re-read: if it differs from the held one, is absent, is undecodable,
  * or the read throws, this engine is *deposed* for that workflow — it stops driving it, emits
@@ -110,8 +111,9 @@ export class WorkflowLeaseOwnership implements Ownership {
       });
       return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
     }
+    void anchored; // an anchor is not a fence across a purge (module header): every write names the epoch
     return {
-      conditions: anchored ? [] : [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
+      conditions: [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
       heldEpoch: claim.epoch,
     };
   }
