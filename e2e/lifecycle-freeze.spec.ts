@@ -95,12 +95,10 @@ test('a tab the browser freezes hands its workflow over at once, and rejoins wit
   // The same latency from the page's own `freeze` event (without the CDP round trips), for the record.
   const frozeAtInPage = await tabA.page.evaluate(() => (window as { frozeAt?: number }).frozeAt);
   if (frozeAtInPage !== undefined)
-    test
-      .info()
-      .annotations.push({
-        type: 'takeover-ms-from-event',
-        description: String(claimedByB!.at - frozeAtInPage),
-      });
+    test.info().annotations.push({
+      type: 'takeover-ms-from-event',
+      description: String(claimedByB!.at - frozeAtInPage),
+    });
   const engineA2 = await tabA.engineId();
   expect(engineA2).not.toBe(engineB);
 
