@@ -2,7 +2,7 @@
  * `createEngine` and the engine: the composition root that wires storage, ownership, runs, timers, waiters
  * and background work together, and the public API over them.
  *
- * What the engine guarantees (see engine.md and ownership.md for the full contract):
+ * What the engine guarantees (see docs/engine.md and docs/ownership.md for the full contract):
  * - Every durable write goes through one fenced write function (ownership/fenced-write.ts).
  * - A workflow's code runs on an engine only after that engine claimed it (workflow-lease), holds the
  *   store-wide lease (lease), or is the only engine (none).
@@ -188,7 +188,7 @@ export interface Engine {
    * holds it (finished, suspended, pending, or between owners) or the mode has no per-workflow claims.
    */
   claimHolder(workflowId: string): Promise<ClaimHolder | null>;
-  /** One host-driven pass of all background work (see ownership.md for the order). */
+  /** One host-driven pass of all background work (see docs/ownership.md for the order). */
   runMaintenance(now?: number): Promise<void>;
   /**
    * Only the reclaim pass, now: for a host that has just learnt an engine died and wants its workflows moved

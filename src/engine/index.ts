@@ -1,6 +1,6 @@
 /**
  * Shuttle's engine: the public API. Everything a host or a workflow author uses is exported here; nothing
- * else in `src/engine` is public. See engine.md and ownership.md for the contract.
+ * else in `src/engine` is public. See docs/engine.md and docs/ownership.md for the contract.
  */
 export { createEngine } from './engine';
 export type { Engine, WorkflowHandle, ShutdownReport } from './engine';

@@ -31,7 +31,7 @@ export const keys = {
   /** The workflow record: type, version, status, input, result or error, timestamps, parent, run number. */
   record: (id: string) => `wf:${escapeId(id)}`,
   recordPrefix: 'wf:',
-  /** The checkpoint: progress anchor written by every transition of the workflow (see checkpoint.ts). */
+  /** The checkpoint: progress anchor written by every transition of the workflow (see records.ts and workflow-writes.ts). */
   checkpoint: (id: string) => `wf-ckpt:${escapeId(id)}`,
   checkpointPrefix: 'wf-ckpt:',
   /** Replay history of one run in the earlier layout (one key per entry); now kept in commit records. */

@@ -1,7 +1,7 @@
 /**
  * Background work: what runs, in which order, and when.
  *
- * `run(now)` is one host-driven pass (`engine.runMaintenance`), in the order ownership.md prescribes:
+ * `run(now)` is one host-driven pass (`engine.runMaintenance`), in the order docs/ownership.md gives:
  * construction gates (idempotent), renew every held claim, the reclaim scan, the signal and update polls,
  * pending result waiters, due durable timers, due schedule slots, the retention sweep, expired update
  * responses (and, in manual
