@@ -4,11 +4,8 @@
  * takeovers, and a completion racing a takeover is applied once. Over MemoryStorage and PostgreSQL.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../storage/memory';
-import { PostgresStorage } from '../storage/postgres';
-import { createTestDatabase, freshSchema, type TestDatabase } from '../storage/postgres.test-support';
-import type { Storage } from '../storage/types';
 import { TestWorld } from './engine.test-support';
+import { testStores } from './stores.test-support';
 import { ActivityCompletionRefusedError, InvalidArgumentError } from './errors';
 import { keys } from './keys';
 import type { EngineOptions } from './options';
@@ -40,29 +37,7 @@ function approvalWorkflow(maxAttempts = 1) {
   return { workflow, sent };
 }
 
-let database: TestDatabase | null = null;
-const opened: PostgresStorage[] = [];
-const stores: { name: string; open(): Promise<Storage>; close(): Promise<void> }[] = [
-  { name: 'MemoryStorage', open: async () => new MemoryStorage(), close: async () => undefined },
-  {
-    name: 'PostgresStorage',
-    open: async () => {
-      database ??= await createTestDatabase();
-      const storage = await PostgresStorage.open({
-        connectionString: database.url,
-        schema: freshSchema(),
-        maxConnections: 6,
-      });
-      opened.push(storage);
-      return storage;
-    },
-    close: async () => {
-      await Promise.all(opened.splice(0).map((storage) => storage.close()));
-      await database?.drop();
-      database = null;
-    },
-  },
-];
+const stores = testStores({ maxConnections: 6 });
 
 describe.each(stores)('external completion on $name', (store) => {
   afterAll(() => store.close(), 60_000);

@@ -3,11 +3,9 @@
  * MemoryStorage and PostgreSQL, under `none` and `workflow-lease`.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../storage/memory';
-import { PostgresStorage } from '../storage/postgres';
-import { createTestDatabase, freshSchema, type TestDatabase } from '../storage/postgres.test-support';
 import type { Storage } from '../storage/types';
 import { TestWorld } from './engine.test-support';
+import { testStores } from './stores.test-support';
 import { InvalidOptionsError } from './errors';
 import { keys } from './keys';
 import type { EngineOptions } from './options';
@@ -34,29 +32,7 @@ async function everyKey(storage: Storage): Promise<string[]> {
   return (await storage.scan('')).map(({ key, value }) => `${key}=${value}`);
 }
 
-let database: TestDatabase | null = null;
-const opened: PostgresStorage[] = [];
-const stores: { name: string; open(): Promise<Storage>; close(): Promise<void> }[] = [
-  { name: 'MemoryStorage', open: async () => new MemoryStorage(), close: async () => undefined },
-  {
-    name: 'PostgresStorage',
-    open: async () => {
-      database ??= await createTestDatabase();
-      const storage = await PostgresStorage.open({
-        connectionString: database.url,
-        schema: freshSchema(),
-        maxConnections: 6,
-      });
-      opened.push(storage);
-      return storage;
-    },
-    close: async () => {
-      await Promise.all(opened.splice(0).map((storage) => storage.close()));
-      await database?.drop();
-      database = null;
-    },
-  },
-];
+const stores = testStores({ maxConnections: 6 });
 
 describe.each(stores)('idempotent start and signal-with-start on $name', (store) => {
   afterAll(() => store.close(), 60_000);

@@ -407,6 +407,28 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
   return { items, nextCursor };
 }
 
+/** A list row of `record`: its identity and timing facts, its error, and what the caller read beside it. */
+function summaryRow(
+  record: WorkflowRecord,
+  beside: Pick<WorkflowSummary, 'updatedAt' | 'owner' | 'epoch' | 'waitingOn' | 'corrupt'>,
+): WorkflowSummary {
+  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
+    factsOf(record);
+  return {
+    workflowId,
+    workflowType,
+    version,
+    run,
+    status,
+    createdAt,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(endedAt !== undefined ? { endedAt } : {}),
+    ...(parentId !== undefined ? { parentId } : {}),
+    ...beside,
+    ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
+  };
+}
+
 /** The kept earlier runs of each of `ids` as list rows, latest first (a corrupt one is a row that says so). */
 async function pastRunSummaries(storage: Storage, ids: string[]): Promise<WorkflowSummary[][]> {
   return Promise.all(
@@ -414,24 +436,12 @@ async function pastRunSummaries(storage: Storage, ids: string[]): Promise<Workfl
       (await scanAll(storage, keys.pastRunsOf(id))).reverse().map(({ key, value }): WorkflowSummary => {
         try {
           const { record, checkpoint } = decodePastRun(key, value);
-          const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
-            factsOf(record);
-          return {
-            workflowId,
-            workflowType,
-            version,
-            run,
-            status,
-            createdAt,
-            ...(startedAt !== undefined ? { startedAt } : {}),
-            ...(endedAt !== undefined ? { endedAt } : {}),
-            ...(parentId !== undefined ? { parentId } : {}),
+          return summaryRow(record, {
             updatedAt: checkpoint.updatedAt ?? record.createdAt,
             owner: null,
             epoch: null,
             waitingOn: null,
-            ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
-          };
+          });
         } catch (error) {
           return corruptSummary(id, error);
         }
@@ -493,25 +503,13 @@ async function summarize(
         corrupt = corruptOf(error);
       }
       const epoch = tryDecodeEpoch(epochRaw ?? null);
-      const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
-        factsOf(record);
-      return {
-        workflowId,
-        workflowType,
-        version,
-        run,
-        status,
-        createdAt,
-        ...(startedAt !== undefined ? { startedAt } : {}),
-        ...(endedAt !== undefined ? { endedAt } : {}),
-        ...(parentId !== undefined ? { parentId } : {}),
+      return summaryRow(record, {
         updatedAt: checkpoint?.updatedAt ?? record.createdAt,
         owner: holderRaw ? (owners[index] ?? null) : null,
         epoch: epoch ?? null,
         waitingOn: summarizePending(checkpoint?.frontier ?? null)?.summary ?? null,
-        ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
         ...(corrupt ? { corrupt } : {}),
-      };
+      });
     } catch (error) {
       return corruptSummary(id, error);
     }

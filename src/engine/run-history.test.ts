@@ -4,11 +4,9 @@
  * be reused, and a refused start writes nothing. Over MemoryStorage and PostgreSQL, with and without claims.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../storage/memory';
-import { PostgresStorage } from '../storage/postgres';
-import { createTestDatabase, freshSchema, type TestDatabase } from '../storage/postgres.test-support';
 import type { Storage } from '../storage/types';
 import { TestWorld, type TestEngine } from './engine.test-support';
+import { testStores } from './stores.test-support';
 import {
   InvalidArgumentError,
   InvalidOptionsError,
@@ -49,32 +47,7 @@ async function everyKey(storage: Storage): Promise<string[]> {
   return (await storage.scan('')).map(({ key, value }) => `${key}=${value}`);
 }
 
-type Store = { name: string; open(): Promise<Storage>; close(): Promise<void> };
-
-let database: TestDatabase | null = null;
-const opened: PostgresStorage[] = [];
-
-const stores: Store[] = [
-  { name: 'MemoryStorage', open: async () => new MemoryStorage(), close: async () => undefined },
-  {
-    name: 'PostgresStorage',
-    open: async () => {
-      database ??= await createTestDatabase();
-      const storage = await PostgresStorage.open({
-        connectionString: database.url,
-        schema: freshSchema(),
-        maxConnections: 4,
-      });
-      opened.push(storage);
-      return storage;
-    },
-    close: async () => {
-      await Promise.all(opened.splice(0).map((storage) => storage.close()));
-      await database?.drop();
-      database = null;
-    },
-  },
-];
+const stores = testStores({ maxConnections: 4 });
 
 describe.each(stores)('run history on $name', (store) => {
   afterAll(() => store.close(), 60_000);
