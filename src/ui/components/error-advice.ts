@@ -54,6 +54,10 @@ const byName: Record<string, Rule> = {
   },
   InvalidWorkflowStateError: { title: 'Not possible in this state', advice: null },
   UpdateRejectedError: { title: 'Update rejected', advice: null },
+  ActivityCompletionRefusedError: {
+    title: 'Completion refused',
+    advice: 'An external activity takes exactly one completion or failure; nothing was changed.',
+  },
   UpdateTimeoutError: {
     title: 'The update was not applied in time',
     advice: 'The owning engine may be frozen or gone; the update stays queued for the next owner.',

@@ -41,6 +41,13 @@ export const queryKeys = {
       : (['workflows', 'one', workflowId, 'timeline', run] as const),
   /** Every stored run of a workflow id (run history), latest first. */
   workflowRuns: (workflowId: string) => ['workflows', 'one', workflowId, 'runs'] as const,
+  /**
+   * How many finished workflows a purge by filter would delete now (a dry run; under `workflows`, so any
+   * workflow change refreshes it).
+   */
+  purgePreview: (filter: ListFilter) => ['workflows', 'purge-preview', filter] as const,
+  /** How much room the store takes (`storageUsage`). */
+  storage: ['storage'] as const,
   /** Every schedule of the store. */
   schedules: ['schedules'] as const,
   /** The next fire times of a cron in a time zone, or why it is refused (the New schedule form). */

@@ -1,7 +1,8 @@
 /**
- * Bulk cancel / terminate by the current filter of the Workflows list. The confirmation counts what the
- * filter matches now and says how many workflows it will act on (cancel asks running and pending ones;
- * terminate ends every unfinished one), and after acting says how many it reached and which refused.
+ * Bulk cancel / terminate by the current filter of the Workflows list, and purge of the finished ones
+ * (PurgeFinished.tsx). The confirmation counts what the filter matches now and says how many workflows it
+ * will act on (cancel asks running and pending ones; terminate ends every unfinished one), and after acting
+ * says how many it reached and which refused.
  */
 import { useState, type FormEvent } from 'react';
 import type { ListFilter } from '../../../engine';
@@ -10,6 +11,7 @@ import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { useBulkAction, useBulkTargets, type BulkKind } from '../../data/workflow-actions';
 import styles from './BulkActions.module.css';
+import { PurgeFinishedButton } from './PurgeFinished';
 
 const words: Record<BulkKind, { verb: string; title: string; applies: string; effect: string }> = {
   cancel: {
@@ -52,6 +54,8 @@ export function BulkActions({
       >
         Terminate matching…
       </Button>
+      <span className={styles.divider} aria-hidden />
+      <PurgeFinishedButton filter={filter} describeFilter={describeFilter} />
       {kind ? (
         <BulkDialog
           kind={kind}

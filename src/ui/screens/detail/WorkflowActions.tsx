@@ -2,7 +2,7 @@
  * What a person can do to a workflow from its page: send a signal, send an update (and see what it
  * returned), run a query, wait for its result (a real `result()` call registered as a result waiter on this
  * tab's engine), suspend or resume it, cancel or terminate it (after a confirmation that says what happens),
- * and export its record and timeline as JSON. Every call goes through this tab's engine, whichever tab owns
+ * rerun or purge it once finished, and export its record and timeline as JSON. Every call goes through this tab's engine, whichever tab owns
  * the workflow; errors are shown in the engine's own words.
  */
 import { useState, type FormEvent } from 'react';
@@ -36,9 +36,12 @@ type Destructive = 'cancel' | 'terminate' | 'suspend';
 export function WorkflowActions({
   workflow,
   self,
+  onPurge,
 }: {
   workflow: WorkflowDescription;
   self: HelloResult | undefined;
+  /** Opens the purge confirmation (kept by the page, so it outlives a change of the run shown). */
+  onPurge?: () => void;
 }) {
   const [message, setMessage] = useState<MessageKind | null>(null);
   const [confirm, setConfirm] = useState<Destructive | null>(null);
@@ -121,6 +124,18 @@ export function WorkflowActions({
             title="Start a new workflow of the same type with the same input (a new id); this one stays as it is"
           >
             Rerun
+          </Button>
+        ) : null}
+        {ended && onPurge ? (
+          <Button
+            size="sm"
+            variant="danger"
+            icon="trash"
+            onClick={onPurge}
+            testId="detail.purge-button"
+            title="Delete this finished workflow and all of its runs from the database"
+          >
+            Purge…
           </Button>
         ) : null}
         <Button

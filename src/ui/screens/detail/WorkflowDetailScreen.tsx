@@ -9,7 +9,7 @@
  * shows them; the page shows the latest run, or `run` (from the URL) — an earlier run is read-only: its
  * description, timeline, custody and result as they were, and no actions but going to the latest run.
  */
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
 import type { EngineRecord, HelloResult } from '../../../host/protocol';
 import { CopyableId } from '../../components/CopyableId';
@@ -41,6 +41,9 @@ import { EventList } from './EventList';
 import { Inspectors } from './Inspectors';
 import { deriveOperations } from './operations';
 import { WorkflowActions } from './WorkflowActions';
+import { PurgeDialog } from './PurgeDialog';
+import { ExternalActivities } from './ExternalActivities';
+import { waitingExternalActivities } from './external-activities';
 import { RunSwitcher } from './RunSwitcher';
 import { earlierRunNote, isEarlierRun, latestRunOf, rejectionsOfRun } from './run-history';
 import type { RunSummary } from '../../../engine';
@@ -66,7 +69,8 @@ export function WorkflowDetailScreen({ workflowId, run }: { workflowId: string; 
     [allRejections.data, runs.data, workflow],
   );
 
-  if (description.isError && !workflow)
+  // A workflow purged while shown (here or in another tab) is gone: say so rather than keep its last state.
+  if (description.isError && (!workflow || description.error.name === 'WorkflowNotFoundError'))
     return (
       <section className={styles.screen}>
         <Breadcrumb workflowId={workflowId} />
@@ -128,6 +132,11 @@ export function WorkflowDetailScreen({ workflowId, run }: { workflowId: string; 
       {earlier ? null : (
         <PanelErrorBoundary name="lost notice">
           <LostNotice workflow={workflow} self={self} rejections={rejections} />
+        </PanelErrorBoundary>
+      )}
+      {earlier ? null : (
+        <PanelErrorBoundary name="external activities">
+          <ExternalActivities workflow={workflow} />
         </PanelErrorBoundary>
       )}
       <PanelErrorBoundary name="custody and timeline">
@@ -197,6 +206,13 @@ function Header({
   const ended = isTerminal(workflow.status);
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const duration = (workflow.endedAt ?? now) - startedAt;
+  // The purge confirmation names what it was opened on, and stays open if the page moves to another run
+  // meanwhile (the engine then refuses, in its words, to purge what is no longer finished).
+  const [purge, setPurge] = useState<{
+    workflow: WorkflowDescription;
+    earlierRun: boolean;
+    runs: number;
+  } | null>(null);
   return (
     <header className={`${styles.card} ${styles.header}`}>
       <div className={styles.titleRow}>
@@ -227,9 +243,17 @@ function Header({
           </div>
         </div>
         {earlier ? (
-          <EarlierRun workflow={workflow} latest={latestRunOf(runs)} />
+          <EarlierRun
+            workflow={workflow}
+            latest={latestRunOf(runs)}
+            onPurge={() => setPurge({ workflow, earlierRun: true, runs: 1 })}
+          />
         ) : (
-          <WorkflowActions workflow={workflow} self={self} />
+          <WorkflowActions
+            workflow={workflow}
+            self={self}
+            onPurge={() => setPurge({ workflow, earlierRun: false, runs: runs?.length ?? 1 })}
+          />
         )}
       </div>
       <dl className={styles.facts}>
@@ -284,7 +308,11 @@ function Header({
               )
             ) : workflow.pending ? (
               <>
-                {workflow.pending.summary} <span className={styles.muted}>· since </span>
+                {workflow.pending.summary}
+                {waitingExternalActivities(workflow).length > 0 ? (
+                  <span className={styles.muted}> · an external completion</span>
+                ) : null}{' '}
+                <span className={styles.muted}>· since </span>
                 <RelativeTime at={workflow.pending.since} />
               </>
             ) : (
@@ -323,6 +351,7 @@ function Header({
           </div>
         ) : null}
       </dl>
+      {purge ? <PurgeDialog {...purge} onClose={() => setPurge(null)} /> : null}
     </header>
   );
 }
@@ -336,24 +365,44 @@ function slotTime(at: number): string {
 }
 
 /** What an earlier run's header offers instead of actions: how it ended, and the way to the latest run. */
-function EarlierRun({ workflow, latest }: { workflow: WorkflowDescription; latest: RunSummary | null }) {
+function EarlierRun({
+  workflow,
+  latest,
+  onPurge,
+}: {
+  workflow: WorkflowDescription;
+  latest: RunSummary | null;
+  onPurge: () => void;
+}) {
   return (
-    <div className={styles.earlier} role="status" data-testid="detail.earlier-run">
-      <span className={styles.earlierNote}>
+    <div className={styles.earlier} data-testid="detail.earlier-run">
+      <span className={styles.earlierNote} role="status">
         <Icon name="lock" size={14} /> {earlierRunNote(workflow)}
       </span>
       <span className={styles.earlierHint}>
         Read-only: signals, updates and cancels go to the latest run.
       </span>
-      {latest ? (
+      <span className={styles.earlierButtons}>
         <Button
           size="sm"
-          onClick={() => navigate(routes.workflow(workflow.workflowId))}
-          testId="detail.latest-run"
+          variant="danger"
+          icon="trash"
+          onClick={onPurge}
+          testId="detail.purge-run-button"
+          title={`Delete run ${workflow.run} from the database; the other runs stay`}
         >
-          Open run {latest.run} ({latest.status})
+          Purge this run…
         </Button>
-      ) : null}
+        {latest ? (
+          <Button
+            size="sm"
+            onClick={() => navigate(routes.workflow(workflow.workflowId))}
+            testId="detail.latest-run"
+          >
+            Open run {latest.run} ({latest.status})
+          </Button>
+        ) : null}
+      </span>
     </div>
   );
 }

@@ -10,6 +10,7 @@
  * Server mode: engines are processes (host, pid). On a fleet the server controls (`shuttle dev`), each
  * worker's card offers kill (SIGKILL), freeze (SIGSTOP for N seconds, then SIGCONT), thaw and graceful stop
  * (SIGTERM), and the screen offers to start one more worker; a server that controls no fleet offers none.
+ * Below the engines, how much room the store they share takes (StorageCard.tsx).
  */
 import { useState } from 'react';
 import type { ClaimInfo } from '../../../engine';
@@ -38,6 +39,7 @@ import { routes } from '../../routing/route';
 import { openEngineTab, StartWorkerButton } from '../../shell/EnginesOverview';
 import { useNow } from '../../state/now';
 import { ClaimsChart } from './ClaimsChart';
+import { StorageCard } from './StorageCard';
 import { claimsHeldBy, canRestart } from './engine-cards';
 import styles from './EnginesScreen.module.css';
 import { ScreenHeader } from '../../components/ScreenHeader';
@@ -143,6 +145,9 @@ export function EnginesScreen() {
           ) : null}
         </>
       )}
+      <PanelErrorBoundary name="storage">
+        <StorageCard />
+      </PanelErrorBoundary>
     </section>
   );
 }

@@ -1,0 +1,40 @@
+/** Storage usage in words: bytes in human units, the share of the quota, the largest parts. */
+import type { Result } from '../../../host/protocol';
+
+type StorageUsage = Result<'storageUsage'>;
+
+const units = ['bytes', 'KB', 'MB', 'GB', 'TB'] as const;
+
+/** "0 bytes", "512 bytes", "1.5 KB", "23 MB", "1.07 GB" (powers of 1,024; three significant digits). */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '—';
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  if (unit === 0) return `${Math.round(value)} ${value === 1 ? 'byte' : 'bytes'}`;
+  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  return `${Number(value.toFixed(digits)).toLocaleString('en')} ${units[unit]}`;
+}
+
+/** The share of the quota used, as a percentage to show ("0.4%", "<0.1%", "37%"), or null without a quota. */
+export function quotaShare(usage: Pick<StorageUsage, 'bytes' | 'quotaBytes'>): string | null {
+  if (!usage.quotaBytes || usage.quotaBytes <= 0) return null;
+  const percent = (usage.bytes / usage.quotaBytes) * 100;
+  if (percent > 0 && percent < 0.1) return '<0.1%';
+  return `${percent < 10 ? Number(percent.toFixed(1)) : Math.round(percent)}%`;
+}
+
+/** The largest `count` parts, largest first, each with its share of the total (0–1, for a bar). */
+export function largestParts(
+  usage: Pick<StorageUsage, 'bytes' | 'parts'>,
+  count = 6,
+): { name: string; bytes: number; share: number }[] {
+  const total = Math.max(usage.bytes, ...usage.parts.map((part) => part.bytes), 1);
+  return [...usage.parts]
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, count)
+    .map((part) => ({ ...part, share: part.bytes / total }));
+}
