@@ -221,3 +221,81 @@ for (const theme of ['light', 'dark'] as const)
 
     expect(found).toEqual([]);
   });
+
+/**
+ * The purge and external-completion dialogs, the external activity panel and the storage card (added after
+ * the scan above), in both themes, scanned the same way.
+ */
+for (const theme of ['light', 'dark'] as const)
+  test(`purge, external completion and storage, ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+  }) => {
+    const page = studio.page;
+    const found: string[] = [];
+    const scan = async (where: string, include?: string): Promise<void> => {
+      await settled(page);
+      let builder = new AxeBuilder({ page }).withTags(wcag);
+      if (include) builder = builder.include(include);
+      const results = await builder.analyze();
+      expect(results.passes.length, `axe checked something on ${where}`).toBeGreaterThan(0);
+      for (const violation of results.violations)
+        if (violation.impact === 'serious' || violation.impact === 'critical')
+          found.push(
+            `${theme} ${where}: ${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes
+              .slice(0, 4)
+              .map((node) => node.target.join(' '))
+              .join(', ')}`,
+          );
+    };
+    const dialog = (testId: string) => `[data-testid=${JSON.stringify(testId)}]`;
+    const closeDialog = async (testId: string) => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId(testId)).toBeHidden();
+    };
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    await page.getByTestId(`shell.theme-${theme}`).click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+
+    await studio.startViaConsole('countdown', { from: 0 }, { id: 'a11y-done' });
+    await studio.startViaConsole(
+      'manual-approval',
+      { requestId: 'PO-1', summary: 'Laptops' },
+      { id: 'a11y-po' },
+    );
+
+    await go(page, '#/workflows?status=running');
+    await expect(page.getByTestId('workflows.purge-blocked')).toBeVisible();
+    await scan('#/workflows?status=running (purge not offered)');
+
+    await go(page, '#/workflows');
+    await expect(studio.row('a11y-done')).toBeVisible();
+    await page.getByTestId('workflows.purge-finished').click();
+    await expect(page.getByTestId('workflows.purge-count')).toHaveAttribute('data-count', '1');
+    await scan('purge finished dialog', dialog('workflows.purge-dialog'));
+    await closeDialog('workflows.purge-dialog');
+
+    const done = await studio.openWorkflow('a11y-done');
+    await done.expectStatus('completed');
+    await page.getByTestId('detail.purge-button').click();
+    await expect(page.getByTestId('detail.purge-confirm')).toBeVisible();
+    await scan('purge dialog', dialog('detail.purge-dialog'));
+    await closeDialog('detail.purge-dialog');
+
+    await studio.openWorkflow('a11y-po');
+    await expect(page.getByTestId('detail.external-activity')).toBeVisible();
+    await scan('#/workflows/a11y-po (an external activity waits)');
+    await page.getByTestId('detail.complete-activity').click();
+    await expect(page.getByTestId('detail.complete-value')).toBeVisible();
+    await scan('complete activity dialog', dialog('detail.complete-dialog'));
+    await closeDialog('detail.complete-dialog');
+    await page.getByTestId('detail.fail-activity').click();
+    await expect(page.getByTestId('detail.fail-message')).toBeVisible();
+    await scan('fail activity dialog', dialog('detail.fail-dialog'));
+    await closeDialog('detail.fail-dialog');
+
+    await go(page, '#/engines');
+    await expect(page.getByTestId('engines.storage-bytes')).toBeVisible();
+    await scan('#/engines (storage)');
+
+    expect(found).toEqual([]);
+  });

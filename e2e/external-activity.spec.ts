@@ -23,7 +23,7 @@ test('an external activity is completed from another tab’s page, exactly once'
   const waiting = page.getByTestId('detail.external-activity');
   await expect(waiting).toContainText('Waiting for an external completion');
   await expect(waiting).toHaveAttribute('data-activity', 'await-decision');
-  await expect(detail.waitingOn).toContainText('an external completion');
+  await expect(detail.waitingOn).toContainText("activity 'await-decision' · external");
   const token = await page.getByTestId('detail.completion-token').getAttribute('data-full-id');
   expect(token).toBeTruthy();
   // Tab A shows the same wait and token.

@@ -54,7 +54,7 @@ test('purged workflows leave the other tab’s list live; unfinished ones are re
   await expect(tabA.row('batch-running')).toBeVisible();
   await page.getByTestId('workflows.purge-finished').click();
   await expect(page.getByTestId('workflows.purge-count')).toHaveAttribute('data-count', '3');
-  await expect(page.getByTestId('workflows.purge-count')).toContainText('3 workflows finished');
+  await expect(page.getByTestId('workflows.purge-count')).toContainText('3 finished workflows match');
   await expect(page.getByTestId('workflows.purge-confirm')).toHaveText('Purge 3 workflows');
   await page.getByTestId('workflows.purge-confirm').click();
   const result = page.getByTestId('workflows.purge-result');

@@ -107,7 +107,7 @@ function PurgeFinishedDialog({
                 ? 'Counting the finished workflows that match…'
                 : count === 0
                   ? `No finished workflow matches ${describeFilter}: nothing to purge.`
-                  : `${workflowCount(count)} finished — completed, failed, cancelled, terminated or timed out — match ${describeFilter}. Each will be deleted with all of its runs.`}
+                  : `${count.toLocaleString()} finished workflow${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''} ${describeFilter}. Each will be deleted with all of its runs.`}
           </p>
         ) : null}
         <p className={styles.body}>

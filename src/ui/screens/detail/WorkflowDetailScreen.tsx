@@ -310,7 +310,7 @@ function Header({
               <>
                 {workflow.pending.summary}
                 {waitingExternalActivities(workflow).length > 0 ? (
-                  <span className={styles.muted}> · an external completion</span>
+                  <span className={styles.muted}> · external</span>
                 ) : null}{' '}
                 <span className={styles.muted}>· since </span>
                 <RelativeTime at={workflow.pending.since} />

@@ -41,7 +41,7 @@ export function StorageCard() {
       ) : !data ? (
         <p className={storage.muted}>Measuring…</p>
       ) : (
-        <div className={storage.body}>
+        <div className={`${storage.body} ${parts.length === 0 ? storage.single : ''}`}>
           <div className={storage.total}>
             <span className={storage.bytes} data-testid="engines.storage-bytes" data-bytes={data.bytes}>
               {formatBytes(data.bytes)}
