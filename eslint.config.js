@@ -290,7 +290,33 @@ export default tseslint.config(
               message:
                 'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants and engine/codec).',
             },
+            {
+              // Of the layers below, the UI uses the client and its launcher, the protocol (types, and the
+              // constants its tests build messages with) and the pure source edits of the authoring host.
+              group: [
+                '**/worker/**',
+                '**/server/**',
+                '**/host/*',
+                '!**/host/protocol',
+                '!**/host/authoring',
+                '**/host/authoring/*',
+                '!**/host/authoring/source-edits',
+                '**/client/**',
+                '!**/client/client',
+                '!**/client/launch',
+              ],
+              message:
+                'The UI reaches engines only through the client (src/client/client.ts, started by src/client/launch.ts) and the protocol types (src/host/protocol.ts).',
+            },
           ],
+        },
+      ],
+      // Tabs talk to each other only through the client's control channel (src/client/control-channel.ts).
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'BroadcastChannel',
+          message: "The UI opens no channel between tabs: use the client's control API (client.chaos).",
         },
       ],
     },

@@ -49,3 +49,24 @@ test('three tabs starting one id at once: exactly one runs it, once', async ({ c
   }
   expectNoPageErrors(tabs);
 });
+
+/**
+ * The chaos drills that start workflows in other tabs' engines (through the control channel's `start`),
+ * run from the Chaos screen of one of three tabs: the race (three tabs start one id at one instant) and the
+ * graceful handoff (another tab's engine starts workflows, then shuts down). Both pass.
+ */
+test('the race and handoff drills start workflows in the other tabs and pass', async ({
+  context,
+}, testInfo) => {
+  const tabs = await openTabs(context, freshDatabaseName(testInfo), 3);
+  const page = tabs[0]!.page;
+  await tabs[0]!.studio.openScreen('chaos');
+  for (const drill of ['race', 'handoff']) {
+    const card = page.locator(`[data-testid="chaos.drill"][data-drill="${drill}"]`);
+    await card.getByTestId('chaos.run').click();
+    const report = card.getByTestId('chaos.report');
+    await expect(report).toBeVisible({ timeout: 90_000 });
+    await expect(report, `${drill}: ${await report.innerText()}`).toHaveAttribute('data-status', 'passed');
+  }
+  expectNoPageErrors(tabs);
+});

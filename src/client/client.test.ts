@@ -190,6 +190,48 @@ describe('ShuttleClient chaos and restart (tabs over one store and one control c
     });
   });
 
+  it('has another tab’s engine start a workflow, and races starts of one id at one instant', async () => {
+    const {
+      tabs: [a, b, c],
+      hub,
+    } = openTabs(3);
+    const [aId, bId, cId] = await Promise.all([runningIds(a!), runningIds(b!), runningIds(c!)]);
+    const input = { from: 1, tickMs: 10 };
+    await expect(
+      a!.client.chaos.start(bId, 'countdown', { input, options: { id: 'on-b' } }),
+    ).resolves.toEqual({ engineId: bId, workflowId: 'on-b' });
+    expect(hub.posted).toContainEqual(
+      expect.objectContaining({
+        kind: 'control-request',
+        engineId: bId,
+        action: expect.objectContaining({ type: 'start' }) as unknown,
+      }),
+    );
+    const started = (await a!.client.timeline('on-b')).filter((entry) => entry.kind === 'started');
+    expect(started.map((entry) => entry.engineId)).toEqual([bId]);
+
+    const notBefore = Date.now() + 150;
+    const outcomes = await Promise.allSettled(
+      [aId, bId, cId].map((engineId) =>
+        a!.client.chaos.start(engineId, 'countdown', { input, options: { id: 'raced' }, notBefore }),
+      ),
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(notBefore);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    for (const outcome of outcomes)
+      if (outcome.status === 'rejected') {
+        // The hosting tab's error arrives typed, with its detail fields.
+        expect(['WorkflowClaimUnavailableError', 'WorkflowAlreadyExistsError']).toContain(
+          (outcome.reason as Error).name,
+        );
+        expect(outcome.reason).toMatchObject({ workflowId: 'raced' });
+      }
+    await expect(a!.client.chaos.start(bId, '')).rejects.toMatchObject({ name: 'InvalidArgumentError' });
+    await expect(a!.client.chaos.start(bId, 'no-such-type')).rejects.not.toMatchObject({
+      name: 'ControlTargetNotFoundError',
+    });
+  });
+
   it('acts on this tab’s own engine without the channel, and validates arguments first', async () => {
     const {
       tabs: [a],

@@ -134,6 +134,21 @@ export type ChaosControls = {
    * engine id. Works on a crashed engine too, as long as its tab is open. Resolves with the new id.
    */
   restart(engineId: string): Promise<ControlOutcomes['restart']>;
+  /**
+   * Has the engine start a workflow, so that engine claims and runs it — from its own tab, like that tab's
+   * `start` (the engine validates it). With `notBefore` (epoch ms) the hosting tab waits until then (at most
+   * 5 s), so several engines can race to start one id at the same instant. Rejects with the error that
+   * engine's start raised (name, message and fields such as `workflowId` kept). Tabs only: a studio server
+   * cannot choose the worker process that runs a workflow.
+   *
+   * @example
+   * const { workflowId } = await shuttle.chaos.start(engineId, 'countdown', { input: { from: 3, tickMs: 200 } });
+   */
+  start(
+    engineId: string,
+    workflowType: string,
+    options?: { input?: unknown; options?: StartOptions; notBefore?: number },
+  ): Promise<ControlOutcomes['start']>;
 };
 
 /** Options of `waitFor`. */
@@ -141,6 +156,9 @@ export type WaitForOptions = {
   /** Give up after this many ms. Default 60,000. */
   timeoutMs?: number;
 };
+
+/** The longest a control `start` waits for its `notBefore`, in ms. */
+const maxStartDelayMs = 5_000;
 
 const stoppedMessage = 'The engine worker of this tab stopped; reload the tab.';
 const frozenAwayMessage =
@@ -272,6 +290,23 @@ export class ShuttleClient {
     crash: (engineId) => this.#controlRequest(engineId, { type: 'crash' }),
     shutdown: (engineId) => this.#controlRequest(engineId, { type: 'shutdown' }),
     restart: (engineId) => this.#controlRequest(engineId, { type: 'restart' }),
+    start: (engineId, workflowType, { input, options, notBefore } = {}) => {
+      if (typeof workflowType !== 'string' || workflowType.length === 0)
+        return Promise.reject(
+          namedError('InvalidArgumentError', 'chaos.start: workflowType must be a definition name.'),
+        );
+      if (notBefore !== undefined && (typeof notBefore !== 'number' || !Number.isFinite(notBefore)))
+        return Promise.reject(
+          namedError('InvalidArgumentError', 'chaos.start: notBefore must be a time (epoch ms).'),
+        );
+      return this.#controlRequest(engineId, {
+        type: 'start',
+        workflowType,
+        ...(input === undefined ? {} : { input }),
+        ...(options === undefined ? {} : { options }),
+        ...(notBefore === undefined ? {} : { notBefore }),
+      });
+    },
   };
 
   /**
@@ -890,6 +925,7 @@ export class ShuttleClient {
         "  waitFor(id, status | statuses, { timeoutMs? })   e.g. waitFor(id, 'completed')",
         '  chaos.freeze(engineId, seconds) · chaos.crash(engineId) · chaos.shutdown(engineId) · chaos.restart(engineId)',
         "      on any tab's engine, e.g. chaos.freeze((await engines())[1].engineId, 10)",
+        '  chaos.start(engineId, type, { input?, options?, notBefore? })   have that tab’s engine start a workflow',
         '  subscribe(message => …) for pushed engine events and store changes · onEngineChange(hello => …)',
         '  engineId · connection · ready',
       ].join('\n'),
@@ -1053,6 +1089,12 @@ export class ShuttleClient {
         const started = await this.call('fleetAction', { action: 'start' });
         return { engineId, newEngineId: started.engineId ?? '' };
       }
+      case 'start':
+        throw namedError(
+          'UnsupportedError',
+          'chaos.start: a studio server cannot choose which worker process starts a workflow; use start().',
+          { engineId, action: action.type },
+        );
     }
   }
 
@@ -1091,6 +1133,18 @@ export class ShuttleClient {
       case 'restart': {
         const hello = await this.restartThisTab();
         return { engineId, newEngineId: hello.engineId };
+      }
+      case 'start': {
+        const delay = Math.min((action.notBefore ?? 0) - Date.now(), maxStartDelayMs);
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (this.engineId !== engineId)
+          throw namedError(
+            'ControlTargetNotFoundError',
+            `This tab does not run engine ${engineId} any more (it was replaced while the start waited).`,
+            { engineId, action: action.type },
+          );
+        const workflowId = await this.start(action.workflowType, action.input, action.options);
+        return { engineId, workflowId };
       }
     }
   }

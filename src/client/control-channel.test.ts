@@ -96,6 +96,42 @@ describe('ControlChannel', () => {
     });
   });
 
+  it('carries a start to the hosting tab, and its error back with the detail fields', async () => {
+    const hub = new FakeBroadcastHub();
+    const a = openTab(hub, 'a');
+    const b = openTab(hub, 'b', async (action) => {
+      if (action.type === 'start' && action.options?.id === 'taken')
+        throw Object.assign(new Error('Workflow taken already exists.'), {
+          name: 'WorkflowAlreadyExistsError',
+          details: { workflowId: 'taken' },
+        });
+      return { engineId: 'b', workflowId: 'w1' };
+    });
+    const start = { type: 'start', workflowType: 'countdown', input: { from: 3 }, notBefore: 5 } as const;
+    await expect(a.channel.request('b', start)).resolves.toEqual({ engineId: 'b', workflowId: 'w1' });
+    expect(b.performed).toEqual([start]);
+    await expect(
+      a.channel.request('b', { type: 'start', workflowType: 'countdown', options: { id: 'taken' } }),
+    ).rejects.toMatchObject({ name: 'WorkflowAlreadyExistsError', workflowId: 'taken' });
+    // A start that is not plain data for `start` is ignored, like any malformed request.
+    const stranger = hub.open();
+    for (const action of [
+      { type: 'start' },
+      { type: 'start', workflowType: 'countdown', options: 'fast' },
+      { type: 'start', workflowType: 'countdown', notBefore: 'now' },
+    ])
+      stranger.postMessage({
+        kind: 'control-request',
+        v: PROTOCOL_VERSION,
+        requestId: 'x',
+        engineId: 'b',
+        action,
+        from: null,
+      });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(b.performed).toHaveLength(2);
+  });
+
   it('rejects after the acknowledgement timeout when no tab hosts the engine', async () => {
     vi.useFakeTimers();
     const hub = new FakeBroadcastHub();

@@ -1,6 +1,8 @@
 /**
  * The control channel: how one tab asks the tab that hosts another engine to act on it — freeze its worker,
- * crash it, shut it down, restart it — so a whole handoff demo can be driven from one tab.
+ * crash it, shut it down, restart it, have it start a workflow (so that engine claims and runs it, at a
+ * given instant if asked: chaos drills race several tabs' starts) — so a whole handoff demo can be driven
+ * from one tab.
  *
  * It runs on the main thread of every tab (which owns the tab's worker, so it can still terminate a worker
  * whose event loop is stalled), over one `BroadcastChannel` per database (`shuttle-control:<database>`).
@@ -16,7 +18,9 @@
  *   is closed, crashed, or runs no engine of that id any more), or with a `ControlTimeoutError` when the
  *   outcome does not arrive within `replyTimeoutMs` of the acknowledgement.
  * - Every message is validated with `parseControlMessage`; a malformed one is ignored, and one of another
- *   protocol version (a tab of a different build) is ignored with a warning.
+ *   protocol version (a tab of a different build) is ignored with a warning. An action is plain data: the
+ *   hosting tab's engine validates a `start` again.
+ * - The hosting tab's error travels back with its name, message and detail fields (`workflowId`, …).
  * - `engine-crashed` notices tell every other tab that an engine's worker was terminated, so their engines
  *   record it in the crashed engine's presence record (a terminated worker writes nothing itself).
  * - `engine-exiting` notices tell every other tab that a tab is going away, so their engines count its
@@ -83,13 +87,19 @@ function namedError(name: string, message: string, fields: Record<string, unknow
 }
 
 function toSerialized(error: unknown): SerializedError {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  // A client error rebuilt from the worker keeps its detail fields in `details` (see `rebuildError`).
+  const details: unknown = (error as Error & { details?: unknown }).details;
+  return typeof details === 'object' && details !== null && !Array.isArray(details)
+    ? { name: error.name, message: error.message, details: { ...(details as Record<string, unknown>) } }
+    : { name: error.name, message: error.message };
 }
 
-/** Describes an action for messages: `freeze (9 s)`, `crash`, … */
+/** Describes an action for messages: `freeze (9 s)`, `crash`, `start (countdown)`, … */
 export function describeAction(action: ControlAction): string {
-  return action.type === 'freeze' ? `freeze (${action.seconds} s)` : action.type;
+  if (action.type === 'freeze') return `freeze (${action.seconds} s)`;
+  if (action.type === 'start') return `start (${action.workflowType})`;
+  return action.type;
 }
 
 export class ControlChannel {

@@ -15,8 +15,9 @@
  *   `ProtocolVersionMismatchError` that says to reload the tab.
  * - Tab ↔ tab: the control channel (a `BroadcastChannel` named `shuttle-control:<database>`) carries
  *   `ControlMessage`s between the main threads of the tabs of one database, so any tab can freeze, crash,
- *   shut down or restart another tab's engine. `parseControlMessage` validates them the same way; a message
- *   of another protocol version is reported as such, so the receiver can ignore it with a warning.
+ *   shut down or restart another tab's engine, or have it start a workflow. `parseControlMessage` validates
+ *   them the same way; a message of another protocol version is reported as such, so the receiver can ignore
+ *   it with a warning.
  *
  * This module holds types and the validator only: it imports nothing from the engine at runtime, so the UI
  * can import it freely. Bump `PROTOCOL_VERSION` on any incompatible change of a shape below.
@@ -52,7 +53,7 @@ export type { CompileReport, DeleteOutcome, SaveOutcome };
 export type DefinitionDiagnostic = Diagnostic;
 
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /**
  * The claim timings of the studio's engines, defined once: a claim (an engine's session) lives 6 s without
@@ -654,9 +655,17 @@ export function controlChannelName(databaseName: string): string {
   return `shuttle-control:${databaseName}`;
 }
 
-/** What one tab can ask the tab hosting an engine to do to that engine. */
+/**
+ * What one tab can ask the tab hosting an engine to do to that engine. `start` has that engine start a
+ * workflow (so it claims and runs it), no earlier than `notBefore` (epoch ms) when given, so several tabs can
+ * start at one instant; the hosting tab waits at most 5 s for it.
+ */
 export type ControlAction =
-  { type: 'freeze'; seconds: number } | { type: 'crash' } | { type: 'shutdown' } | { type: 'restart' };
+  | { type: 'freeze'; seconds: number }
+  | { type: 'crash' }
+  | { type: 'shutdown' }
+  | { type: 'restart' }
+  | { type: 'start'; workflowType: string; input?: unknown; options?: StartOptions; notBefore?: number };
 
 export type ControlActionType = ControlAction['type'];
 
@@ -670,6 +679,8 @@ export type ControlOutcomes = {
   shutdown: { engineId: string; claimsReleased: number };
   /** The old worker was terminated and the tab now runs `newEngineId`. */
   restart: { engineId: string; newEngineId: string };
+  /** The engine started workflow `workflowId`. */
+  start: { engineId: string; workflowId: string };
 };
 
 export type ControlOutcome = ControlOutcomes[ControlActionType];
@@ -705,7 +716,7 @@ export type ParsedControlMessage =
   | { ok: false; reason: 'version'; version: unknown; kind: string }
   | { ok: false; reason: 'malformed'; problem: string };
 
-const controlActionTypes: ReadonlySet<string> = new Set(['freeze', 'crash', 'shutdown', 'restart']);
+const controlActionTypes: ReadonlySet<string> = new Set(['freeze', 'crash', 'shutdown', 'restart', 'start']);
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= 200;
@@ -718,6 +729,16 @@ function checkControlAction(value: unknown): string | null {
     const seconds = value.seconds;
     if (typeof seconds !== 'number' || !(seconds > 0 && seconds <= 600))
       return `freeze seconds must be a number above 0 and at most 600, not ${describeValue(seconds)}`;
+  }
+  if (value.type === 'start') {
+    // Plain data for the hosting tab's `start`, which the engine validates again.
+    if (!isNonEmptyString(value.workflowType))
+      return `start workflowType must be a string, not ${describeValue(value.workflowType)}`;
+    if (value.options !== undefined && !isPlainObject(value.options))
+      return `start options must be a plain object, not ${describeValue(value.options)}`;
+    const notBefore = value.notBefore;
+    if (notBefore !== undefined && (typeof notBefore !== 'number' || !Number.isFinite(notBefore)))
+      return `start notBefore must be a time (epoch ms), not ${describeValue(notBefore)}`;
   }
   return null;
 }

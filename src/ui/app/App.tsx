@@ -1,8 +1,8 @@
 /**
  * The studio's root: the worker client and the query cache for everything below, live updates from the
- * worker, background sampling of the engines, the start relay, and the shell around the current route's
- * screen. Each screen sits in its own error boundary, keyed by route, so a broken screen never blanks the
- * shell and navigating away recovers.
+ * worker, background sampling of the engines, and the shell around the current route's screen. Each screen
+ * sits in its own error boundary, keyed by route, so a broken screen never blanks the shell and navigating
+ * away recovers.
  */
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
@@ -11,7 +11,6 @@ import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
 import { ShuttleClientProvider } from '../data/client-context';
 import { useEngineSampling } from '../data/engine-samples';
 import { useLiveUpdates } from '../data/live-updates';
-import { useStartRelay } from '../data/start-relay';
 import { formatRoute, routes, type Route } from '../routing/route';
 import { useRoute } from '../routing/router';
 import { ChaosScreen } from '../screens/chaos/ChaosScreen';
@@ -90,10 +89,9 @@ function Screen({ route }: { route: Route }) {
   }
 }
 
-/** What runs for the whole page: live updates, engine sampling for the charts, and the start relay. */
+/** What runs for the whole page: live updates and engine sampling for the charts. */
 function Background() {
   useLiveUpdates();
   useEngineSampling();
-  useStartRelay();
   return null;
 }

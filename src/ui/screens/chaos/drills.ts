@@ -1,7 +1,7 @@
 /**
  * Chaos drills: scripted scenarios run against the real engines of the open tabs, driven from this tab.
- * Each drill gives another tab's engine workflows to own (through the start relay), breaks that engine on
- * purpose through the control channel (freeze, crash, graceful shutdown), waits for the others to take over,
+ * Each drill gives another tab's engine workflows to own and breaks that engine on purpose (freeze, crash,
+ * graceful shutdown), both through the client's control channel (`client.chaos`), waits for the others to take over,
  * and ends by checking the invariants (invariants.ts) over the durable timelines of its workflows, plus the
  * drill's own expectation (how fast the takeover came, that exactly one start won a race).
  *
@@ -15,7 +15,6 @@ import type { EngineRecord } from '../../../host/protocol';
 import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';
-import { relayStart } from '../../data/start-relay';
 import {
   checkOwnershipInvariants,
   type InvariantResult,
@@ -290,7 +289,7 @@ async function pickVictim(context: DrillContext): Promise<EngineRecord> {
 
 /**
  * Starts workflows and picks the engine the drill breaks. Tab mode: another tab's engine, which starts them
- * (through the start relay). Server mode: the studio cannot choose which worker claims a workflow, so they
+ * (`client.chaos.start`). Server mode: the studio cannot choose which worker claims a workflow, so they
  * are started through the server and the victim is the worker that owns the most of them once all are owned.
  */
 async function startOnVictim(
@@ -380,26 +379,23 @@ async function replaceVictim(context: DrillContext, victim: EngineRecord): Promi
   );
 }
 
-/** Starts a workflow on `engineId`'s engine: directly for this tab, through the start relay for another. */
-function startOn(
+/**
+ * Starts a workflow on `engineId`'s engine (this tab's, or another tab's through the control channel), no
+ * earlier than `notBefore` when given.
+ */
+async function startOn(
   env: DrillEnvironment,
   engineId: string,
   workflowType: string,
   input: unknown,
   options: { id?: string; notBefore?: number } = {},
 ): Promise<string> {
-  const startOptions = options.id ? { id: options.id } : undefined;
-  if (engineId === env.selfEngineId) {
-    const go = () => env.client.start(workflowType, input, startOptions);
-    const delay = (options.notBefore ?? 0) - Date.now();
-    return delay > 0 ? sleep(delay, env.signal).then(go) : go();
-  }
-  return relayStart(env.databaseName, engineId, workflowType, {
-    timeoutMs: 30_000,
+  const { workflowId } = await env.client.chaos.start(engineId, workflowType, {
     input,
-    ...(startOptions ? { options: startOptions } : {}),
-    ...(options.notBefore ? { notBefore: options.notBefore } : {}),
+    ...(options.id ? { options: { id: options.id } } : {}),
+    ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
   });
+  return workflowId;
 }
 
 function drillId(prefix: string): string {
