@@ -1,45 +1,53 @@
 /**
  * The randomised multi-engine simulation (ownership acceptance scenario 28; docs/ownership.md). A seeded
  * scheduler interleaves engine steps, crashes, freezes longer than the TTL, restarts, clock jumps, storage
- * faults, terminations and signals over one shared store, then lets the survivors finish. It checks, as every
- * write lands:
+ * faults, terminations and signals over one shared store — and the engine's newer features: schedules (a
+ * cron every few seconds of simulated time, paused and resumed), purges of finished workflows and of earlier
+ * runs, new runs of finished ids (run history), idempotent starts with one key from several engines at once,
+ * signal-with-start from several engines, and external activities completed or failed from a random engine
+ * at a random time, sometimes twice — then lets the survivors finish.
  *
- * - each replay-history slot and timeline slot (commit record) is written once and never rewritten;
- * - every write that replaces a checkpoint of a run appends the commit record that checkpoint names (what
- *   makes a run's commit, conditioned on that record's absence, a fenced write: workflow-writes.ts);
- * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
- * - no terminal record was ever overwritten;
+ * As every write lands, the audited store (simulation-audit.test-support.ts) checks log slots written once
+ * and deleted only by a purge of their run, checkpoint replacements appending their commit record, one
+ * engine per epoch, epochs only rising, no terminal record overwritten, records and earlier runs deleted only
+ * by a purge of a finished workflow, nothing of a purged workflow or run written afterwards (no late owner
+ * resurrects it), each schedule slot started once and only with its schedule unpaused, idempotency keys never
+ * rewritten.
  *
- * and at the end, the five ownership invariants the studio's chaos drills check too (invariants.ts: epochs
- * only rose, one writer per epoch, no recorded operation ran twice, every workflow finished, no terminal
- * state overwritten), over every workflow's durable timeline and the refused writes; plus, from the
- * activities' own execution log, that each activity attempt ran at most once and none ran after a completed
- * one was recorded.
+ * At the end, from the durable record: the five ownership invariants the studio's chaos drills check too
+ * (invariants.ts), over every run of every workflow and the refused writes; from the activities' own
+ * execution log, that each attempt ran at most once and none ran after a completed one was recorded; that a
+ * purged workflow left no key but its epoch, and a purged run none; that every earlier run not purged is
+ * readable with `describe(id, { run })`; that each idempotency key maps to exactly one workflow; that every
+ * signal sent with signal-with-start was consumed exactly once, by the run it was delivered to; that each
+ * external activity accepted one completion, which its run recorded (and every accepted failure too), and
+ * that a completion after an accepted one was refused with `ActivityCompletionRefusedError`.
  *
  * Everything is reproducible from the seed; a failing run reports it.
  */
 import { MemoryStorage } from '../../storage/memory';
-import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
+import type { Storage } from '../../storage/types';
 import { TestWorld, seededRandom, type TestEngine } from '../engine.test-support';
-import type { EngineOptions } from '../options';
+import type { JsonObject } from '../codec';
+import { parseCompletionToken } from '../external-activities';
+import type { WorkflowDescription } from '../inspect';
 import { checkOwnershipInvariants, type WorkflowEvidence } from '../invariants';
 import { describeStoredKey, keys } from '../keys';
-import {
-  decodeFenceRejection,
-  decodeTimelineRecord,
-  isTerminal,
-  type Checkpoint,
-  type TimelineEntry,
-  type WorkflowRecord,
-} from '../records';
+import type { EngineOptions } from '../options';
+import { decodeFenceRejection, isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
+import type { ScheduleRecord } from '../schedules/records';
+import type { ActivityContext } from '../workflow';
 import { defineWorkflow } from '../workflow';
-import { commitRecordKey } from '../workflow-writes';
+import { AuditedStorage } from './simulation-audit.test-support';
 
 export type SimulationOptions = {
   seed: number;
   /** Engines alive at a time; default 3–5 from the seed. */
   engines?: number;
-  /** Workflows started; default 50. */
+  /**
+   * Workflows started at the beginning; default 30 (reruns, schedules, idempotent starts and signal-with-start
+   * add more).
+   */
   workflows?: number;
   /** Scheduler steps before the wind-down; default 250. */
   steps?: number;
@@ -64,6 +72,16 @@ export type SimulationReport = {
     fenceRejections: number;
     takeovers: number;
     statuses: Record<string, number>;
+    schedules: number;
+    scheduledStarts: number;
+    purges: number;
+    runPurges: number;
+    purgesRefused: number;
+    reruns: number;
+    idempotentStarts: number;
+    signalsWithStart: number;
+    externalCompletions: number;
+    completionsRefused: number;
   };
 };
 
@@ -71,104 +89,27 @@ type Step =
   | { kind: 'activity'; ms: number; failFirst: number }
   | { kind: 'sleep'; ms: number }
   | { kind: 'signal'; ms: number }
-  | { kind: 'all'; ms: number };
+  | { kind: 'all'; ms: number }
+  | { kind: 'external' };
 
-/** Sees every write that lands on the shared store, in the order it lands, and checks invariants. */
-class AuditedStorage implements Storage {
-  readonly capabilities: Storage['capabilities'];
-  readonly violations: string[] = [];
-  readonly #shadow = new Map<string, string>();
-  readonly #epochOwners = new Map<string, string>();
-  readonly watch?: Storage['watch'];
-  readonly syncWatchers?: Storage['syncWatchers'];
+/** `gen` numbers every start the simulation makes, so each run's activities are told apart. */
+type SimInput = { steps: Step[]; gen: number };
 
-  constructor(private readonly inner: Storage) {
-    this.capabilities = inner.capabilities;
-    if (inner.watch) this.watch = (prefix, listener) => inner.watch!(prefix, listener);
-    if (inner.syncWatchers) this.syncWatchers = () => inner.syncWatchers!();
-  }
+/** One call of completeActivity / failActivity, in the order they were issued. */
+type CompletionCall = {
+  kind: 'complete' | 'fail';
+  nonce: string;
+  engineId: string;
+  /** An earlier call of this token had been accepted (a complete) when this one was issued. */
+  afterAccepted: boolean;
+  outcome: 'pending' | 'ok' | 'refused' | 'not-found' | 'uncertain' | 'error';
+  error?: string;
+};
 
-  get(key: string) {
-    return this.inner.get(key);
-  }
-  getMany(keys: readonly string[]) {
-    return this.inner.getMany(keys);
-  }
-  scan(prefix: string, options?: ScanOptions) {
-    return this.inner.scan(prefix, options);
-  }
-  async batch(operations: readonly Operation[]) {
-    await this.inner.batch(operations);
-    this.#landed(operations);
-  }
-  async conditionalBatch(conditions: readonly Condition[], operations: readonly Operation[]) {
-    const ok = await this.inner.conditionalBatch(conditions, operations);
-    if (ok) this.#landed(operations);
-    return ok;
-  }
-  async commitGroups(groups: readonly CommitGroup[]) {
-    const results = await this.inner.commitGroups!(groups);
-    groups.forEach((group, index) => results[index] && this.#landed(group.operations));
-    return results;
-  }
-  close() {
-    return this.inner.close();
-  }
+type TokenInfo = { workflowId: string; run: number; name: string; calls: CompletionCall[] };
 
-  #violate(message: string) {
-    if (this.violations.length < 50) this.violations.push(message);
-  }
-
-  #landed(operations: readonly Operation[]) {
-    for (const operation of operations) {
-      if (operation.type !== 'put' || !operation.key.startsWith(keys.checkpointPrefix)) continue;
-      const previous = this.#shadow.get(operation.key);
-      if (previous === undefined) continue;
-      const before = JSON.parse(previous) as Checkpoint;
-      if ((JSON.parse(operation.value) as Checkpoint).run !== before.run) continue;
-      const workflowId = describeStoredKey(operation.key).workflowId ?? '?';
-      const record = commitRecordKey(workflowId, before.run, before);
-      if (!operations.some((other) => other.type === 'put' && other.key === record))
-        this.#violate(`${operation.key} was replaced without appending ${record}`);
-    }
-    for (const operation of operations) {
-      const { key } = operation;
-      const { kind, workflowId } = describeStoredKey(key);
-      const written = kind === 'history' || kind === 'timeline';
-      const previous = this.#shadow.get(key);
-      if (operation.type === 'delete') {
-        if (kind === 'claim-epoch') this.#violate(`epoch key ${key} was deleted`);
-        if (written) this.#violate(`${key} was deleted`);
-        this.#shadow.delete(key);
-        continue;
-      }
-      const value = operation.value;
-      if (kind === 'claim-epoch' && previous !== undefined && !(Number(value) > Number(previous)))
-        this.#violate(`epoch ${key} went from ${previous} to ${value}`);
-      if (written && previous !== undefined && previous !== value)
-        this.#violate(`${key} was rewritten:\n  was ${previous}\n  now ${value}`);
-      if (kind === 'record' && previous !== undefined && previous !== value) {
-        const before = JSON.parse(previous) as WorkflowRecord;
-        const after = JSON.parse(value) as WorkflowRecord;
-        if (isTerminal(before.status) && after.run === before.run)
-          this.#violate(`terminal record ${key} (${before.status}) was overwritten with ${after.status}`);
-      }
-      if (kind === 'timeline')
-        for (const entry of decodeTimelineRecord(key, value)) {
-          const workflow = workflowId ?? '?';
-          if (entry.epoch > 0) {
-            const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);
-            if (owner !== undefined && owner !== entry.engineId)
-              this.#violate(
-                `workflow ${workflow} epoch ${entry.epoch} has timeline entries from ${owner} and ${entry.engineId} (${entry.kind})`,
-              );
-            this.#epochOwners.set(`${workflow}@${entry.epoch}`, entry.engineId);
-          }
-        }
-      this.#shadow.set(key, value);
-    }
-  }
-}
+/** One run of a workflow as stored at the end. */
+type RunView = { run: number; record: WorkflowDescription; timeline: TimelineEntry[] };
 
 const fencing = {
   ownership: 'workflow-lease',
@@ -176,21 +117,33 @@ const fencing = {
   workflowClaimRenewIntervalMs: 1000,
 } as const satisfies Partial<EngineOptions>;
 
+const collectorCount = 3;
+const idempotencyKeyCount = 5;
+const maxSchedules = 2;
+const scheduleEverySeconds = [10, 12, 15, 20];
+
+const errorName = (error: unknown) => (error instanceof Error ? error.name : typeof error);
+
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const random = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
   const engineCount = options.engines ?? between(3, 5);
-  const workflowCount = options.workflows ?? 50;
+  const workflowCount = options.workflows ?? 30;
   const audited = new AuditedStorage((await options.storage?.()) ?? new MemoryStorage());
   const world = new TestWorld({ storage: audited, seed: options.seed });
-  const executions: { workflowId: string; name: string; attempt: number }[] = [];
+  const executions: { workflowId: string; gen: number; name: string; attempt: number }[] = [];
+  const tokens = new Map<string, TokenInfo>();
   const clock = world.clock;
+  const violations: string[] = [];
+  const violate = (message: string) => {
+    if (violations.length < 100) violations.push(message);
+  };
 
   const work =
-    (workflowId: string, name: string, ms: number, failFirst: number) =>
-    ({ attempt, signal }: { attempt: number; signal: AbortSignal }) => {
-      executions.push({ workflowId, name, attempt });
+    (workflowId: string, gen: number, name: string, ms: number, failFirst: number) =>
+    ({ attempt, signal }: ActivityContext) => {
+      executions.push({ workflowId, gen, name, attempt });
       return new Promise<string>((resolve, reject) => {
         if (signal.aborted) return reject(signal.reason);
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
@@ -203,27 +156,62 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         );
       });
     };
+  /** An external activity's function: it hands its token to the simulation, which completes it later. */
+  const handOut =
+    (workflowId: string, gen: number, name: string) =>
+    ({ attempt, completionToken }: ActivityContext) => {
+      executions.push({ workflowId, gen, name, attempt });
+      if (completionToken === undefined) return;
+      let info = tokens.get(completionToken);
+      if (!info) {
+        info = { workflowId, run: parseCompletionToken(completionToken).run, name, calls: [] };
+        tokens.set(completionToken, info);
+      }
+      scheduleCompletion(completionToken, info);
+    };
   const simulated = defineWorkflow({
     name: 'sim',
     version: 1,
-    *run(ctx, input: { steps: Step[] }) {
+    *run(ctx, input: SimInput) {
       const retry = { maxAttempts: 50, initialIntervalMs: 200, maxIntervalMs: 1000 };
+      const { gen } = input;
       for (const [index, step] of input.steps.entries()) {
         ctx.state.step = index;
         if (step.kind === 'activity')
-          yield* ctx.activity(`a${index}`, work(ctx.workflowId, `a${index}`, step.ms, step.failFirst), {
+          yield* ctx.activity(`a${index}`, work(ctx.workflowId, gen, `a${index}`, step.ms, step.failFirst), {
             retry,
           });
         else if (step.kind === 'sleep') yield* ctx.sleep(step.ms);
         else if (step.kind === 'signal') yield* ctx.waitForSignal('go', { timeoutMs: step.ms });
-        else
+        else if (step.kind === 'external') {
+          const name = `e${index}`;
+          const value = yield* ctx.activity(name, handOut(ctx.workflowId, gen, name), {
+            completion: 'external',
+            retry,
+          });
+          ctx.state.ext = { ...((ctx.state.ext as JsonObject | undefined) ?? {}), [name]: value ?? null };
+        } else
           yield* ctx.all([
-            ctx.activity(`p${index}a`, work(ctx.workflowId, `p${index}a`, step.ms, 0), { retry }),
-            ctx.activity(`p${index}b`, work(ctx.workflowId, `p${index}b`, step.ms / 2, 1), { retry }),
+            ctx.activity(`p${index}a`, work(ctx.workflowId, gen, `p${index}a`, step.ms, 0), { retry }),
+            ctx.activity(`p${index}b`, work(ctx.workflowId, gen, `p${index}b`, step.ms / 2, 1), { retry }),
             ctx.sleep(step.ms),
           ]);
       }
       return 'done';
+    },
+  });
+  /** Collects `item` signals until one says `stop`; returns them in the order consumed. */
+  const collector = defineWorkflow({
+    name: 'collector',
+    version: 1,
+    *run(ctx) {
+      const items: string[] = [];
+      for (;;) {
+        const item = yield* ctx.waitForSignal<string>('item');
+        if (item === 'stop') return items;
+        items.push(String(item));
+        ctx.state.items = items.length;
+      }
     },
   });
 
@@ -240,10 +228,68 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     fenceRejections: 0,
     takeovers: 0,
     statuses: {},
+    schedules: 0,
+    scheduledStarts: 0,
+    purges: 0,
+    runPurges: 0,
+    purgesRefused: 0,
+    reruns: 0,
+    idempotentStarts: 0,
+    signalsWithStart: 0,
+    externalCompletions: 0,
+    completionsRefused: 0,
+  };
+  let nonces = 0;
+  /** One completeActivity / failActivity call, noted when issued and settled when it answers. */
+  const completeOne = async (
+    engine: TestEngine,
+    token: string,
+    info: TokenInfo,
+    kind: 'complete' | 'fail',
+  ) => {
+    const nonce = `${kind}-${nonces++}`;
+    const afterAccepted = info.calls.some((call) => call.kind === 'complete' && call.outcome === 'ok');
+    const faulty = engine.wrapper.enabled;
+    const call: CompletionCall = { kind, nonce, engineId: engine.id, afterAccepted, outcome: 'pending' };
+    info.calls.push(call);
+    try {
+      if (kind === 'complete') await engine.completeActivity(token, nonce);
+      else await engine.failActivity(token, new Error(`sim-fail ${nonce}`));
+      call.outcome = 'ok';
+      stats.externalCompletions++;
+    } catch (error) {
+      const name = errorName(error);
+      call.error = `${name}: ${error instanceof Error ? error.message : String(error)}`;
+      if (name === 'ActivityCompletionRefusedError') {
+        call.outcome = 'refused';
+        stats.completionsRefused++;
+      } else if (name === 'WorkflowNotFoundError') call.outcome = 'not-found';
+      else call.outcome = faulty ? 'uncertain' : 'error';
+    }
+  };
+  /**
+   * Each time an external activity's function runs, its token is completed (or, one time in four, failed)
+   * at a random later time by a random engine — a frozen one answers when it thaws — and one time in three
+   * a second call follows, at once from another engine or later.
+   */
+  const scheduleCompletion = (token: string, info: TokenInfo) => {
+    const kind = (): 'complete' | 'fail' => (random() < 0.25 ? 'fail' : 'complete');
+    const fire = () => {
+      if (world.engines.length > 0) void completeOne(pick(world.engines), token, info, kind());
+    };
+    clock.setTimeout(
+      () => {
+        fire();
+        const again = random();
+        if (again < 0.15) fire();
+        else if (again < 0.3) clock.setTimeout(fire, between(0, 3000));
+      },
+      between(100, 4000),
+    );
   };
   const everyEngine: TestEngine[] = [];
   const start = async () => {
-    const engine = await world.engine([simulated], { ...fencing, liveness: world.liveness });
+    const engine = await world.engine([simulated, collector], { ...fencing, liveness: world.liveness });
     everyEngine.push(engine);
     stats.engines++;
     return engine;
@@ -251,30 +297,179 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const thawAt = new Map<TestEngine, number>();
   for (let i = 0; i < engineCount; i++) await start();
 
-  const ids = Array.from({ length: workflowCount }, (_, i) => `wf-${i}`);
-  for (const id of ids) {
-    const steps: Step[] = Array.from({ length: between(3, 7) }, () => {
+  let gen = 0;
+  const randomSteps = (low: number, high: number): Step[] =>
+    Array.from({ length: between(low, high) }, () => {
       const roll = random();
-      if (roll < 0.45)
+      if (roll < 0.4)
         return { kind: 'activity', ms: between(0, 600), failFirst: random() < 0.25 ? between(1, 2) : 0 };
-      if (roll < 0.65) return { kind: 'sleep', ms: between(0, 2000) };
-      if (roll < 0.85) return { kind: 'signal', ms: between(1000, 6000) };
+      if (roll < 0.58) return { kind: 'sleep', ms: between(0, 2000) };
+      if (roll < 0.76) return { kind: 'signal', ms: between(1000, 6000) };
+      if (roll < 0.88) return { kind: 'external' };
       return { kind: 'all', ms: between(100, 800) };
     });
+  const readRecord = async (id: string): Promise<WorkflowRecord | null> => {
+    const raw = await audited.get(keys.record(id));
+    return raw === null ? null : (JSON.parse(raw) as WorkflowRecord);
+  };
+
+  const ids = Array.from({ length: workflowCount }, (_, i) => `wf-${i}`);
+  for (const id of ids)
     await pick(world.live)
-      .start(simulated, { steps }, { id })
+      .start(simulated, { steps: randomSteps(3, 7), gen: gen++ }, { id })
       .catch(() => undefined);
-  }
-  // Starts that failed (a storage fault) are retried, so that every id exists.
+  // Starts that failed (a storage fault) are retried, so that every id exists (a purged one stays gone).
   const live = () => world.live.filter((engine) => !thawAt.has(engine));
   const ensureStarted = async () => {
     for (const id of ids)
-      if ((await audited.get(keys.record(id))) === null)
+      if (!audited.purgedWorkflows.has(id) && (await audited.get(keys.record(id))) === null)
         await pick(live())
-          .start(simulated, { steps: [{ kind: 'sleep', ms: 10 }] }, { id })
+          .start(simulated, { steps: [{ kind: 'sleep', ms: 10 }], gen: gen++ }, { id })
           .catch(() => undefined);
   };
   await ensureStarted();
+
+  // What the operations on the newer features did, for the end checks.
+  const schedules = new Map<string, number>(); // name → every N seconds
+  const idempotent = new Map<string, { workflowId: string; run: number }[]>(); // key → runs returned
+  let idemCalls = 0;
+  const collectors = Array.from({ length: collectorCount }, (_, i) => `sws-${i}`);
+  const closing = new Set<string>();
+  /** Items sent with signal-with-start: the run it reported, or null when the call failed (maybe landed). */
+  const sent: { workflowId: string; payload: string; run: number | null; started: boolean }[] = [];
+  /** Distinct live engines, one to three of them. */
+  const someEngines = (alive: readonly TestEngine[]) =>
+    [...alive].sort(() => random() - 0.5).slice(0, Math.min(alive.length, between(1, 3)));
+
+  const scheduleOp = async (alive: readonly TestEngine[]) => {
+    const engine = pick(alive);
+    if (schedules.size < maxSchedules && (schedules.size === 0 || random() < 0.4)) {
+      const name = `sched-${schedules.size}`;
+      const every = pick(scheduleEverySeconds);
+      await engine
+        .schedule(name, {
+          cron: `*/${every} * * * * *`,
+          workflow: simulated,
+          // One short activity: a slot's run is cheap, and often still running at the next slot (overlap).
+          input: { steps: [{ kind: 'activity', ms: between(100, 2000), failFirst: 0 }], gen: gen++ },
+          overlap: pick(['skip', 'buffer-one', 'allow'] as const),
+          catchUp: pick(['none', 'latest', 'all'] as const),
+        })
+        .catch(() => undefined);
+      // A create that failed may still have landed: the stored record says.
+      const raw = await audited.get(keys.schedule(name));
+      if (raw !== null) {
+        const cron = (JSON.parse(raw) as ScheduleRecord).spec.cron;
+        schedules.set(name, Number(/^\*\/(\d+) /.exec(cron)![1]));
+        stats.schedules++;
+      }
+      return;
+    }
+    const name = pick([...schedules.keys()]);
+    await (random() < 0.5 ? engine.pauseSchedule(name) : engine.resumeSchedule(name)).catch(() => undefined);
+  };
+
+  const purgeOp = async (alive: readonly TestEngine[]) => {
+    const candidates = [...new Set(audited.creations.map((creation) => creation.workflowId))].filter(
+      (id) => !audited.purgedWorkflows.has(id) && !collectors.includes(id),
+    );
+    if (candidates.length === 0) return;
+    // Often one a frozen engine still believes it drives (its late writes must not bring it back), or one
+    // with earlier runs; else any.
+    const rerun = new Set(audited.creations.filter((creation) => creation.run > 1).map((c) => c.workflowId));
+    const zombies = new Set([...thawAt.keys()].flatMap((engine) => engine.ownedWorkflows()));
+    const haunted = candidates.filter((id) => zombies.has(id));
+    const withRuns = candidates.filter((id) => rerun.has(id));
+    const roll = random();
+    const id =
+      haunted.length > 0 && roll < 0.5
+        ? pick(haunted)
+        : withRuns.length > 0 && roll < 0.75
+          ? pick(withRuns)
+          : pick(candidates);
+    const record = await readRecord(id);
+    if (!record) return;
+    const earlier = Array.from({ length: record.run - 1 }, (_, i) => i + 1).filter(
+      (run) => !audited.purgedRuns.has(`${id}#${run}`),
+    );
+    const run = earlier.length > 0 && random() < 0.5 ? pick(earlier) : undefined;
+    await pick(alive)
+      .purge(id, run === undefined ? {} : { run })
+      .then(() => (run === undefined ? stats.purges++ : stats.runPurges++))
+      .catch((error: unknown) => {
+        if (errorName(error) === 'InvalidWorkflowStateError') stats.purgesRefused++;
+      });
+  };
+
+  /** A finished workflow of the main set is started again: its next run. */
+  const rerunOp = async (alive: readonly TestEngine[]) => {
+    const raws = await audited.getMany(ids.map((id) => keys.record(id)));
+    const finished = raws.flatMap((raw) => {
+      const record = raw ? (JSON.parse(raw) as WorkflowRecord) : null;
+      return record && isTerminal(record.status) ? [record] : [];
+    });
+    if (finished.length === 0) return;
+    const record = pick(finished);
+    const id = record.id;
+    await pick(alive)
+      .start(simulated, { steps: randomSteps(1, 3), gen: gen++ }, { id })
+      .then((handle) => {
+        stats.reruns++;
+        if (handle.run !== record.run + 1)
+          violate(`${id} was started again as run ${handle.run}; its latest run was ${record.run}`);
+      })
+      .catch(() => undefined);
+  };
+
+  const idempotentOp = async (alive: readonly TestEngine[]) => {
+    const key = `key-${between(0, idempotencyKeyCount - 1)}`;
+    const results = await Promise.all(
+      someEngines(alive).map((engine) =>
+        engine
+          .start(
+            simulated,
+            { steps: randomSteps(1, 2), gen: gen++ },
+            { id: `idem-${key}-${idemCalls++}`, idempotencyKey: key },
+          )
+          .then((handle) => ({ workflowId: handle.workflowId, run: handle.run! }))
+          .catch(() => null),
+      ),
+    );
+    for (const result of results)
+      if (result) {
+        idempotent.set(key, [...(idempotent.get(key) ?? []), result]);
+        stats.idempotentStarts++;
+      }
+  };
+
+  const signalWithStartOp = async (alive: readonly TestEngine[]) => {
+    const id = pick(collectors);
+    const record = await readRecord(id);
+    if (closing.has(id)) {
+      if (!record || !isTerminal(record.status)) return;
+      closing.delete(id);
+    }
+    if (record && !isTerminal(record.status) && random() < 0.25) {
+      // Ends the run; no item is sent to this id until it has ended (a later item starts the next run).
+      closing.add(id);
+      await pick(alive)
+        .signal(id, 'item', 'stop')
+        .catch(() => undefined);
+      return;
+    }
+    await Promise.all(
+      someEngines(alive).map((engine) => {
+        const payload = `item-${nonces++}`;
+        return engine
+          .signalWithStart(collector, undefined, 'item', payload, { id })
+          .then((handle) => {
+            sent.push({ workflowId: id, payload, run: handle.run!, started: handle.started });
+            stats.signalsWithStart++;
+          })
+          .catch(() => sent.push({ workflowId: id, payload, run: null, started: false }));
+      }),
+    );
+  };
 
   const steps = options.steps ?? 250;
   for (let step = 0; step < steps; step++) {
@@ -318,69 +513,146 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         .terminate(pick(ids), 'simulation')
         .then(() => stats.terminations++)
         .catch(() => undefined);
-    } else {
+    } else if (roll < 0.86) {
       const id = pick(ids);
       await pick(alive)
         .signal(id, 'go', step)
         .then(() => stats.signals++)
         .catch(() => undefined);
-    }
+    } else if (roll < 0.88) await scheduleOp(alive);
+    else if (roll < 0.91) await purgeOp(alive);
+    else if (roll < 0.94) await rerunOp(alive);
+    else if (roll < 0.97) await idempotentOp(alive);
+    else await signalWithStartOp(alive);
   }
 
-  // Wind-down: faults off, frozen engines thawed, enough engines alive; then let everything finish.
+  // Wind-down: faults off, frozen engines thawed, enough engines alive, schedules paused; then let everything
+  // finish: signals for those that wait, the last items' stop for the collectors, completions for external
+  // activities still waiting.
   for (const engine of [...thawAt.keys()]) world.thaw(engine);
   thawAt.clear();
   for (const engine of world.engines) engine.wrapper.enabled = false;
   while (world.engines.length < 2) await start();
+  for (const name of schedules.keys())
+    for (let attempt = 0; attempt < 3; attempt++)
+      if (
+        await world.engines[0]!.pauseSchedule(name).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
   await ensureStarted();
-  let unfinished: string[] = ids;
+  const existing = () => [...new Set(audited.creations.map((creation) => creation.workflowId))];
+  // Rounds settle turns but do not wait for running activities (world.idle would): an activity started by
+  // this round's timers waits for simulated time, and an external one for its completion.
+  let unfinished: string[] = existing();
   for (let round = 0; round < 400 && unfinished.length > 0; round++) {
     await clock.advance(500);
     await world.maintain();
-    await world.idle();
-    const records = await audited.getMany(unfinished.map((id) => keys.record(id)));
-    unfinished = unfinished.filter((_, index) => {
+    const candidates = existing().filter((id) => !audited.purgedWorkflows.has(id));
+    const records = await audited.getMany(candidates.map((id) => keys.record(id)));
+    const open = new Map<string, WorkflowRecord>();
+    candidates.forEach((id, index) => {
       const raw = records[index];
-      return !raw || !isTerminal((JSON.parse(raw) as WorkflowRecord).status);
+      const record = raw ? (JSON.parse(raw) as WorkflowRecord) : null;
+      if (record && !isTerminal(record.status)) open.set(id, record);
     });
+    unfinished = [...open.keys()];
+    for (const [token, info] of tokens) {
+      const record = open.get(info.workflowId);
+      if (!record || record.run !== info.run) continue;
+      if (
+        info.calls.some(
+          (call) => call.outcome === 'pending' || (call.kind === 'complete' && call.outcome === 'ok'),
+        )
+      )
+        continue;
+      await completeOne(pick(world.engines), token, info, 'complete');
+    }
     if (round % 4 === 0)
-      for (const id of unfinished) await world.engines[0]!.signal(id, 'go', -1).catch(() => undefined);
+      for (const [id, record] of open)
+        await world.engines[0]!.signal(
+          id,
+          record.type === 'collector' ? 'item' : 'go',
+          record.type === 'collector' ? 'stop' : -1,
+        ).catch(() => undefined);
   }
+  // Purges cut short (an engine crashed half-way) are finished by the next sweep of any engine.
+  await clock.advance(61_000);
+  await world.maintain();
 
-  const violations = [...audited.violations];
+  violations.push(...audited.violations);
   if (unfinished.length > 0)
-    violations.push(
+    violate(
       `stranded (not terminal at the end): ${unfinished.slice(0, 10).join(', ')}${unfinished.length > 10 ? ', …' : ''}`,
     );
+
+  // Every run of every workflow, as stored now.
+  const observer = world.engines[0]!;
+  const runs = new Map<string, RunView[]>();
+  for (const { value } of await audited.scan(keys.recordPrefix)) {
+    const latest = JSON.parse(value) as WorkflowRecord;
+    const views: RunView[] = [];
+    for (let run = 1; run <= latest.run; run++) {
+      const purged = audited.purgedRuns.has(`${latest.id}#${run}`);
+      const described = await observer.describe(latest.id, { run }).then(
+        (record) => record,
+        (error: unknown) => error,
+      );
+      if (purged) {
+        if (errorName(described) !== 'WorkflowNotFoundError')
+          violate(
+            `run ${run} of ${latest.id} was purged, yet describe(id, { run }) gave ${errorName(described)}`,
+          );
+        continue;
+      }
+      if (described instanceof Error || typeof described !== 'object' || described === null) {
+        violate(`run ${run} of ${latest.id} is not readable: ${String(described)}`);
+        continue;
+      }
+      const record = described as WorkflowDescription;
+      if (record.run !== run) violate(`describe(${latest.id}, { run: ${run} }) answered run ${record.run}`);
+      if (run < latest.run && !isTerminal(record.status))
+        violate(`earlier run ${run} of ${latest.id} is ${record.status}`);
+      const timeline = await observer.timeline(latest.id, { run }).catch(() => [] as TimelineEntry[]);
+      if (timeline[0]?.kind !== 'started' && timeline[0]?.kind !== 'scheduled')
+        violate(`the timeline of run ${run} of ${latest.id} does not begin with its start`);
+      views.push({ run, record, timeline });
+    }
+    runs.set(latest.id, views);
+  }
+
   // Activity executions against the durable timelines.
   const byActivity = new Map<string, number[]>();
   for (const run of executions) {
-    const key = `${run.workflowId}/${run.name}`;
+    const key = `${run.workflowId}/${run.gen}/${run.name}`;
     byActivity.set(key, [...(byActivity.get(key) ?? []), run.attempt]);
   }
   const evidence: WorkflowEvidence[] = [];
-  for (const id of ids) {
-    const timeline = await world.engines[0]!.timeline(id).catch(() => [] as TimelineEntry[]);
-    const record = JSON.parse((await audited.get(keys.record(id))) ?? '{}') as WorkflowRecord;
-    evidence.push({ workflowId: id, status: record.status, timeline });
-    stats.statuses[record.status] = (stats.statuses[record.status] ?? 0) + 1;
-    stats.takeovers += timeline.filter((entry) => entry.kind === 'claim-taken-over').length;
-    for (const entry of timeline) {
-      if (entry.kind !== 'activity-completed') continue;
-      const attempts = byActivity.get(`${id}/${entry.detail.name}`) ?? [];
-      const completed = entry.detail.attempt;
-      const later = attempts.filter((attempt) => attempt > completed);
-      if (later.length > 0)
-        violations.push(
-          `${id}/${entry.detail.name} ran attempt(s) ${later.join(', ')} after attempt ${completed} was recorded as completed`,
-        );
+  for (const [id, views] of runs)
+    for (const { run, record, timeline } of views) {
+      const latest = run === views[views.length - 1]!.run;
+      evidence.push({ workflowId: latest ? id : `${id}#${run}`, status: record.status, timeline });
+      if (latest) stats.statuses[record.status] = (stats.statuses[record.status] ?? 0) + 1;
+      stats.takeovers += timeline.filter((entry) => entry.kind === 'claim-taken-over').length;
+      const gen = (record.input as SimInput | undefined)?.gen;
+      for (const entry of timeline) {
+        if (entry.kind !== 'activity-completed' || gen === undefined) continue;
+        const attempts = byActivity.get(`${id}/${gen}/${entry.detail.name}`) ?? [];
+        const completed = entry.detail.attempt;
+        const later = attempts.filter((attempt) => attempt > completed);
+        if (later.length > 0)
+          violate(
+            `${id} run ${run}/${entry.detail.name} ran attempt(s) ${later.join(', ')} after attempt ${completed} was recorded as completed`,
+          );
+      }
     }
-  }
   for (const [key, attempts] of byActivity) {
     stats.activityRuns += attempts.length;
     const seen = new Set<number>();
     for (const attempt of attempts) {
-      if (seen.has(attempt)) violations.push(`${key} attempt ${attempt} ran more than once`);
+      if (seen.has(attempt)) violate(`${key} attempt ${attempt} ran more than once`);
       seen.add(attempt);
     }
   }
@@ -390,6 +662,159 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   stats.fenceRejections = rejections.length;
   for (const result of checkOwnershipInvariants(evidence, rejections))
     if (!result.ok) violations.push(...result.violations.map((violation) => `${result.title}: ${violation}`));
+
+  // Purges: a purged workflow keeps only its epoch; a purged run keeps nothing; no purge is left half-done.
+  const left = new Map<string, string[]>();
+  for (const { key } of await audited.scan('')) {
+    const { kind, workflowId } = describeStoredKey(key);
+    if (kind === 'purge') violate(`purge marker ${key} was never finished`);
+    // Its epoch stays; so does the record of a late owner's write refused after the purge (kept on purpose).
+    if (workflowId === null || kind === 'claim-epoch' || kind === 'fence-rejection') continue;
+    if (audited.purgedWorkflows.has(workflowId)) left.set(workflowId, [...(left.get(workflowId) ?? []), key]);
+    else if (kind === 'timeline' || kind === 'history' || kind === 'past-run') {
+      const run = Number(key.slice(key.indexOf(':') + 1).split(':')[1]);
+      if (audited.purgedRuns.has(`${workflowId}#${run}`)) violate(`${key} outlived the purge of its run`);
+    }
+  }
+  for (const [id, found] of left)
+    violate(`purged workflow ${id} still has ${found.length} key(s): ${found.slice(0, 4).join(', ')}`);
+  for (const id of audited.purgedWorkflows) if (runs.has(id)) violate(`purged workflow ${id} exists again`);
+
+  // Schedules: each slot started once (checked as it landed), on the cron's own slots.
+  for (const creation of audited.creations) {
+    const by = creation.scheduledBy;
+    if (!by) continue;
+    stats.scheduledStarts++;
+    const every = schedules.get(by.schedule);
+    const second = by.slot / 1000;
+    if (every === undefined || !Number.isInteger(second) || (second % 60) % every !== 0)
+      violate(
+        `${creation.workflowId} was started for ${new Date(by.slot).toISOString()}, not a slot of ${by.schedule}`,
+      );
+  }
+
+  // Idempotency keys: one workflow per key, whichever engine asked and however often.
+  for (let k = 0; k < idempotencyKeyCount; k++) {
+    const key = `key-${k}`;
+    const returned = new Set(
+      (idempotent.get(key) ?? []).map(({ workflowId, run }) => `${workflowId}#${run}`),
+    );
+    const created = audited.creations.filter(
+      (creation) =>
+        creation.workflowId.startsWith(`idem-${key}-`) || creation.idempotencyKey === keys.idempotency(key),
+    );
+    const stored = await audited.get(keys.idempotency(key));
+    const named = stored === null ? null : (JSON.parse(stored) as { workflowId: string; run: number });
+    if (returned.size > 1) violate(`idempotency key ${key} returned ${[...returned].join(', ')}`);
+    if (created.length > 1)
+      violate(`idempotency key ${key} created ${created.map((c) => `${c.workflowId}#${c.run}`).join(', ')}`);
+    if (
+      created.length === 1 &&
+      `${named?.workflowId}#${named?.run}` !== `${created[0]!.workflowId}#${created[0]!.run}`
+    )
+      violate(`idempotency key ${key} names ${stored} but started ${created[0]!.workflowId}`);
+    for (const run of returned)
+      if (created.length !== 1 || run !== `${created[0]!.workflowId}#${created[0]!.run}`)
+        violate(`idempotency key ${key} returned ${run}, which it did not start`);
+  }
+
+  // Signal-with-start: every item consumed exactly once, by the run it was delivered to.
+  const consumed = new Map<string, { workflowId: string; run: number }[]>();
+  for (const id of collectors)
+    for (const { run, record } of runs.get(id) ?? []) {
+      if (record.status !== 'completed') {
+        violate(`collector ${id} run ${run} ended ${record.status}`);
+        continue;
+      }
+      for (const item of (record.result as string[] | undefined) ?? [])
+        consumed.set(item, [...(consumed.get(item) ?? []), { workflowId: id, run }]);
+    }
+  const sentPayloads = new Set(sent.map(({ payload }) => payload));
+  for (const [item, where] of consumed) {
+    if (where.length > 1)
+      violate(
+        `signal ${item} was consumed ${where.length} times (${where.map((w) => `${w.workflowId}#${w.run}`).join(', ')})`,
+      );
+    if (!sentPayloads.has(item)) violate(`signal ${item} was consumed but never sent`);
+  }
+  const startedRuns = new Set<string>();
+  for (const { workflowId, payload, run, started } of sent) {
+    if (run === null) continue;
+    const where = consumed.get(payload) ?? [];
+    if (!where.some((w) => w.workflowId === workflowId && w.run === run))
+      violate(
+        `signal ${payload} was delivered to ${workflowId} run ${run} but consumed ${where.length === 0 ? 'nowhere' : `by ${where.map((w) => `${w.workflowId}#${w.run}`).join(', ')}`}`,
+      );
+    if (started && startedRuns.has(`${workflowId}#${run}`))
+      violate(`signal-with-start started ${workflowId} run ${run} twice`);
+    if (started) startedRuns.add(`${workflowId}#${run}`);
+  }
+
+  // External activities: one completion accepted, recorded by its run; later ones refused.
+  for (const info of tokens.values()) {
+    const { workflowId, run, name, calls } = info;
+    const accepted = calls.filter((call) => call.kind === 'complete' && call.outcome === 'ok');
+    if (accepted.length > 1)
+      violate(`external activity ${name} of ${workflowId}#${run} accepted ${accepted.length} completions`);
+    for (const call of calls) {
+      if (call.outcome === 'error')
+        violate(
+          `${call.kind} of ${name} of ${workflowId}#${run} on healthy ${call.engineId} threw ${call.error}`,
+        );
+      if (!call.afterAccepted) continue;
+      if (call.outcome === 'ok')
+        violate(`${call.kind} of ${name} of ${workflowId}#${run} was accepted after a completion had been`);
+      if (call.outcome === 'not-found' && !audited.purgedWorkflows.has(workflowId))
+        violate(`a second ${call.kind} of ${name} of ${workflowId}#${run} got ${call.error}`);
+    }
+    const view = runs.get(workflowId)?.find((candidate) => candidate.run === run);
+    if (!view) continue; // purged
+    const { record, timeline } = view;
+    const completions = timeline.filter(
+      (entry) => entry.kind === 'activity-completed' && entry.detail.name === name,
+    );
+    const mayHave = new Set(
+      calls
+        .filter((call) => call.kind === 'complete' && call.outcome !== 'refused')
+        .map((call) => call.nonce),
+    );
+    const value = ((record.state.ext as JsonObject | undefined) ?? {})[name];
+    if (completions.length > 1)
+      violate(
+        `external activity ${name} of ${workflowId}#${run} was recorded completed ${completions.length} times`,
+      );
+    if (completions.length === 1 && !mayHave.has(String(value)))
+      violate(
+        `external activity ${name} of ${workflowId}#${run} completed with ${String(value)}, which no accepted call sent`,
+      );
+    if (accepted.length === 1 && completions.length === 1 && value !== accepted[0]!.nonce)
+      violate(
+        `external activity ${name} of ${workflowId}#${run} took ${String(value)}, not the accepted ${accepted[0]!.nonce}`,
+      );
+    if (accepted.length === 1 && record.status === 'completed' && completions.length === 0)
+      violate(`the accepted completion of ${name} of ${workflowId}#${run} was lost`);
+    const failures = timeline.flatMap((entry) =>
+      entry.kind === 'activity-failed' &&
+      entry.detail.name === name &&
+      entry.detail.error.message.startsWith('sim-fail ')
+        ? [entry.detail.error.message.slice('sim-fail '.length)]
+        : [],
+    );
+    const failedOk = calls.filter((call) => call.kind === 'fail' && call.outcome === 'ok');
+    const mayFail = new Set(
+      calls.filter((call) => call.kind === 'fail' && call.outcome !== 'refused').map((call) => call.nonce),
+    );
+    for (const nonce of failures)
+      if (!mayFail.has(nonce))
+        violate(`${name} of ${workflowId}#${run} recorded a failure ${nonce} nobody sent`);
+    if (new Set(failures).size !== failures.length)
+      violate(`${name} of ${workflowId}#${run} recorded one failure twice: ${failures.join(', ')}`);
+    if (record.status === 'completed')
+      for (const call of failedOk)
+        if (!failures.includes(call.nonce))
+          violate(`the accepted failure ${call.nonce} of ${name} of ${workflowId}#${run} was lost`);
+  }
+
   await world.shutdownAll();
   return { seed: options.seed, ok: violations.length === 0, violations, stats };
 }

@@ -27,7 +27,7 @@ describe('28. randomised multi-engine simulation', () => {
   it('keeps every invariant on IndexedDbStorage over fake-indexeddb (seed 11)', async () => {
     const report = await runSimulation({
       seed: 11,
-      workflows: 20,
+      workflows: 12,
       steps: 150,
       storage: () =>
         new IndexedDbStorage({
@@ -54,7 +54,7 @@ describe('28. randomised multi-engine simulation', () => {
       it(`keeps every invariant on PostgresStorage (seed ${seed})`, async () => {
         const report = await runSimulation({
           seed,
-          workflows: 20,
+          workflows: 12,
           steps: 150,
           storage: async () => {
             const storage = await PostgresStorage.open({

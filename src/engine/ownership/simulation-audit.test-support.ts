@@ -1,0 +1,277 @@
+/**
+ * The simulation's audited store (ownership scenario 28; docs/ownership.md): it sees every write that lands on
+ * the shared store, in the order it lands, and checks as it goes:
+ *
+ * - each replay-history slot and timeline slot (commit record) is written once and never rewritten, and only
+ *   deleted by a purge of its run (its purge marker lists the run);
+ * - every write that replaces a checkpoint of a run appends the commit record that checkpoint names (what
+ *   makes a run's commit, conditioned on that record's absence, a fenced write: workflow-writes.ts);
+ * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
+ * - no terminal record was ever overwritten;
+ * - a workflow record, or an earlier run kept by run history, is deleted only by a purge, and a purge only
+ *   deletes a finished workflow;
+ * - nothing of a purged workflow or of a purged earlier run is written after the purge — no late owner
+ *   resurrects it — but the record of a late owner's refused write (the engine keeps that diagnostic);
+ * - every start by a schedule commits with its schedule's record, which was not paused, and each slot of a
+ *   schedule is started once (its workflow id is the slot's);
+ * - an idempotency key, once written, is never rewritten or deleted (the simulation is far shorter than the
+ *   key's window).
+ *
+ * It also keeps what the end-of-run checks need: every workflow creation (id, run, scheduled slot, the
+ * idempotency key written with it) and every purge (whole workflows and earlier runs).
+ */
+import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
+import { describeStoredKey, keys, type StoredKeyKind } from '../keys';
+import { decodeTimelineRecord, isTerminal, type Checkpoint, type WorkflowRecord } from '../records';
+import type { ScheduleRecord } from '../schedules/records';
+import { slotWorkflowId } from '../schedules/schedules';
+import { commitRecordKey } from '../workflow-writes';
+
+/** One creation of a workflow run, as it landed. */
+export type Creation = {
+  workflowId: string;
+  run: number;
+  type: string;
+  scheduledBy?: WorkflowRecord['scheduledBy'];
+  /** The idempotency key written in the same batch (its raw `idem:` key), if any. */
+  idempotencyKey?: string;
+};
+
+/** A landed operation with what its key holds. */
+type Landed = { operation: Operation; kind: StoredKeyKind; workflowId: string | null };
+
+/**
+ * What may be written of a workflow after its purge: the purge's own marker, and the record of a late owner's
+ * refused write (a diagnostic the engine keeps on purpose: purge.test.ts). Its epoch is never written again.
+ */
+const afterPurge: ReadonlySet<StoredKeyKind> = new Set(['purge', 'fence-rejection']);
+
+/** The run number in a `wf-tl:`, `wf-hist:` or `wf-run:` key (`<prefix><id>:<run>…`). */
+function runOf(key: string): number {
+  const rest = key.slice(key.indexOf(':') + 1).split(':');
+  return Number(rest[1]);
+}
+
+export class AuditedStorage implements Storage {
+  readonly capabilities: Storage['capabilities'];
+  readonly violations: string[] = [];
+  /** Every creation of a run, in the order they landed. */
+  readonly creations: Creation[] = [];
+  /** Workflows purged whole, and earlier runs purged alone (`<id>#<run>`). */
+  readonly purgedWorkflows = new Set<string>();
+  readonly purgedRuns = new Set<string>();
+  readonly #shadow = new Map<string, string>();
+  readonly #epochOwners = new Map<string, string>();
+  readonly #slots = new Map<string, string>();
+  /** Workflows with an earlier run purged alone. */
+  readonly #runsPurgedOf = new Set<string>();
+  readonly watch?: Storage['watch'];
+  readonly syncWatchers?: Storage['syncWatchers'];
+
+  constructor(private readonly inner: Storage) {
+    this.capabilities = inner.capabilities;
+    if (inner.watch) this.watch = (prefix, listener) => inner.watch!(prefix, listener);
+    if (inner.syncWatchers) this.syncWatchers = () => inner.syncWatchers!();
+  }
+
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  getMany(keys: readonly string[]) {
+    return this.inner.getMany(keys);
+  }
+  scan(prefix: string, options?: ScanOptions) {
+    return this.inner.scan(prefix, options);
+  }
+  async batch(operations: readonly Operation[]) {
+    await this.inner.batch(operations);
+    this.#landed(operations);
+  }
+  async conditionalBatch(conditions: readonly Condition[], operations: readonly Operation[]) {
+    const ok = await this.inner.conditionalBatch(conditions, operations);
+    if (ok) this.#landed(operations);
+    return ok;
+  }
+  async commitGroups(groups: readonly CommitGroup[]) {
+    const results = await this.inner.commitGroups!(groups);
+    groups.forEach((group, index) => results[index] && this.#landed(group.operations));
+    return results;
+  }
+  close() {
+    return this.inner.close();
+  }
+
+  #violate(message: string) {
+    if (this.violations.length < 50) this.violations.push(message);
+  }
+
+  /** The runs a purge marker of `workflowId` lists now (their logs may be deleted). */
+  #purging(workflowId: string): number[] {
+    const raw = this.#shadow.get(keys.purge(workflowId));
+    return raw === undefined ? [] : ((JSON.parse(raw) as { runs: number[] }).runs ?? []);
+  }
+
+  #landed(operations: readonly Operation[]) {
+    const landed: Landed[] = operations.map((operation) => ({
+      operation,
+      ...describeStoredKey(operation.key),
+    }));
+    this.#checkpointsAppend(landed);
+    this.#purges(landed);
+    this.#lateWrites(landed);
+    this.#creations(landed);
+    for (const { operation, kind, workflowId } of landed) {
+      const { key } = operation;
+      const written = kind === 'history' || kind === 'timeline';
+      const previous = this.#shadow.get(key);
+      if (operation.type === 'delete') {
+        if (kind === 'claim-epoch') this.#violate(`epoch key ${key} was deleted`);
+        if (written && !this.#purging(workflowId ?? '?').includes(runOf(key)))
+          this.#violate(`${key} was deleted outside a purge of its run`);
+        if (kind === 'idempotency' && previous !== undefined)
+          this.#violate(`idempotency key ${key} was deleted within its window`);
+        this.#shadow.delete(key);
+        continue;
+      }
+      const value = operation.value;
+      if (kind === 'claim-epoch' && previous !== undefined && !(Number(value) > Number(previous)))
+        this.#violate(`epoch ${key} went from ${previous} to ${value}`);
+      if (written && previous !== undefined && previous !== value)
+        this.#violate(`${key} was rewritten:\n  was ${previous}\n  now ${value}`);
+      if (kind === 'idempotency' && previous !== undefined && previous !== value)
+        this.#violate(`idempotency key ${key} was rewritten: was ${previous}, now ${value}`);
+      if (kind === 'record' && previous !== undefined && previous !== value) {
+        const before = JSON.parse(previous) as WorkflowRecord;
+        const after = JSON.parse(value) as WorkflowRecord;
+        if (isTerminal(before.status) && after.run === before.run)
+          this.#violate(`terminal record ${key} (${before.status}) was overwritten with ${after.status}`);
+      }
+      if (kind === 'timeline')
+        for (const entry of decodeTimelineRecord(key, value)) {
+          const workflow = workflowId ?? '?';
+          if (entry.epoch > 0) {
+            const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);
+            if (owner !== undefined && owner !== entry.engineId)
+              this.#violate(
+                `workflow ${workflow} epoch ${entry.epoch} has timeline entries from ${owner} and ${entry.engineId} (${entry.kind})`,
+              );
+            this.#epochOwners.set(`${workflow}@${entry.epoch}`, entry.engineId);
+          }
+        }
+      this.#shadow.set(key, value);
+    }
+  }
+
+  /** A write replacing a run's checkpoint appends the commit record the replaced checkpoint names. */
+  #checkpointsAppend(landed: readonly Landed[]) {
+    for (const { operation, kind, workflowId } of landed) {
+      if (operation.type !== 'put' || kind !== 'checkpoint') continue;
+      const previous = this.#shadow.get(operation.key);
+      if (previous === undefined) continue;
+      const before = JSON.parse(previous) as Checkpoint;
+      if ((JSON.parse(operation.value) as Checkpoint).run !== before.run) continue;
+      const record = commitRecordKey(workflowId ?? '?', before.run, before);
+      if (!landed.some((other) => other.operation.type === 'put' && other.operation.key === record))
+        this.#violate(`${operation.key} was replaced without appending ${record}`);
+    }
+  }
+
+  /**
+   * Records and earlier runs go only with a purge (a batch that writes the workflow's purge marker), and a
+   * purge takes only a finished workflow.
+   */
+  #purges(landed: readonly Landed[]) {
+    for (const { operation, kind, workflowId } of landed) {
+      if (operation.type !== 'delete' || (kind !== 'record' && kind !== 'past-run')) continue;
+      const id = workflowId ?? '?';
+      const marker = keys.purge(id);
+      const marked = landed.some((other) => other.operation.type === 'put' && other.operation.key === marker);
+      if (!marked) {
+        this.#violate(`${operation.key} was deleted, not by a purge`);
+        continue;
+      }
+      if (kind === 'past-run') {
+        this.purgedRuns.add(`${id}#${runOf(operation.key)}`);
+        this.#runsPurgedOf.add(id);
+        continue;
+      }
+      const previous = this.#shadow.get(operation.key);
+      const status = previous === undefined ? 'absent' : (JSON.parse(previous) as WorkflowRecord).status;
+      if (!isTerminal(status as WorkflowRecord['status']))
+        this.#violate(`a purge deleted workflow ${id} while it was ${status}`);
+      this.purgedWorkflows.add(id);
+    }
+  }
+
+  /** Nothing of a purged workflow (its epoch and purge marker aside) or of a purged earlier run is written. */
+  #lateWrites(landed: readonly Landed[]) {
+    if (this.purgedWorkflows.size === 0 && this.purgedRuns.size === 0) return;
+    for (const { operation, kind, workflowId } of landed) {
+      if (operation.type !== 'put' || workflowId === null) continue;
+      if (this.purgedWorkflows.has(workflowId) && !afterPurge.has(kind)) {
+        this.#violate(`${operation.key} was written after workflow ${workflowId} was purged`);
+        continue;
+      }
+      if (!this.#runsPurgedOf.has(workflowId)) continue;
+      let run: number | null = null;
+      if (kind === 'timeline' || kind === 'history' || kind === 'past-run') run = runOf(operation.key);
+      else if (kind === 'record' || kind === 'checkpoint')
+        run = (JSON.parse(operation.value) as { run: number }).run;
+      if (run !== null && this.purgedRuns.has(`${workflowId}#${run}`))
+        this.#violate(
+          `${operation.key} was written for run ${run} of ${workflowId} after that run was purged`,
+        );
+    }
+  }
+
+  /**
+   * New runs: noted; a scheduled one must commit with its schedule's (unpaused) record, and its slot must not
+   * have been started before.
+   */
+  #creations(landed: readonly Landed[]) {
+    for (const { operation, kind } of landed) {
+      if (operation.type !== 'put' || kind !== 'record') continue;
+      const record = JSON.parse(operation.value) as WorkflowRecord;
+      const raw = this.#shadow.get(operation.key);
+      const previous = raw === undefined ? null : (JSON.parse(raw) as WorkflowRecord);
+      // A status change keeps the run and its creation; a new run (or a start over an existing one) does not.
+      if (
+        previous !== null &&
+        previous.run === record.run &&
+        previous.createdAt === record.createdAt &&
+        previous.createdBy === record.createdBy
+      )
+        continue;
+      const idem = landed.find(
+        (other) => other.operation.type === 'put' && other.kind === 'idempotency',
+      )?.operation;
+      this.creations.push({
+        workflowId: record.id,
+        run: record.run,
+        type: record.type,
+        ...(record.scheduledBy ? { scheduledBy: record.scheduledBy } : {}),
+        ...(idem ? { idempotencyKey: idem.key } : {}),
+      });
+      const by = record.scheduledBy;
+      if (!by || by.trigger) continue;
+      const slot = `${by.schedule}@${by.slot}`;
+      const earlier = this.#slots.get(slot);
+      if (earlier !== undefined)
+        this.#violate(`slot ${slot} of schedule ${by.schedule} started twice: ${earlier} and ${record.id}`);
+      this.#slots.set(slot, record.id);
+      if (record.id !== slotWorkflowId(by.schedule, by.slot))
+        this.#violate(`schedule ${by.schedule} started ${record.id} for slot ${by.slot}: not the slot's id`);
+      const scheduleKey = keys.schedule(by.schedule);
+      const advanced = landed.some(
+        (other) => other.operation.type === 'put' && other.operation.key === scheduleKey,
+      );
+      const before = this.#shadow.get(scheduleKey);
+      if (!advanced || before === undefined)
+        this.#violate(
+          `${record.id} was started without advancing schedule ${by.schedule} in the same commit`,
+        );
+      else if ((JSON.parse(before) as ScheduleRecord).paused)
+        this.#violate(`${record.id} was started by schedule ${by.schedule} while it was paused`);
+    }
+  }
+}
