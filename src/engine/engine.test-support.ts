@@ -15,6 +15,13 @@ import type { AnyWorkflowDefinition } from './workflow';
 
 export { seededRandom };
 
+/** The claim timings engine tests use under `workflow-lease`: renew 1 s, TTL 3 s (grace 2 s). */
+export const fencing = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const satisfies Partial<EngineOptions>;
+
 export type TestEngine = Engine & {
   events: EngineEvent[];
   warnings: EngineWarning[];

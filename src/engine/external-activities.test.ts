@@ -4,18 +4,11 @@
  * takeovers, and a completion racing a takeover is applied once. Over MemoryStorage and PostgreSQL.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { TestWorld } from './engine.test-support';
+import { fencing, TestWorld } from './engine.test-support';
 import { testStores } from './stores.test-support';
 import { ActivityCompletionRefusedError, InvalidArgumentError } from './errors';
 import { keys } from './keys';
-import type { EngineOptions } from './options';
 import { defineWorkflow } from './workflow';
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 /** An approval: the activity hands its token out (to `sent`) and waits for a person. */
 function approvalWorkflow(maxAttempts = 1) {

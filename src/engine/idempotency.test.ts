@@ -4,18 +4,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../storage/types';
-import { TestWorld } from './engine.test-support';
+import { fencing, TestWorld } from './engine.test-support';
 import { testStores } from './stores.test-support';
 import { InvalidOptionsError } from './errors';
 import { keys } from './keys';
-import type { EngineOptions } from './options';
 import { defineWorkflow } from './workflow';
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 /** Collects `count` signals named `item`, then returns their payloads. */
 const collector = defineWorkflow({

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../storage/types';
-import { TestWorld, type TestEngine } from './engine.test-support';
+import { fencing, TestWorld, type TestEngine } from './engine.test-support';
 import { testStores } from './stores.test-support';
 import { InvalidWorkflowStateError, WorkflowNotFoundError } from './errors';
 import { keys } from './keys';
@@ -14,12 +14,6 @@ import type { EngineOptions } from './options';
 import { defineWorkflow } from './workflow';
 
 const hour = 3_600_000;
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 const order = defineWorkflow({
   name: 'order',

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../storage/types';
-import { TestWorld, type TestEngine } from './engine.test-support';
+import { fencing, TestWorld, type TestEngine } from './engine.test-support';
 import { testStores } from './stores.test-support';
 import {
   InvalidArgumentError,
@@ -15,14 +15,7 @@ import {
   WorkflowIdReuseError,
   WorkflowNotFoundError,
 } from './errors';
-import type { EngineOptions } from './options';
 import { defineWorkflow } from './workflow';
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 /** Waits for `finish`, then returns what it was started with and what the signal carried. */
 const order = defineWorkflow({

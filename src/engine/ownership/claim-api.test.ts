@@ -4,16 +4,9 @@
  * when — its holder is gone, expired or dead.
  */
 import { describe, expect, it } from 'vitest';
-import { TestWorld } from '../engine.test-support';
+import { fencing, TestWorld } from '../engine.test-support';
 import { InvalidOptionsError, WorkflowNotFoundError } from '../errors';
-import type { EngineOptions } from '../options';
 import { defineWorkflow } from '../workflow';
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 const waiter = defineWorkflow({
   name: 'waiter',

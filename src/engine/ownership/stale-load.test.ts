@@ -5,16 +5,9 @@
  * had been taken committed at its old epoch on top of the newer one.)
  */
 import { describe, expect, it } from 'vitest';
-import { TestWorld } from '../engine.test-support';
+import { fencing, TestWorld } from '../engine.test-support';
 import { keys } from '../keys';
-import type { EngineOptions } from '../options';
 import { defineWorkflow } from '../workflow';
-
-const fencing = {
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: 3000,
-  workflowClaimRenewIntervalMs: 1000,
-} as const satisfies Partial<EngineOptions>;
 
 const waiter = defineWorkflow({
   name: 'waiter',
