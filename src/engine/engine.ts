@@ -119,7 +119,9 @@ export interface Engine {
   definitions(): AnyWorkflowDefinition[];
   /**
    * Creates a workflow and returns its handle. Under workflow-lease the claim is folded into the create
-   * batch. Rejects with WorkflowAlreadyExistsError for an existing unfinished id.
+   * batch. Rejects with WorkflowAlreadyExistsError for an existing unfinished id. `started` is false when
+   * the `idempotencyKey` had already started a run within the window: the handle is that run's, and nothing
+   * was created.
    *
    * @example
    * const handle = await engine.start(orderWorkflow, { orderId: 'A-1', amount: 42 }, { id: 'order-A-1' });
@@ -129,7 +131,7 @@ export interface Engine {
     workflow: D | string,
     input?: WorkflowInput<D>,
     options?: StartOptions,
-  ): Promise<WorkflowHandle<WorkflowOutput<D>>>;
+  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
   /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
   handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
@@ -512,7 +514,7 @@ class ShuttleEngine implements Engine {
     workflow: D | string,
     input?: WorkflowInput<D>,
     options: StartOptions = {},
-  ): Promise<WorkflowHandle<WorkflowOutput<D>>> {
+  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }> {
     this.#assertOpen();
     if (typeof workflow !== 'string') {
       assertDefinition(workflow);
@@ -521,9 +523,9 @@ class ShuttleEngine implements Engine {
     const type = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof type !== 'string' || type.length === 0)
       throw new InvalidArgumentError('start needs a workflow definition or a registered workflow type name.');
-    const { id, run } = await this.#lifecycle.start(type, input, options ?? {});
-    this.#metrics.workflowsStarted++;
-    return this.handle<WorkflowOutput<D>>(id, { run });
+    const { id, run, started } = await this.#lifecycle.start(type, input, options ?? {});
+    if (started) this.#metrics.workflowsStarted++;
+    return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
   }
 
   handle<O = unknown>(workflowId: string, options: { run?: number } = {}): WorkflowHandle<O> {

@@ -40,6 +40,9 @@ describe.each(stores)('idempotent start and signal-with-start on $name', (store)
       const again = await engine.start(collector, { count: 9 }, { idempotencyKey: 'order-42' });
       expect(again.workflowId).toBe(first.workflowId);
       expect(again.run).toBe(first.run);
+      // `started` tells the caller which start created the run; the metric counts only that one.
+      expect([first.started, again.started]).toEqual([true, false]);
+      expect(engine.metrics().workflowsStarted).toBe(1);
       expect((await engine.list()).items).toHaveLength(1);
       // Bad keys are refused before anything is written.
       await world.idle();
@@ -71,6 +74,7 @@ describe.each(stores)('idempotent start and signal-with-start on $name', (store)
             ),
           );
           expect(new Set(handles.map((handle) => handle.workflowId)).size).toBe(1);
+          expect(handles.filter((handle) => handle.started)).toHaveLength(1);
         }
         await world.idle();
         expect((await engines[0]!.list()).items).toHaveLength(5);

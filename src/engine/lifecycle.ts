@@ -237,13 +237,14 @@ export class Lifecycle {
 
   /**
    * Creates a workflow (pending or running) and, for running ones under workflow-lease, claims it. Returns
-   * its id and the number of the run it created.
+   * its id and the number of the run it created; `started: false` when its `idempotencyKey` had already
+   * started a run within the window (that run is returned, and nothing is created).
    */
   async start(
     type: string,
     input: unknown,
     options: StartOptions = {},
-  ): Promise<{ id: string; run: number }> {
+  ): Promise<{ id: string; run: number; started: boolean }> {
     const { id, input: stored, definition } = this.validateStart(type, input, options);
     return this.#create(id, { definition, input: stored, options }, null);
   }
@@ -306,7 +307,7 @@ export class Lifecycle {
       }
       try {
         const created = await this.#create(id, { definition, input: stored, options }, signal(), 1);
-        return { ...created, started: true };
+        return { id: created.id, run: created.run, started: true };
       } catch (error) {
         // Started by someone else meanwhile: signal that run instead.
         if (
@@ -330,7 +331,7 @@ export class Lifecycle {
     args: { definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
     firstSignal: SignalRecord | null,
     attempts = maxAttempts,
-  ): Promise<{ id: string; run: number }> {
+  ): Promise<{ id: string; run: number; started: boolean }> {
     const { definition, input: stored, options } = args;
     const idemKey = options.idempotencyKey === undefined ? null : keys.idempotency(options.idempotencyKey);
     const window = this.deps.idempotencyWindowMs;
@@ -341,7 +342,7 @@ export class Lifecycle {
     };
     for (let attempt = 0; attempt < attempts; attempt++) {
       const idem = await existingRun();
-      if (idem.live) return { id: idem.live.workflowId, run: idem.live.run };
+      if (idem.live) return { id: idem.live.workflowId, run: idem.live.run, started: false };
       const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
       if (!plan.ok) throw plan.error;
       const conditions = [...plan.conditions];
@@ -365,11 +366,11 @@ export class Lifecycle {
       this.#assertNotDeposed(outcome);
       if (outcome.ok) {
         plan.afterCommit();
-        return { id, run: plan.run };
+        return { id, run: plan.run, started: true };
       }
       // Another start with the same idempotency key landed first: that run is the answer.
       const raced = await existingRun();
-      if (raced.live) return { id: raced.live.workflowId, run: raced.live.run };
+      if (raced.live) return { id: raced.live.workflowId, run: raced.live.run, started: false };
       if (attempts === 1) throw new CreateRaceLost();
       // Tell a claim conflict from our own conflicts by re-reading.
       const read = await this.#read(id);
