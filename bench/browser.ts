@@ -4,11 +4,14 @@
  * stdout — `{ figures, details }`, the figures in latest.json's `browser` shape — and progress on stderr.
  *
  * Order: the throughput run on the bench page first (no studio tab is open, so no other engine competes),
- * then the handoffs (graceful, crash, freeze, and shutdown for the details), then cross-tab signal and result latency. Each part records
- * its failures in the details instead of aborting the others; a figure with no successful run is null.
+ * then the handoffs (graceful, crash, freeze, lifecycle-freeze, and shutdown for the details), then tab
+ * start-up, then cross-tab signal and result latency. Each part records its failures in the details instead
+ * of aborting the others; a figure with no successful run is null.
  *
  * Environment: `SHUTTLE_BENCH_QUICK=1` for a short run; `SHUTTLE_BENCH_ONLY=throughput,graceful,crash,freeze,
- * shutdown,cross-tab` to run some parts only (`shutdown` is a details-only handoff); `CHROMIUM_PATH` to choose the browser (see e2e/fixtures/chromium.ts).
+ * lifecycle-freeze,shutdown,startup,cross-tab` to run some parts only (`shutdown` is a details-only handoff;
+ * `handoff` stands for every handoff kind); `CHROMIUM_PATH` to choose the browser (see
+ * e2e/fixtures/chromium.ts).
  */
 import { chromium, type Browser, type BrowserContext } from '@playwright/test';
 import { chromiumArgs, resolveChromium } from '../e2e/fixtures/chromium';
@@ -17,23 +20,38 @@ import { unmeasured, type BrowserFigures } from './results';
 import { spreadOf } from './stats';
 import { measureCrossTab, type CrossTabFigures } from './studio/cross-tab';
 import { measureHandoffs, type HandoffFigure, type HandoffKind } from './studio/handoff';
+import { measureStartup, type StartupFigure } from './studio/startup';
 import { summarizeThroughput } from './throughput-summary';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
+const handoffParts = ['graceful', 'crash', 'freeze', 'lifecycle-freeze', 'shutdown'];
 const parts = new Set(
-  (process.env.SHUTTLE_BENCH_ONLY ?? 'throughput,graceful,crash,freeze,shutdown,cross-tab')
+  (
+    process.env.SHUTTLE_BENCH_ONLY ??
+    'throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab'
+  )
     .split(',')
     .map((part) => part.trim())
-    .filter(Boolean),
+    .filter(Boolean)
+    .flatMap((part) => (part === 'handoff' ? handoffParts : [part])),
 );
+/** The part name (`SHUTTLE_BENCH_ONLY`) of each handoff kind. */
+const handoffPart: Record<HandoffKind, string> = {
+  graceful: 'graceful',
+  crash: 'crash',
+  freeze: 'freeze',
+  lifecycleFreeze: 'lifecycle-freeze',
+  shutdown: 'shutdown',
+};
 
 const throughputOptions: ThroughputOptions = quick
   ? { rounds: 2, rawDurationMs: 800, engineDurationMs: 800, parallelWorkflows: 50, variantRounds: 1 }
   : { rounds: 5, rawDurationMs: 2_000, engineDurationMs: 2_000, parallelWorkflows: 50, variantRounds: 3 };
 
 const handoffRuns: Record<HandoffKind, number> = quick
-  ? { graceful: 2, crash: 2, freeze: 1, shutdown: 1 }
-  : { graceful: 7, crash: 7, freeze: 3, shutdown: 3 };
+  ? { graceful: 2, crash: 2, freeze: 1, lifecycleFreeze: 2, shutdown: 1 }
+  : { graceful: 7, crash: 7, freeze: 3, lifecycleFreeze: 7, shutdown: 3 };
+const startupRuns = quick ? 3 : 7;
 const crossTabRuns = quick ? { signalRuns: 3, resultRuns: 3 } : { signalRuns: 10, resultRuns: 10 };
 
 function log(message: string): void {
@@ -92,9 +110,9 @@ async function main(): Promise<void> {
     const context = await browser.newContext();
     const throughput = await attempt('throughput', failures, () => runThroughput(context, baseUrl));
     const handoffs: Partial<Record<HandoffKind, HandoffFigure>> = {};
-    const kinds: HandoffKind[] = ['graceful', 'crash', 'freeze', 'shutdown'];
+    const kinds: HandoffKind[] = ['graceful', 'crash', 'freeze', 'lifecycleFreeze', 'shutdown'];
     for (const kind of kinds) {
-      const figure = await attempt(kind, failures, () =>
+      const figure = await attempt(handoffPart[kind], failures, () =>
         measureHandoffs(context, baseUrl, kind, {
           runs: handoffRuns[kind],
           countdownFrom: 60,
@@ -105,6 +123,9 @@ async function main(): Promise<void> {
       );
       if (figure) handoffs[kind] = figure;
     }
+    const startup: StartupFigure | null = await attempt('startup', failures, () =>
+      measureStartup(context, baseUrl, { runs: startupRuns, log }),
+    );
     const crossTab: CrossTabFigures | null = await attempt('cross-tab', failures, () =>
       measureCrossTab(context, baseUrl, { ...crossTabRuns, log }),
     );
@@ -126,7 +147,9 @@ async function main(): Promise<void> {
         graceful: handoffs.graceful ? spreadOf(handoffs.graceful.latencyMs) : unmeasured,
         crash: handoffs.crash ? spreadOf(handoffs.crash.latencyMs) : unmeasured,
         freeze: handoffs.freeze ? spreadOf(handoffs.freeze.latencyMs) : unmeasured,
+        lifecycleFreeze: handoffs.lifecycleFreeze ? spreadOf(handoffs.lifecycleFreeze.latencyMs) : unmeasured,
       },
+      startupMs: startup ? spreadOf(startup.firstCommitMs) : unmeasured,
       crossTabSignalMs: crossTab ? spreadOf(crossTab.signal.latencyMs) : unmeasured,
       crossTabResultMs: crossTab ? spreadOf(crossTab.result.latencyMs) : unmeasured,
       duplicateCommits: audits.length > 0 ? audits.reduce((sum, count) => sum + count, 0) : null,
@@ -135,6 +158,11 @@ async function main(): Promise<void> {
       ...Object.values(handoffs).flatMap((figure) =>
         figure.runs.flatMap((run) =>
           run.error ? [`handoff ${figure.kind} run ${run.run}: ${run.error}`] : [],
+        ),
+      ),
+      ...(startup?.runs ?? []).flatMap((run) =>
+        run.tabs.flatMap((tab) =>
+          tab.error ? [`startup run ${run.run} (${tab.kind} tab): ${tab.error}`] : [],
         ),
       ),
       ...(crossTab
@@ -167,6 +195,7 @@ async function main(): Promise<void> {
           }
         : null,
       handoffs,
+      startup,
       crossTab,
     };
     process.stdout.write(`${JSON.stringify({ figures, details })}\n`);

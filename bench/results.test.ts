@@ -22,7 +22,9 @@ const browserFigures: BrowserFigures = {
     graceful: { p50: 80, p95: 120 },
     crash: { p50: 250, p95: 400 },
     freeze: { p50: null, p95: null },
+    lifecycleFreeze: { p50: 150, p95: 280 },
   },
+  startupMs: { p50: 2_500, p95: 3_000 },
   crossTabSignalMs: { p50: 20, p95: 60 },
   crossTabResultMs: { p50: 70, p95: 90 },
   duplicateCommits: 0,
@@ -58,11 +60,12 @@ describe('buildLatestResults', () => {
       'parallelEngineStepsPerSecond',
       'parallelRatio',
       'handoffMs',
+      'startupMs',
       'crossTabSignalMs',
       'crossTabResultMs',
       'duplicateCommits',
     ]);
-    expect(Object.keys(latest.browser.handoffMs)).toEqual(['graceful', 'crash', 'freeze']);
+    expect(Object.keys(latest.browser.handoffMs)).toEqual(['graceful', 'crash', 'freeze', 'lifecycleFreeze']);
     expect(checkLatestShape(latest)).toEqual([]);
   });
 
@@ -84,6 +87,8 @@ describe('buildLatestResults', () => {
     const latest = buildLatestResults({ generatedAt: '2026-01-02T03:04:05.000Z', node: null, browser: null });
     expect(latest.node.stepsPerSecond).toBeNull();
     expect(latest.browser.handoffMs.freeze).toEqual({ p50: null, p95: null });
+    expect(latest.browser.handoffMs.lifecycleFreeze).toEqual({ p50: null, p95: null });
+    expect(latest.browser.startupMs).toEqual({ p50: null, p95: null });
     expect(latest.browser.duplicateCommits).toBeNull();
     expect(checkLatestShape(latest)).toEqual([]);
   });
@@ -115,8 +120,10 @@ describe('checkLatestShape', () => {
       'browser.stepRatio must be a finite number or null',
       'browser.handoffMs.crash is missing',
       'browser.handoffMs.freeze is missing',
+      'browser.handoffMs.lifecycleFreeze is missing',
       'browser.handoffMs.crash must be an object',
       'browser.handoffMs.freeze must be an object',
+      'browser.handoffMs.lifecycleFreeze must be an object',
     ]);
   });
 
@@ -141,6 +148,12 @@ describe('the table', () => {
     expect(row('engine steps/s, 50 workflows').verdict).toBe('miss');
     expect(row('handoff, graceful close')).toMatchObject({ value: 'p50 80 · p95 120 ms', verdict: 'pass' });
     expect(row('handoff, freeze').verdict).toBe('n/a');
+    expect(row('handoff, lifecycle freeze (CDP)')).toMatchObject({
+      value: 'p50 150 · p95 280 ms',
+      target: 'p50 ≤ 300 ms',
+      verdict: 'pass',
+    });
+    expect(row('tab start-up → first commit')).toMatchObject({ target: 'p50 ≤ 2,000 ms', verdict: 'miss' });
     expect(row('cross-tab result').verdict).toBe('miss');
     expect(row('duplicate commits').verdict).toBe('pass');
     expect(row('node steps/s (memory store)').verdict).toBe('pass');

@@ -41,7 +41,9 @@ export type BrowserFigures = {
   stepRatio: number | null;
   parallelEngineStepsPerSecond: number | null;
   parallelRatio: number | null;
-  handoffMs: { graceful: Spread; crash: Spread; freeze: Spread };
+  handoffMs: { graceful: Spread; crash: Spread; freeze: Spread; lifecycleFreeze: Spread };
+  /** A studio tab opening a fresh database: navigation → its engine's first workflow commit. */
+  startupMs: Spread;
   crossTabSignalMs: Spread;
   crossTabResultMs: Spread;
   duplicateCommits: number | null;
@@ -73,7 +75,7 @@ const browserNumberKeys = [
   'parallelRatio',
 ] as const satisfies readonly (keyof BrowserFigures)[];
 
-const handoffKinds = ['graceful', 'crash', 'freeze'] as const;
+const handoffKinds = ['graceful', 'crash', 'freeze', 'lifecycleFreeze'] as const;
 
 /** A spread with nothing measured. */
 export const unmeasured: Spread = Object.freeze({ p50: null, p95: null });
@@ -121,7 +123,9 @@ export function buildLatestResults(input: {
         graceful: spread(browser.handoffMs?.graceful),
         crash: spread(browser.handoffMs?.crash),
         freeze: spread(browser.handoffMs?.freeze),
+        lifecycleFreeze: spread(browser.handoffMs?.lifecycleFreeze),
       },
+      startupMs: spread(browser.startupMs),
       crossTabSignalMs: spread(browser.crossTabSignalMs),
       crossTabResultMs: spread(browser.crossTabResultMs),
       duplicateCommits: figure(browser.duplicateCommits),
@@ -174,6 +178,7 @@ export function checkLatestShape(value: unknown): string[] {
   const browserKeys = [
     ...browserNumberKeys,
     'handoffMs',
+    'startupMs',
     'crossTabSignalMs',
     'crossTabResultMs',
     'duplicateCommits',
@@ -184,6 +189,7 @@ export function checkLatestShape(value: unknown): string[] {
     if (checkKeys('browser.handoffMs', browser.handoffMs, handoffKinds, problems))
       for (const kind of handoffKinds)
         checkSpread(`browser.handoffMs.${kind}`, browser.handoffMs[kind], problems);
+    checkSpread('browser.startupMs', browser.startupMs, problems);
     checkSpread('browser.crossTabSignalMs', browser.crossTabSignalMs, problems);
     checkSpread('browser.crossTabResultMs', browser.crossTabResultMs, problems);
     checkNumber('browser.duplicateCommits', browser.duplicateCommits, problems);
@@ -218,6 +224,12 @@ export function freezeWindowMs(timings: { ttlMs: number; renewIntervalMs: number
     high: timings.ttlMs + grace + 2 * timings.renewIntervalMs,
   };
 }
+
+/**
+ * Tab start-up's target (navigation → the engine's first commit), in ms: the scale part's target for a new
+ * tab's engine running (docs/quality.md).
+ */
+export const startupTargetMs = 2_000;
 
 /** The Node steps-per-second reference: weft, on SQLite in memory, on a laptop (docs/quality.md). */
 export const weftStepsPerSecond = 18_000;
@@ -256,7 +268,7 @@ export function tableRows(results: LatestResults): TableRow[] {
     value: formatSpread(value),
     ceiling: '',
     ratio: '',
-    target: `p50 ≤ ${limit} ms`,
+    target: `p50 ≤ ${formatNumber(limit)} ms`,
     verdict: verdict(value.p50, (p50) => p50 <= limit),
   });
   return [
@@ -326,6 +338,8 @@ export function tableRows(results: LatestResults): TableRow[] {
       target: `p50 in ${formatNumber(freeze.low)}–${formatNumber(freeze.high)} ms`,
       verdict: verdict(browser.handoffMs.freeze.p50, (p50) => p50 >= freeze.low && p50 <= freeze.high),
     },
+    latency('handoff, lifecycle freeze (CDP)', browser.handoffMs.lifecycleFreeze, 300),
+    latency('tab start-up → first commit', browser.startupMs, startupTargetMs),
     latency('cross-tab signal', browser.crossTabSignalMs, 50),
     latency('cross-tab result', browser.crossTabResultMs, 50),
     {

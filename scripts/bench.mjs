@@ -6,8 +6,9 @@
 //
 // The app is built into bench/.build/app (not dist/), so a test run building dist/ at the same time cannot
 // change the files under the benchmark. `SHUTTLE_BENCH_QUICK=1` runs fewer and shorter rounds;
-// `SHUTTLE_BENCH_ONLY=node,throughput,graceful,crash,freeze,shutdown,cross-tab,scale` runs some parts only
-// (`scale`, N parked workflows in studio tabs, runs in a browser of its own after the others). The Node
+// `SHUTTLE_BENCH_ONLY=node,throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,scale`
+// runs some parts only (`handoff` stands for every handoff kind; `scale`, N parked workflows in studio tabs,
+// runs in a browser of its own after the others). The Node
 // benchmarks run 3 times each here (1 when quick; `SHUTTLE_BENCH_RUNS` overrides) to keep a full run near 5 minutes.
 // Exits non-zero when a runner failed (figures that miss their targets do not fail the command).
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,12 +20,15 @@ import { build } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
-const only = process.env.SHUTTLE_BENCH_ONLY?.split(',').map((part) => part.trim());
+const handoffParts = ['graceful', 'crash', 'freeze', 'lifecycle-freeze', 'shutdown'];
+const only = process.env.SHUTTLE_BENCH_ONLY?.split(',')
+  .map((part) => part.trim())
+  .flatMap((part) => (part === 'handoff' ? handoffParts : [part]));
 const buildDir = path.join(root, 'bench', '.build');
 const appDir = path.join(buildDir, 'app');
 const resultsDir = path.join(root, 'bench', 'results');
 const viteBin = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-const browserParts = ['throughput', 'graceful', 'crash', 'freeze', 'shutdown', 'cross-tab'];
+const browserParts = ['throughput', ...handoffParts, 'startup', 'cross-tab'];
 
 const started = Date.now();
 const timings = {};

@@ -11,6 +11,11 @@
  * - `crash`: the tab's renderer process is crashed through DevTools (`Page.crash`, as `chrome://crash`);
  * - `freeze`: the engine is frozen through the chaos control channel (`shuttle.chaos.freeze`) for longer
  *   than the claim TTL and its grace; skipped, and reported as not measured, where the studio lacks it;
+ * - `lifecycleFreeze`: the tab is frozen as the browser freezes a background tab, through DevTools
+ *   (`Page.setWebLifecycleState` `frozen`); the studio hands its workflows over on `freeze`. Headless Chromium
+ *   does not fire `freeze` for that call, so the event is then dispatched on the page's document right after
+ *   it (`StudioTab.lifecycleFreeze`); `exitAt` is taken before the DevTools call, so the figure includes that
+ *   call and the check. The tab is resumed (and rejoins with a new engine) once the handoff is measured;
  * - `shutdown` (details only): the engine is shut down through the console API (`shuttle.shutdown()`), the
  *   release the studio attempts on `pagehide`, here allowed to finish: the engine's own handoff path.
  *
@@ -26,7 +31,7 @@ import { summarize, type SampleSummary } from '../stats';
 import { auditDatabase, type DatabaseAudit } from './audit';
 import { pollUntil, StudioTab } from './tab';
 
-export type HandoffKind = 'graceful' | 'crash' | 'freeze' | 'shutdown';
+export type HandoffKind = 'graceful' | 'crash' | 'freeze' | 'lifecycleFreeze' | 'shutdown';
 
 /** What one handoff run saw. */
 export type HandoffRun = {
@@ -50,6 +55,12 @@ export type HandoffRun = {
   error?: string;
   /** What went wrong after the handoff was measured (finishing or terminating the countdown). */
   afterwards?: string;
+  /** `lifecycleFreeze`: whether the browser fired `freeze` itself or the bench dispatched it. */
+  freezeFiredBy?: 'browser' | 'dispatched';
+  /** `lifecycleFreeze`: the same latency from the page's own `freeze` event (no DevTools round trips). */
+  latencyFromFreezeEventMs?: number | null;
+  /** `lifecycleFreeze`: whether the resumed tab's engine ran again, with a new engine id. */
+  resumedWithNewEngine?: boolean;
 };
 
 export type HandoffFigure = {
@@ -81,12 +92,19 @@ function remainingOf(state: Record<string, unknown>): number | null {
  * Makes the owner exit; resolves with the exit moment. For a freeze that is when the stall began, as the
  * studio reports it (it waits for a quiet moment after the request), else when the freeze was requested.
  */
-async function exit(owner: StudioTab, kind: HandoffKind, freezeSeconds: number): Promise<number> {
+async function exit(
+  owner: StudioTab,
+  kind: HandoffKind,
+  freezeSeconds: number,
+  record: HandoffRun,
+): Promise<number> {
   if (kind === 'crash') await owner.prepareCrash();
+  if (kind === 'lifecycleFreeze') await owner.prepareLifecycleFreeze();
   const exitAt = Date.now();
   if (kind === 'graceful') await owner.close();
   else if (kind === 'crash') await owner.crash();
   else if (kind === 'freeze') return (await owner.freeze(freezeSeconds)) ?? exitAt;
+  else if (kind === 'lifecycleFreeze') record.freezeFiredBy = await owner.lifecycleFreeze();
   else await owner.shutdownEngine();
   return exitAt;
 }
@@ -133,7 +151,7 @@ async function measureRun(
         `the countdown is owned by ${before.owner?.engineId ?? 'nobody'}, not the tab that started it`,
       );
     record.ticksBeforeExit = from - (remainingOf(before.state) ?? from);
-    record.exitAt = await exit(owner, kind, options.freezeSeconds);
+    record.exitAt = await exit(owner, kind, options.freezeSeconds, record);
 
     const takeover = await pollUntil(
       'the survivor to commit a step',
@@ -167,6 +185,21 @@ async function measureRun(
     );
     if (takeover.engineId !== survivor.engineId)
       throw new Error(`the workflow went to ${takeover.engineId}, not the survivor tab`);
+    if (kind === 'lifecycleFreeze' && record.freezeFiredBy) {
+      const how = record.freezeFiredBy;
+      // The page's own event time (a page the browser really froze answers only after the resume).
+      await owner.lifecycleResume(how);
+      const frozeAt = await owner.lifecycleFrozeAt();
+      record.latencyFromFreezeEventMs = frozeAt === null ? null : takeover.firstStep!.at - frozeAt;
+      record.resumedWithNewEngine = await pollUntil(
+        'the resumed tab to run a new engine',
+        async () => {
+          const hello = await owner.page.evaluate(() => window.shuttle!.hello()).catch(() => null);
+          return hello?.status.state === 'running' && hello.engineId !== owner.engineId ? true : undefined;
+        },
+        { intervalMs: 100, timeoutMs: 20_000 },
+      ).catch(() => false);
+    }
   } catch (error) {
     record.error = error instanceof Error ? error.message : String(error);
   }

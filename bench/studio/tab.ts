@@ -162,6 +162,53 @@ export class StudioTab {
     void this.#cdp!.send('Page.crash').catch(() => undefined);
   }
 
+  /**
+   * Prepares a Page Lifecycle freeze: a DevTools session, and a listener that notes in the page when its
+   * `freeze` event fires (`window.shuttleBenchFrozeAt`, `Date.now()` in the page), so `lifecycleFreeze()`
+   * sends nothing but the freeze and the check.
+   */
+  async prepareLifecycleFreeze(): Promise<void> {
+    this.#cdp ??= await this.page.context().newCDPSession(this.page);
+    await this.page.evaluate(() => {
+      const marked = window as { shuttleBenchFrozeAt?: number };
+      marked.shuttleBenchFrozeAt = undefined;
+      document.addEventListener('freeze', () => (marked.shuttleBenchFrozeAt = Date.now()), { once: true });
+    });
+  }
+
+  /**
+   * Freezes this tab as the browser freezes a background tab: CDP `Page.setWebLifecycleState` `frozen`.
+   * The headless Chromium the benchmarks run answers that with success but neither freezes the page nor
+   * fires `freeze` (see e2e/lifecycle-freeze.spec.ts); then the `freeze` event is dispatched on the
+   * document here, as the browser would have, so the code measured is the studio's own handler either way.
+   * Resolves with who fired it. A page the browser really froze runs no script, so the check times out
+   * after `checkMs` and counts as `browser`.
+   */
+  async lifecycleFreeze(checkMs = 1_000): Promise<'browser' | 'dispatched'> {
+    await this.prepareLifecycleFreeze().catch(() => undefined);
+    await this.#cdp!.send('Page.setWebLifecycleState', { state: 'frozen' });
+    const fired = await Promise.race([
+      this.page.evaluate(
+        () => (window as { shuttleBenchFrozeAt?: number }).shuttleBenchFrozeAt !== undefined,
+      ),
+      new Promise<'frozen'>((resolve) => setTimeout(() => resolve('frozen'), checkMs)),
+    ]);
+    if (fired === 'frozen' || fired) return 'browser';
+    await this.page.evaluate(() => document.dispatchEvent(new Event('freeze')));
+    return 'dispatched';
+  }
+
+  /** When the page's own `freeze` event fired (`Date.now()` in the page), or null. */
+  async lifecycleFrozeAt(): Promise<number | null> {
+    return this.page.evaluate(() => (window as { shuttleBenchFrozeAt?: number }).shuttleBenchFrozeAt ?? null);
+  }
+
+  /** Ends a lifecycle freeze: `active` again, and `resume` dispatched if `freeze` was. */
+  async lifecycleResume(how: 'browser' | 'dispatched'): Promise<void> {
+    await this.#cdp?.send('Page.setWebLifecycleState', { state: 'active' });
+    if (how === 'dispatched') await this.page.evaluate(() => document.dispatchEvent(new Event('resume')));
+  }
+
   /** Shuts this tab's engine down through the console API (releases its claims); resolves when it has. */
   async shutdownEngine(): Promise<void> {
     await this.page.evaluate(() => window.shuttle!.shutdown());
