@@ -15,6 +15,8 @@ import { keys, parseTimerKey } from './keys';
 import { decodeTimer, type TimerRecord } from './records';
 
 const pageSize = 200;
+/** Workflows whose due timers fire at the same time (each workflow's own timers fire in order). */
+const fireConcurrency = 16;
 
 export class TimerScheduler {
   #handle: unknown = undefined;
@@ -66,16 +68,8 @@ export class TimerScheduler {
           limit: pageSize,
         });
         const due = page.filter(({ key }) => key < bound);
-        for (const { key, value } of due) {
-          let timer: TimerRecord | null;
-          try {
-            timer = decodeTimer(key, value);
-          } catch {
-            timer = null;
-          }
-          if (this.#stopped) return;
-          await this.deps.fire(key, timer);
-        }
+        await this.#fireAll(due);
+        if (this.#stopped) return;
         if (due.length < page.length || page.length < pageSize) break;
         after = page[page.length - 1]!.key;
       }
@@ -88,6 +82,36 @@ export class TimerScheduler {
     } catch (error) {
       this.deps.onError(error);
     }
+  }
+
+  /**
+   * Fires a page of due timers: one workflow's timers in order, different workflows' at once (a few at a
+   * time), so that timers falling due together on workflows held elsewhere are claimed together — their
+   * holder reads and claim commits share transactions — instead of one after another.
+   */
+  async #fireAll(due: readonly { key: string; value: string }[]): Promise<void> {
+    const byWorkflow = new Map<string, { key: string; timer: TimerRecord | null }[]>();
+    for (const { key, value } of due) {
+      let timer: TimerRecord | null;
+      try {
+        timer = decodeTimer(key, value);
+      } catch {
+        timer = null;
+      }
+      const group = timer?.workflowId ?? `\u0000${key}`;
+      const timers = byWorkflow.get(group) ?? [];
+      timers.push({ key, timer });
+      byWorkflow.set(group, timers);
+    }
+    const groups = [...byWorkflow.values()];
+    const next = async (): Promise<void> => {
+      for (let timers = groups.shift(); timers; timers = groups.shift())
+        for (const { key, timer } of timers) {
+          if (this.#stopped) return;
+          await this.deps.fire(key, timer);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.min(fireConcurrency, groups.length) }, next));
   }
 
   #schedule(dueAt: number): void {

@@ -565,7 +565,8 @@ export class ClaimManager {
       for (const workflowId of session.active) if (!claims.has(workflowId)) first.push(workflowId);
     }
 
-    // 1. holders
+    // 1. holders (a full pass remembers which workflows have one, so that step 2 need not read them again)
+    const haveHolder = options.full ? new Set<string>() : null;
     for (;;) {
       const page = await storage.scan(keys.ownerHoldersPrefix, {
         ...(this.#holderCursor ? { after: this.#holderCursor } : {}),
@@ -576,6 +577,7 @@ export class ClaimManager {
       for (const { key, value } of page) {
         const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
         if (!workflowId) continue;
+        haveHolder?.add(workflowId);
         const mine = claims.get(workflowId);
         if (mine) {
           if (mine.status === 'held' && value !== mine.holderRaw)
@@ -603,8 +605,9 @@ export class ClaimManager {
       const types = new Map(
         page.map(({ key, value }) => [workflowIdOf(key, keys.statusIndexPrefix('running')), value]),
       );
-      const eligible = ids.filter((id) => this.#deps.isEligible(types.get(id) ?? ''));
-      const holders = await storage.getMany(eligible.map((id) => keys.ownerHolder(id)));
+      const eligible = ids.filter((id) => this.#deps.isEligible(types.get(id) ?? '') && !haveHolder?.has(id));
+      const holders =
+        eligible.length > 0 ? await storage.getMany(eligible.map((id) => keys.ownerHolder(id))) : [];
       eligible.forEach((id, index) => {
         if (holders[index] === null) candidates.add(id);
       });

@@ -4,6 +4,7 @@
  * pass (not time) with a simulated clock, so they are exact on any machine.
  */
 import { describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../../storage/memory';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import type { EngineOptions } from '../options';
 import { defineWorkflow } from '../workflow';
@@ -40,6 +41,21 @@ function countCalls(engine: TestEngine): () => number {
   });
   engine.wrapper.enabled = true;
   return () => calls;
+}
+
+/** The shared store, counting the keys read by key (`get`, `getMany`), whoever calls. */
+class CountingStorage extends MemoryStorage {
+  keysReadByKey = 0;
+
+  override get(key: string) {
+    this.keysReadByKey++;
+    return super.get(key);
+  }
+
+  override getMany(keysToRead: readonly string[]) {
+    this.keysReadByKey += keysToRead.length;
+    return super.getMany(keysToRead);
+  }
 }
 
 describe('holding parked workflows', () => {
@@ -110,4 +126,29 @@ describe('holding parked workflows', () => {
     expect(b.ownedWorkflows().length).toBeGreaterThanOrEqual(300);
     await world.shutdownAll();
   });
+
+  it('a new engine recovers over 2,000 workflows a live engine holds without reading their holders one by one, and the claims view reads them in a few requests', async () => {
+    const { parked } = workflows();
+    const storage = new CountingStorage();
+    const world = new TestWorld({ storage });
+    const a = await world.engine([parked], fencing);
+    const count = 2_000;
+    for (let i = 0; i < count; i++) await a.start(parked, { sleepMs: week }, { id: `p-${i}` });
+    await world.idle();
+
+    storage.keysReadByKey = 0;
+    const b = await world.engine([parked], fencing);
+    await b.recoverAll();
+    // The full sweep pages through the holders and the running index; the running workflows it saw a
+    // holder for are not read again by key (before: one read per running workflow).
+    expect(storage.keysReadByKey).toBeLessThan(100);
+    expect(b.ownedWorkflows()).toEqual([]);
+
+    storage.keysReadByKey = 0;
+    const claims = await b.claims();
+    expect(claims).toHaveLength(count);
+    expect(claims.every((claim) => claim.epoch === 1 && claim.holder?.engineId === a.id)).toBe(true);
+    expect(storage.keysReadByKey).toBeLessThan(10);
+    await world.shutdownAll();
+  }, 60_000);
 });
