@@ -126,7 +126,7 @@ describe('FencedWriter', () => {
     expect(events.map((e) => e.type)).toEqual(['claim.lost']);
   });
 
-  it('fences an anchored write by the epoch too (an anchor can be purged), and classifies its refusal', async () => {
+  it('fences a commit that pins its checkpoint by the epoch too (an anchor can be purged), and classifies its refusal', async () => {
     const storage = new MemoryStorage();
     await storage.batch([
       { type: 'put', key: keys.ownerEpoch('w'), value: '2' },
@@ -142,7 +142,6 @@ describe('FencedWriter', () => {
         [{ key: 'record-0', expected: null }],
         [{ type: 'put', key: 'record-0', value: 'mine' }],
         'commit',
-        { anchored: true },
       ),
     ).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
     expect(await storage.get('record-0')).toBeNull();
@@ -152,7 +151,6 @@ describe('FencedWriter', () => {
       [{ key: 'record-1', expected: null }],
       [{ type: 'put', key: 'record-1', value: 'zombie' }],
       'commit',
-      { anchored: true },
     );
     expect(outcome).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
     expect(await storage.get('record-1')).toBe('written by the successor');
@@ -168,15 +166,16 @@ describe('FencedWriter', () => {
     ]);
     // Both refusals were at the same instant by the same engine: one diagnostic record (keyed by time and engine).
     expect(await storage.scan(keys.fenceRejectionPrefix('w'))).toHaveLength(1);
-    // Without a claim it is refused before any storage call, anchored or not.
+    // Without a claim it is refused before any storage call.
     const before = calls();
-    expect(
-      await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit', { anchored: true }),
-    ).toMatchObject({ ok: false, reason: 'deposed' });
+    expect(await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit')).toMatchObject({
+      ok: false,
+      reason: 'deposed',
+    });
     expect(calls()).toBe(before);
   });
 
-  it('tells a lost race of an anchored write from a deposition', async () => {
+  it('tells a lost race on the caller’s own condition from a deposition', async () => {
     const storage = new MemoryStorage();
     await storage.batch([
       { type: 'put', key: keys.ownerEpoch('w'), value: '1' },
@@ -190,7 +189,6 @@ describe('FencedWriter', () => {
         [{ key: 'record-0', expected: null }],
         [{ type: 'put', key: 'record-0', value: 'mine' }],
         'commit',
-        { anchored: true },
       ),
     ).toEqual({ ok: false, reason: 'lost-race' });
     expect(ownership.drives('w')).toBe(true);

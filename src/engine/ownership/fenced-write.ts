@@ -6,10 +6,10 @@
  * workflow, or at all). How each mode fences is said once, in its strategy (none.ts, lease.ts,
  * workflow-lease.ts); this module only guarantees that no write skips it.
  *
- * An `anchored` write is one whose own conditions already pin the workflow's checkpoint (a run's commit:
- * its commit record's key is unused exactly while the checkpoint it last wrote is current). Strategies still
- * fence it like any other write: an anchor can be deleted (a purge deletes a finished run's log), an epoch
- * never is (workflow-lease.ts).
+ * A run's commit also pins the workflow's checkpoint in its own conditions (its commit record's key is
+ * unused exactly while the checkpoint it last wrote is current); strategies fence it like any other write
+ * all the same: an anchor can be deleted (a purge deletes a finished run's log), an epoch never is
+ * (workflow-lease.ts).
  *
  * Ownership transitions (acquire, takeover, renew, release, rotation, the global lease, the mode marker)
  * carry their own epoch and holder conditions and are committed by the strategy itself, never through here.
@@ -33,16 +33,14 @@ export class FencedWriter {
    * Commits `operations` if `conditions` and the ownership fence hold.
    * @param workflowId the workflow the write belongs to, or null for engine-scoped writes
    * @param what a short description of the write, recorded in fence-rejection diagnostics
-   * @param options.anchored the conditions pin the workflow's checkpoint (see the module header)
    */
   async write(
     workflowId: string | null,
     conditions: readonly Condition[],
     operations: readonly Operation[],
     what: string,
-    options: { anchored?: boolean } = {},
   ): Promise<WriteOutcome> {
-    const fence = this.#ownership.fence(workflowId, what, options.anchored === true);
+    const fence = this.#ownership.fence(workflowId, what);
     if ('ok' in fence) return fence;
     const fenced = fence.conditions.length === 0 ? conditions : [...conditions, ...fence.conditions];
     if (await this.#committer.commit(fenced, operations)) return { ok: true };

@@ -118,10 +118,9 @@ export interface Ownership {
   // -- Fencing
   /**
    * The fence of a write of `workflowId` (`null`: an engine-scoped write), or a refusal without any storage
-   * call when this engine may not write for it at all. `anchored`: the write's own conditions pin the
-   * workflow's checkpoint (fenced-write.ts).
+   * call when this engine may not write for it at all.
    */
-  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome;
+  fence(workflowId: string | null, what: string): Fence | WriteOutcome;
   /** A fenced write was refused: was it an ordinary lost race, or is this engine deposed? */
   classifyRefusal(workflowId: string | null, fence: Fence, what: string): Promise<WriteOutcome>;
 

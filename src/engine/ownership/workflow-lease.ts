@@ -99,7 +99,7 @@ export class WorkflowLeaseOwnership implements Ownership {
   // -------------------------------------------------------------------------------------------------------
   // Fencing
 
-  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome {
+  fence(workflowId: string | null, what: string): Fence | WriteOutcome {
     if (workflowId === null) return noFence;
     const claim = this.#registry.get(workflowId);
     if (!claim) {
@@ -111,7 +111,6 @@ export class WorkflowLeaseOwnership implements Ownership {
       });
       return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
     }
-    void anchored; // an anchor is not a fence across a purge (module header): every write names the epoch
     return {
       conditions: [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
       heldEpoch: claim.epoch,

@@ -11,7 +11,7 @@
  *   entries), the checkpoint, timers to arm or delete, consumed signals, update responses, child creations,
  *   and on the last turn the terminal record. The batch's condition is that the commit record's key is
  *   unused, which holds exactly while the checkpoint this run last wrote or read is current
- *   (workflow-writes.ts): an anchored write, refused once any other writer — a successor's claim, a
+ *   (workflow-writes.ts), and the ownership fence is added to it: refused once any other writer — a successor's claim, a
  *   rotation — replaced the checkpoint. Nothing in memory moves past a write that did not land: if the
  *   commit fails, the run is dropped and (unless this engine was deposed) reloaded from storage.
  * - **Activities** run only after the commit that reached them landed, so a deposed engine never starts one
@@ -1400,7 +1400,6 @@ export class WorkflowRun {
       conditions,
       operations,
       finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`,
-      { anchored: true },
     );
     if (!outcome.ok) {
       this.drop(outcome.reason === 'deposed' ? 'deposed' : 'lost-race');
