@@ -22,12 +22,14 @@
  *   channel (control-channel.ts), each call resolving when the hosting tab has done it.
  */
 import type {
+  ClaimHolder,
   ClaimInfo,
   EngineMetrics,
   FenceRejection,
   ListFilter,
   ListPage,
   PurgeReport,
+  ReclaimOutcome,
   ResultWaiterInfo,
   RunSummary,
   ScheduleInfo,
@@ -418,9 +420,11 @@ export class ShuttleClient {
    *
    * @param workflowType A definition name, e.g. `'countdown'` (see `definitions()`).
    * @param input The workflow's input (plain JSON data).
-   * @param options `{ id?, executionTimeoutMs?, startDelayMs?, idReuse? }`. A finished id may be started
-   * again (a new run; the earlier one stays readable with `describe(id, { run })`): `idReuse` is
-   * `'same-type'` (default), `'any-type'` or `'never'`.
+   * @param options `{ id?, executionTimeoutMs?, startDelayMs?, idReuse?, idempotencyKey? }`. A finished id
+   * may be started again (a new run; the earlier one stays readable with `describe(id, { run })`):
+   * `idReuse` is `'same-type'` (default), `'any-type'` or `'never'`. A repeated `idempotencyKey` (within the
+   * engine's window, 24 h by default) resolves with the id of the run it started, creating nothing
+   * (`startRun` says which happened).
    * @example
    * const id = await shuttle.start('countdown', { from: 5, tickMs: 200 }, { id: 'demo-1' });
    */
@@ -431,12 +435,15 @@ export class ShuttleClient {
     return (await this.call('start', params)).workflowId;
   }
 
-  /** Like `start`, but resolves with the id and the run number it started. */
-  startRun(
-    workflowType: string,
-    input?: unknown,
-    options?: StartOptions,
-  ): Promise<{ workflowId: string; run: number }> {
+  /**
+   * Like `start`, but resolves with the id, the run number, and `started`: false when the `idempotencyKey`
+   * had already started that run (nothing was created).
+   * @example
+   * const first = await shuttle.startRun('countdown', { from: 5 }, { idempotencyKey: 'order-42' });
+   * const again = await shuttle.startRun('countdown', { from: 5 }, { idempotencyKey: 'order-42' });
+   * // again.workflowId === first.workflowId, again.started === false
+   */
+  startRun(workflowType: string, input?: unknown, options?: StartOptions): Promise<Result<'start'>> {
     const params: Params<'start'> = { workflowType };
     if (input !== undefined) params.input = input;
     if (options !== undefined) params.options = options;
@@ -661,6 +668,34 @@ export class ShuttleClient {
   /** Every claim holder record in the database: workflow, engine, epoch, claimed at, expires at. */
   claims(): Promise<ClaimInfo[]> {
     return this.call('claims', {});
+  }
+
+  /**
+   * Who holds the workflow's claim — `{ engineId, epoch, claimedAt, expiresAt, live }` — or null when nobody
+   * does (finished, suspended, pending, or between owners). `live: false` means its holder is expired (its
+   * session lapsed past the grace), stopped, or dead (its Web Lock is gone): any engine may take it over.
+   * Rejects with `WorkflowNotFoundError` for an unknown id.
+   * @example
+   * const holder = await shuttle.claimHolder('demo-1');
+   * // { engineId: '…', epoch: 1, claimedAt: …, expiresAt: …, live: true }
+   */
+  claimHolder(workflowId: string): Promise<ClaimHolder | null> {
+    return this.call('claimHolder', { workflowId });
+  }
+
+  /**
+   * Takes one workflow over on this tab's engine now — when, and only when, its holder is expired or dead
+   * (or it has none). Resolves with the engine's outcome: `{ outcome: 'taken-over' | 'acquired', epoch }`,
+   * `{ outcome: 'already-held', epoch }` (this engine holds it), `{ outcome: 'held-live', holder }` (refused:
+   * its holder is live), or `not-running` / `ineligible` / `lost-race` / `corrupt`. A viewer tab (or the
+   * studio server) claims nothing: it rejects with `ObserverCannotClaimError`; `WorkflowNotFoundError` for
+   * an unknown id.
+   * @example
+   * const outcome = await shuttle.reclaim('demo-1');
+   * if (outcome.outcome === 'held-live') console.log('still held by', outcome.holder.engineId);
+   */
+  reclaim(workflowId: string): Promise<ReclaimOutcome> {
+    return this.call('reclaim', { workflowId });
   }
 
   /** Writes of deposed engines that storage refused (for one workflow, or all). */
@@ -920,6 +955,8 @@ export class ShuttleClient {
         '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',
         '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',
         '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
+        '  claimHolder(id)   who holds it: { engineId, epoch, expiresAt, live } or null',
+        "  reclaim(id)   take it over here only if its holder is expired or dead, e.g. (await reclaim(id)).outcome === 'taken-over'",
         '  compileDefinition(source) · saveDefinition(source, { force? }) · deleteDefinition(name, version)',
         "      source: a TypeScript module, default export a defineWorkflow definition, imports from 'shuttle' only",
         "  waitFor(id, status | statuses, { timeoutMs? })   e.g. waitFor(id, 'completed')",

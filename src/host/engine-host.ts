@@ -21,7 +21,8 @@
  * - Sources are compiled in the compile sandbox before they are saved (compile-sandbox.ts): a module that
  *   never finishes loading is refused there, not evaluated by the engines of every tab.
  * - Viewer mode creates an observer engine (`claimWorkflows: false`, `recover: false`): it reads, signals
- *   and starts workflows that other tabs run, and never claims one.
+ *   and starts workflows that other tabs run, and never claims one (`reclaim` is refused with
+ *   `ObserverCannotClaimError`; `claimHolder` answers as anywhere).
  * - Failures of the worker itself (the database blocked, deleted or full, the engine refusing to start)
  *   become a `failed` status with a readable message, pushed to the page, never a silent death.
  * - Engine events and store change notices are pushed in batches, at most one of each per `pushIntervalMs`;
@@ -419,7 +420,7 @@ class Host implements EngineHost {
       compileDefinition: ({ source }) => this.#check(source),
       start: withEngine(async (engine, { workflowType, input, options }) => {
         const handle = await engine.start(workflowType, input, options ?? {});
-        return { workflowId: handle.workflowId, run: handle.run! };
+        return { workflowId: handle.workflowId, run: handle.run!, started: handle.started };
       }),
       signalWithStart: withEngine(async (engine, { workflowType, input, signalName, payload, options }) => {
         const handle = await engine.signalWithStart(workflowType, input, signalName, payload, options);
@@ -508,6 +509,16 @@ class Host implements EngineHost {
       previewSchedule: async ({ cron, timezone, count }) =>
         previewCron(cron, timezone, this.#now(), Math.max(1, Math.min(count ?? 5, 20))),
       claims: withEngine((engine) => engine.claims()),
+      claimHolder: withEngine(async (engine, { workflowId }) => {
+        const holder = await engine.claimHolder(workflowId);
+        // Nobody holds it: say so only of a workflow that exists (a mistyped id is an error, not "nobody").
+        if (holder === null) await engine.runs(workflowId);
+        return holder;
+      }),
+      reclaim: withEngine((engine, { workflowId }) => {
+        if (this.#config?.mode === 'viewer') throw this.#observerCannotClaim(workflowId);
+        return engine.reclaim(workflowId);
+      }),
       fenceRejections: withEngine((engine, { workflowId }) => engine.fenceRejections(workflowId)),
       resultWaiters: withEngine(async (engine) => engine.resultWaiters()),
       metrics: withEngine(async (engine) => engine.metrics()),
@@ -541,6 +552,22 @@ class Host implements EngineHost {
         return fleet.act(engineId ?? null, action as FleetActionType, seconds);
       },
     };
+  }
+
+  /**
+   * The refusal of `reclaim` by an engine that claims nothing: a viewer tab's, or the studio server's
+   * observer. Says where the workflow can be taken over instead.
+   */
+  #observerCannotClaim(workflowId: string): Error {
+    const server = this.#options.runtime?.kind === 'server';
+    const message = server
+      ? `This studio server's engine is an observer: it claims no workflow, so it cannot take '${workflowId}' over. The worker processes (shuttle worker) take it over by themselves once its holder is expired or dead; start one if none runs.`
+      : `This tab is a viewer (?engine=off): its engine claims no workflow, so it cannot take '${workflowId}' over. Take it over from a tab that runs an engine (open the studio without ?engine=off); such a tab also takes it over by itself once its holder is expired or dead.`;
+    return Object.assign(new Error(message), {
+      name: 'ObserverCannotClaimError',
+      workflowId,
+      engineId: this.engineId,
+    });
   }
 
   /** Refuses to change definitions from a page of a host that does not load them (a server). */

@@ -40,10 +40,18 @@ describe('parseRequest', () => {
         ),
       ),
       ...Object.fromEntries(
-        ['cancel', 'terminate', 'suspend', 'resume', 'result', 'describe', 'runs', 'purge'].map((m) => [
-          m,
-          { workflowId: 'w' },
-        ]),
+        [
+          'cancel',
+          'terminate',
+          'suspend',
+          'resume',
+          'result',
+          'describe',
+          'runs',
+          'purge',
+          'claimHolder',
+          'reclaim',
+        ].map((m) => [m, { workflowId: 'w' }]),
       ),
     };
     for (const method of methods) {
@@ -94,6 +102,19 @@ describe('parseRequest', () => {
       request('deleteDefinition', { name: 'x', version: 1.5 }),
       1,
       /'version' must be an integer/,
+    ],
+    ['a claimHolder without a workflow id', request('claimHolder', {}), 1, /'workflowId' is missing/],
+    [
+      'a reclaim of a number',
+      request('reclaim', { workflowId: 7 }),
+      1,
+      /'workflowId' must be a string, not number 7/,
+    ],
+    [
+      'a reclaim with options it does not take',
+      request('reclaim', { workflowId: 'w', force: true }),
+      1,
+      /unknown param 'force'; it takes workflowId/,
     ],
     [
       'a bad mode',

@@ -23,6 +23,7 @@
  * can import it freely. Bump `PROTOCOL_VERSION` on any incompatible change of a shape below.
  */
 import type {
+  ClaimHolder,
   ClaimInfo,
   EngineEvent,
   EngineMetrics,
@@ -31,6 +32,7 @@ import type {
   ListFilter,
   ListPage,
   PurgeReport,
+  ReclaimOutcome,
   ResultWaiterInfo,
   RunSummary,
   ScheduleInfo,
@@ -53,7 +55,7 @@ export type { CompileReport, DeleteOutcome, SaveOutcome };
 export type DefinitionDiagnostic = Diagnostic;
 
 /** The version of this protocol. Page and worker of one build always agree; a mismatch means a stale tab. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /**
  * The claim timings of the studio's engines, defined once: a claim (an engine's session) lives 6 s without
@@ -276,8 +278,12 @@ export interface Methods {
   hello: { params: { protocolVersion: number } & WorkerConfig; result: HelloResult };
   start: {
     params: { workflowType: string; input?: unknown; options?: StartOptions };
-    /** The id and the run it started (1, or the next run of a finished id started again). */
-    result: { workflowId: string; run: number };
+    /**
+     * The id and the run it started (1, or the next run of a finished id started again). `started: false`
+     * when `options.idempotencyKey` had already started a run within the engine's window: that run is
+     * returned and nothing was created.
+     */
+    result: { workflowId: string; run: number; started: boolean };
   };
   signal: { params: { workflowId: string; name: string; payload?: unknown }; result: null };
   /** Completes an external activity (its token: `describe(id).pending.leaves[i].completionToken`). */
@@ -351,6 +357,19 @@ export interface Methods {
     result: SchedulePreview;
   };
   claims: { params: Empty; result: ClaimInfo[] };
+  /**
+   * Who holds the workflow's claim and whether that holder is live now (its session, and the liveness
+   * oracle: a Web Lock in tabs, an advisory lock on servers); null when nobody holds it (finished,
+   * suspended, pending, or between owners). `WorkflowNotFoundError` for an id that has no workflow.
+   */
+  claimHolder: { params: { workflowId: string }; result: ClaimHolder | null };
+  /**
+   * Takes one workflow over on this engine now when, and only when, it has no holder or its holder is
+   * expired or dead; a live holder is left alone. The engine's outcome comes back as data (`held-live` with
+   * the holder, `taken-over` with the new epoch, …; see `ReclaimOutcome`). Refused with
+   * `ObserverCannotClaimError` by an engine that claims nothing (a viewer tab, the studio server's observer).
+   */
+  reclaim: { params: { workflowId: string }; result: ReclaimOutcome };
   fenceRejections: { params: { workflowId?: string }; result: FenceRejection[] };
   resultWaiters: { params: Empty; result: ResultWaiterInfo[] };
   metrics: { params: Empty; result: EngineMetrics };
@@ -503,6 +522,8 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   deleteSchedule: { name: 'string' },
   previewSchedule: { cron: 'string', timezone: 'string?', count: 'integer?' },
   claims: {},
+  claimHolder: { workflowId: 'string' },
+  reclaim: { workflowId: 'string' },
   fenceRejections: { workflowId: 'string?' },
   resultWaiters: {},
   metrics: {},

@@ -165,3 +165,78 @@ describe('shuttle serve: a bad message harms only its own socket', () => {
     socket.close();
   });
 });
+
+describe('shuttle serve: claim calls from the studio', () => {
+  let fleetDatabase: TestDatabase;
+  let withWorker: RunningServer;
+
+  beforeAll(async () => {
+    fleetDatabase = await createTestDatabase();
+    withWorker = await startServer({
+      databaseUrl: fleetDatabase.url,
+      port: 0,
+      studioDir,
+      demos: true,
+      engines: 1,
+      logger: createLogger({}, () => undefined),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await withWorker?.stop();
+    await fleetDatabase?.drop();
+  });
+
+  it('reports the worker holding a workflow as live, and refuses a reclaim from the observer with ObserverCannotClaimError', async () => {
+    const socket = await new Promise<WebSocket>((resolve, reject) => {
+      const opened = new WebSocket(`${withWorker.origin.replace('http', 'ws')}/ws`, {
+        headers: { cookie: `shuttle_token=${withWorker.token}`, origin: withWorker.origin },
+      });
+      opened.once('open', () => resolve(opened));
+      opened.once('error', reject);
+    });
+    const call = (id: number, method: string, params: Record<string, unknown>) =>
+      ask(socket, { kind: 'request', v: PROTOCOL_VERSION, id, method, params });
+    await call(1, 'hello', { protocolVersion: PROTOCOL_VERSION, databaseName: 'server', mode: 'viewer' });
+    const started = await call(2, 'start', {
+      workflowType: 'countdown',
+      input: { from: 600, tickMs: 100 },
+      options: { id: 'served-countdown', idempotencyKey: 'served-key' },
+    });
+    expect(started).toMatchObject({ ok: true, value: { workflowId: 'served-countdown', started: true } });
+    const again = await call(3, 'start', {
+      workflowType: 'countdown',
+      options: { idempotencyKey: 'served-key' },
+    });
+    expect(again).toMatchObject({ ok: true, value: { workflowId: 'served-countdown', started: false } });
+    // The observer claims nothing: the in-process worker does.
+    let holder: Record<string, unknown> = {};
+    for (let attempt = 0; attempt < 200; attempt++) {
+      holder = await call(10 + attempt, 'claimHolder', { workflowId: 'served-countdown' });
+      if ((holder.value as { live?: boolean } | null)?.live) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const observerId = (
+      (await call(300, 'hello', {
+        protocolVersion: PROTOCOL_VERSION,
+        databaseName: 'server',
+        mode: 'viewer',
+      })) as { value: { engineId: string } }
+    ).value.engineId;
+    expect(holder).toMatchObject({ ok: true, value: { epoch: 1, live: true } });
+    expect((holder.value as { engineId: string }).engineId).not.toBe(observerId);
+    const refused = await call(301, 'reclaim', { workflowId: 'served-countdown' });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        name: 'ObserverCannotClaimError',
+        message: expect.stringContaining('shuttle worker'),
+        details: { workflowId: 'served-countdown' },
+      },
+    });
+    const unknown = await call(302, 'claimHolder', { workflowId: 'nobody-started-this' });
+    expect(unknown).toMatchObject({ ok: false, error: { name: 'WorkflowNotFoundError' } });
+    await call(303, 'terminate', { workflowId: 'served-countdown' });
+    socket.close();
+  }, 30_000);
+});
