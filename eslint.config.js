@@ -291,19 +291,17 @@ export default tseslint.config(
                 'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants and engine/codec).',
             },
             {
-              // Of the layers below, the UI uses the client and its launcher, the protocol (types, and the
-              // constants its tests build messages with) and the pure source edits of the authoring host.
+              // Of the layers below, the UI uses the client, its launcher and its pure source edits for the
+              // editor, and the protocol (types, and the constants its tests build messages with).
               group: [
                 '**/worker/**',
                 '**/server/**',
-                '**/host/*',
+                '**/host/**',
                 '!**/host/protocol',
-                '!**/host/authoring',
-                '**/host/authoring/*',
-                '!**/host/authoring/source-edits',
                 '**/client/**',
                 '!**/client/client',
                 '!**/client/launch',
+                '!**/client/source-edits',
               ],
               message:
                 'The UI reaches engines only through the client (src/client/client.ts, started by src/client/launch.ts) and the protocol types (src/host/protocol.ts).',

@@ -1,7 +1,7 @@
 /**
  * Plain-text edits of a definition's source, for the editor's actions: read the declared name and version,
  * bump the version, rename, and turn a built-in demo into a template of one's own. Pure string functions
- * with no imports, so the studio's page uses them as well as the worker.
+ * with no imports, used by the studio's editor.
  *
  * They look for the first `name: '…'` (a quoted literal) and the first `version: <digits>` after
  * `defineWorkflow(`, or anywhere when there is none — where a definition declares them. An edit that cannot

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestWorld } from '../../engine/engine.test-support';
-import { deleteDefinition, listStoredDefinitions, saveDefinition, withVersion } from './definition-store';
+import { withVersion } from '../../client/source-edits';
+import { deleteDefinition, listStoredDefinitions, saveDefinition } from './definition-store';
 import { compileDefinition } from './compile';
 
 const source = (

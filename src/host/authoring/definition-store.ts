@@ -167,4 +167,3 @@ export async function deleteDefinition(
 }
 
 /** Rewrites the `version: N` of a definition's source (for the "bump the version" action). */
-export { withVersion } from './source-edits';

@@ -5,7 +5,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import type { DefinitionInfo } from '../../../host/protocol';
-import { withName } from '../../../host/authoring/source-edits';
+import { withName } from '../../../client/source-edits';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

@@ -14,7 +14,7 @@
  */
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import type { DefinitionInfo, SaveOutcome } from '../../../host/protocol';
-import { readDeclaration, templateFrom, unusedName, withVersion } from '../../../host/authoring/source-edits';
+import { readDeclaration, templateFrom, unusedName, withVersion } from '../../../client/source-edits';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { Icon } from '../../components/icons';

@@ -11,7 +11,7 @@ import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { groupDefinitions } from '../workflows/definition-catalog';
 import { humanTitle, isChildOnly } from '../workflows/definition-names';
-import { readDeclaration } from '../../../host/authoring/source-edits';
+import { readDeclaration } from '../../../client/source-edits';
 import { bufferKey, useEditorStore } from './editor-store';
 import styles from './DefinitionList.module.css';
 

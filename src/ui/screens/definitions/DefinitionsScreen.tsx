@@ -4,7 +4,7 @@
  * (`#/definitions/<name>?v=<version>`, or `?draft=<id>` for a draft of this tab). Saved definitions are
  * registered by every tab's engine at once, so what is written here runs, and is taken over, anywhere.
  */
-import { blankDefinition, unusedName } from '../../../host/authoring/source-edits';
+import { blankDefinition, unusedName } from '../../../client/source-edits';
 import type { DefinitionInfo } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
