@@ -5,6 +5,10 @@ import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
  * End-to-end tests drive the built studio (`vite build` + `vite preview`) in real Chromium. Several pages of
  * one browser context share IndexedDB, Web Locks and BroadcastChannel, exactly like tabs. The browser is
  * never downloaded: see `resolveChromium`.
+ *
+ * Under load (docs/testing.md): `SHUTTLE_E2E_LOAD=1` makes the global setup (e2e/fixtures/load.ts) start two
+ * busy-loop processes for the run and stop them after it; `SHUTTLE_E2E_CPU_THROTTLE=<rate>` throttles every
+ * studio page's CPU through DevTools (the fixtures apply it).
  */
 const port = Number(process.env.SHUTTLE_E2E_PORT ?? 4173);
 
@@ -17,6 +21,7 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 15_000 },
   reporter: [['list'], ['json', { outputFile: '.test-reports/e2e.json' }]],
+  globalSetup: './e2e/fixtures/load.ts',
   use: {
     baseURL: `http://localhost:${port}`,
     viewport: { width: 1280, height: 800 },
