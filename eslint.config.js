@@ -284,11 +284,17 @@ export default tseslint.config(
             },
             {
               // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
-              // ownership invariants and payload measures, read by the UI at runtime instead of copied.
-              group: ['**/engine/**', '!**/engine/vocabulary', '!**/engine/invariants', '!**/engine/codec'],
+              // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
+              group: [
+                '**/engine/**',
+                '!**/engine/vocabulary',
+                '!**/engine/invariants',
+                '!**/engine/codec',
+                '!**/engine/list-row',
+              ],
               allowTypeImports: true,
               message:
-                'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants and engine/codec).',
+                'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
             },
             {
               // Of the layers below, the UI uses the client, its launcher and its pure source edits for the

@@ -24,6 +24,7 @@ import {
   type WorkflowRecord,
 } from './records';
 import { describeCommand } from './workflow';
+import { listRow, type RowContext } from './list-row';
 
 /**
  * Who holds a workflow's claim. `expiresAt` is when the claim stops being live unless renewed: the expiry of
@@ -407,26 +408,9 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
   return { items, nextCursor };
 }
 
-/** A list row of `record`: its identity and timing facts, its error, and what the caller read beside it. */
-function summaryRow(
-  record: WorkflowRecord,
-  beside: Pick<WorkflowSummary, 'updatedAt' | 'owner' | 'epoch' | 'waitingOn' | 'corrupt'>,
-): WorkflowSummary {
-  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
-    factsOf(record);
-  return {
-    workflowId,
-    workflowType,
-    version,
-    run,
-    status,
-    createdAt,
-    ...(startedAt !== undefined ? { startedAt } : {}),
-    ...(endedAt !== undefined ? { endedAt } : {}),
-    ...(parentId !== undefined ? { parentId } : {}),
-    ...beside,
-    ...(record.error ? { error: `${record.error.name}: ${record.error.message}` } : {}),
-  };
+/** A list row of `record` (list-row.ts), with what the caller read beside it. */
+function summaryRow(record: WorkflowRecord, beside: RowContext): WorkflowSummary {
+  return listRow(factsOf(record), beside);
 }
 
 /** The kept earlier runs of each of `ids` as list rows, latest first (a corrupt one is a row that says so). */

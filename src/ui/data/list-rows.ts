@@ -22,29 +22,18 @@
 import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
 import type { ClaimInfo, ListFilter, ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
+import { listRow } from '../../engine/list-row';
 import { queryKeys } from './query-keys';
 
 /** A workflow's list row, from its description (the same fields `list` reports). */
 export function summaryOf(description: WorkflowDescription): WorkflowSummary {
-  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId } =
-    description;
-  return {
-    workflowId,
-    workflowType,
-    version,
-    run,
-    status,
-    createdAt,
-    ...(startedAt !== undefined ? { startedAt } : {}),
-    ...(endedAt !== undefined ? { endedAt } : {}),
-    ...(parentId !== undefined ? { parentId } : {}),
+  return listRow(description, {
     updatedAt: description.updatedAt,
     owner: description.owner,
     epoch: description.epoch,
     waitingOn: description.pending?.summary ?? null,
-    ...(description.error ? { error: `${description.error.name}: ${description.error.message}` } : {}),
     ...(description.corrupt ? { corrupt: description.corrupt } : {}),
-  };
+  });
 }
 
 /** Whether `row` belongs in a list asked for with `filter` (the filters `list` applies). */

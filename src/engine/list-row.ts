@@ -1,0 +1,45 @@
+/**
+ * A workflow's row in a list, built one way: `list` builds it from a stored record, the studio from a
+ * `describe` when it refreshes the rows a change names (src/ui/data/list-rows.ts). A pure module with no
+ * runtime imports, so the UI uses it at runtime too.
+ */
+import type { WorkflowFacts, WorkflowSummary } from './inspect';
+
+/** The facts a row shows of the workflow itself. */
+export type RowFacts = Pick<
+  WorkflowFacts,
+  | 'workflowId'
+  | 'workflowType'
+  | 'version'
+  | 'run'
+  | 'status'
+  | 'createdAt'
+  | 'startedAt'
+  | 'endedAt'
+  | 'parentId'
+  | 'error'
+>;
+
+/** What a row shows beside the workflow's own facts, read by the caller (owner, epoch, what it waits on). */
+export type RowContext = Pick<WorkflowSummary, 'updatedAt' | 'owner' | 'epoch' | 'waitingOn' | 'corrupt'>;
+
+/** The list row of a workflow: its identity and timing facts, what the caller read beside it, its error in one line. */
+export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {
+  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId, error } =
+    facts;
+  const { corrupt, ...context } = beside;
+  return {
+    workflowId,
+    workflowType,
+    version,
+    run,
+    status,
+    createdAt,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(endedAt !== undefined ? { endedAt } : {}),
+    ...(parentId !== undefined ? { parentId } : {}),
+    ...context,
+    ...(error ? { error: `${error.name}: ${error.message}` } : {}),
+    ...(corrupt ? { corrupt } : {}),
+  };
+}
