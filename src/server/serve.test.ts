@@ -93,6 +93,22 @@ describe('shuttle serve: who may reach the studio', () => {
     expect(await page.text()).toContain('<meta name="shuttle-server"');
   });
 
+  it('accepts the studio’s own host reached over HTTPS through a TLS-ending proxy that passes the Host header on', async () => {
+    const host = new URL(server.origin).host;
+    const proxied = await fetch(server.url, {
+      headers: { origin: `https://${host}` },
+      redirect: 'manual',
+    });
+    expect(proxied.status).not.toBe(403);
+    const proxiedSocket = await openSocket({ cookie: cookie(), origin: `https://${host}` });
+    proxiedSocket.close();
+    const foreign = await fetch(server.url, {
+      headers: { origin: `https://evil.example` },
+      redirect: 'manual',
+    });
+    expect(foreign.status).toBe(403);
+  });
+
   it('refuses a request from a foreign Origin even with the token (403)', async () => {
     const response = await fetch(server.url, {
       headers: { origin: 'http://evil.example' },

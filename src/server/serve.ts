@@ -156,7 +156,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   /** Why a request must be refused (status and a sentence), or null when it may go on. */
   const refusal = (request: IncomingMessage, url: URL): { status: number; message: string } | null => {
     const requestOrigin = request.headers.origin;
-    if (requestOrigin !== undefined && requestOrigin !== origin && requestOrigin !== hostOrigin(request))
+    if (
+      requestOrigin !== undefined &&
+      requestOrigin !== origin &&
+      !hostOrigins(request).includes(requestOrigin)
+    )
       return {
         status: 403,
         message: `Refused: requests from ${requestOrigin} may not use this studio; only pages it serves itself may.`,
@@ -241,9 +245,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 }
 
-/** The origin of the studio as this request reached it (its Host header). */
-function hostOrigin(request: IncomingMessage): string {
-  return `http://${request.headers.host ?? ''}`;
+/**
+ * The origins of the studio as this request reached it (its Host header): over plain HTTP, or over HTTPS
+ * through a proxy that ends TLS in front of the server and passes the Host header on (a page the proxy
+ * serves then says `https://` + that host). A foreign page cannot name this host as its own origin.
+ */
+function hostOrigins(request: IncomingMessage): string[] {
+  const host = request.headers.host ?? '';
+  return [`http://${host}`, `https://${host}`];
 }
 
 /** One page on a WebSocket: the same protocol a tab's worker speaks, one JSON message per frame. */
