@@ -304,10 +304,15 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
     if (isRunning()) runBinarySync(binaries, 'pg_ctl', stopArgs('immediate'));
     removeDir();
   };
+  /**
+   * A signal with no other handler: stop now, then let the signal do what it would have. When the program
+   * handles the signal itself (`shuttle dev` stops its workers and its studio first, which still need the
+   * database), it stops the server in its own time; the exit handler and the watchdog remain the backstop.
+   */
   const onSignal = (signal: NodeJS.Signals) => {
-    const alone = process.listenerCount(signal) === 1;
+    if (process.listenerCount(signal) > 1) return;
     onExit();
-    if (alone) process.kill(process.pid, signal); // no other handler: let the signal do what it would have
+    process.kill(process.pid, signal);
   };
   process.on('exit', onExit);
   for (const signal of signals) process.on(signal, onSignal);
