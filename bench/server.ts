@@ -49,7 +49,7 @@ const options = {
   tickMs: 20,
   /** Parked workflows the holding process aims for, and how long it may spend starting them. */
   parkedTarget: Number(process.env.SHUTTLE_BENCH_PARKED ?? (quick ? 10_000 : 100_000)),
-  parkBudgetMs: Number(process.env.SHUTTLE_BENCH_PARK_BUDGET_MS ?? (quick ? 40_000 : 150_000)),
+  parkBudgetMs: Number(process.env.SHUTTLE_BENCH_PARK_BUDGET_MS ?? (quick ? 40_000 : 300_000)),
   parkedSmall: 1_000,
   parkConcurrency: 100,
   holdWindowMs: quick ? 20_000 : 60_000,
