@@ -19,6 +19,19 @@
  *
  * It also keeps what the end-of-run checks need: every workflow creation (id, run, scheduled slot, the
  * idempotency key written with it) and every purge (whole workflows and earlier runs).
+ *
+ * The checks read a shadow of the store that the audit builds from the writes it has seen land, so it must
+ * see them in the order the store applied them. An acknowledgement is not that order: over PostgreSQL two
+ * engines' commits travel on different connections, and the answer to the earlier commit can reach this
+ * process after a later one that depends on it (its backend descheduled between making the commit visible
+ * and sending the answer, on a loaded machine). Seen in the order of their answers, a checkpoint replaced
+ * twice looks replaced without its commit record, and an epoch raised twice looks lowered. So a write waits
+ * until every earlier write sharing a key with it (condition or operation) has been answered and audited:
+ * writes that share a key are applied and audited in the order they reached the audit, and writes that share
+ * none commute, so any order of theirs is one the store could have had. The store serialises writes sharing
+ * a key anyway (PostgreSQL locks every key of a commit), so this adds only the round trip. MemoryStorage
+ * applies a call as it is made and answers in call order, so there a write waits only when it is made in the
+ * microtasks between an earlier one's answer and its audit.
  */
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
 import { describeStoredKey, keys, type StoredKeyKind } from '../keys';
@@ -65,6 +78,8 @@ export class AuditedStorage implements Storage {
   readonly #slots = new Map<string, string>();
   /** Workflows with an earlier run purged alone. */
   readonly #runsPurgedOf = new Set<string>();
+  /** Per key, the turn of the last write touching it that has not yet been answered and audited. */
+  readonly #turns = new Map<string, Promise<void>>();
   readonly watch?: Storage['watch'];
   readonly syncWatchers?: Storage['syncWatchers'];
 
@@ -84,21 +99,67 @@ export class AuditedStorage implements Storage {
     return this.inner.scan(prefix, options);
   }
   async batch(operations: readonly Operation[]) {
-    await this.inner.batch(operations);
-    this.#landed(operations);
+    const turn = this.#turn([{ conditions: [], operations }]);
+    try {
+      if (turn.after) await turn.after;
+      await this.inner.batch(operations);
+      this.#landed(operations);
+    } finally {
+      turn.done();
+    }
   }
   async conditionalBatch(conditions: readonly Condition[], operations: readonly Operation[]) {
-    const ok = await this.inner.conditionalBatch(conditions, operations);
-    if (ok) this.#landed(operations);
-    return ok;
+    const turn = this.#turn([{ conditions, operations }]);
+    try {
+      if (turn.after) await turn.after;
+      const ok = await this.inner.conditionalBatch(conditions, operations);
+      if (ok) this.#landed(operations);
+      return ok;
+    } finally {
+      turn.done();
+    }
   }
   async commitGroups(groups: readonly CommitGroup[]) {
-    const results = await this.inner.commitGroups!(groups);
-    groups.forEach((group, index) => results[index] && this.#landed(group.operations));
-    return results;
+    const turn = this.#turn(groups);
+    try {
+      if (turn.after) await turn.after;
+      const results = await this.inner.commitGroups!(groups);
+      groups.forEach((group, index) => results[index] && this.#landed(group.operations));
+      return results;
+    } finally {
+      turn.done();
+    }
   }
   close() {
     return this.inner.close();
+  }
+
+  /**
+   * A write's turn (see the module header): `after` settles once every earlier write sharing a key with it
+   * has been answered and audited (absent when none is still in flight: the write goes at once, as it would
+   * without the audit); `done` ends the turn, answered or not.
+   */
+  #turn(groups: readonly CommitGroup[]): { after: Promise<unknown> | null; done: () => void } {
+    const touched = new Set<string>();
+    for (const { conditions, operations } of groups) {
+      for (const { key } of conditions) touched.add(key);
+      for (const { key } of operations) touched.add(key);
+    }
+    const earlier = new Set<Promise<void>>();
+    let done!: () => void;
+    const turn = new Promise<void>((resolve) => (done = resolve));
+    for (const key of touched) {
+      const previous = this.#turns.get(key);
+      if (previous) earlier.add(previous);
+      this.#turns.set(key, turn);
+    }
+    return {
+      after: earlier.size === 0 ? null : Promise.all(earlier),
+      done: () => {
+        for (const key of touched) if (this.#turns.get(key) === turn) this.#turns.delete(key);
+        done();
+      },
+    };
   }
 
   #violate(message: string) {
