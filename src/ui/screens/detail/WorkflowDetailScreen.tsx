@@ -1,6 +1,6 @@
 /**
  * One workflow, in full: a header (status, type, version, owner with its epoch and a bar draining to the
- * claim's expiry, durations, copyable ids, parent, the schedule that started it), the actions (signal,
+ * claim's expiry, the claim's liveness with "Take over" while it runs (ClaimControl.tsx), durations, copyable ids, parent, the schedule that started it), the actions (signal,
  * update, query, wait for the result, suspend or resume, cancel, terminate, export), custody lanes and the
  * operations timeline on one axis, the grouped event list beside the state / input / result inspectors and
  * the children. When this tab's engine was deposed from the workflow, a notice says so.
@@ -41,6 +41,7 @@ import { EventList } from './EventList';
 import { Inspectors } from './Inspectors';
 import { deriveOperations } from './operations';
 import { WorkflowActions } from './WorkflowActions';
+import { ClaimControl } from './ClaimControl';
 import { PurgeDialog } from './PurgeDialog';
 import { ExternalActivities } from './ExternalActivities';
 import { waitingExternalActivities } from './external-activities';
@@ -259,8 +260,11 @@ function Header({
       <dl className={styles.facts}>
         <div className={styles.fact}>
           <dt>Owner</dt>
-          <dd data-testid="detail.owner">
+          <dd data-testid="detail.owner" className={styles.ownerCell}>
             <Owner workflow={workflow} engines={engines} />
+            {!earlier && workflow.status === 'running' ? (
+              <ClaimControl workflow={workflow} self={self} />
+            ) : null}
           </dd>
         </div>
         <div className={styles.fact}>

@@ -6,6 +6,11 @@
  * an existing id, an oversized payload, a bad id — is shown inline in its own words, and the dialog stays
  * open so it can be fixed. On success the new workflow's page opens.
  *
+ * More options also offer an idempotency key, and a signal sent with the start (signal-with-start, which
+ * needs an id): see StartExtrasFields.tsx. A start that started nothing — the key returned an earlier
+ * start's run, or the workflow was already running and only got the signal — keeps the dialog open and says
+ * so, with the way to that workflow.
+ *
  * Its second tab, Schedule, creates a schedule of the chosen definition and input instead
  * (`ScheduleForm`, src/ui/screens/schedules): a name, a cron previewed live, a time zone, overlap and
  * catch-up. On success the Schedules screen opens on it.
@@ -16,13 +21,16 @@ import { Button } from '../../components/Button';
 import { useStudioMode } from '../../data/studio-mode';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
-import { useDefinitions, useStartWorkflow } from '../../data/workflow-queries';
+import { useDialogStart } from '../../data/start-actions';
+import { useDefinitions } from '../../data/workflow-queries';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useViewStore, type StartDialogMode } from '../../state/view-store';
 import { ScheduleForm } from '../schedules/ScheduleForm';
 import { defaultScheduleFields, type ScheduleFields } from '../schedules/schedule-form';
 import { JsonInputField } from './JsonInputField';
+import { NothingStarted, StartExtrasFields } from './StartExtrasFields';
+import { noStartExtras, planStart, type StartExtras } from './start-extras';
 import { startableDefinitions } from './definition-catalog';
 import { humanTitle, isChildOnly } from './definition-names';
 import styles from './StartDialog.module.css';
@@ -183,31 +191,40 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
     executionTimeoutSeconds: '',
   });
   const [showOptions, setShowOptions] = useState(false);
+  const [extras, setExtras] = useState<StartExtras>(noStartExtras);
   const [recent] = useState(() => loadRecentInputs(definition.name));
-  const start = useStartWorkflow();
+  const start = useDialogStart();
   const noteStarted = useViewStore((state) => state.noteStarted);
   const parsed = parseJsonInput(input);
   const options = buildStartOptions(fields);
-  const canSubmit = parsed.ok && options.ok && !start.isPending;
+  const planned = options.ok ? planStart(options.options, extras) : null;
+  const canSubmit = parsed.ok && options.ok && planned?.ok === true && !start.isPending;
+  const withSignal = extras.withSignal;
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
-    if (!parsed.ok || !options.ok) return;
+    if (!parsed.ok || !planned?.ok) return;
     start.mutate(
       {
         workflowType: definition.name,
         ...(parsed.empty ? {} : { input: parsed.value }),
-        options: options.options,
+        ...planned.plan,
       },
       {
-        onSuccess: (workflowId) => {
+        onSuccess: (outcome) => {
           if (!parsed.empty) saveRecentInput(definition.name, input);
-          noteStarted({ workflowId, workflowType: definition.name, at: Date.now() });
+          // Nothing started: the dialog stays open and says so (NothingStarted).
+          if (!outcome.started) return;
+          noteStarted({ workflowId: outcome.workflowId, workflowType: definition.name, at: Date.now() });
           onDone();
-          navigate(routes.workflow(workflowId));
+          navigate(routes.workflow(outcome.workflowId));
         },
       },
     );
+  };
+  const openExisting = (workflowId: string) => {
+    onDone();
+    navigate(routes.workflow(workflowId));
   };
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) submit();
@@ -260,8 +277,9 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           className={styles.more}
           aria-expanded={showOptions}
           onClick={() => setShowOptions(!showOptions)}
+          data-testid="start.more-options"
         >
-          {showOptions ? 'Fewer options' : 'Delay and timeout…'}
+          {showOptions ? 'Fewer options' : 'More options…'}
         </button>
       </div>
       {showOptions ? (
@@ -284,12 +302,29 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           />
         </div>
       ) : null}
+      {showOptions ? (
+        <StartExtrasFields
+          extras={extras}
+          onChange={(next) => {
+            start.reset();
+            setExtras(next);
+          }}
+          problem={planned && !planned.ok ? planned.problem : null}
+        />
+      ) : null}
       {!options.ok ? (
         <p className={styles.danger} role="alert" data-testid="start.field-error">
           {options.problem.message}
         </p>
+      ) : planned && !planned.ok ? (
+        <p className={styles.danger} role="alert" data-testid="start.field-error">
+          {planned.problem.message}
+        </p>
       ) : null}
       {start.isError ? <InlineError error={start.error} testId="start.error" /> : null}
+      {start.isSuccess && !start.data.started ? (
+        <NothingStarted outcome={start.data} onOpen={() => openExisting(start.data.workflowId)} />
+      ) : null}
 
       <div className={styles.actions}>
         <span className={styles.muted}>
@@ -306,7 +341,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           busy={start.isPending}
           testId="start.submit"
         >
-          Start {humanTitle(definition).toLowerCase()}
+          {withSignal ? 'Signal with start' : `Start ${humanTitle(definition).toLowerCase()}`}
         </Button>
       </div>
     </form>
