@@ -3,8 +3,8 @@
  * scripting the studio from devtools and for end-to-end tests setting up state. Every method is documented
  * there with JSDoc, and `shuttle.help()` prints a summary: workflows (start, signal, query, update, cancel,
  * terminate, suspend, resume, result, describe, list, timeline, waitFor), definitions (definitions,
- * compileDefinition, saveDefinition, deleteDefinition), ownership (claims, fenceRejections, resultWaiters,
- * engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown, restartThisTab, engineId,
+ * compileDefinition, saveDefinition, deleteDefinition), ownership (claims, claimHolder, reclaim,
+ * fenceRejections, resultWaiters, engines, ownedWorkflows, metrics), this tab's engine (hello, shutdown, restartThisTab, engineId,
  * connection) and chaos on any tab's engine (`chaos.freeze`, `chaos.crash`, `chaos.shutdown`,
  * `chaos.restart`). The README (Console API) is the reference for people.
  *
