@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
 
@@ -11,6 +13,16 @@ import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
  * studio page's CPU through DevTools (the fixtures apply it).
  */
 const port = Number(process.env.SHUTTLE_E2E_PORT ?? 4173);
+/**
+ * The studio the tests load is built into a folder of this run's own (per port), not `dist/`: a build in the
+ * same work tree meanwhile (`npm start`, another test run on another port) empties and refills `dist/`, and a
+ * tab opened then gets a 404. `dist/` is still refreshed from this build at the start, for the `shuttle dev`
+ * fleet of the server-mode specs, which serves `dist/`.
+ */
+const outDir = join(tmpdir(), `shuttle-e2e-dist-${port}`);
+const refreshDist = `node -e ${JSON.stringify(
+  `const fs = require('node:fs'); fs.rmSync('dist', { recursive: true, force: true }); fs.cpSync(${JSON.stringify(outDir)}, 'dist', { recursive: true });`,
+)}`;
 
 export default defineConfig({
   testDir: 'e2e',
@@ -32,7 +44,7 @@ export default defineConfig({
     trace: 'retain-on-failure',
   },
   webServer: {
-    command: `npx vite build --logLevel warn && npx vite preview --port ${port} --strictPort`,
+    command: `npx vite build --logLevel warn --outDir ${outDir} --emptyOutDir && ${refreshDist} && npx vite preview --outDir ${outDir} --port ${port} --strictPort`,
     url: `http://localhost:${port}`,
     reuseExistingServer: false,
     timeout: 180_000,
