@@ -19,6 +19,7 @@ import type { FenceRejection, StartOptions, TimelineEntry, WorkflowDescription }
 import { isTerminal, terminalStatuses } from '../../src/engine/vocabulary';
 import { studioClaimTimings } from '../../src/host/protocol';
 import { ConsoleApi, crashTab } from '../fixtures/console';
+import { throttlePage } from '../fixtures/load';
 import { Ledger } from './ledger';
 import { lifecycleFreeze, lifecycleResume, type FrozenBy } from './lifecycle';
 import { describeEvent, soakSchedule, type ProfileName, type SoakEvent, type SoakSchedule } from './schedule';
@@ -26,7 +27,7 @@ import { verifySeed, type SeedEvidence, type SeedFigures, type WorkflowRecord } 
 import { soakWorkflowSource, soakWorkflowType, type SoakInput } from './workflow';
 import '../../src/ui/app/console-api';
 
-const { ttlMs, graceMs } = studioClaimTimings;
+const { ttlMs, renewIntervalMs, graceMs } = studioClaimTimings;
 
 /**
  * The longest a workflow may wait for a new owner once its owner is gone or frozen: the claim lapses
@@ -37,6 +38,11 @@ export const takeoverBudgetMs = ttlMs + graceMs + 4 * ttlMs;
 export const finishBudgetMs = 30_000 + 3 * takeoverBudgetMs;
 /** A tab's engine must start within the client's own request timeout (`requestTimeoutMs`, 30 s). */
 export const tabStartBudgetMs = 30_000;
+/**
+ * How long a chaos freeze waits for its target to be running an activity of a workflow it owns (so the freeze
+ * catches one in flight, as the cluster suite's SIGSTOP does) before it freezes the target anyway.
+ */
+export const inFlightWaitMs = 3 * renewIntervalMs;
 
 type TabState = 'live' | 'chaos-frozen' | 'lifecycle-frozen' | 'gone';
 
@@ -72,6 +78,8 @@ export type SeedReport = {
     drainMs: number;
     tabsOpened: number;
     faults: Record<string, number>;
+    /** Chaos freezes that caught their tab running an activity. */
+    freezesInFlight: number;
     updatesResent: number;
   };
   /** The schedule as planned, one line per event. */
@@ -114,6 +122,7 @@ export async function runSeed(
   const tabs: SoakTab[] = [];
   const faults: Record<string, number> = {};
   const updates: UpdateCall[] = [];
+  let freezesInFlight = 0;
   const ledger = await Ledger.start();
   say(
     `${schedule.profile} schedule: ${schedule.workflows.length} workflows, ${schedule.initialTabs} tabs, ${schedule.faults} faults, ${schedule.events.length} events; ledger ${ledger.url}`,
@@ -134,6 +143,7 @@ export async function runSeed(
       lifecycle: null,
     };
     tabs[slot] = tab;
+    await throttlePage(page); // SHUTTLE_E2E_CPU_THROTTLE (e2e/fixtures/load.ts)
     page.on('pageerror', (error) => tab.errors.push(`${error.name}: ${error.message}`));
     page.on('console', (entry) => {
       if (entry.type() === 'error' || entry.type() === 'warning')
@@ -180,7 +190,25 @@ export async function runSeed(
       { workflowId, value, timeoutMs },
     );
 
-  const apply = async (event: SoakEvent): Promise<void> => {
+  /** Waits (at most `inFlightWaitMs`) until `tab`'s engine runs an activity of a workflow it owns. */
+  const activityInFlight = async (tab: SoakTab): Promise<boolean> => {
+    const deadline = Date.now() + inFlightWaitMs;
+    do {
+      const running = await tab.page.evaluate(async () => {
+        for (const id of await window.shuttle!.ownedWorkflows()) {
+          const { pending } = await window.shuttle!.describe(id);
+          if (pending?.leaves.some((leaf) => leaf.kind === 'activity' && !leaf.done && !leaf.retrying))
+            return true;
+        }
+        return false;
+      });
+      if (running) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the poll's interval
+    } while (Date.now() < deadline);
+    return false;
+  };
+
+  const apply = async (event: SoakEvent): Promise<string | void> => {
     switch (event.kind) {
       case 'start': {
         await start(await callable(event.from), event.workflow);
@@ -238,10 +266,12 @@ export async function runSeed(
         const target = await callable(event.tab);
         const from = await callable(event.from);
         const engineId = await target.api.engineId();
+        const inFlight = await activityInFlight(target);
         const { frozenUntil } = await from.api.chaos.freeze(engineId, event.seconds);
         target.state = 'chaos-frozen';
         target.frozenUntil = frozenUntil;
-        return;
+        if (inFlight) freezesInFlight++;
+        return inFlight ? 'with an activity in flight' : 'idle';
       }
       case 'lifecycle-freeze': {
         const tab = await callable(event.tab);
@@ -365,10 +395,10 @@ export async function runSeed(
       await sleepUntil(scheduleStarted + event.at);
       const applying = Date.now();
       try {
-        await apply(event);
+        const how = await apply(event);
         if (!['start', 'signal', 'update', 'lifecycle-resume'].includes(event.kind))
           faults[event.kind] = (faults[event.kind] ?? 0) + 1;
-        say(`${describeEvent(event)} — done in ${Date.now() - applying} ms`);
+        say(`${describeEvent(event)} — done${how ? ` (${how})` : ''} in ${Date.now() - applying} ms`);
       } catch (error) {
         violations.push(`schedule: ${describeEvent(event)} could not be applied: ${message(error)}`);
         say(`${describeEvent(event)} — FAILED: ${message(error)}`);
@@ -458,6 +488,7 @@ export async function runSeed(
       drainMs: drained - scheduleEnded,
       tabsOpened: tabs.length,
       faults,
+      freezesInFlight,
       updatesResent,
     },
     plan: schedule.events.map(describeEvent),
@@ -477,5 +508,5 @@ export function summarize(report: SeedReport): string {
   const takeovers = Object.entries(f.takeovers)
     .map(([reason, count]) => `${reason} ${count}`)
     .join(', ');
-  return `${report.violations.length === 0 ? 'OK' : `${report.violations.length} VIOLATIONS`} in ${(f.durationMs / 1000).toFixed(1)} s (schedule ${(f.scheduleMs / 1000).toFixed(1)} s, drain ${(f.drainMs / 1000).toFixed(1)} s): ${f.workflows} workflows, ${f.tabsOpened} tabs, faults [${faults}], takeovers [${takeovers || 'none'}], highest epoch ${f.highestEpoch}, ${f.attemptsStarted} attempts started (${f.reruns} reruns, ${f.startedWithoutRow} never reached the ledger), ${f.ledgerRows} ledger rows, ${f.refusedWrites} refused writes, ${f.updatesResent} updates resent`;
+  return `${report.violations.length === 0 ? 'OK' : `${report.violations.length} VIOLATIONS`} in ${(f.durationMs / 1000).toFixed(1)} s (schedule ${(f.scheduleMs / 1000).toFixed(1)} s, drain ${(f.drainMs / 1000).toFixed(1)} s): ${f.workflows} workflows, ${f.tabsOpened} tabs, faults [${faults}] (${f.freezesInFlight} chaos freezes caught an activity in flight), takeovers [${takeovers || 'none'}], highest epoch ${f.highestEpoch}, ${f.attemptsStarted} attempts started (${f.reruns} reruns, ${f.startedWithoutRow} never reached the ledger), ${f.ledgerRows} ledger rows, ${f.refusedWrites} refused writes, ${f.updatesResent} updates resent`;
 }

@@ -144,7 +144,7 @@ export function soakSchedule(seed: number, profileName: ProfileName): SoakSchedu
       id: `soak-${seed}-w${n}`,
       input: {
         n,
-        activityMs: 150 + Math.floor(random() * 250),
+        activityMs: 300 + Math.floor(random() * 900),
         sleepMs: 200 + Math.floor(random() * 600),
         signals,
         updates,
