@@ -562,6 +562,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     for (const [token, info] of tokens) {
       const record = open.get(info.workflowId);
       if (!record || record.run !== info.run) continue;
+      // A call made by an engine that crashed before it answered never will (its storage calls hang for
+      // good): it may or may not have landed, and no longer holds the activity back.
+      for (const call of info.calls)
+        if (call.outcome === 'pending' && !world.engines.some((engine) => engine.id === call.engineId)) {
+          call.outcome = 'uncertain';
+          call.error = 'its engine crashed before it answered';
+        }
       if (
         info.calls.some(
           (call) => call.outcome === 'pending' || (call.kind === 'complete' && call.outcome === 'ok'),
