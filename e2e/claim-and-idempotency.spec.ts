@@ -68,6 +68,7 @@ function startRun(page: Page, type: string, input: unknown, options: StartOption
 test('a repeated idempotency key in the start dialog starts nothing and says it returned the existing run', async ({
   studio,
 }) => {
+  test.setTimeout(90_000); // two trips through the dialog and an accessibility scan, on a busy machine
   const dialog = await studio.startDialog.open();
   await dialog.choose('countdown');
   await dialog.setInput('{ "from": 300, "tickMs": 200 }');
@@ -115,6 +116,7 @@ test('a repeated idempotency key in the start dialog starts nothing and says it 
 test('signal-with-start from the dialog needs an id, starts the workflow with its signal, and signals a running one', async ({
   studio,
 }) => {
+  test.setTimeout(90_000); // two orders run to completion (charge retries, packing, a shipment child)
   const dialog = await studio.startDialog.open();
   await dialog.choose('order');
   await studio.page.getByTestId('start.more-options').click();
@@ -172,6 +174,7 @@ test('Take over is disabled while the holder is live, enabled once it is dead, a
   context,
   databaseName,
 }) => {
+  test.setTimeout(120_000); // four tabs, one of them crashed, and a fifth opened
   const [a, b] = await openTabs(context, databaseName, 2);
   const viewerPage = await context.newPage();
   const viewer = await StudioPage.open(viewerPage, { databaseName, viewer: true });
