@@ -47,6 +47,15 @@ async function go(page: Page, hash: string): Promise<void> {
   }, hash);
 }
 
+/**
+ * The time budget of a test of `scans` axe scans. A scan is CPU-bound work in the page (no product timing
+ * bounds it): 1–3 s on a quiet 2-core machine, up to 8 s under load (`SHUTTLE_E2E_LOAD=1` beside other work,
+ * load average ~20), so each is given 15 s, plus a minute for setting up what the screens show.
+ */
+function scanBudgetMs(scans: number): number {
+  return 60_000 + scans * 15_000;
+}
+
 function heading(page: Page, name: string): Locator {
   return page.getByRole('heading', { level: 1, name, exact: true });
 }
@@ -55,7 +64,7 @@ for (const theme of ['light', 'dark'] as const)
   test(`every screen and dialog, ${theme} theme: no serious or critical axe violation`, async ({
     studio,
   }) => {
-    test.setTimeout(180_000);
+    test.setTimeout(scanBudgetMs(20));
     const page = studio.page;
     const found: string[] = [];
 
@@ -230,6 +239,7 @@ for (const theme of ['light', 'dark'] as const)
   test(`purge, external completion and storage, ${theme} theme: no serious or critical axe violation`, async ({
     studio,
   }) => {
+    test.setTimeout(scanBudgetMs(7));
     const page = studio.page;
     const found: string[] = [];
     const scan = async (where: string, include?: string): Promise<void> => {
