@@ -18,6 +18,9 @@ export function replayCommand(seed: number, profile: ProfileName): string {
 
 /** Declares one test per seed; prints a total when they are done. */
 export function defineSeedTests(seeds: readonly number[], profile: ProfileName): void {
+  // A trace of 3–5 pages' screencasts costs more CPU than the soak itself on a busy machine; a failing seed
+  // writes its own report.json instead.
+  test.use({ trace: 'off' });
   const totals = { seeds: 0, violations: 0, failedSeeds: [] as number[], began: 0 };
 
   for (const seed of seeds)
