@@ -18,13 +18,13 @@ test('invalid JSON, an oversized payload, a taken id and an over-long id get cle
   await expect(dialog.jsonError).toContainText('line 1');
   await expect(dialog.submitButton).toBeDisabled();
 
+  // Over the payload limit: the size preview says the engine refuses it, so Start waits until it fits.
   await dialog.setInput(JSON.stringify({ from: 3, padding: 'x'.repeat(300 * 1024) }));
   await expect(studio.page.getByTestId('start.input-size')).toContainText('over the engine’s');
-  await dialog.submit();
-  await expect(dialog.error).toHaveAttribute('data-error-name', 'PayloadTooLargeError');
-  await expect(dialog.error).toContainText('Payload too large');
-  await expect(dialog.error).toContainText('over the limit of 262144 bytes');
+  await expect(dialog.submitButton).toBeDisabled();
+  await studio.page.keyboard.press('Control+Enter');
   await expect(dialog.root).toBeVisible();
+  await expect(dialog.error).toBeHidden();
 
   await dialog.setInput('{ "from": 2, "tickMs": 50 }');
   await dialog.setWorkflowId('x'.repeat(257));
@@ -46,4 +46,23 @@ test('invalid JSON, an oversized payload, a taken id and an over-long id get cle
   await studio.openScreen('workflows');
   await expect(studio.page.getByTestId('workflows.row')).toHaveCount(2);
   await expect(studio.engineStatus).toHaveText('running');
+});
+
+test('an oversized signal payload is refused in words: its size and the limit, the advice once, no workflow id', async ({
+  studio,
+}) => {
+  const id = await studio.startViaConsole('countdown', { from: 600, tickMs: 500 }, { id: 'big-signal' });
+  await studio.openWorkflow(id);
+  const page = studio.page;
+  await page.getByTestId('detail.signal-button').click();
+  await page.getByTestId('detail.signal-name').fill('ping');
+  await page.getByTestId('detail.signal-value').fill(JSON.stringify('x'.repeat(300 * 1024)));
+  await page.getByTestId('detail.signal-submit').click();
+  const error = page.getByTestId('detail.signal-error');
+  await expect(error).toHaveAttribute('data-error-name', 'PayloadTooLargeError');
+  await expect(error).toContainText(
+    "Payload of signal 'ping' is 300.0 KB (307,202 bytes), over the engine’s limit of 256.0 KB.",
+  );
+  await expect(error).not.toContainText(id);
+  expect(((await error.textContent()) ?? '').split('pass a reference').length - 1).toBe(1);
 });

@@ -70,3 +70,138 @@ test('a signal the workflow does not wait for is said to stay buffered', async (
   await studio.page.getByTestId('detail.signal-submit').click();
   await expect(studio.page.getByTestId('detail.signal-result')).toContainText('It is buffered');
 });
+
+const twiceSource = (version: number) => `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'twice',
+  version: ${version},
+  *run(ctx) {
+    yield* ctx.sleep(1);
+    return ${version};
+  },
+});
+`;
+
+test('lists: one Type choice per name, ids keep their distinct ends, Waiting on says what a run waits on', async ({
+  studio,
+}) => {
+  const page = studio.page;
+  for (const version of [1, 2])
+    await page.evaluate((source) => window.shuttle!.saveDefinition(source), twiceSource(version));
+  const prefix = 'drill-handoff-mx6e64ot-0123456789abcdef0123456789';
+  const ids: string[] = [];
+  for (const suffix of ['alpha-1', 'bravo-2', 'charlie-3'])
+    ids.push(
+      await studio.startViaConsole('countdown', { from: 600, tickMs: 500 }, { id: `${prefix}-${suffix}` }),
+    );
+  const approval = await studio.startViaConsole(
+    'approval',
+    {
+      requestId: 'EXP-1',
+      requester: 'grace',
+      summary: 'x',
+      amountCents: 1,
+      approvers: ['ada'],
+      timeoutMs: 600_000,
+    },
+    { id: 'approval-waits' },
+  );
+  const failed = await studio.startViaConsole(
+    'flaky',
+    { failures: 5, maxAttempts: 1, initialIntervalMs: 10 },
+    { id: 'flaky-fails' },
+  );
+  await studio.openScreen('workflows');
+  await studio.expectWorkflowStatus(failed, 'failed');
+
+  // The Type filter: "twice" once, saying which versions exist.
+  const twice = page.getByTestId('workflows.filter-type').locator('option[value="twice"]');
+  await expect(twice).toHaveCount(1);
+  await expect(twice).toHaveText('twice · v1, v2');
+
+  // Ids sharing a long start: each row still shows its own end, inside the cell.
+  for (const id of ids) {
+    const link = studio.row(id).getByTestId('workflows.row-id');
+    const tail = link.getByTestId('middle-truncate.tail');
+    await expect(tail).toBeVisible();
+    expect(id.endsWith((await tail.textContent())!)).toBe(true);
+    const [linkBox, tailBox] = [await link.boundingBox(), await tail.boundingBox()];
+    expect(tailBox!.x + tailBox!.width).toBeLessThanOrEqual(linkBox!.x + linkBox!.width + 0.5);
+  }
+
+  // Waiting on: a waitUntil condition in words; nothing for a finished run (its error is its status's tooltip).
+  await expect(studio.row(approval).getByTestId('workflows.row-waiting')).toHaveText('waitUntil condition');
+  await expect(studio.row(failed).getByTestId('workflows.row-waiting')).toHaveText('—');
+  await expect(studio.rowStatus(failed).locator('xpath=..')).toHaveAttribute('title', /ActivityFailedError/);
+});
+
+test('a crashed tab shows the store’s truth: the new owner and epoch, no claims of its own; a restart takes over again', async ({
+  studio,
+  openTab,
+}) => {
+  const other = await openTab();
+  await studio.page.bringToFront();
+  const otherLabel = await other.engineLabel();
+  const ownId = await studio.engineId();
+  const id = await studio.startViaConsole('countdown', { from: 600, tickMs: 500 }, { id: 'crashed-tab' });
+  const page = studio.page;
+  await studio.openWorkflow(id);
+  await expect(page.getByTestId('detail.epoch')).toHaveText('1');
+  await expect(page.getByTestId('detail.owner')).toContainText('this tab');
+
+  await studio.openScreen('engines');
+  await studio.engines.card(ownId).getByTestId('engines.crash').click();
+  await expect(studio.engineStatus).toHaveText('crashed');
+  const otherId = await other.engineId();
+  await expect.poll(async () => (await other.describe(id)).owner?.engineId).toBe(otherId);
+  await studio.openWorkflow(id);
+  // The other tab took it over at a newer epoch; this tab's page says so, not what its dead engine last knew.
+  await expect(page.getByTestId('detail.owner')).toContainText(otherLabel);
+  await expect
+    .poll(
+      async () =>
+        (await page.getByTestId('detail.epoch').textContent()) === String((await other.describe(id)).epoch),
+    )
+    .toBe(true);
+  await expect(page.getByTestId('detail.epoch')).not.toHaveText('1');
+  await expect(page.getByTestId('detail.owner')).not.toContainText('this tab');
+  await expect(page.getByTestId('shell.claims-held')).toHaveText('0 claims');
+  // Its card on the Engines screen is still this tab's, crashed.
+  await studio.openScreen('engines');
+  await expect(studio.engines.card(ownId).getByTestId('engines.card-status')).toHaveAttribute(
+    'data-state',
+    'crashed',
+  );
+  await expect(studio.engines.card(ownId)).toContainText('this tab');
+
+  // A new engine in this tab reads for itself again.
+  await page.getByTestId('shell.engine-problem').getByRole('button', { name: 'Start a new engine' }).click();
+  await expect(studio.engineStatus).toHaveText('running');
+  await expect(page.getByTestId('shell.engine-id')).not.toHaveAttribute('data-full-id', ownId);
+  const newId = await studio.engineId();
+  await expect(studio.engines.card(newId)).toContainText('this tab');
+});
+
+test('the start dialog names a definition once, and the start confirmation on the list goes away', async ({
+  studio,
+}) => {
+  const dialog = await studio.startDialog.open();
+  const about = studio.page.getByTestId('start.about');
+  await dialog.choose('order');
+  // Its description starts with its title: the title is not put before it again.
+  await expect(about).toContainText('Order fulfilment:');
+  expect((await about.textContent())!.match(/Order fulfilment/g)).toHaveLength(1);
+  await dialog.choose('countdown');
+  await expect(about).toContainText(/^Countdown\. /);
+
+  await dialog.setInput('{ "from": 1, "tickMs": 10 }');
+  await dialog.setWorkflowId('started-here');
+  await dialog.submit();
+  await expect(studio.detail.workflowId).toHaveAttribute('data-full-id', 'started-here');
+  await studio.openScreen('workflows');
+  const notice = studio.page.getByTestId('workflows.start-result');
+  await expect(notice).toContainText('Started countdown');
+  await notice.getByTestId('workflows.start-result-dismiss').click();
+  await expect(notice).toBeHidden();
+});

@@ -5,21 +5,29 @@
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { launchStudioClient } from '../client/launch';
+import { launchEngineWorker, launchStudioClient, readWorkerConfig } from '../client/launch';
 import { App } from './app/App';
 import { installConsoleApi } from './app/console-api';
 import { createStudioQueryClient } from './app/query-client';
+import { createStoreReader } from './data/store-reader';
 import { installTheme } from './state/theme';
 import './styles/global.css';
 
 installTheme();
 const client = launchStudioClient(location.search);
 installConsoleApi(client);
+// While this tab's engine is stopped (crashed), the page reads the store through a viewer engine.
+const reader = createStoreReader(client, () =>
+  launchEngineWorker(
+    { ...readWorkerConfig(location.search), mode: 'viewer' },
+    { followPageLifecycle: false },
+  ),
+);
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element.');
 createRoot(root).render(
   <StrictMode>
-    <App client={client} queryClient={createStudioQueryClient()} />
+    <App client={reader.client} reader={reader} queryClient={createStudioQueryClient()} />
   </StrictMode>,
 );

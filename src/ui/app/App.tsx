@@ -4,12 +4,13 @@
  * sits in its own error boundary, keyed by route, so a broken screen never blanks the shell and navigating
  * away recovers.
  */
-import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
+import { QueryClientProvider, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { ShuttleClient } from '../../client/client';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
 import { ShuttleClientProvider } from '../data/client-context';
 import { useEngineSampling } from '../data/engine-samples';
+import type { StoreReader } from '../data/store-reader';
 import { useLiveUpdates } from '../data/live-updates';
 import { formatRoute, routes, type Route } from '../routing/route';
 import { useRoute } from '../routing/router';
@@ -24,13 +25,18 @@ import { StartDialog } from '../screens/workflows/StartDialog';
 import { WorkflowsScreen } from '../screens/workflows/WorkflowsScreen';
 import { Shell } from '../shell/Shell';
 
-export type AppProps = { client: ShuttleClient; queryClient: QueryClient };
+export type AppProps = {
+  client: ShuttleClient;
+  queryClient: QueryClient;
+  /** What `client` reads the store through (data/store-reader.ts): the app refetches when it switches. */
+  reader?: Pick<StoreReader, 'onSourceChange'>;
+};
 
-export function App({ client, queryClient }: AppProps) {
+export function App({ client, queryClient, reader }: AppProps) {
   return (
     <ShuttleClientProvider client={client}>
       <QueryClientProvider client={queryClient}>
-        <Background />
+        <Background reader={reader} />
         <Shell>
           <CurrentScreen />
         </Shell>
@@ -89,9 +95,14 @@ function Screen({ route }: { route: Route }) {
   }
 }
 
-/** What runs for the whole page: live updates and engine sampling for the charts. */
-function Background() {
+/**
+ * What runs for the whole page: live updates, engine sampling for the charts, and a full refetch whenever
+ * the store is read through another engine (this tab's stopped, or is back).
+ */
+function Background({ reader }: { reader: AppProps['reader'] }) {
   useLiveUpdates();
   useEngineSampling();
+  const queryClient = useQueryClient();
+  useEffect(() => reader?.onSourceChange(() => void queryClient.invalidateQueries()), [reader, queryClient]);
   return null;
 }

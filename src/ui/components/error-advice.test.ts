@@ -19,6 +19,34 @@ describe('error explanations', () => {
     expect(explained.advice).toContain('reference');
   });
 
+  it('says how large a payload was without an id the person never typed, and its advice once', () => {
+    const engineWords =
+      "Input of workflow '3f2a9c1e-0000-4000-8000-000000000000' is 300000 bytes, over the limit of 262144 bytes. Store large data elsewhere and pass a reference.";
+    const explained = explainError(
+      named('PayloadTooLargeError', engineWords, {
+        what: "Input of workflow '3f2a9c1e-0000-4000-8000-000000000000'",
+        bytes: 300_000,
+        limitBytes: 262_144,
+      }),
+    );
+    expect(explained.message).toBe(
+      'The input is 293.0 KB (300,000 bytes), over the engine’s limit of 256.0 KB.',
+    );
+    expect(explained.advice).toBe('Store large data elsewhere and pass a reference.');
+    const signal = explainError(
+      named('PayloadTooLargeError', 'x', {
+        what: "Payload of signal 'approve' to workflow 'order-1'",
+        bytes: 2048,
+        limitBytes: 1024,
+      }),
+    );
+    expect(signal.message).toBe(
+      "Payload of signal 'approve' is 2.0 KB (2,048 bytes), over the engine’s limit of 1.0 KB.",
+    );
+    // Without the fields, the engine's message stands, and advice it already gives is not repeated.
+    expect(explainError(named('PayloadTooLargeError', engineWords)).advice).toBeNull();
+  });
+
   it('says to reload the tab when its worker stopped, and tells storage failures apart', () => {
     expect(explainError(named('EngineWorkerStoppedError', 'stopped'))).toMatchObject({ reload: true });
     expect(

@@ -35,7 +35,7 @@ const byName: Record<string, Rule> = {
   },
   PayloadTooLargeError: {
     title: 'Payload too large',
-    advice: 'Keep inputs, signals and results small: store large data elsewhere and pass a reference.',
+    advice: 'Store large data elsewhere and pass a reference.',
   },
   PayloadNotSerializableError: { title: 'Not plain JSON data', advice: null },
   InvalidArgumentError: { title: 'Invalid argument', advice: null },
@@ -104,14 +104,38 @@ function storageRule(error: { code?: unknown; message: string }): Rule {
   return { title: 'Storage failed', advice: 'Try again; reload the tab if it keeps happening.' };
 }
 
+/** "312 B", "12.4 KB", "1.2 MB". */
+function bytesText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/**
+ * A payload refusal in the page's words, from the error's fields (`what`, `bytes`, `limitBytes`): what was too
+ * large without the workflow id the page already shows — a start's id may be one the engine generated, which
+ * the person never saw —, its size and the limit. Null when the fields are missing (the engine's message
+ * stands).
+ */
+function payloadTooLargeMessage(error: unknown): string | null {
+  const { what, bytes, limitBytes } = error as { what?: unknown; bytes?: unknown; limitBytes?: unknown };
+  if (typeof what !== 'string' || typeof bytes !== 'number' || typeof limitBytes !== 'number') return null;
+  const subject = what.replace(/ (?:of|to) (?:child )?workflow '(?:[^'\\]|\\.)*'$/, '');
+  const lead = subject === 'Input' ? 'The input' : subject;
+  return `${lead} is ${bytesText(bytes)} (${bytes.toLocaleString('en-US')} bytes), over the engine’s limit of ${bytesText(limitBytes)}.`;
+}
+
 /** Explains any thrown value. */
 export function explainError(error: unknown): ErrorExplanation {
   const name = error instanceof Error ? error.name || 'Error' : 'Error';
-  const message =
+  let message =
     error instanceof Error ? error.message : typeof error === 'string' ? error : 'Something went wrong.';
+  if (name === 'PayloadTooLargeError') message = payloadTooLargeMessage(error) ?? message;
   const rule =
     name === 'StorageError' || name === 'QuotaExceededError'
       ? storageRule({ code: (error as { code?: unknown }).code, message: `${name} ${message}` })
       : (byName[name] ?? { title: 'Something went wrong', advice: null });
-  return { name, title: rule.title, message, advice: rule.advice, reload: rule.reload ?? false };
+  // Advice the message already gives is not said twice.
+  const advice = rule.advice && !message.includes(rule.advice) ? rule.advice : null;
+  return { name, title: rule.title, message, advice, reload: rule.reload ?? false };
 }

@@ -102,7 +102,9 @@ function TabEngine() {
         </span>
       </div>
     );
-  const claims = owned.data?.length ?? 0;
+  // A stopped, crashed or silent engine renews nothing: what it last reported holding has moved on.
+  const holdsNothing = ['stopped', 'failed', 'crashed', 'unresponsive'].includes(status.state);
+  const claims = holdsNothing ? 0 : (owned.data?.length ?? 0);
   return (
     <div
       className={styles.panel}

@@ -4,6 +4,7 @@
  * ago it was renewed. Contested claims (the epoch rose recently) and expired claims nobody has taken over
  * yet stand out and sort first. Selecting a row shows that workflow's epoch history, from its timeline.
  */
+import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
 import type { EngineRecord } from '../../../host/protocol';
@@ -160,7 +161,7 @@ function ClaimCells({
     <>
       <div role="cell" className={styles.workflowCell}>
         <Link to={routes.workflow(row.workflowId)} className={styles.id} title={row.workflowId}>
-          {row.workflowId}
+          <MiddleTruncate text={row.workflowId} />
         </Link>
         {row.expired ? (
           <span

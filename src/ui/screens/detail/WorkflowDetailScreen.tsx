@@ -41,6 +41,7 @@ import { EventList } from './EventList';
 import { Inspectors } from './Inspectors';
 import { deriveOperations } from './operations';
 import { WorkflowActions } from './WorkflowActions';
+import { waitingOnText } from '../../components/waiting-on';
 import { ClaimControl } from './ClaimControl';
 import { PurgeDialog } from './PurgeDialog';
 import { ExternalActivities } from './ExternalActivities';
@@ -312,7 +313,7 @@ function Header({
               )
             ) : workflow.pending ? (
               <>
-                {workflow.pending.summary}
+                {waitingOnText(workflow.pending.summary)}
                 {waitingExternalActivities(workflow).length > 0 ? (
                   <span className={styles.muted}> · external</span>
                 ) : null}{' '}

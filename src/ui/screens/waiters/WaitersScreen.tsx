@@ -5,6 +5,7 @@
  * poll found it) and how long that took. Waiters of other tabs come from their presence records; this tab's
  * from its own engine, live.
  */
+import { MiddleTruncate } from '../../components/MiddleTruncate';
 import type { ResultWaiterInfo, WorkflowDescription } from '../../../engine';
 import type { EngineRecord } from '../../../host/protocol';
 import { EmptyState } from '../../components/EmptyState';
@@ -212,7 +213,7 @@ function WaiterRow({
     >
       <div role="cell" className={styles.cell}>
         <Link to={routes.workflow(waiter.workflowId)} className={styles.id} title={waiter.workflowId}>
-          {waiter.workflowId}
+          <MiddleTruncate text={waiter.workflowId} />
         </Link>
       </div>
       <div role="cell" className={styles.cell}>

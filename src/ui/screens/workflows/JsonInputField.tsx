@@ -96,7 +96,7 @@ export function JsonInputField({
           >
             {parsed.empty
               ? 'No input: the workflow gets undefined.'
-              : `${formatBytes(bytes)}${bytes > payloadLimitBytes ? ` — over the engine’s ${formatBytes(payloadLimitBytes)} payload limit; it will refuse this` : ''}`}
+              : `${formatBytes(bytes)}${bytes > payloadLimitBytes ? ` — over the engine’s ${formatBytes(payloadLimitBytes)} payload limit, which it refuses: make it smaller` : ''}`}
           </span>
         ) : (
           <span className={styles.danger} role="alert" data-testid={`${testPrefix}.json-error`}>

@@ -39,6 +39,8 @@ import {
   formatJson,
   loadRecentInputs,
   parseJsonInput,
+  payloadBytes,
+  payloadLimitBytes,
   saveRecentInput,
   type StartFields,
 } from './start-form';
@@ -198,12 +200,14 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
   const parsed = parseJsonInput(input);
   const options = buildStartOptions(fields);
   const planned = options.ok ? planStart(options.options, extras) : null;
-  const canSubmit = parsed.ok && options.ok && planned?.ok === true && !start.isPending;
+  // The size preview already says the engine refuses an input over its limit: Start waits until it fits.
+  const oversize = parsed.ok && payloadBytes(parsed.value) > payloadLimitBytes;
+  const canSubmit = parsed.ok && !oversize && options.ok && planned?.ok === true && !start.isPending;
   const withSignal = extras.withSignal;
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
-    if (!parsed.ok || !planned?.ok) return;
+    if (!parsed.ok || oversize || !planned?.ok) return;
     start.mutate(
       {
         workflowType: definition.name,
@@ -238,7 +242,11 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
     <form className={styles.form} onSubmit={submit} onKeyDown={onKeyDown} noValidate data-testid="start.form">
       {definition.description ? (
         <p className={styles.about} data-testid="start.about">
-          <strong>{humanTitle(definition)}.</strong> {definition.description}
+          {/* The title leads, unless the description already starts with it ("Order fulfilment: …"). */}
+          {definition.description.toLowerCase().startsWith(humanTitle(definition).toLowerCase()) ? null : (
+            <strong>{humanTitle(definition)}. </strong>
+          )}
+          {definition.description}
           {definition.updates.length > 0 ? ` Updates: ${definition.updates.join(', ')}.` : ''}
           {definition.queries.length > 0 ? ` Queries: ${definition.queries.join(', ')}.` : ''}
         </p>
@@ -339,6 +347,9 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           icon="play"
           disabled={!canSubmit}
           busy={start.isPending}
+          title={
+            oversize ? 'The input is over the engine’s payload limit: make it smaller to start' : undefined
+          }
           testId="start.submit"
         >
           {withSignal ? 'Signal with start' : `Start ${humanTitle(definition).toLowerCase()}`}

@@ -13,6 +13,7 @@ import { defaultFilters, routes, type WorkflowFilters } from '../../routing/rout
 import { navigate } from '../../routing/router';
 import styles from './WorkflowFilterBar.module.css';
 import { selfWord } from '../../data/studio-mode';
+import { typeChoices } from './definition-catalog';
 
 const statusOptions: { value: WorkflowStatus; label: string }[] = [
   { value: 'running', label: 'Running' },
@@ -79,9 +80,9 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
             data-testid="workflows.filter-type"
           >
             <option value="">Any</option>
-            {definitions.map((definition) => (
-              <option key={definition.name} value={definition.name}>
-                {definition.name}
+            {typeChoices(definitions).map((choice) => (
+              <option key={choice.name} value={choice.name}>
+                {choice.label}
               </option>
             ))}
           </select>

@@ -30,6 +30,9 @@ import { useViewStore } from '../../state/view-store';
 import styles from './WorkflowTable.module.css';
 import { sortWorkflows } from './workflow-sort';
 import { rowKey } from '../../data/list-rows';
+import { isTerminal } from '../../../engine/vocabulary';
+import { MiddleTruncate } from '../../components/MiddleTruncate';
+import { waitingOnText } from '../../components/waiting-on';
 
 export type WorkflowTableProps = { list: ReturnType<typeof useWorkflowList>; filters: WorkflowFilters };
 
@@ -279,7 +282,7 @@ const WorkflowRow = memo(function WorkflowRow({
           title={workflow.workflowId}
           testId="workflows.row-id"
         >
-          {workflow.workflowId}
+          <MiddleTruncate text={workflow.workflowId} />
         </Link>
         {workflow.run > 1 || earlier ? (
           <span
@@ -304,7 +307,7 @@ const WorkflowRow = memo(function WorkflowRow({
         {workflow.workflowType}
         <span className={styles.version}> v{workflow.version}</span>
       </div>
-      <div role="cell" className={styles.cell}>
+      <div role="cell" className={styles.cell} title={workflow.error}>
         <StatusBadge status={workflow.status} testId="workflows.row-status" />
       </div>
       <div role="cell" className={styles.cell} data-testid="workflows.row-owner">
@@ -354,12 +357,17 @@ function WaitingOn({ workflow }: { workflow: WorkflowSummary }) {
         corrupt record {workflow.corrupt.key}
       </span>
     );
-  if (workflow.error)
+  // A finished run waits on nothing: how it ended is its status (a failure's message is the status's tooltip
+  // and the Outcome of its page).
+  if (isTerminal(workflow.status))
     return (
-      <span className={styles.problem} title={workflow.error}>
-        {workflow.error}
+      <span className={styles.none} title={workflow.error ? `Ended — ${workflow.error}` : 'Finished'}>
+        —
       </span>
     );
-  if (workflow.waitingOn) return <span title={workflow.waitingOn}>{workflow.waitingOn}</span>;
+  if (workflow.waitingOn) {
+    const text = waitingOnText(workflow.waitingOn);
+    return <span title={text}>{text}</span>;
+  }
   return <span className={styles.none}>—</span>;
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { DefinitionInfo } from '../../../host/protocol';
-import { findDefinition, groupDefinitions, startableDefinitions, takenNames } from './definition-catalog';
+import {
+  findDefinition,
+  groupDefinitions,
+  startableDefinitions,
+  takenNames,
+  typeChoices,
+} from './definition-catalog';
 
 function definition(name: string, version: number, extra: Partial<DefinitionInfo> = {}): DefinitionInfo {
   return {
@@ -57,5 +63,16 @@ describe('the definition catalog', () => {
       'zeta@1',
     ]);
     expect(takenNames(all)).toEqual(new Set(['order', 'countdown', 'zeta', 'greeter']));
+  });
+});
+
+describe('typeChoices', () => {
+  it('lists each name once, built-ins first, and names the versions of a name defined more than once', () => {
+    expect(typeChoices(all)).toEqual([
+      { name: 'order', versions: [1], label: 'order' },
+      { name: 'countdown', versions: [1], label: 'countdown' },
+      { name: 'greeter', versions: [1, 2, 3], label: 'greeter · v1, v2, v3' },
+      { name: 'zeta', versions: [1], label: 'zeta' },
+    ]);
   });
 });

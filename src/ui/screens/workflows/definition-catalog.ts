@@ -65,3 +65,33 @@ export function startableDefinitions(definitions: readonly DefinitionInfo[]): De
 export function takenNames(definitions: readonly DefinitionInfo[]): Set<string> {
   return new Set(definitions.map((definition) => definition.name));
 }
+
+/** One choice of the list's Type filter: a workflow type and the versions of it that are defined. */
+export type TypeChoice = { name: string; versions: number[]; label: string };
+
+/**
+ * The Type filter's choices: one per name (the list filters by type, whatever the version), built-ins
+ * first in their own order, then saved ones by name; a name defined in several versions says which
+ * (`typo · v1, v2`), so two entries never read the same.
+ */
+export function typeChoices(definitions: readonly DefinitionInfo[]): TypeChoice[] {
+  const byName = new Map<string, { builtIn: boolean; versions: Set<number> }>();
+  for (const definition of definitions) {
+    const entry = byName.get(definition.name) ?? { builtIn: definition.builtIn, versions: new Set() };
+    entry.versions.add(definition.version);
+    byName.set(definition.name, entry);
+  }
+  const choices = [...byName.entries()].map(([name, entry]) => {
+    const versions = [...entry.versions].sort((a, b) => a - b);
+    return {
+      name,
+      builtIn: entry.builtIn,
+      versions,
+      label: versions.length > 1 ? `${name} · ${versions.map((version) => `v${version}`).join(', ')}` : name,
+    };
+  });
+  return [
+    ...choices.filter((choice) => choice.builtIn),
+    ...choices.filter((choice) => !choice.builtIn).sort((a, b) => a.name.localeCompare(b.name)),
+  ].map(({ name, versions, label }) => ({ name, versions, label }));
+}
