@@ -69,6 +69,15 @@ export class Committer {
     });
   }
 
+  /**
+   * Commits one batch in a transaction of its own, now: not queued behind the batches waiting here (for a
+   * write that must not wait for a burst of others, like an engine's session renewal).
+   */
+  commitAlone(conditions: readonly Condition[], operations: readonly Operation[]): Promise<boolean> {
+    this.stats.transactions++;
+    return this.#storage.conditionalBatch(conditions, operations);
+  }
+
   #flush(): void {
     while (this.#queue.length > 0 && this.#inFlight < maxInFlight) {
       const split = this.#inFlight === 0 && this.#queue.length >= 2 * minSplitGroups;

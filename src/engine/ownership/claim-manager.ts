@@ -48,6 +48,12 @@ export type ClaimManagerDeps = {
   storage: Storage;
   /** Commits an ownership transition (it carries its own epoch and holder conditions: no added fence). */
   commit: (conditions: readonly Condition[], operations: readonly Operation[]) => Promise<boolean>;
+  /**
+   * Commits the session renewal in a transaction of its own, at once: not queued behind the engine's group
+   * commits (under a burst of starts that queue holds many transactions, and a renewal waiting there lets
+   * the session lapse under a live engine).
+   */
+  commitAtOnce: (conditions: readonly Condition[], operations: readonly Operation[]) => Promise<boolean>;
   claims: ClaimRegistry;
   clock: Clock;
   engineId: string;
@@ -149,7 +155,7 @@ export class ClaimManager {
    * claim re-validated. A storage error keeps everything: the next pass renews again.
    */
   async renewAll(): Promise<void> {
-    const { clock, metrics, storage, commit, claims } = this.#deps;
+    const { clock, metrics, storage, commitAtOnce: commit, claims } = this.#deps;
     const key = sessionKey(this.#deps.engineId);
     const now = clock.now();
     const current = this.#session;

@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../storage/memory';
+import type { CommitGroup, Condition, Operation } from '../../storage/types';
 import { TestWorld, type TestEngine } from '../engine.test-support';
+import { keys } from '../keys';
 import type { EngineOptions } from '../options';
 import { defineWorkflow } from '../workflow';
 
@@ -151,4 +153,64 @@ describe('holding parked workflows', () => {
     expect(storage.keysReadByKey).toBeLessThan(10);
     await world.shutdownAll();
   }, 60_000);
+});
+
+/** The shared store, where every write but an engine session's waits while `blocked` (a busy store). */
+class BusyStorage extends MemoryStorage {
+  blocked = false;
+  readonly #waiting: (() => void)[] = [];
+
+  release(): void {
+    this.blocked = false;
+    for (const go of this.#waiting.splice(0)) go();
+  }
+
+  async #wait(operations: readonly Operation[]): Promise<void> {
+    if (this.blocked && !operations.every((op) => op.key.startsWith(keys.sessionsPrefix)))
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  override async conditionalBatch(conditions: readonly Condition[], operations: readonly Operation[]) {
+    await this.#wait(operations);
+    return super.conditionalBatch(conditions, operations);
+  }
+
+  override async commitGroups(groups: readonly CommitGroup[]) {
+    await this.#wait(groups.flatMap((group) => group.operations));
+    return super.commitGroups(groups);
+  }
+}
+
+describe('renewal under a burst of writes', () => {
+  it('the session renewal is not queued behind the engine’s own pending commits', async () => {
+    const { parked } = workflows();
+    const storage = new BusyStorage();
+    const world = new TestWorld({ storage });
+    const a = await world.engine([parked], fencing);
+    await a.start(parked, { sleepMs: week }, { id: 'held' });
+    await world.idle();
+    const sessionKey = keys.session(a.id);
+    const before = await storage.get(sessionKey);
+    expect(before).not.toBeNull();
+
+    // Starts whose commits cannot land yet fill the engine's commit queue (two transactions in flight,
+    // the rest waiting behind them).
+    storage.blocked = true;
+    const starts = Array.from({ length: 10 }, (_, i) =>
+      a.start(parked, { sleepMs: week }, { id: `queued-${i}` }).catch(() => undefined),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await world.clock.advance(1000);
+    const pass = a.runMaintenance();
+    for (let i = 0; i < 20 && (await storage.get(sessionKey)) === before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await storage.get(sessionKey)).not.toBe(before);
+
+    storage.release();
+    await Promise.all(starts);
+    await pass;
+    await world.idle();
+    expect(a.metrics().claimsLost).toBe(0);
+    await world.shutdownAll();
+  });
 });

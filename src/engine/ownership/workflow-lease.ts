@@ -59,6 +59,7 @@ export class WorkflowLeaseOwnership implements Ownership {
     this.#claims = new ClaimManager({
       storage: deps.storage,
       commit: (conditions, operations) => deps.committer.commit(conditions, operations),
+      commitAtOnce: (conditions, operations) => deps.committer.commitAlone(conditions, operations),
       claims: this.#registry,
       clock: deps.clock,
       activeWorkflows: () => deps.activeWorkflows(),
