@@ -5,23 +5,11 @@
  */
 import type { WorkflowFacts, WorkflowSummary } from './inspect';
 
-/** The facts a row shows of the workflow itself. */
-export type RowFacts = Pick<
-  WorkflowFacts,
-  | 'workflowId'
-  | 'workflowType'
-  | 'version'
-  | 'run'
-  | 'status'
-  | 'createdAt'
-  | 'startedAt'
-  | 'endedAt'
-  | 'parentId'
-  | 'error'
->;
-
 /** What a row shows beside the workflow's own facts, read by the caller (owner, epoch, what it waits on). */
 export type RowContext = Pick<WorkflowSummary, 'updatedAt' | 'owner' | 'epoch' | 'waitingOn' | 'corrupt'>;
+
+/** The facts a row shows of the workflow itself (its error as the record keeps it). */
+export type RowFacts = Omit<WorkflowSummary, keyof RowContext | 'error'> & Pick<WorkflowFacts, 'error'>;
 
 /** The list row of a workflow: its identity and timing facts, what the caller read beside it, its error in one line. */
 export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {

@@ -9,18 +9,18 @@ import type { StartOptions } from '../../engine';
 import { useShuttleClient } from './client-context';
 import { refreshChangedRows } from './list-rows';
 
-export type DialogStartRequest = {
-  workflowType: string;
-  input?: unknown;
-} & (
+/** What the dialog asks the engine for: a start, or a signal-with-start. */
+export type StartPlan =
   | { kind: 'start'; options: StartOptions }
   | {
       kind: 'signal-with-start';
       options: StartOptions & { id: string };
       signalName: string;
+      /** Absent: the signal carries no payload. */
       payload?: unknown;
-    }
-);
+    };
+
+export type DialogStartRequest = { workflowType: string; input?: unknown } & StartPlan;
 
 export type DialogStartOutcome = {
   kind: DialogStartRequest['kind'];

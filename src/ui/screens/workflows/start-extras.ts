@@ -6,6 +6,7 @@
  * before a round trip; the engine validates everything again.
  */
 import type { StartOptions } from '../../../engine';
+import type { StartPlan } from '../../data/start-actions';
 import { parseJsonInput } from './start-form';
 
 /** The engine's limit on an idempotency key's length. */
@@ -35,16 +36,7 @@ export type ExtrasProblem = {
   message: string;
 };
 
-/** What the dialog will ask the engine for. */
-export type StartPlan =
-  | { kind: 'start'; options: StartOptions }
-  | {
-      kind: 'signal-with-start';
-      options: StartOptions & { id: string };
-      signalName: string;
-      /** Absent: the signal carries no payload. */
-      payload?: unknown;
-    };
+export type { StartPlan };
 
 /** The call the start options and extras describe, or the first thing wrong with them. */
 export function planStart(
