@@ -181,6 +181,14 @@ test('a crashed tab shows the store’s truth: the new owner and epoch, no claim
   await expect(page.getByTestId('shell.engine-id')).not.toHaveAttribute('data-full-id', ownId);
   const newId = await studio.engineId();
   await expect(studio.engines.card(newId)).toContainText('this tab');
+  // The viewer the page read through meanwhile has shut down.
+  await expect
+    .poll(async () =>
+      (await other.page.evaluate(() => window.shuttle!.engines()))
+        .filter((engine) => engine.mode === 'viewer')
+        .map((engine) => engine.status),
+    )
+    .toEqual(['stopped']);
 });
 
 test('the start dialog names a definition once, and the start confirmation on the list goes away', async ({
@@ -204,4 +212,61 @@ test('the start dialog names a definition once, and the start confirmation on th
   await expect(notice).toContainText('Started countdown');
   await notice.getByTestId('workflows.start-result-dismiss').click();
   await expect(notice).toBeHidden();
+});
+
+test('engines listed together never share a colour, even when the ninth engine records the first one’s', async ({
+  studio,
+  openTab,
+}) => {
+  const other = await openTab();
+  await studio.page.bringToFront();
+  // Each restart gives the other tab's engine the next number; the ninth engine of the database records
+  // the same colour as the first (this tab's).
+  const own = await studio.hello();
+  let others = await other.hello();
+  for (let restart = 0; restart < 16 && others.color !== own.color; restart++)
+    others = await other.page.evaluate(() => window.shuttle!.restartThisTab());
+  expect(others.color).toBe(own.color);
+
+  await studio.openScreen('engines');
+  const chip = (engineId: string) => studio.engines.card(engineId).getByTestId('engines.card-chip');
+  await expect(chip(others.engineId)).toBeVisible();
+  const background = (engineId: string) =>
+    chip(engineId).evaluate((element) => getComputedStyle(element).backgroundColor);
+  expect(await background(others.engineId)).not.toBe(await background(own.engineId));
+  // The same colours in the other tab.
+  await other.openScreen('engines');
+  const otherChip = other.engines.card(others.engineId).getByTestId('engines.card-chip');
+  await expect(otherChip).toBeVisible();
+  expect(await otherChip.evaluate((element) => getComputedStyle(element).backgroundColor)).toBe(
+    await background(others.engineId),
+  );
+});
+
+test('with six engines and a viewer, the header counts six and still shows this tab’s engine id and database', async ({
+  studio,
+  openTab,
+}) => {
+  test.setTimeout(90_000);
+  for (let tab = 0; tab < 5; tab++) await openTab();
+  await openTab({ viewer: true });
+  await studio.page.bringToFront();
+  const page = studio.page;
+  await expect(page.getByTestId('shell.engine-count-value')).toHaveAttribute('data-count', '6');
+  for (const width of [1280, 1024]) {
+    await page.setViewportSize({ width, height: 800 });
+    const panel = page.getByTestId('shell.engine');
+    const database = page.getByTestId('shell.database');
+    // The database's name keeps its end (test databases differ there), inside the panel.
+    const tail = database.getByTestId('middle-truncate.tail');
+    await expect(tail).toBeVisible();
+    expect(studio.options.databaseName.endsWith((await tail.textContent())!)).toBe(true);
+    const [panelBox, tailBox, idBox] = await Promise.all([
+      panel.boundingBox(),
+      tail.boundingBox(),
+      page.getByTestId('shell.engine-id').boundingBox(),
+    ]);
+    expect(tailBox!.x + tailBox!.width).toBeLessThanOrEqual(panelBox!.x + panelBox!.width);
+    expect(idBox!.width, `the engine id shows at ${width} px`).toBeGreaterThan(40);
+  }
 });

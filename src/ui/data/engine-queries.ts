@@ -10,6 +10,7 @@ import type { ClaimInfo } from '../../engine';
 import type { ClientConnection, ShuttleClient } from '../../client/client';
 import type { EngineRecord, HelloResult } from '../../host/protocol';
 import { useShuttleClient } from './client-context';
+import { withDisplayColors } from './engine-colors';
 import { queryKeys } from './query-keys';
 
 /**
@@ -41,7 +42,8 @@ export function ownedWorkflowsQuery(client: Pick<ShuttleClient, 'ownedWorkflows'
 export function enginesQuery(client: Pick<ShuttleClient, 'engines'>) {
   return queryOptions<EngineRecord[]>({
     queryKey: queryKeys.engines,
-    queryFn: () => client.engines(),
+    // Drawn in the studio's own colours: distinct within the list and legible on both themes.
+    queryFn: async () => withDisplayColors(await client.engines()),
     refetchInterval: 2_000,
   });
 }

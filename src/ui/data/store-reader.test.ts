@@ -68,6 +68,7 @@ describe('the store reader', () => {
     expect(launch).not.toHaveBeenCalled();
 
     tab.setConnection('crashed');
+    await flush();
     expect(launch).toHaveBeenCalledTimes(1);
     // Until the viewer answers, nothing switches.
     expect(reader.viaViewer).toBe(false);
@@ -87,9 +88,11 @@ describe('the store reader', () => {
     ]);
     // Another crash notice does not start a second viewer.
     tab.setConnection('unresponsive');
+    await flush();
     expect(launch).toHaveBeenCalledTimes(1);
 
     tab.setConnection('ready');
+    await flush();
     expect(reader.viaViewer).toBe(false);
     expect(switches).toHaveBeenCalledTimes(2);
     expect(viewer.client.shutdown).toHaveBeenCalled();
@@ -103,6 +106,7 @@ describe('the store reader', () => {
     const heard: PushMessage[] = [];
     reader.client.subscribe((message) => heard.push(message));
     tab.setConnection('crashed');
+    await flush();
     viewer.ready();
     await flush();
     viewer.push(storeChanged);
@@ -111,12 +115,20 @@ describe('the store reader', () => {
     expect(heard).toEqual([storeChanged, { kind: 'heartbeat', v: 1, at: 6 }]);
   });
 
-  it('never starts a viewer in server mode', () => {
+  it('starts no viewer for a restart (the old worker stops and the new one connects at once), nor in server mode', async () => {
     const tab = fakeClient('tab', 'tab-engine');
-    (tab.client as { isServer: boolean }).isServer = true;
     const launch = vi.fn();
     createStoreReader(tab.client, launch);
     tab.setConnection('crashed');
+    tab.setConnection('connecting');
+    await flush();
+    expect(launch).not.toHaveBeenCalled();
+
+    const server = fakeClient('tab', 'tab-engine');
+    (server.client as { isServer: boolean }).isServer = true;
+    createStoreReader(server.client, launch);
+    server.setConnection('crashed');
+    await flush();
     expect(launch).not.toHaveBeenCalled();
   });
 });

@@ -15,6 +15,7 @@
  *   warnings do not: it is not this tab's engine), and `onSourceChange` listeners hear each switch, so the
  *   app refetches everything from the new source at once.
  * - `engines()` through the viewer still marks this tab's (stopped) engine as this tab's, not the viewer.
+ * - A restart of this tab's engine starts no viewer (its old worker stops and its new one connects at once).
  * - Server mode never starts a viewer: the page has no database of its own to open.
  */
 import type { ShuttleClient } from '../../client/client';
@@ -110,7 +111,18 @@ export function createStoreReader(tab: ShuttleClient, launchViewer: () => Shuttl
     if (engineStopped(tab.connection)) startViewer();
     else if (tab.connection.state === 'ready') stopViewer();
   };
-  const stopFollowing = tab.onConnectionChange(follow);
+  // Judged once the change has settled: a restart reports its old worker crashed and its new one connecting
+  // in one go, and must not start a viewer.
+  let judging = false;
+  const onConnectionChange = () => {
+    if (judging) return;
+    judging = true;
+    queueMicrotask(() => {
+      judging = false;
+      follow();
+    });
+  };
+  const stopFollowing = tab.onConnectionChange(onConnectionChange);
   follow();
 
   const bound = new Map<PropertyKey, unknown>();

@@ -68,9 +68,10 @@ export function OpenEngineTab() {
       variant="secondary"
       onClick={openEngineTab}
       testId="shell.open-tab"
+      aria-label="Engine tab"
       title="Open the studio in another tab: one more engine competing for this database's workflows"
     >
-      Engine tab
+      <span className={styles.openLabel}>Engine tab</span>
     </Button>
   );
 }

@@ -5,9 +5,10 @@
  * connected to instead (`ServerPanel`).
  */
 import { CopyableId } from '../components/CopyableId';
+import { MiddleTruncate } from '../components/MiddleTruncate';
 import { EngineChip } from '../components/EngineChip';
 import { formatDuration } from '../components/time-format';
-import { useConnection, useOwnedWorkflows, useThisEngine } from '../data/engine-queries';
+import { useConnection, useEngineDirectory, useOwnedWorkflows, useThisEngine } from '../data/engine-queries';
 import { useStudioMode } from '../data/studio-mode';
 import { Icon } from '../components/icons';
 import { useNow } from '../state/now';
@@ -89,6 +90,7 @@ function TabEngine() {
   const { data: engine, error } = useThisEngine();
   const connection = useConnection();
   const owned = useOwnedWorkflows();
+  const directory = useEngineDirectory();
   const status = engineDisplayStatus(connection, engine);
   if (!engine)
     return (
@@ -113,7 +115,7 @@ function TabEngine() {
       data-engine-id={engine.engineId}
     >
       <EngineChip
-        color={engine.color}
+        color={directory.get(engine.engineId)?.color ?? engine.color}
         shortLabel={engine.shortLabel}
         size="lg"
         title={`${engine.label} (this tab)`}
@@ -148,7 +150,9 @@ function TabEngine() {
           )}
         </div>
         <div className={styles.second}>
-          <CopyableId id={engine.engineId} visibleChars={8} label="engine id" testId="shell.engine-id" />
+          <span className={styles.keep}>
+            <CopyableId id={engine.engineId} visibleChars={8} label="engine id" testId="shell.engine-id" />
+          </span>
           <span className={styles.sep} aria-hidden>
             ·
           </span>
@@ -163,7 +167,7 @@ function TabEngine() {
             title={engine.store ?? `IndexedDB database ${engine.databaseName}`}
             data-testid="shell.database"
           >
-            {engine.databaseName}
+            <MiddleTruncate text={engine.databaseName} tail={8} />
           </span>
         </div>
       </div>

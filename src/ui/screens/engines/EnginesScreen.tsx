@@ -215,7 +215,12 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
       aria-label={`${engine.label}${self ? ` (${self})` : ''}`}
     >
       <header className={styles.engineHead}>
-        <EngineChip color={engine.color} shortLabel={engine.shortLabel} size="lg" />
+        <EngineChip
+          color={engine.color}
+          shortLabel={engine.shortLabel}
+          size="lg"
+          testId="engines.card-chip"
+        />
         <div className={styles.engineName}>
           <div className={styles.nameLine}>
             <strong data-testid="engines.card-label">{engine.label}</strong>
