@@ -270,3 +270,47 @@ test('with six engines and a viewer, the header counts six and still shows this 
     expect(idBox!.width, `the engine id shows at ${width} px`).toBeGreaterThan(40);
   }
 });
+
+test('the editor knows the workflow API: a ctx member that does not exist is a problem at its line, and ctx. completes', async ({
+  studio,
+}) => {
+  const page = studio.page;
+  const definitions = studio.definitions;
+  await studio.openScreen('definitions');
+  await definitions.newDefinition();
+  await definitions.setSource(`import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'typo',
+  version: 1,
+  *run(ctx, input: { n: number }) {
+    yield* ctx.sleeep(100);
+    return input.n;
+  },
+});
+`);
+  await expect(definitions.compileStatus).toHaveAttribute('data-state', 'problems');
+  const problem = definitions.problems.first();
+  await expect(problem).toHaveAttribute('data-kind', 'type');
+  await expect(problem).toHaveAttribute('data-line', '7');
+  await expect(problem).toContainText(
+    "Property 'sleeep' does not exist on the workflow context (ctx). Did you mean 'sleep'?",
+  );
+  await expect(definitions.inlineErrors).toHaveCount(1);
+  await definitions.saveWithKeyboard();
+  await expect(definitions.saveRefused).toBeVisible();
+  expect(
+    (await page.evaluate(() => window.shuttle!.definitions())).some((item) => item.name === 'typo'),
+  ).toBe(false);
+
+  // Completion: after "ctx." the context's members, with their signatures, from the engine's declaration.
+  await problem.click(); // puts the cursor on the misspelt member
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('const at = yield* ctx.no');
+  const completions = page.locator('.cm-tooltip-autocomplete');
+  await expect(completions).toBeVisible();
+  await expect(completions.getByRole('option', { name: /^now/ })).toBeVisible();
+  await page.keyboard.press('Enter');
+  await expect(definitions.editor).toContainText('const at = yield* ctx.now');
+});

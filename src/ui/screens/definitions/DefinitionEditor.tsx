@@ -30,7 +30,8 @@ import { findDefinition, takenNames } from '../workflows/definition-catalog';
 import { humanTitle } from '../workflows/definition-names';
 import { DeleteDialog, RenameDialog, type RenameResult } from './DefinitionDialogs';
 import { bufferKey, useEditorStore } from './editor-store';
-import { ProblemsPanel } from './ProblemsPanel';
+import { ProblemsPanel, type ShownReport } from './ProblemsPanel';
+import { contextProblems } from './workflow-api';
 import type { SourceEditorHandle } from './SourceEditor';
 import styles from './DefinitionEditor.module.css';
 
@@ -47,6 +48,8 @@ type Refusal = Exclude<SaveOutcome, { ok: true }>;
 /** What waits for the person's answer after they asked to save. */
 type Pending =
   | { kind: 'refused'; outcome: Refusal; source: string }
+  /** Not sent to the worker: the editor found problems in its use of the workflow API (workflow-api.ts). */
+  | { kind: 'type-problems'; count: number; source: string }
   | { kind: 'replace'; name: string; version: number; source: string };
 
 export function keyOf(target: EditorTarget): string {
@@ -92,19 +95,30 @@ export function DefinitionEditor({
   const [deleting, setDeleting] = useState(false);
   const editor = useRef<SourceEditorHandle | null>(null);
 
+  // The worker's problems with the source it last checked, and the editor's own about its use of the
+  // workflow API (a `ctx` member it does not have): the worker strips types without checking them.
+  const shownReport = useMemo((): ShownReport | undefined => {
+    const report = compile.report;
+    if (!report || compile.reportedSource === null) return report;
+    const typeProblems = contextProblems(compile.reportedSource);
+    if (typeProblems.length === 0) return report;
+    return { ok: false, diagnostics: [...(report.ok ? [] : report.diagnostics), ...typeProblems] };
+  }, [compile.report, compile.reportedSource]);
   const diagnostics = useMemo(
     () =>
-      compile.report && compile.reportedSource !== null
-        ? {
-            source: compile.reportedSource,
-            items: compile.report.ok ? [] : compile.report.diagnostics,
-          }
+      shownReport && compile.reportedSource !== null
+        ? { source: compile.reportedSource, items: shownReport.ok ? [] : shownReport.diagnostics }
         : null,
-    [compile.report, compile.reportedSource],
+    [shownReport, compile.reportedSource],
   );
 
   const submit = (source: string, options: { force?: boolean; replace?: boolean } = {}) => {
     if (readOnly || save.isPending) return;
+    const typeProblems = contextProblems(source);
+    if (typeProblems.length > 0) {
+      setPending({ kind: 'type-problems', count: typeProblems.length, source });
+      return;
+    }
     const { name, version } = readDeclaration(source);
     if (!options.replace && name !== null && version !== null) {
       const existing = findDefinition(definitions, name, version);
@@ -362,7 +376,7 @@ export function DefinitionEditor({
 
       {!readOnly ? (
         <ProblemsPanel
-          report={compile.report}
+          report={shownReport}
           checking={compile.checking}
           error={compile.error}
           onReveal={(line, column) => editor.current?.reveal(line, column)}
@@ -400,6 +414,13 @@ function PendingNotice({
   onReplace: () => void;
   onCancel: () => void;
 }) {
+  if (pending.kind === 'type-problems')
+    return (
+      <Notice tone="danger" title="Not saved: it has problems" testId="definitions.save-refused">
+        Fix the {pending.count === 1 ? 'problem' : 'problems'} listed under the editor, then save again.
+        Nothing was written.
+      </Notice>
+    );
   if (pending.kind === 'replace')
     return (
       <Notice

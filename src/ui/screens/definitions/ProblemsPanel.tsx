@@ -3,15 +3,24 @@
  * message and position (a click puts the cursor there), or that it compiles, and under which name and
  * version. Says so while the latest text is still being checked.
  */
-import type { CompileReport, DefinitionDiagnostic } from '../../../host/protocol';
+import type { DefinitionDiagnostic } from '../../../host/protocol';
 import { Icon } from '../../components/icons';
 import styles from './DefinitionEditor.module.css';
+import type { ApiProblem } from './workflow-api';
 
-const kindLabels: Record<DefinitionDiagnostic['kind'], string> = {
+/** A problem shown: the worker's, or the editor's own about the workflow API (`type`). */
+export type ShownDiagnostic = DefinitionDiagnostic | ApiProblem;
+
+/** The worker's compile report, with the editor's own problems added. */
+export type ShownReport =
+  { ok: true; name: string; version: number } | { ok: false; diagnostics: ShownDiagnostic[] };
+
+const kindLabels: Record<ShownDiagnostic['kind'], string> = {
   syntax: 'Syntax',
   evaluation: 'Loading',
   export: 'Export',
   determinism: 'Determinism',
+  type: 'Type',
 };
 
 export function ProblemsPanel({
@@ -20,7 +29,7 @@ export function ProblemsPanel({
   error,
   onReveal,
 }: {
-  report: CompileReport | undefined;
+  report: ShownReport | undefined;
   checking: boolean;
   error: Error | null;
   onReveal: (line: number, column: number) => void;

@@ -12,9 +12,15 @@
  *   the previous ones mapped through the edits.
  * - Colours come from the studio's CSS variables, so the theme follows light and dark without reconfiguring.
  */
-import { autocompletion, closeBrackets, closeBracketsKeymap } from '@codemirror/autocomplete';
+import {
+  autocompletion,
+  closeBrackets,
+  closeBracketsKeymap,
+  type CompletionContext,
+  type CompletionSource,
+} from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
-import { javascript } from '@codemirror/lang-javascript';
+import { javascript, localCompletionSource } from '@codemirror/lang-javascript';
 import {
   bracketMatching,
   foldGutter,
@@ -42,7 +48,8 @@ import {
 } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { useEffect, useRef } from 'react';
-import type { DefinitionDiagnostic } from '../../../host/protocol';
+import type { ShownDiagnostic } from './ProblemsPanel';
+import { contextCompletions } from './workflow-api';
 
 export type SourceEditorHandle = {
   /** Moves the cursor to a 1-based line and column, scrolls it into view and focuses the editor. */
@@ -56,7 +63,7 @@ export type SourceEditorProps = {
   value: string;
   readOnly: boolean;
   /** Diagnostics and the source they are about; applied only when that source is what is on screen. */
-  diagnostics: { source: string; items: readonly DefinitionDiagnostic[] } | null;
+  diagnostics: { source: string; items: readonly ShownDiagnostic[] } | null;
   onChange(value: string): void;
   /** The editor's handle once it exists (null when it goes away). */
   onReady?(handle: SourceEditorHandle | null): void;
@@ -163,12 +170,26 @@ const theme = EditorView.theme({
   '.cm-searchMatch.cm-searchMatch-selected': { backgroundColor: 'var(--code-selection)' },
 });
 
+/** `source`, answering only when completion was asked for (Ctrl Space), not while typing. */
+function explicitOnly(source: CompletionSource): CompletionSource {
+  return (context: CompletionContext) => (context.explicit ? source(context) : null);
+}
+
 function readOnlyExtensions(readOnly: boolean) {
   return readOnly ? [EditorState.readOnly.of(true)] : [];
 }
 
-/** The editor positions of the worker's diagnostics, in `doc`. */
-function toEditorDiagnostics(doc: Text, items: readonly DefinitionDiagnostic[]): EditorDiagnostic[] {
+/** What a diagnostic's hover names as its source. */
+const diagnosticSources: Record<ShownDiagnostic['kind'], string> = {
+  syntax: 'syntax',
+  evaluation: 'loading',
+  export: 'export',
+  determinism: 'determinism',
+  type: 'type',
+};
+
+/** The editor positions of the worker's diagnostics (and the editor's own), in `doc`. */
+function toEditorDiagnostics(doc: Text, items: readonly ShownDiagnostic[]): EditorDiagnostic[] {
   return items.map((item) => {
     const line = doc.line(Math.min(Math.max(1, item.line), doc.lines));
     const from = Math.min(line.from + Math.max(0, item.column - 1), line.to);
@@ -178,7 +199,7 @@ function toEditorDiagnostics(doc: Text, items: readonly DefinitionDiagnostic[]):
       from: from === to && from > line.from ? from - 1 : from,
       to,
       severity: 'error',
-      source: item.kind === 'syntax' ? 'syntax' : item.kind === 'evaluation' ? 'loading' : 'export',
+      source: diagnosticSources[item.kind],
       message: item.message,
     };
   });
@@ -218,7 +239,9 @@ export default function SourceEditor({
         syntaxHighlighting(highlightStyle),
         bracketMatching(),
         closeBrackets(),
-        autocompletion({ activateOnTyping: false }),
+        // Typing `ctx.` offers the workflow context's members (from the engine's declaration); other
+        // completions only on request (Ctrl Space).
+        autocompletion({ override: [contextCompletions, explicitOnly(localCompletionSource)] }),
         highlightActiveLine(),
         highlightSelectionMatches(),
         keymap.of([
