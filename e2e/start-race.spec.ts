@@ -58,6 +58,8 @@ test('three tabs starting one id at once: exactly one runs it, once', async ({ c
 test('the race and handoff drills start workflows in the other tabs and pass', async ({
   context,
 }, testInfo) => {
+  // Two drills, each given 90 s for its report below, after three tabs open.
+  test.setTimeout(240_000);
   const tabs = await openTabs(context, freshDatabaseName(testInfo), 3);
   const page = tabs[0]!.page;
   await tabs[0]!.studio.openScreen('chaos');
