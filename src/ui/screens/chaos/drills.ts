@@ -622,10 +622,12 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
       () => `${formatDuration(Date.now() - shutAt)} after the shutdown`,
     );
     const handoffMs = Date.now() - shutAt;
+    // Released claims move at once: well before the TTL, after which even a crashed owner's claims lapse
+    // (usually within a second or two; a busy machine stretches that, not past the TTL).
     checks.push({
-      title: `${moved === 20 ? 'All 20' : `All ${moved} of its workflows`} handed over within a second or two`,
-      ok: handoffMs < 3_000,
-      summary: `every workflow had a new owner ${formatDuration(handoffMs)} after the shutdown`,
+      title: `${moved === 20 ? 'All 20' : `All ${moved} of its workflows`} handed over without waiting for the TTL`,
+      ok: handoffMs < claimTimings.ttlMs,
+      summary: `every workflow had a new owner ${formatDuration(handoffMs)} after the shutdown (TTL ${formatDuration(claimTimings.ttlMs)})`,
     });
     await replaceVictim(context, victim);
     await step(
