@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from './fixtures/studio';
 
 /**
@@ -24,6 +25,22 @@ test('the header and sidebar stay put: only <main> scrolls, on Engines with seve
   }));
   expect(page.scrollTop).toBe(0);
   expect(page.scrollHeight).toBeLessThanOrEqual(page.innerHeight);
+  await expect(studio.page.getByTestId('shell.palette-button')).toBeInViewport();
+
+  // Chaos drills with a drill's report: the same.
+  await studio.openScreen('chaos');
+  const race = studio.page.locator('[data-drill="race"]');
+  await race.getByTestId('chaos.run').click();
+  await expect(race.getByTestId('chaos.report')).toBeVisible({ timeout: 30_000 });
+  await studio.page.locator('main').evaluate((main) => main.scrollTo(0, main.scrollHeight));
+  await studio.page.mouse.wheel(0, 5_000);
+  const chaos = await studio.page.evaluate(() => ({
+    scrollTop: document.scrollingElement!.scrollTop,
+    scrollHeight: document.scrollingElement!.scrollHeight,
+    innerHeight,
+  }));
+  expect(chaos.scrollTop).toBe(0);
+  expect(chaos.scrollHeight).toBeLessThanOrEqual(chaos.innerHeight);
   await expect(studio.page.getByTestId('shell.palette-button')).toBeInViewport();
 });
 
@@ -316,3 +333,224 @@ export default defineWorkflow({
   await now.click();
   await expect(definitions.editor).toContainText('const at = yield* ctx.now');
 });
+
+test('the list finds text beyond the id prefix, narrows by when a workflow started, nests children, and bulk actions follow', async ({
+  studio,
+}) => {
+  const page = studio.page;
+  for (const id of ['alpha-1', 'beta-2'])
+    await studio.startViaConsole('countdown', { from: 600, tickMs: 500 }, { id });
+  const failed = await studio.startViaConsole(
+    'flaky',
+    { failures: 5, maxAttempts: 1, initialIntervalMs: 10 },
+    { id: 'gamma-3' },
+  );
+  const parent = await studio.startViaConsole(
+    'fan-out',
+    { sku: 'TEA', quantity: 1, suppliers: ['acme', 'globex'] },
+    { id: 'delta-parent' },
+  );
+  await studio.openScreen('workflows');
+  await studio.expectWorkflowStatus(failed, 'failed');
+  const error = (await studio.describe(failed)).error!;
+
+  // Text anywhere in a row: here a word of the failure's message, which is not in any id.
+  const word = error.message.split(/\W+/).find((part) => part.length > 4)!;
+  await page.getByTestId('workflows.text-search').fill(word.toUpperCase());
+  await expect(page.getByTestId('workflows.row')).toHaveCount(1);
+  await expect(studio.row(failed)).toBeVisible();
+  await expect(page.getByTestId('workflows.summary')).toContainText('1 matching');
+  await expect(page).toHaveURL(new RegExp(`text=${word.toUpperCase()}`));
+
+  // Bulk actions act on what the text matches, and purge refuses what it cannot follow.
+  await page.getByTestId('workflows.text-search').fill('beta');
+  await expect(page.getByTestId('workflows.row')).toHaveCount(1);
+  await expect(page.getByTestId('workflows.purge-finished')).toBeDisabled();
+  await page.getByTestId('workflows.bulk-terminate').click();
+  const dialog = page.getByTestId('workflows.bulk-dialog');
+  await expect(dialog.getByTestId('workflows.bulk-count')).toHaveAttribute('data-count', '1');
+  await expect(dialog.getByTestId('workflows.bulk-count')).toContainText('containing “beta”');
+  await page.keyboard.press('Escape');
+  await page.getByTestId('workflows.text-search').fill('');
+
+  // A time range: all of these started just now.
+  await page.getByTestId('workflows.filter-since').selectOption('15m');
+  await expect(page).toHaveURL(/since=15m/);
+  await expect(studio.row('alpha-1')).toBeVisible();
+  await expect(studio.row(parent)).toBeVisible();
+
+  // The tree view: the fan-out's children come right under it, one level in.
+  await page.getByTestId('workflows.tree-view').check();
+  await expect(page).toHaveURL(/view=tree/);
+  const children = page.locator('[data-testid="workflows.row"][data-depth="1"]');
+  await expect(children).toHaveCount(2);
+  const order = await page
+    .getByTestId('workflows.row')
+    .evaluateAll((rows) =>
+      rows
+        .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+        .map((row) => `${row.getAttribute('data-depth')}:${row.getAttribute('data-workflow-id')}`),
+    );
+  const at = order.indexOf(`0:${parent}`);
+  expect(order.slice(at + 1, at + 3).every((entry) => entry.startsWith('1:'))).toBe(true);
+});
+
+const familySources = [
+  `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'nest-top',
+  version: 1,
+  *run(ctx) {
+    return yield* ctx.startChild('nest-mid', {}, { id: 'family-mid' });
+  },
+});
+`,
+  `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'nest-mid',
+  version: 1,
+  *run(ctx) {
+    return yield* ctx.startChild('countdown', { from: 600, tickMs: 500 }, { id: 'family-leaf' });
+  },
+});
+`,
+];
+
+test('the workflow page shows its family as a tree: ancestors above, children below, grandchildren on demand', async ({
+  studio,
+}) => {
+  const page = studio.page;
+  for (const source of familySources)
+    await page.evaluate((text) => window.shuttle!.saveDefinition(text), source);
+  const top = await studio.startViaConsole('nest-top', undefined, { id: 'family-top' });
+  await expect
+    .poll(async () => (await studio.describe('family-leaf').catch(() => null))?.status)
+    .toBe('running');
+
+  // The middle one: its parent above it, its child below.
+  await studio.openWorkflow('family-mid');
+  await page.getByTestId('detail.tab-children').click();
+  const family = page.getByTestId('detail.family');
+  await expect(family.getByTestId('detail.family-ancestor')).toHaveAttribute('data-workflow-id', top);
+  await expect(family.getByTestId('detail.family-self')).toContainText('family-mid');
+  await expect(family.getByTestId('detail.family-child')).toHaveAttribute('data-workflow-id', 'family-leaf');
+
+  // The top one: its child, and that child's child once opened, a level deeper.
+  await studio.openWorkflow(top);
+  await page.getByTestId('detail.tab-children').click();
+  const mid = family.locator('[data-testid="detail.family-child"][data-workflow-id="family-mid"]');
+  await expect(mid).toHaveAttribute('data-depth', '1');
+  await mid.getByTestId('detail.family-toggle').click();
+  const leaf = family.locator('[data-testid="detail.family-child"][data-workflow-id="family-leaf"]');
+  await expect(leaf).toHaveAttribute('data-depth', '2');
+  await expect(leaf.locator('[data-status]')).toHaveAttribute('data-status', 'running');
+  await leaf.getByTestId('detail.child-link').click();
+  await expect(studio.detail.workflowId).toHaveAttribute('data-full-id', 'family-leaf');
+});
+
+test('pending work: activities with their attempt and next retry, timers with their due time, across the store and per workflow', async ({
+  studio,
+}) => {
+  const page = studio.page;
+  const flaky = await studio.startViaConsole(
+    'flaky',
+    { failures: 3, maxAttempts: 5, initialIntervalMs: 600_000, maxIntervalMs: 600_000 },
+    { id: 'pending-flaky' },
+  );
+  const timer = await studio.startViaConsole(
+    'countdown',
+    { from: 600, tickMs: 60_000 },
+    { id: 'pending-timer' },
+  );
+  await studio.startViaConsole('countdown', { from: 1, tickMs: 10 }, { id: 'pending-done' });
+  await expect.poll(async () => (await studio.describe(flaky)).pending?.leaves[0]?.retrying).toBe(true);
+
+  await page.getByTestId('shell.nav-pending').click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Pending work' })).toBeVisible();
+  const activity = page.locator(`[data-testid="pending.row"][data-workflow-id="${flaky}"]`);
+  await expect(activity).toHaveAttribute('data-kind', 'activity');
+  // Attempt 1 failed: attempt 2 is due in ten minutes.
+  await expect(activity).toHaveAttribute('data-attempt', '2');
+  await expect(activity).toContainText('backing off · attempt 2 due');
+  await expect(activity).toContainText('ServiceUnavailableError');
+  const retryAt = Number(await activity.getAttribute('data-due-at'));
+  expect(retryAt).toBeGreaterThan(Date.now() + 500_000);
+  const sleep = page.locator(`[data-testid="pending.row"][data-workflow-id="${timer}"]`);
+  await expect(sleep).toHaveAttribute('data-kind', 'timer');
+  await expect(sleep.getByTestId('pending.due')).toContainText(/in \d+ s/);
+  // A finished workflow waits on nothing.
+  await expect(page.locator('[data-testid="pending.row"][data-workflow-id="pending-done"]')).toHaveCount(0);
+  // By kind.
+  await page.getByTestId('pending.kind-timer').click();
+  await expect(activity).toBeHidden();
+  await expect(sleep).toBeVisible();
+
+  // The workflow's own Pending tab.
+  await studio.openWorkflow(flaky);
+  await page.getByTestId('detail.tab-pending').click();
+  const own = page.getByTestId('pending.row');
+  await expect(own).toHaveCount(1);
+  await expect(own).toHaveAttribute('data-due-at', String(retryAt));
+});
+
+for (const theme of ['light', 'dark'] as const)
+  test(`the new views — pending work, a workflow's Pending and Family tabs, the list's text, time and tree filters — ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+  }) => {
+    test.setTimeout(120_000);
+    const page = studio.page;
+    const found: string[] = [];
+    const scan = async (where: string) => {
+      await page.waitForFunction(() =>
+        document.getAnimations().every((animation) => !(animation instanceof CSSTransition)),
+      );
+      const results = await new AxeBuilder({ page })
+        .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+        .analyze();
+      expect(results.passes.length, `axe checked something on ${where}`).toBeGreaterThan(0);
+      for (const violation of results.violations)
+        if (violation.impact === 'serious' || violation.impact === 'critical')
+          found.push(
+            `${where}: ${violation.id}: ${violation.help} — ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+          );
+    };
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    await page.getByTestId(`shell.theme-${theme}`).click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    await studio.startViaConsole(
+      'fan-out',
+      { sku: 'TEA', quantity: 1, suppliers: ['acme', 'globex'] },
+      { id: 'a11y-fan' },
+    );
+    const flaky = await studio.startViaConsole(
+      'flaky',
+      { failures: 3, maxAttempts: 5, initialIntervalMs: 600_000, maxIntervalMs: 600_000 },
+      { id: 'a11y-flaky' },
+    );
+    await studio.startViaConsole('countdown', { from: 600, tickMs: 60_000 }, { id: 'a11y-timer' });
+    await expect.poll(async () => (await studio.describe(flaky)).pending?.leaves[0]?.retrying).toBe(true);
+
+    await page.evaluate(() => {
+      location.hash = '#/workflows?text=a11y&since=1h&view=tree';
+    });
+    await expect(page.locator('[data-testid="workflows.row"][data-depth="1"]')).toHaveCount(2);
+    await scan('workflows, filtered by text and time, as a tree');
+
+    await page.getByTestId('shell.nav-pending').click();
+    await expect(page.locator(`[data-testid="pending.row"][data-workflow-id="${flaky}"]`)).toBeVisible();
+    await scan('pending work');
+
+    await studio.openWorkflow(flaky);
+    await page.getByTestId('detail.tab-pending').click();
+    await expect(page.getByTestId('pending.row')).toHaveCount(1);
+    await scan('a workflow: Pending tab');
+
+    await studio.openWorkflow('a11y-fan');
+    await page.getByTestId('detail.tab-children').click();
+    await page.getByTestId('detail.family-toggle').first().click();
+    await expect(page.getByTestId('detail.family')).toContainText('no children');
+    await scan('a workflow: Family tab');
+    expect(found, found.join('\n')).toEqual([]);
+  });

@@ -19,6 +19,7 @@ import { ClaimsScreen } from '../screens/claims/ClaimsScreen';
 import { DefinitionsScreen } from '../screens/definitions/DefinitionsScreen';
 import { WorkflowDetailScreen } from '../screens/detail/WorkflowDetailScreen';
 import { EnginesScreen } from '../screens/engines/EnginesScreen';
+import { PendingScreen } from '../screens/pending/PendingScreen';
 import { SchedulesScreen } from '../screens/schedules/SchedulesScreen';
 import { WaitersScreen } from '../screens/waiters/WaitersScreen';
 import { StartDialog } from '../screens/workflows/StartDialog';
@@ -54,6 +55,7 @@ const titles: Record<Route['screen'], string> = {
   schedules: 'Schedules',
   definitions: 'Definitions',
   engines: 'Engines',
+  pending: 'Pending work',
   claims: 'Claims',
   waiters: 'Result waiters',
   chaos: 'Chaos drills',
@@ -86,6 +88,8 @@ function Screen({ route }: { route: Route }) {
       return <DefinitionsScreen selection={route} />;
     case 'engines':
       return <EnginesScreen />;
+    case 'pending':
+      return <PendingScreen />;
     case 'claims':
       return <ClaimsScreen />;
     case 'waiters':

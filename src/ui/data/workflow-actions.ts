@@ -9,6 +9,7 @@ import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../engi
 import { isTerminal } from '../../engine/vocabulary';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
+import { hasClientFilters, rowMatcher, type ClientFilters } from './list-filters';
 
 /** Starts a new workflow of the same type with the same input; resolves with its id. */
 export function useRerun() {
@@ -31,22 +32,25 @@ export function bulkTargets(kind: BulkKind, status: WorkflowStatus): boolean {
 
 export type BulkOutcome = { done: string[]; failed: { workflowId: string; error: Error }[] };
 
-/** Every workflow id `filter` matches that `kind` applies to (all pages). */
-export async function collectBulkTargets(
+/**
+ * Every workflow id `filter` matches that `kind` applies to (all pages), and that `keep` keeps of the rows
+ * (the filters the list applies itself: owned by nobody, text, time range).
+ */
+export async function collectBulkTargets<Row extends { workflowId: string; status: WorkflowStatus }>(
   client: {
-    list(
-      filter: ListFilter,
-    ): Promise<{ items: { workflowId: string; status: WorkflowStatus }[]; nextCursor: string | null }>;
+    list(filter: ListFilter): Promise<{ items: Row[]; nextCursor: string | null }>;
   },
   filter: ListFilter,
   kind: BulkKind,
   limit = 10_000,
+  keep: (row: Row) => boolean = () => true,
 ): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
     const page = await client.list({ ...filter, limit: 1000, ...(cursor ? { cursor } : {}) });
-    for (const item of page.items) if (bulkTargets(kind, item.status)) ids.push(item.workflowId);
+    for (const item of page.items)
+      if (bulkTargets(kind, item.status) && keep(item)) ids.push(item.workflowId);
     cursor = page.nextCursor ?? undefined;
   } while (cursor && ids.length < limit);
   return ids.slice(0, limit);
@@ -91,26 +95,27 @@ export function useBulkAction() {
 
 /**
  * The ids a bulk action would act on now (counted when the confirmation opens, so it can say how many).
- * `unownedOnly` applies the list's "nobody owns it" filter, which the engine does not.
+ * `rows` are the filters the list applies itself (owned by nobody, text, time range: client-filters.ts),
+ * applied to the same rows at the time of counting.
  */
 export function useBulkTargets(
   filter: Omit<ListFilter, 'limit' | 'cursor'>,
   kind: BulkKind | null,
-  unownedOnly = false,
+  rows: ClientFilters = { owner: null, text: '', since: null },
 ) {
   const client = useShuttleClient();
   return useQuery({
-    queryKey: ['workflows', 'bulk-targets', kind, filter, unownedOnly],
+    queryKey: ['workflows', 'bulk-targets', kind, filter, rows],
     enabled: kind !== null,
     staleTime: 0,
     gcTime: 0,
-    queryFn: async () => {
-      if (!unownedOnly) return collectBulkTargets(client, filter, kind!);
-      const ids = await collectBulkTargets(client, filter, kind!);
-      const descriptions = await Promise.all(ids.map((id) => client.describe(id)));
-      return descriptions
-        .filter((description) => !description.owner)
-        .map((description) => description.workflowId);
-    },
+    queryFn: () =>
+      collectBulkTargets(
+        client,
+        filter,
+        kind!,
+        10_000,
+        hasClientFilters(rows) ? rowMatcher(rows, Date.now()) : undefined,
+      ),
   });
 }

@@ -4,6 +4,8 @@ import { defaultFilters, formatRoute, parseRoute, routes } from './route';
 describe('routes', () => {
   it('reads screens, a workflow id and list filters from the hash, and writes them back canonically', () => {
     expect(parseRoute('#/engines')).toEqual({ screen: 'engines' });
+    expect(parseRoute('#/pending')).toEqual({ screen: 'pending' });
+    expect(formatRoute(routes.pending())).toBe('#/pending');
     expect(parseRoute('#/workflows/order%2F7%20a')).toEqual({ screen: 'workflow', workflowId: 'order/7 a' });
     const route = parseRoute(
       '#/workflows?status=running,failed,bogus&type=order&owner=e1&q=ord&sort=epoch&dir=asc',
@@ -15,6 +17,9 @@ describe('routes', () => {
         type: 'order',
         owner: 'e1',
         idPrefix: 'ord',
+        text: '',
+        since: null,
+        nest: false,
         sort: 'epoch',
         direction: 'asc',
         allRuns: false,
@@ -42,6 +47,17 @@ describe('routes', () => {
     expect(parseRoute('#/schedules/tick%20tock')).toEqual({ screen: 'schedules', name: 'tick tock' });
     expect(formatRoute(routes.schedules('tick tock'))).toBe('#/schedules/tick%20tock');
     expect(formatRoute(routes.schedules())).toBe('#/schedules');
+  });
+
+  it('reads and writes the text search, the time range and the tree view', () => {
+    const route = parseRoute('#/workflows?q=ord&text=Payment%20declined&since=1h&view=tree');
+    expect(route).toMatchObject({
+      filters: { idPrefix: 'ord', text: 'Payment declined', since: '1h', nest: true },
+    });
+    expect(formatRoute(route)).toBe('#/workflows?q=ord&text=Payment+declined&since=1h&view=tree');
+    expect(parseRoute('#/workflows?since=3y&view=flat')).toMatchObject({
+      filters: { since: null, nest: false },
+    });
   });
 
   it('falls back to the unfiltered list for an empty, unknown or malformed hash', () => {

@@ -12,6 +12,10 @@ import type { WorkflowStatus } from '../../engine';
 export type WorkflowSortKey = 'created' | 'updated' | 'id' | 'type' | 'status' | 'epoch' | 'owner';
 export type SortDirection = 'asc' | 'desc';
 
+/** How recently a listed workflow started (`since=1h`): the list's time range. */
+export type TimeRange = '15m' | '1h' | '24h' | '7d';
+export const timeRanges: readonly TimeRange[] = ['15m', '1h', '24h', '7d'];
+
 /** Filters of the workflows list, as they appear in the URL. */
 export type WorkflowFilters = {
   status: WorkflowStatus[];
@@ -21,6 +25,12 @@ export type WorkflowFilters = {
   owner: string | null;
   /** Workflow id prefix. */
   idPrefix: string;
+  /** Text anywhere in the id, type, what it waits on or its error (case-insensitive); empty for none. */
+  text: string;
+  /** Only workflows started within this range of now. */
+  since: TimeRange | null;
+  /** Children listed under their parents, indented. */
+  nest: boolean;
   sort: WorkflowSortKey;
   direction: SortDirection;
   /** List the earlier runs of workflows started again too (run history), not only each id's latest run. */
@@ -41,6 +51,8 @@ export type Route =
   /** The schedules, with `name` (one schedule, opened) when a link pointed at it. */
   | { screen: 'schedules'; name: string | null }
   | { screen: 'engines' }
+  /** Open operations of the running workflows (activities, timers, signals, conditions, children). */
+  | { screen: 'pending' }
   | { screen: 'claims' }
   | { screen: 'waiters' }
   | { screen: 'chaos' };
@@ -52,6 +64,9 @@ export const defaultFilters: WorkflowFilters = Object.freeze({
   type: null,
   owner: null,
   idPrefix: '',
+  text: '',
+  since: null,
+  nest: false,
   sort: 'created',
   direction: 'desc',
   allRuns: false,
@@ -70,6 +85,9 @@ function parseFilters(query: URLSearchParams): WorkflowFilters {
     type: query.get('type') || null,
     owner: query.get('owner') || null,
     idPrefix: query.get('q') ?? '',
+    text: query.get('text') ?? '',
+    since: timeRanges.includes(query.get('since') as TimeRange) ? (query.get('since') as TimeRange) : null,
+    nest: query.get('view') === 'tree',
     sort: sortKeys.includes(sort as WorkflowSortKey) ? (sort as WorkflowSortKey) : defaultFilters.sort,
     direction: direction === 'asc' || direction === 'desc' ? direction : defaultSortDirection(sort),
     allRuns: query.get('runs') === 'all',
@@ -113,6 +131,7 @@ export function parseRoute(hash: string): Route {
       };
     }
     case 'engines':
+    case 'pending':
     case 'claims':
     case 'waiters':
     case 'chaos':
@@ -132,6 +151,9 @@ export function formatRoute(route: Route): string {
       if (filters.type) query.set('type', filters.type);
       if (filters.owner) query.set('owner', filters.owner);
       if (filters.idPrefix) query.set('q', filters.idPrefix);
+      if (filters.text) query.set('text', filters.text);
+      if (filters.since) query.set('since', filters.since);
+      if (filters.nest) query.set('view', 'tree');
       if (filters.sort !== defaultFilters.sort) query.set('sort', filters.sort);
       if (filters.direction !== defaultSortDirection(filters.sort)) query.set('dir', filters.direction);
       if (filters.allRuns) query.set('runs', 'all');
@@ -164,6 +186,7 @@ export const routes = {
     run === undefined ? { screen: 'workflow', workflowId } : { screen: 'workflow', workflowId, run },
   schedules: (name: string | null = null): Route => ({ screen: 'schedules', name }),
   engines: (): Route => ({ screen: 'engines' }),
+  pending: (): Route => ({ screen: 'pending' }),
   claims: (): Route => ({ screen: 'claims' }),
   waiters: (): Route => ({ screen: 'waiters' }),
   chaos: (): Route => ({ screen: 'chaos' }),

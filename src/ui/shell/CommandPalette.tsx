@@ -241,6 +241,14 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => navigate(routes.engines()),
     },
     {
+      id: 'screen:pending',
+      section: 'Screens',
+      title: 'Pending work',
+      subtitle: 'Activities, timers, signals and children running workflows wait on',
+      keywords: 'retries attempts timers due queue go',
+      run: () => navigate(routes.pending()),
+    },
+    {
       id: 'screen:claims',
       section: 'Screens',
       title: 'Claims',

@@ -16,6 +16,7 @@ const items: Item[] = [
   { section: 'workflows', label: 'Workflows', icon: 'workflows', to: routes.workflows() },
   { section: 'schedules', label: 'Schedules', icon: 'schedules', to: routes.schedules() },
   { section: 'definitions', label: 'Definitions', icon: 'code', to: routes.definitions() },
+  { section: 'pending', label: 'Pending work', icon: 'hourglass', to: routes.pending() },
   { section: 'engines', label: 'Engines', icon: 'engines', to: routes.engines() },
   { section: 'claims', label: 'Claims', icon: 'claims', to: routes.claims() },
   { section: 'waiters', label: 'Result waiters', icon: 'waiters', to: routes.waiters() },

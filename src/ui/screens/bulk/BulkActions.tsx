@@ -11,6 +11,7 @@ import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { useBulkAction, useBulkTargets, type BulkKind } from '../../data/workflow-actions';
 import styles from './BulkActions.module.css';
+import type { ClientFilters } from '../../data/list-filters';
 import { PurgeFinishedButton } from './PurgeFinished';
 
 const words: Record<BulkKind, { verb: string; title: string; applies: string; effect: string }> = {
@@ -33,12 +34,13 @@ const words: Record<BulkKind, { verb: string; title: string; applies: string; ef
 export function BulkActions({
   filter,
   describeFilter,
-  unownedOnly,
+  rows,
 }: {
   filter: Omit<ListFilter, 'limit' | 'cursor'>;
   /** The filter in words, e.g. `status running · type countdown`, or `every workflow`. */
   describeFilter: string;
-  unownedOnly: boolean;
+  /** The filters the list applies to its rows itself (owned by nobody, text, time range). */
+  rows: ClientFilters;
 }) {
   const [kind, setKind] = useState<BulkKind | null>(null);
   return (
@@ -55,13 +57,13 @@ export function BulkActions({
         Terminate matching…
       </Button>
       <span className={styles.divider} aria-hidden />
-      <PurgeFinishedButton filter={filter} describeFilter={describeFilter} />
+      <PurgeFinishedButton filter={filter} describeFilter={describeFilter} rows={rows} />
       {kind ? (
         <BulkDialog
           kind={kind}
           filter={filter}
           describeFilter={describeFilter}
-          unownedOnly={unownedOnly}
+          rows={rows}
           onClose={() => setKind(null)}
         />
       ) : null}
@@ -73,16 +75,16 @@ function BulkDialog({
   kind,
   filter,
   describeFilter,
-  unownedOnly,
+  rows,
   onClose,
 }: {
   kind: BulkKind;
   filter: Omit<ListFilter, 'limit' | 'cursor'>;
   describeFilter: string;
-  unownedOnly: boolean;
+  rows: ClientFilters;
   onClose: () => void;
 }) {
-  const targets = useBulkTargets(filter, kind, unownedOnly);
+  const targets = useBulkTargets(filter, kind, rows);
   const action = useBulkAction();
   const [reason, setReason] = useState('');
   const text = words[kind];

@@ -13,16 +13,20 @@ import { InlineError } from '../../components/ErrorNotice';
 import { usePurgeFinished, usePurgePreview } from '../../data/storage-queries';
 import { purgeBlockedReason, workflowCount } from './purge-filter';
 import styles from './BulkActions.module.css';
+import type { ClientFilters } from '../../data/list-filters';
 
 export function PurgeFinishedButton({
   filter,
   describeFilter,
+  rows,
 }: {
   filter: Omit<ListFilter, 'limit' | 'cursor'>;
   describeFilter: string;
+  /** The filters the list applies itself: a purge cannot (the engine purges by its own filter). */
+  rows?: ClientFilters;
 }) {
   const [open, setOpen] = useState(false);
-  const blocked = purgeBlockedReason(filter);
+  const blocked = purgeBlockedReason(filter, rows);
   return (
     <>
       {blocked ? (

@@ -17,4 +17,9 @@ describe('describeFilters', () => {
       }),
     ).toBe('the filter (status running or pending · type countdown · owned by nobody · id starting “drill”)');
   });
+  it('names the text search and the time range', () => {
+    expect(
+      describeFilters({ status: [], type: null, owner: null, idPrefix: '', text: ' declined ', since: '1h' }),
+    ).toBe('the filter (containing “declined” · started in the last hour)');
+  });
 });

@@ -19,6 +19,12 @@ describe('purge by filter', () => {
     expect(purgeBlockedReason({ status: ['suspended', 'completed'] })).toMatch(/names suspended\.$/);
   });
 
+  it('is refused while the list’s own text search or time range applies (the engine purges by its filter)', () => {
+    expect(purgeBlockedReason({}, { text: 'x', since: null })).toMatch(/clear the text search/);
+    expect(purgeBlockedReason({}, { text: '', since: '24h' })).toMatch(/time range/);
+    expect(purgeBlockedReason({}, { text: ' ', since: null })).toBeNull();
+  });
+
   it('counts in words', () => {
     expect(workflowCount(1)).toBe('1 workflow');
     expect(workflowCount(1200)).toBe('1,200 workflows');

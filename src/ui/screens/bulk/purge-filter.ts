@@ -5,6 +5,7 @@
  */
 import type { ListFilter, WorkflowStatus } from '../../../engine';
 import { isTerminal } from '../../../engine/vocabulary';
+import type { ClientFilters } from '../../data/list-filters';
 
 /** The unfinished statuses `filter` names (empty when a purge by it is possible). */
 export function unfinishedStatusesOf(filter: Pick<ListFilter, 'status'>): WorkflowStatus[] {
@@ -13,11 +14,21 @@ export function unfinishedStatusesOf(filter: Pick<ListFilter, 'status'>): Workfl
   return statuses.filter((status) => !isTerminal(status));
 }
 
-/** Why a purge by `filter` is not offered, in words, or null when it is. */
-export function purgeBlockedReason(filter: Pick<ListFilter, 'status'>): string | null {
+/**
+ * Why a purge by `filter` is not offered, in words, or null when it is. The engine purges by status, type
+ * and id prefix; the text search and the time range are the list's own, so a purge would reach more than
+ * the list shows.
+ */
+export function purgeBlockedReason(
+  filter: Pick<ListFilter, 'status'>,
+  rows?: Pick<ClientFilters, 'text' | 'since'>,
+): string | null {
   const unfinished = unfinishedStatusesOf(filter);
-  if (unfinished.length === 0) return null;
-  return `Only finished workflows can be purged; the filter names ${unfinished.join(' and ')}.`;
+  if (unfinished.length > 0)
+    return `Only finished workflows can be purged; the filter names ${unfinished.join(' and ')}.`;
+  if (rows && (rows.text.trim() !== '' || rows.since !== null))
+    return 'Purge goes by status, type and id prefix: clear the text search and time range first.';
+  return null;
 }
 
 /** "1 workflow", "12 workflows". */

@@ -1,44 +1,18 @@
 /**
  * The workflow's data: its state (as of its last checkpoint), its input, and its result or error — each a
- * collapsible JSON view rendered as text — and its family: the parent, and the children it started, with
- * links.
+ * collapsible JSON view rendered as text —, its open operations (attempts, due times: pending-work.ts), and its family as a tree (FamilyTree.tsx): its ancestors, and
+ * the children it started, down to any depth, with links.
  */
 import { useState } from 'react';
 import type { TimelineEntry, WorkflowDescription } from '../../../engine';
 import { EmptyState } from '../../components/EmptyState';
 import { JsonView } from '../../components/JsonView';
-import { Link } from '../../routing/Link';
-import { routes } from '../../routing/route';
 import styles from './Inspectors.module.css';
+import { familyChildren, FamilyTree } from './FamilyTree';
+import { PendingTable } from '../pending/PendingTable';
+import { byDue, pendingOf } from '../pending/pending-work';
 
-type Tab = 'state' | 'input' | 'result' | 'children';
-
-type Child = { childId: string; workflowType: string; status: string | null; policy: string | null };
-
-/** The children a workflow started, from its timeline (and the linked ones the record knows). */
-export function childrenOf(workflow: WorkflowDescription, timeline: readonly TimelineEntry[]): Child[] {
-  const children = new Map<string, Child>();
-  for (const entry of timeline) {
-    const detail = entry.detail as Record<string, unknown>;
-    const childId = typeof detail.childId === 'string' ? detail.childId : null;
-    if (!childId) continue;
-    if (entry.kind === 'child-started')
-      children.set(childId, {
-        childId,
-        workflowType: typeof detail.workflowType === 'string' ? detail.workflowType : '',
-        status: null,
-        policy: typeof detail.parentClosePolicy === 'string' ? detail.parentClosePolicy : null,
-      });
-    else if (entry.kind === 'child-completed') {
-      const known = children.get(childId);
-      if (known) known.status = typeof detail.status === 'string' ? detail.status : 'ended';
-    }
-  }
-  for (const childId of workflow.linkedChildren)
-    if (!children.has(childId))
-      children.set(childId, { childId, workflowType: '', status: null, policy: 'terminate' });
-  return [...children.values()];
-}
+type Tab = 'state' | 'input' | 'result' | 'pending' | 'children';
 
 export function Inspectors({
   workflow,
@@ -47,7 +21,8 @@ export function Inspectors({
   workflow: WorkflowDescription;
   timeline: readonly TimelineEntry[];
 }) {
-  const children = childrenOf(workflow, timeline);
+  const children = familyChildren(workflow, timeline);
+  const pending = pendingOf(workflow).sort(byDue);
   const hasOutcome = workflow.result !== undefined || workflow.error !== undefined;
   // Until the person picks a tab, show the outcome once there is one, and the state before.
   const [picked, setTab] = useState<Tab | null>(null);
@@ -56,7 +31,8 @@ export function Inspectors({
     { value: 'state', label: 'State' },
     { value: 'input', label: 'Input' },
     { value: 'result', label: workflow.error ? 'Error' : 'Result' },
-    { value: 'children', label: 'Children', count: children.length },
+    { value: 'pending', label: 'Pending', count: pending.length },
+    { value: 'children', label: 'Family', count: children.length },
   ];
   return (
     <div className={styles.card}>
@@ -135,43 +111,18 @@ export function Inspectors({
             </EmptyState>
           )
         ) : null}
-        {tab === 'children' ? (
-          <div className={styles.family}>
-            {workflow.parentId ? (
-              <p className={styles.caption}>
-                Parent:{' '}
-                <Link to={routes.workflow(workflow.parentId)} className={styles.mono}>
-                  {workflow.parentId}
-                </Link>
-              </p>
-            ) : null}
-            {children.length === 0 ? (
-              <EmptyState compact title="No children">
-                This workflow has not started any child workflows.
-              </EmptyState>
-            ) : (
-              <ul className={styles.children} data-testid="detail.children">
-                {children.map((child) => (
-                  <li key={child.childId}>
-                    <Link
-                      to={routes.workflow(child.childId)}
-                      className={styles.mono}
-                      testId="detail.child-link"
-                    >
-                      {child.childId}
-                    </Link>
-                    <span className={styles.childMeta}>
-                      {child.workflowType}
-                      {child.policy && child.policy !== 'await' ? ` · ${child.policy}` : ''}
-                      {' · '}
-                      {child.status ?? 'running'}
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            )}
-          </div>
+        {tab === 'pending' ? (
+          pending.length === 0 ? (
+            <EmptyState compact title="Nothing pending" testId="detail.no-pending">
+              {workflow.status === 'running'
+                ? 'It waits on no operation right now.'
+                : `It is ${workflow.status}: it waits on nothing.`}
+            </EmptyState>
+          ) : (
+            <PendingTable items={pending} showWorkflow={false} label="Its open operations" />
+          )
         ) : null}
+        {tab === 'children' ? <FamilyTree workflow={workflow} timeline={timeline} /> : null}
       </div>
     </div>
   );

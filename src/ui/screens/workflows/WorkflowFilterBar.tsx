@@ -1,6 +1,7 @@
 /**
- * The filters of the workflows list: id prefix search, status toggles, type and owner, and whether to list
- * every run of ids started again (run history) or only the latest. Every change is
+ * The filters of the workflows list: id prefix search, text search (id, type, what it waits on, error), how
+ * recently it started, status toggles, type and owner, whether to list every run of ids started again (run
+ * history) or only the latest, and the tree view (children under their parents). Every change is
  * written to the URL (replacing the history entry), so a filtered list can be shared, reloaded, or opened
  * in another tab.
  */
@@ -9,7 +10,14 @@ import type { WorkflowStatus } from '../../../engine';
 import { Icon } from '../../components/icons';
 import { useEngines } from '../../data/engine-queries';
 import { useDefinitions } from '../../data/workflow-queries';
-import { defaultFilters, routes, type WorkflowFilters } from '../../routing/route';
+import {
+  defaultFilters,
+  routes,
+  timeRanges,
+  type TimeRange,
+  type WorkflowFilters,
+} from '../../routing/route';
+import { timeRangeLabels } from '../../data/list-filters';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowFilterBar.module.css';
 import { selfWord } from '../../data/studio-mode';
@@ -45,6 +53,18 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
     const timer = setTimeout(() => update(filters, { idPrefix: search }), 200);
     return () => clearTimeout(timer);
   }, [search, filters]);
+  // The text search, likewise.
+  const [text, setText] = useState(filters.text);
+  const [lastUrlText, setLastUrlText] = useState(filters.text);
+  if (filters.text !== lastUrlText) {
+    setLastUrlText(filters.text);
+    setText(filters.text);
+  }
+  useEffect(() => {
+    if (text === filters.text) return;
+    const timer = setTimeout(() => update(filters, { text }), 200);
+    return () => clearTimeout(timer);
+  }, [text, filters]);
   const toggleStatus = (status: WorkflowStatus) => {
     const next = filters.status.includes(status)
       ? filters.status.filter((value) => value !== status)
@@ -52,7 +72,12 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
     update(filters, { status: next });
   };
   const active =
-    filters.status.length > 0 || filters.type !== null || filters.owner !== null || filters.idPrefix !== '';
+    filters.status.length > 0 ||
+    filters.type !== null ||
+    filters.owner !== null ||
+    filters.idPrefix !== '' ||
+    filters.text !== '' ||
+    filters.since !== null;
   const ownerKnown =
     filters.owner === null ||
     filters.owner === 'none' ||
@@ -72,6 +97,35 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
             data-testid="workflows.search"
           />
         </label>
+        <label className={`${styles.search} ${styles.textSearch}`}>
+          <Icon name="search" />
+          <span className="visually-hidden">Text in the id, type, what it waits on or its error</span>
+          <input
+            value={text}
+            onChange={(event) => setText(event.target.value)}
+            placeholder="Find text (id, type, error…)"
+            spellCheck={false}
+            autoComplete="off"
+            data-testid="workflows.text-search"
+          />
+        </label>
+        <label className={styles.select}>
+          <span className={styles.selectLabel}>Started</span>
+          <select
+            value={filters.since ?? ''}
+            onChange={(event) => update(filters, { since: (event.target.value || null) as TimeRange | null })}
+            data-testid="workflows.filter-since"
+          >
+            <option value="">Any time</option>
+            {timeRanges.map((range) => (
+              <option key={range} value={range}>
+                In the {timeRangeLabels[range]}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <div className={styles.row}>
         <label className={styles.select}>
           <span className={styles.selectLabel}>Type</span>
           <select
@@ -118,17 +172,31 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
           />
           Every run
         </label>
+        <label
+          className={styles.toggle}
+          title="List children under their parents, indented (parent / child tree)"
+        >
+          <input
+            type="checkbox"
+            checked={filters.nest}
+            onChange={(event) => update(filters, { nest: event.target.checked })}
+            data-testid="workflows.tree-view"
+          />
+          Tree
+        </label>
         {active ? (
           <button
             type="button"
             className={styles.clear}
             onClick={() => {
               setSearch('');
+              setText('');
               navigate(
                 routes.workflows({
                   sort: filters.sort,
                   direction: filters.direction,
                   allRuns: filters.allRuns,
+                  nest: filters.nest,
                 }),
                 {
                   replace: true,

@@ -5,7 +5,7 @@
  * column headers sort, and a row opens the workflow.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useMemo, useRef } from 'react';
+import { memo, useEffect, useMemo, useRef } from 'react';
 import type { WorkflowSummary } from '../../../engine';
 import type { EngineRecord } from '../../../host/protocol';
 import { Button } from '../../components/Button';
@@ -27,6 +27,9 @@ import {
 } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useViewStore } from '../../state/view-store';
+import { clockStore } from '../../state/now';
+import { useStore } from 'zustand';
+import { hasClientFilters, nestRows, rowMatcher } from '../../data/list-filters';
 import styles from './WorkflowTable.module.css';
 import { sortWorkflows } from './workflow-sort';
 import { rowKey } from '../../data/list-rows';
@@ -35,6 +38,16 @@ import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { waitingOnText } from '../../components/waiting-on';
 
 export type WorkflowTableProps = { list: ReturnType<typeof useWorkflowList>; filters: WorkflowFilters };
+
+/**
+ * The time a time range is counted back from: the clock, in steps of 10 s, so the rows are filtered again
+ * that often (not on every tick); fixed while no time range applies.
+ */
+export function useFilterClock(filters: Pick<WorkflowFilters, 'since'>): number {
+  const active = filters.since !== null;
+  useEffect(() => (active ? clockStore.getState().watch() : undefined), [active]);
+  return useStore(clockStore, (clock) => (active ? Math.floor(clock.now / 10_000) * 10_000 : 0));
+}
 
 const rowHeight = 45;
 
@@ -63,16 +76,20 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
       latest.set(item.workflowId, Math.max(item.run, latest.get(item.workflowId) ?? 0));
     return latest;
   }, [fetched]);
-  const items = useMemo(() => {
+  const now = useFilterClock(filters);
+  const { owner, text, since, nest } = filters;
+  const rows = useMemo(() => {
     if (!fetched) return undefined;
-    const owned = filters.owner === 'none' ? fetched.filter((item) => !item.owner) : fetched;
-    return sortWorkflows(
-      owned,
+    const kept = fetched.filter(rowMatcher({ owner, text, since }, now));
+    const sorted = sortWorkflows(
+      kept,
       filters.sort,
       filters.direction,
       (engineId) => engines.get(engineId)?.label ?? engineId,
     );
-  }, [fetched, filters.owner, filters.sort, filters.direction, engines]);
+    return nest ? nestRows(sorted) : sorted.map((row) => ({ row, depth: 0 }));
+  }, [fetched, owner, text, since, nest, now, filters.sort, filters.direction, engines]);
+  const items = rows?.map((entry) => entry.row);
 
   if (list.isError && !list.data)
     return (
@@ -84,7 +101,12 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
       />
     );
 
-  const filtered = filters.status.length > 0 || filters.type || filters.owner || filters.idPrefix;
+  const filtered =
+    filters.status.length > 0 ||
+    filters.type ||
+    filters.owner ||
+    filters.idPrefix ||
+    hasClientFilters(filters);
   return (
     <div className={styles.card}>
       <div
@@ -99,8 +121,8 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
             <HeaderCell key={column.label} column={column} filters={filters} />
           ))}
         </div>
-        {items && items.length > 0 ? (
-          <Rows items={items} engines={engines} selectedId={selectedId} latestRuns={latestRuns} />
+        {rows && rows.length > 0 ? (
+          <Rows rows={rows} engines={engines} selectedId={selectedId} latestRuns={latestRuns} />
         ) : null}
         {!items ? (
           <EmptyState title="Loading workflows…" testId="workflows.loading" compact />
@@ -194,12 +216,12 @@ function HeaderCell({ column, filters }: { column: Column; filters: WorkflowFilt
 }
 
 function Rows({
-  items,
+  rows,
   engines,
   selectedId,
   latestRuns,
 }: {
-  items: WorkflowSummary[];
+  rows: { row: WorkflowSummary; depth: number }[];
   engines: ReadonlyMap<string, EngineRecord>;
   selectedId: string | null;
   latestRuns: ReadonlyMap<string, number>;
@@ -208,7 +230,7 @@ function Rows({
   // TanStack Virtual re-renders the rows on scroll by design; the compiler's memoisation is not needed here.
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
-    count: items.length,
+    count: rows.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => rowHeight,
     overscan: 12,
@@ -217,12 +239,13 @@ function Rows({
     <div ref={scrollRef} className={styles.body} role="rowgroup" data-testid="workflows.scroll">
       <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
         {virtualizer.getVirtualItems().map((virtual) => {
-          const workflow = items[virtual.index]!;
+          const { row: workflow, depth } = rows[virtual.index]!;
           const earlier = workflow.run < (latestRuns.get(workflow.workflowId) ?? 0);
           return (
             <WorkflowRow
               key={rowKey(workflow)}
               workflow={workflow}
+              depth={depth}
               earlier={earlier}
               engines={engines}
               selected={workflow.workflowId === selectedId && !earlier}
@@ -238,6 +261,8 @@ function Rows({
 
 type RowProps = {
   workflow: WorkflowSummary;
+  /** Its level in the tree view (0: not under a listed parent). */
+  depth: number;
   /** An earlier run of its id (a list of every run): it opens as that run. */
   earlier: boolean;
   engines: ReadonlyMap<string, EngineRecord>;
@@ -249,6 +274,7 @@ type RowProps = {
 /** One row; skipped on re-render when its workflow, position and selection are unchanged. */
 const WorkflowRow = memo(function WorkflowRow({
   workflow,
+  depth,
   earlier,
   engines,
   selected,
@@ -270,12 +296,22 @@ const WorkflowRow = memo(function WorkflowRow({
       data-run={workflow.run}
       data-earlier-run={earlier || undefined}
       data-status={workflow.status}
+      data-depth={depth}
       onClick={(event) => {
         if ((event.target as HTMLElement).closest('a, button')) return;
         navigate(to);
       }}
     >
-      <div role="cell" className={styles.cell}>
+      <div
+        role="cell"
+        className={styles.cell}
+        style={depth > 0 ? { paddingLeft: 16 + depth * 18 } : undefined}
+      >
+        {depth > 0 ? (
+          <span className={styles.branch} aria-hidden>
+            └
+          </span>
+        ) : null}
         <Link
           to={to}
           className={`${styles.id} ${earlier ? styles.earlierId : ''}`}
@@ -297,7 +333,7 @@ const WorkflowRow = memo(function WorkflowRow({
             run {workflow.run}
           </span>
         ) : null}
-        {workflow.parentId ? (
+        {workflow.parentId && depth === 0 ? (
           <span className={styles.child} title={`Child of ${workflow.parentId}`}>
             child
           </span>
@@ -307,7 +343,7 @@ const WorkflowRow = memo(function WorkflowRow({
         {workflow.workflowType}
         <span className={styles.version}> v{workflow.version}</span>
       </div>
-      <div role="cell" className={styles.cell} title={workflow.error}>
+      <div role="cell" className={`${styles.cell} ${styles.statusCell}`} title={workflow.error}>
         <StatusBadge status={workflow.status} testId="workflows.row-status" />
       </div>
       <div role="cell" className={styles.cell} data-testid="workflows.row-owner">

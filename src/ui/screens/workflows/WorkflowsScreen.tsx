@@ -6,12 +6,13 @@
 import type { ListFilter } from '../../../engine';
 import { Button } from '../../components/Button';
 import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
-import { useEffect } from 'react';
+import { useEffect, useMemo } from 'react';
 import { autoPages, useWorkflowList } from '../../data/workflow-queries';
 import type { WorkflowFilters } from '../../routing/route';
 import { useViewStore } from '../../state/view-store';
 import { WorkflowFilterBar } from './WorkflowFilterBar';
-import { WorkflowTable } from './WorkflowTable';
+import { useFilterClock, WorkflowTable } from './WorkflowTable';
+import { hasClientFilters, rowMatcher } from '../../data/list-filters';
 import styles from './WorkflowsScreen.module.css';
 import { LastStarted } from './LastStarted';
 import { ScreenHeader } from '../../components/ScreenHeader';
@@ -41,9 +42,23 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
     if (hasNextPage && !isFetchingNextPage && pages < autoPages) void fetchNextPage();
   }, [hasNextPage, isFetchingNextPage, pages, fetchNextPage]);
   const openStartDialog = useViewStore((state) => state.openStartDialog);
-  const items = list.data?.items;
+  const now = useFilterClock(filters);
+  const { owner, text, since } = filters;
+  const fetched = list.data?.items;
+  const items = useMemo(
+    () =>
+      fetched && hasClientFilters({ owner, text, since })
+        ? fetched.filter(rowMatcher({ owner, text, since }, now))
+        : fetched,
+    [fetched, owner, text, since, now],
+  );
   const running = items?.filter((item) => item.status === 'running').length ?? 0;
-  const filtered = filters.status.length > 0 || filters.type || filters.owner || filters.idPrefix;
+  const filtered =
+    filters.status.length > 0 ||
+    filters.type ||
+    filters.owner ||
+    filters.idPrefix ||
+    hasClientFilters(filters);
   return (
     <section className={styles.screen} aria-labelledby="workflows-title">
       <ScreenHeader
@@ -73,7 +88,7 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
         <BulkActions
           filter={engineFilter(filters)}
           describeFilter={describeFilters(filters)}
-          unownedOnly={filters.owner === 'none'}
+          rows={{ owner, text, since }}
         />
       </PanelErrorBoundary>
       <PanelErrorBoundary name="workflows">

@@ -1,0 +1,227 @@
+/**
+ * A workflow's family as a tree: its ancestors (parent, the parent's parent, … up to the root), itself, and
+ * below it the children it started — each with its type and status now, and a way to open its own children
+ * (read on demand from that child's timeline), down to any depth. Every node links to its workflow.
+ */
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import type { TimelineEntry, WorkflowDescription } from '../../../engine';
+import { EmptyState } from '../../components/EmptyState';
+import { StatusBadge } from '../../components/StatusBadge';
+import { useShuttleClient } from '../../data/client-context';
+import { queryKeys } from '../../data/query-keys';
+import {
+  retryUnlessNotFound,
+  useWorkflowDescription,
+  workflowTimelineQuery,
+} from '../../data/workflow-queries';
+import { Link } from '../../routing/Link';
+import { routes } from '../../routing/route';
+import styles from './Inspectors.module.css';
+
+/** How far up the tree is followed (an ancestry deeper than this is cut with a note). */
+const maxAncestors = 20;
+/** How many children of one workflow are listed (the rest are counted). */
+const maxChildren = 100;
+
+export type FamilyChild = { childId: string; workflowType: string; policy: string | null };
+
+/** The children a workflow started, from its timeline (and the linked ones the record knows), in order. */
+export function familyChildren(
+  workflow: Pick<WorkflowDescription, 'linkedChildren'>,
+  timeline: readonly TimelineEntry[],
+): FamilyChild[] {
+  const children = new Map<string, FamilyChild>();
+  for (const entry of timeline) {
+    if (entry.kind !== 'child-started') continue;
+    const detail = entry.detail as Record<string, unknown>;
+    if (typeof detail.childId !== 'string') continue;
+    children.set(detail.childId, {
+      childId: detail.childId,
+      workflowType: typeof detail.workflowType === 'string' ? detail.workflowType : '',
+      policy: typeof detail.parentClosePolicy === 'string' ? detail.parentClosePolicy : null,
+    });
+  }
+  for (const childId of workflow.linkedChildren)
+    if (!children.has(childId)) children.set(childId, { childId, workflowType: '', policy: 'terminate' });
+  return [...children.values()];
+}
+
+type Ancestor = Pick<WorkflowDescription, 'workflowId' | 'workflowType' | 'version' | 'status'>;
+
+/** The ancestors of a workflow whose parent is `parentId`, root first (a purged ancestor ends the walk). */
+function useAncestors(workflowId: string, parentId: string | undefined) {
+  const client = useShuttleClient();
+  return useQuery({
+    queryKey: [...queryKeys.workflow(workflowId), 'ancestors', parentId ?? null],
+    enabled: parentId !== undefined,
+    queryFn: async () => {
+      const chain: Ancestor[] = [];
+      let next = parentId;
+      let missing: string | null = null;
+      while (next !== undefined && chain.length < maxAncestors) {
+        try {
+          const parent = await client.describe(next);
+          chain.unshift(parent);
+          next = parent.parentId;
+        } catch (error) {
+          if ((error as Error).name !== 'WorkflowNotFoundError') throw error;
+          missing = next ?? null;
+          break;
+        }
+      }
+      return { chain, missing, cut: next !== undefined && missing === null };
+    },
+  });
+}
+
+export function FamilyTree({
+  workflow,
+  timeline,
+}: {
+  workflow: WorkflowDescription;
+  timeline: readonly TimelineEntry[];
+}) {
+  const ancestors = useAncestors(workflow.workflowId, workflow.parentId);
+  const chain = ancestors.data?.chain ?? [];
+  const children = familyChildren(workflow, timeline);
+  const depth = chain.length + (ancestors.data?.missing ? 1 : 0);
+  return (
+    <div className={styles.family} data-testid="detail.family">
+      {workflow.parentId && ancestors.isPending ? (
+        <p className={styles.caption}>Reading its ancestors…</p>
+      ) : null}
+      {ancestors.data?.cut ? (
+        <p className={styles.caption}>Only its {maxAncestors} nearest ancestors are shown.</p>
+      ) : null}
+      <ul className={styles.tree} aria-label="Parent and child workflows">
+        {ancestors.data?.missing ? (
+          <li className={styles.treeRow}>
+            <span className={styles.mono}>{ancestors.data.missing}</span>
+            <span className={styles.childMeta}>no longer stored</span>
+          </li>
+        ) : null}
+        {chain.map((ancestor, index) => (
+          <li
+            key={ancestor.workflowId}
+            className={styles.treeRow}
+            style={{ paddingLeft: (index + (ancestors.data?.missing ? 1 : 0)) * 18 }}
+            data-testid="detail.family-ancestor"
+            data-workflow-id={ancestor.workflowId}
+          >
+            <Branch depth={index + (ancestors.data?.missing ? 1 : 0)} />
+            <Link to={routes.workflow(ancestor.workflowId)} className={styles.mono}>
+              {ancestor.workflowId}
+            </Link>
+            <span className={styles.childMeta}>
+              {ancestor.workflowType} v{ancestor.version}
+            </span>
+            <StatusBadge status={ancestor.status} />
+          </li>
+        ))}
+        <li
+          aria-current="page"
+          className={`${styles.treeRow} ${styles.treeSelf}`}
+          style={{ paddingLeft: depth * 18 }}
+          data-testid="detail.family-self"
+        >
+          <Branch depth={depth} />
+          <span className={styles.mono}>{workflow.workflowId}</span>
+          <span className={styles.childMeta}>
+            {workflow.workflowType} v{workflow.version} · this workflow
+          </span>
+          <StatusBadge status={workflow.status} />
+        </li>
+        <Children items={children} depth={depth + 1} />
+      </ul>
+      {children.length === 0 ? (
+        <EmptyState compact title="No children">
+          This workflow has not started any child workflows.
+        </EmptyState>
+      ) : null}
+    </div>
+  );
+}
+
+function Branch({ depth }: { depth: number }) {
+  return depth > 0 ? (
+    <span className={styles.branch} aria-hidden>
+      └
+    </span>
+  ) : null;
+}
+
+function Children({ items, depth }: { items: readonly FamilyChild[]; depth: number }) {
+  return (
+    <>
+      {items.slice(0, maxChildren).map((child) => (
+        <ChildNode key={child.childId} child={child} depth={depth} />
+      ))}
+      {items.length > maxChildren ? (
+        <li className={styles.caption} style={{ paddingLeft: depth * 18 }}>
+          … and {items.length - maxChildren} more
+        </li>
+      ) : null}
+    </>
+  );
+}
+
+/** A child: its type and status now; opened, its own children (read from its timeline). */
+function ChildNode({ child, depth }: { child: FamilyChild; depth: number }) {
+  const client = useShuttleClient();
+  const [open, setOpen] = useState(false);
+  const description = useWorkflowDescription(child.childId);
+  const timeline = useQuery({
+    ...workflowTimelineQuery(client, child.childId),
+    retry: retryUnlessNotFound,
+    enabled: open,
+  });
+  const grandchildren =
+    open && description.data && timeline.data ? familyChildren(description.data, timeline.data) : null;
+  const gone = description.error?.name === 'WorkflowNotFoundError';
+  return (
+    <>
+      <li
+        className={styles.treeRow}
+        style={{ paddingLeft: depth * 18 }}
+        data-testid="detail.family-child"
+        data-workflow-id={child.childId}
+        data-depth={depth}
+      >
+        <Branch depth={depth} />
+        {gone ? null : (
+          <button
+            type="button"
+            className={styles.treeToggle}
+            aria-label={`${open ? 'Hide' : 'Show'} the children of ${child.childId}`}
+            aria-expanded={open}
+            onClick={() => setOpen(!open)}
+            data-testid="detail.family-toggle"
+          >
+            {open ? '▾' : '▸'}
+          </button>
+        )}
+        <Link to={routes.workflow(child.childId)} className={styles.mono} testId="detail.child-link">
+          {child.childId}
+        </Link>
+        <span className={styles.childMeta}>
+          {description.data
+            ? `${description.data.workflowType} v${description.data.version}`
+            : child.workflowType}
+          {child.policy && child.policy !== 'await' ? ` · ${child.policy}` : ''}
+          {gone ? ' · no longer stored' : ''}
+        </span>
+        {description.data ? <StatusBadge status={description.data.status} /> : null}
+      </li>
+      {grandchildren ? (
+        grandchildren.length > 0 ? (
+          <Children items={grandchildren} depth={depth + 1} />
+        ) : (
+          <li className={styles.caption} style={{ paddingLeft: (depth + 1) * 18 }}>
+            no children
+          </li>
+        )
+      ) : null}
+    </>
+  );
+}

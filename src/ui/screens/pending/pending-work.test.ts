@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import type { WorkflowDescription } from '../../../engine';
+import { byDue, pendingOf, pendingState } from './pending-work';
+
+type Pending = NonNullable<WorkflowDescription['pending']>;
+type Leaves = Pending['leaves'];
+
+const waiting = (workflowId: string, kind: Pending['kind'], leaves: Leaves, since = 100) => ({
+  workflowId,
+  workflowType: 'demo',
+  status: 'running' as const,
+  pending: { position: 3, kind, name: kind, summary: kind, since, leaves },
+});
+
+describe('pending work', () => {
+  it('lists each open operation with its attempt, next attempt and due time', () => {
+    const items = pendingOf(
+      waiting('w1', 'all', [
+        {
+          kind: 'activity',
+          name: 'charge',
+          done: false,
+          attempt: 2,
+          retrying: true,
+          dueAt: 5_000,
+          lastError: { name: 'ServiceUnavailableError', message: 'try later' },
+        },
+        { kind: 'sleep', name: 'sleep', done: false, dueAt: 9_000 },
+        { kind: 'signal', name: 'approve', done: true },
+        { kind: 'until', name: 'until', done: false },
+        { kind: 'child', name: 'child', done: false, childId: 'w1.c' },
+      ]),
+    );
+    expect(items.map((item) => [item.kind, item.name, item.attempt, item.dueAt])).toEqual([
+      ['activity', 'charge', 2, 5_000],
+      ['timer', 'sleep', null, 9_000],
+      ['condition', 'until', null, null],
+      ['child', 'child', null, null],
+    ]);
+    expect(items[0]!.lastError).toBe('ServiceUnavailableError: try later');
+    expect(pendingState(items[0]!)).toBe('backing off · attempt 2 due');
+    expect(pendingState(items[3]!)).toBe('waiting for child w1.c');
+    expect(new Set(items.map((item) => item.key)).size).toBe(4);
+  });
+
+  it('says when an activity waits for an outside completion, and nothing for a workflow waiting on nothing', () => {
+    const [external] = pendingOf(
+      waiting('w2', 'activity', [
+        { kind: 'activity', name: 'approve', done: false, attempt: 1, completionToken: 't' },
+      ]),
+    );
+    expect(pendingState(external!)).toBe('attempt 1 · waiting for its completion (external)');
+    expect(pendingOf({ workflowId: 'w3', workflowType: 'demo', status: 'completed', pending: null })).toEqual(
+      [],
+    );
+  });
+
+  it('orders by due time, then the longest waiting', () => {
+    const items = [
+      ...pendingOf(waiting('late', 'sleep', [{ kind: 'sleep', name: 'sleep', done: false, dueAt: 9 }])),
+      ...pendingOf(waiting('new', 'signal', [{ kind: 'signal', name: 's', done: false }], 50)),
+      ...pendingOf(waiting('old', 'signal', [{ kind: 'signal', name: 's', done: false }], 10)),
+      ...pendingOf(waiting('soon', 'sleep', [{ kind: 'sleep', name: 'sleep', done: false, dueAt: 3 }])),
+    ].sort(byDue);
+    expect(items.map((item) => item.workflowId)).toEqual(['soon', 'late', 'old', 'new']);
+  });
+});
