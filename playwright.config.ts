@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
+import { slowdown } from './e2e/fixtures/load';
 
 /**
  * End-to-end tests drive the built studio (`vite build` + `vite preview`) in real Chromium. Several pages of
@@ -10,7 +11,8 @@ import { chromiumArgs, resolveChromium } from './e2e/fixtures/chromium';
  *
  * Under load (docs/testing.md): `SHUTTLE_E2E_LOAD=1` makes the global setup (e2e/fixtures/load.ts) start two
  * busy-loop processes for the run and stop them after it; `SHUTTLE_E2E_CPU_THROTTLE=<rate>` throttles every
- * studio page's CPU through DevTools (the fixtures apply it).
+ * studio page's CPU through DevTools (the fixtures apply it) and multiplies the default test and expect
+ * timeouts by the rate (`slowdown`): they bound the tests' own steps, which run on the throttled threads.
  */
 const port = Number(process.env.SHUTTLE_E2E_PORT ?? 4173);
 /**
@@ -30,8 +32,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  timeout: 60_000,
-  expect: { timeout: 15_000 },
+  timeout: 60_000 * slowdown(),
+  expect: { timeout: 15_000 * slowdown() },
   reporter: [['list'], ['json', { outputFile: '.test-reports/e2e.json' }]],
   globalSetup: './e2e/fixtures/load.ts',
   use: {
