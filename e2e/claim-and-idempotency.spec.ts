@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import type { ClaimHolder, ReclaimOutcome, StartOptions } from '../src/engine';
 import { crashTab, entriesOf, expectNoPageErrors, openTabs, type PageError } from './fixtures/console';
+import { slowdown } from './fixtures/load';
 import { StudioPage, expect, test } from './fixtures/studio';
 
 /**
@@ -174,7 +175,7 @@ test('Take over is disabled while the holder is live, enabled once it is dead, a
   context,
   databaseName,
 }) => {
-  test.setTimeout(120_000); // four tabs, one of them crashed, and a fifth opened
+  test.setTimeout(120_000 * slowdown()); // four tabs, one of them crashed, and a fifth opened
   const [a, b] = await openTabs(context, databaseName, 2);
   const viewerPage = await context.newPage();
   const viewer = await StudioPage.open(viewerPage, { databaseName, viewer: true });

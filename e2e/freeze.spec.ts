@@ -1,3 +1,5 @@
+import { studioClaimTimings } from '../src/host/protocol';
+import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
 /**
@@ -11,15 +13,22 @@ test('a frozen owner is taken over after the TTL, and when it wakes up its write
   studio: tabA,
   openTab,
 }) => {
-  test.setTimeout(90_000);
+  test.setTimeout(90_000 * slowdown());
   const engineA = await tabA.engineId();
   const tabB = await openTab();
   const engineB = await tabB.engineId();
   await tabB.openScreen('engines');
   await tabA.page.bringToFront();
-  // Short steps back to back (about 7 s in all): an activity is in flight at any moment, and each is a single
-  // short timer, so when A wakes up its activity completes first and A tries to commit it.
-  const steps = Array.from({ length: 28 }, (_, index) => ({ name: `step-${index + 1}`, ms: 250 }));
+  // Short steps back to back: an activity is in flight at any moment, and each is a single short timer, so
+  // when A wakes up its activity completes first and A tries to commit it. The workflow must still run when
+  // the freeze lands: 28 × 250 ms (7 s) ended at epoch 1 on a loaded machine while the freeze was being asked
+  // for on B's Engines screen, so it lasts `outlastingMs()` (at most 50 steps: slow-steps' limit).
+  const totalMs = outlastingMs();
+  const stepMs = Math.max(250, Math.ceil(totalMs / 50));
+  const steps = Array.from({ length: Math.ceil(totalMs / stepMs) }, (_, index) => ({
+    name: `step-${index + 1}`,
+    ms: stepMs,
+  }));
   const workflowId = await tabA.startViaConsole('slow-steps', { steps }, { id: 'frozen-1' });
   const detailA = await tabA.openWorkflow(workflowId);
   await expect(detailA.ownerEngine).toHaveAttribute('data-engine-id', engineA);
@@ -43,7 +52,9 @@ test('a frozen owner is taken over after the TTL, and when it wakes up its write
   expect(refused.filter((rejection) => rejection.engineId === engineA).length).toBeGreaterThan(0);
   expect(refused.every((rejection) => rejection.heldEpoch === 1 && rejection.currentEpoch === 2)).toBe(true);
 
-  await detailB.expectStatus('completed', 30_000);
+  // At most the whole workflow after the takeover, with TTL + grace of slack (steps run a little longer than
+  // their nominal time under load).
+  await detailB.expectStatus('completed', totalMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs);
   expect(await detailB.custodyLaneEngineIds()).toEqual([engineA, engineB]);
   // Every step was recorded once, whoever ran it.
   const finished = await tabB.timeline(workflowId);

@@ -1,5 +1,6 @@
 import type { CDPSession, Page } from '@playwright/test';
 import { studioClaimTimings } from '../src/host/protocol';
+import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
 /**
@@ -18,28 +19,40 @@ const { ttlMs, graceMs } = studioClaimTimings;
 /** "At once": well before the claim could lapse on its own. */
 const takeoverBudgetMs = (ttlMs + graceMs) / 2;
 
-/** Asks the browser to freeze `page`; fires `freeze` on its document if the browser did not. */
-async function freeze(session: CDPSession, page: Page): Promise<'browser' | 'dispatched'> {
+type FreezeMarks = { frozeAt?: number };
+
+/**
+ * Asks the browser to freeze `page`, and fires `freeze` on its document if the browser did not. The script
+ * that fires it runs at once in a page the browser did not freeze (this headless Chromium), and only after
+ * the resume in a page it did — where `freeze` has fired by then, so it does nothing. No guess of how soon a
+ * live page answers is needed (the 1 s this test once allowed was too short under load: the page was taken
+ * for frozen, and nothing froze). `dispatched` says whether it fired the event; for a page the browser really
+ * froze it settles only after the resume.
+ */
+async function freeze(session: CDPSession, page: Page): Promise<{ dispatched: Promise<boolean> }> {
   await page.evaluate(() => {
-    (window as { frozeAt?: number }).frozeAt = undefined;
-    document.addEventListener('freeze', () => ((window as { frozeAt?: number }).frozeAt = Date.now()), {
-      once: true,
-    });
+    (window as FreezeMarks).frozeAt = undefined;
+    document.addEventListener('freeze', () => ((window as FreezeMarks).frozeAt = Date.now()), { once: true });
   });
   await session.send('Page.setWebLifecycleState', { state: 'frozen' });
-  // A frozen page runs no script: this read then settles only after the resume.
-  const fired = await Promise.race([
-    page.evaluate(() => (window as { frozeAt?: number }).frozeAt !== undefined),
-    new Promise<'frozen'>((resolve) => setTimeout(() => resolve('frozen'), 1_000)),
-  ]);
-  if (fired === 'frozen' || fired) return 'browser';
-  await page.evaluate(() => document.dispatchEvent(new Event('freeze')));
-  return 'dispatched';
+  const dispatched = page.evaluate(() => {
+    if ((window as FreezeMarks).frozeAt !== undefined) return false;
+    document.dispatchEvent(new Event('freeze'));
+    return true;
+  });
+  return { dispatched };
 }
 
-async function resume(session: CDPSession, page: Page, how: 'browser' | 'dispatched'): Promise<void> {
+/** Ends the freeze; fires `resume` if `freeze` was fired by the test. Resolves with who fired `freeze`. */
+async function resume(
+  session: CDPSession,
+  page: Page,
+  frozen: { dispatched: Promise<boolean> },
+): Promise<'browser' | 'dispatched'> {
   await session.send('Page.setWebLifecycleState', { state: 'active' });
-  if (how === 'dispatched') await page.evaluate(() => document.dispatchEvent(new Event('resume')));
+  if (!(await frozen.dispatched)) return 'browser';
+  await page.evaluate(() => document.dispatchEvent(new Event('resume')));
+  return 'dispatched';
 }
 
 test('a tab the browser freezes hands its workflow over at once, and rejoins with a new engine on resume', async ({
@@ -47,11 +60,18 @@ test('a tab the browser freezes hands its workflow over at once, and rejoins wit
   openTab,
   context,
 }) => {
-  test.setTimeout(45_000);
+  test.setTimeout(45_000 * slowdown());
   const engineA = await tabA.engineId();
   const tabB = await openTab();
   const engineB = await tabB.engineId();
-  const steps = Array.from({ length: 24 }, (_, index) => ({ name: `step-${index + 1}`, ms: 250 }));
+  // The workflow must still run when the freeze lands: 24 × 250 ms (6 s) ended at epoch 1 on a loaded machine
+  // during the test's own steps before it, so it lasts `outlastingMs()` (at most 50 steps: slow-steps' limit).
+  const totalMs = outlastingMs();
+  const stepMs = Math.max(250, Math.ceil(totalMs / 50));
+  const steps = Array.from({ length: Math.ceil(totalMs / stepMs) }, (_, index) => ({
+    name: `step-${index + 1}`,
+    ms: stepMs,
+  }));
   const workflowId = await tabA.startViaConsole('slow-steps', { steps }, { id: 'lifecycle-frozen-1' });
   const detailB = await tabB.openWorkflow(workflowId);
   await expect(detailB.ownerEngine).toHaveAttribute('data-engine-id', engineA);
@@ -65,44 +85,45 @@ test('a tab the browser freezes hands its workflow over at once, and rejoins wit
 
   const session = await context.newCDPSession(tabA.page);
   const frozenAt = Date.now();
-  const how = await freeze(session, tabA.page);
-  test.info().annotations.push({ type: 'freeze', description: how });
+  const frozen = await freeze(session, tabA.page);
 
-  // B takes it over at once, at epoch 2.
-  await expect(detailB.ownerEngine).toHaveAttribute('data-engine-id', engineB, { timeout: takeoverBudgetMs });
+  // B takes it over, at epoch 2, and its page shows it (the page's budget: it renders on a throttled thread
+  // under SHUTTLE_E2E_CPU_THROTTLE). How soon B took over is judged below, from the durable timeline.
+  await expect(detailB.ownerEngine).toHaveAttribute('data-engine-id', engineB);
   await expect(detailB.epoch).toHaveText('2');
   const claimedByB = (await tabB.timeline(workflowId)).find(
     (entry) =>
       (entry.kind === 'claim-acquired' || entry.kind === 'claim-taken-over') && entry.engineId === engineB,
   );
   expect(claimedByB, 'B claimed the workflow').toBeTruthy();
-  const takeoverMs = claimedByB!.at - frozenAt;
-  test.info().annotations.push({ type: 'takeover-ms', description: String(takeoverMs) });
-  expect(takeoverMs, `B took over within ${takeoverBudgetMs} ms of the freeze`).toBeLessThan(
-    takeoverBudgetMs,
-  );
+  test.info().annotations.push({ type: 'takeover-ms', description: String(claimedByB!.at - frozenAt) });
 
   // A resumes with a new engine, running, with no storm of errors.
   const errorsAfterResume: string[] = [];
   tabA.page.on('console', (message) => {
     if (message.type() === 'error') errorsAfterResume.push(message.text());
   });
-  await resume(session, tabA.page, how);
+  const how = await resume(session, tabA.page, frozen);
+  test.info().annotations.push({ type: 'freeze', description: how });
   await expect
     .poll(() => tabA.page.getByTestId('shell.engine-id').getAttribute('data-full-id'))
     .not.toBe(engineA);
   await tabA.expectEngineRunning();
-  // The same latency from the page's own `freeze` event (without the CDP round trips), for the record.
-  const frozeAtInPage = await tabA.page.evaluate(() => (window as { frozeAt?: number }).frozeAt);
-  if (frozeAtInPage !== undefined)
-    test.info().annotations.push({
-      type: 'takeover-ms-from-event',
-      description: String(claimedByB!.at - frozeAtInPage),
-    });
+  // B took over at once: within the budget of the page's own `freeze` event (the moment the tab froze,
+  // without the CDP round trips, which on a loaded machine took seconds), or of the freeze request if the
+  // page never saw the event.
+  const frozeAtInPage = await tabA.page.evaluate(() => (window as FreezeMarks).frozeAt);
+  const takeoverMs = claimedByB!.at - (frozeAtInPage ?? frozenAt);
+  test.info().annotations.push({ type: 'takeover-ms-from-event', description: String(takeoverMs) });
+  expect(takeoverMs, `B took over within ${takeoverBudgetMs} ms of the freeze`).toBeLessThan(
+    takeoverBudgetMs,
+  );
   const engineA2 = await tabA.engineId();
   expect(engineA2).not.toBe(engineB);
 
-  await detailB.expectStatus('completed', 20_000);
+  // At most the whole workflow after the takeover, with TTL + grace of slack (steps run a little longer than
+  // their nominal time under load).
+  await detailB.expectStatus('completed', totalMs + ttlMs + graceMs);
   const timeline = await tabB.timeline(workflowId);
   // Every step completed once, in order, whoever ran it.
   expect(

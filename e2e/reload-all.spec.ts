@@ -1,5 +1,7 @@
 import { expect, test } from '@playwright/test';
+import { studioClaimTimings } from '../src/host/protocol';
 import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fixtures/console';
+import { outlastingMs } from './fixtures/load';
 import { freshDatabaseName } from './fixtures/studio';
 
 /**
@@ -13,14 +15,19 @@ test('every workflow continues and completes when all tabs reload mid-run, repea
 }, testInfo) => {
   const tabs = await openTabs(context, freshDatabaseName(testInfo), 3);
   const firstEngines = await Promise.all(tabs.map((tab) => tab.api.engineId()));
+  // The countdowns must still run when the tabs reload: the poll below that sees every one under way (12
+  // calls into one tab per round), the three reloads and the new engines' start-up all happen inside them.
+  // 24 × 200 ms (4.8 s) was not enough on a loaded machine: they completed before the poll saw them under way.
+  // They last `outlastingMs()` (twice TTL + grace; times the CPU throttling rate).
   const ticks = 24;
+  const tickMs = Math.ceil(outlastingMs() / ticks);
   const started = await Promise.all(
     tabs.flatMap((tab, index) =>
       [1, 2].map(async (copy) => ({
         starter: firstEngines[index]!,
         workflowId: await tab.api.start(
           'countdown',
-          { from: ticks, tickMs: 200 },
+          { from: ticks, tickMs },
           { id: `reload-${index}-${copy}` },
         ),
       })),
@@ -45,7 +52,12 @@ test('every workflow continues and completes when all tabs reload mid-run, repea
   const secondEngines = await Promise.all(tabs.map((tab) => tab.api.engineId()));
   expect(new Set([...firstEngines, ...secondEngines]).size).toBe(6);
   for (const workflowId of workflowIds) {
-    const done = await tabs[0]!.api.waitFor(workflowId, 'completed');
+    // The rest of the countdown, after a takeover (at most TTL + grace).
+    const done = await tabs[0]!.api.waitFor(
+      workflowId,
+      'completed',
+      ticks * tickMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs,
+    );
     expect(done.result).toEqual({ counted: ticks });
     expect(done.epoch).toBeGreaterThanOrEqual(2);
     const timeline = await tabs[0]!.api.timeline(workflowId);

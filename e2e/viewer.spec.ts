@@ -1,3 +1,5 @@
+import { studioClaimTimings } from '../src/host/protocol';
+import { outlastingMs } from './fixtures/load';
 import { StudioPage, expect, test } from './fixtures/studio';
 
 /**
@@ -15,14 +17,23 @@ test('a viewer tab starts a workflow that an engine tab runs, and claims nothing
   await expect(viewer.page.getByTestId('shell.viewer-notice')).toBeVisible();
   const engineId = await studio.engineId();
 
-  const workflowId = await viewer.startViaConsole('countdown', { from: 6, tickMs: 200 });
+  // Still running while its row's owner is checked twice: 6 × 200 ms (1.2 s) ended between the two checks on
+  // a loaded machine, so the countdown lasts `outlastingMs(1)` (TTL + grace; times the CPU throttling rate).
+  const ticks = 6;
+  const tickMs = Math.ceil(outlastingMs(1) / ticks);
+  const workflowId = await viewer.startViaConsole('countdown', { from: ticks, tickMs });
 
   await expect(viewer.rowOwner(workflowId).locator('[data-engine-id]')).toHaveAttribute(
     'data-engine-id',
     engineId,
   );
   await expect(viewer.rowOwner(workflowId)).toContainText(await studio.engineLabel());
-  await viewer.expectWorkflowStatus(workflowId, 'completed', 20_000);
+  // Its length, with TTL + grace of slack (ticks run a little longer than their nominal time under load).
+  await viewer.expectWorkflowStatus(
+    workflowId,
+    'completed',
+    ticks * tickMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs,
+  );
   await studio.expectWorkflowStatus(workflowId, 'completed');
   await expect(viewer.page.getByTestId('shell.claims-held')).toHaveText('0 claims');
   const timeline = await viewer.timeline(workflowId);
