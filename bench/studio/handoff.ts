@@ -15,7 +15,8 @@
  *   (`Page.setWebLifecycleState` `frozen`); the studio hands its workflows over on `freeze`. Headless Chromium
  *   does not fire `freeze` for that call, so the event is then dispatched on the page's document right after
  *   it (`StudioTab.lifecycleFreeze`); `exitAt` is taken before the DevTools call, so the figure includes that
- *   call and the check. The tab is resumed (and rejoins with a new engine) once the handoff is measured;
+ *   call and the round trip that dispatches it. The tab is resumed (and rejoins with a new engine) once the
+ *   handoff is measured;
  * - `shutdown` (details only): the engine is shut down through the console API (`shuttle.shutdown()`), the
  *   release the studio attempts on `pagehide`, here allowed to finish: the engine's own handoff path.
  *
@@ -92,19 +93,14 @@ function remainingOf(state: Record<string, unknown>): number | null {
  * Makes the owner exit; resolves with the exit moment. For a freeze that is when the stall began, as the
  * studio reports it (it waits for a quiet moment after the request), else when the freeze was requested.
  */
-async function exit(
-  owner: StudioTab,
-  kind: HandoffKind,
-  freezeSeconds: number,
-  record: HandoffRun,
-): Promise<number> {
+async function exit(owner: StudioTab, kind: HandoffKind, freezeSeconds: number): Promise<number> {
   if (kind === 'crash') await owner.prepareCrash();
   if (kind === 'lifecycleFreeze') await owner.prepareLifecycleFreeze();
   const exitAt = Date.now();
   if (kind === 'graceful') await owner.close();
   else if (kind === 'crash') await owner.crash();
   else if (kind === 'freeze') return (await owner.freeze(freezeSeconds)) ?? exitAt;
-  else if (kind === 'lifecycleFreeze') record.freezeFiredBy = await owner.lifecycleFreeze();
+  else if (kind === 'lifecycleFreeze') await owner.lifecycleFreeze();
   else await owner.shutdownEngine();
   return exitAt;
 }
@@ -151,7 +147,7 @@ async function measureRun(
         `the countdown is owned by ${before.owner?.engineId ?? 'nobody'}, not the tab that started it`,
       );
     record.ticksBeforeExit = from - (remainingOf(before.state) ?? from);
-    record.exitAt = await exit(owner, kind, options.freezeSeconds, record);
+    record.exitAt = await exit(owner, kind, options.freezeSeconds);
 
     const takeover = await pollUntil(
       'the survivor to commit a step',
@@ -185,10 +181,9 @@ async function measureRun(
     );
     if (takeover.engineId !== survivor.engineId)
       throw new Error(`the workflow went to ${takeover.engineId}, not the survivor tab`);
-    if (kind === 'lifecycleFreeze' && record.freezeFiredBy) {
-      const how = record.freezeFiredBy;
+    if (kind === 'lifecycleFreeze') {
       // The page's own event time (a page the browser really froze answers only after the resume).
-      await owner.lifecycleResume(how);
+      record.freezeFiredBy = await owner.lifecycleResume();
       const frozeAt = await owner.lifecycleFrozeAt();
       record.latencyFromFreezeEventMs = frozeAt === null ? null : takeover.firstStep!.at - frozeAt;
       record.resumedWithNewEngine = await pollUntil(

@@ -36,6 +36,7 @@ export async function pollUntil<T>(
 
 export class StudioTab {
   #cdp: CDPSession | null = null;
+  #freezeDispatched: Promise<boolean> | null = null;
 
   private constructor(
     readonly page: Page,
@@ -179,23 +180,21 @@ export class StudioTab {
   /**
    * Freezes this tab as the browser freezes a background tab: CDP `Page.setWebLifecycleState` `frozen`.
    * The headless Chromium the benchmarks run answers that with success but neither freezes the page nor
-   * fires `freeze` (see e2e/lifecycle-freeze.spec.ts); then the `freeze` event is dispatched on the
-   * document here, as the browser would have, so the code measured is the studio's own handler either way.
-   * Resolves with who fired it. A page the browser really froze runs no script, so the check times out
-   * after `checkMs` and counts as `browser`.
+   * fires `freeze` (see e2e/lifecycle-freeze.spec.ts); so a script then fires `freeze` on the document, as
+   * the browser would have, unless the event fired already: the code measured is the studio's own handler
+   * either way. In a page the browser did freeze, that script runs only after the resume, when `freeze` has
+   * fired, and does nothing; no guess of how soon a live page answers is needed. Resolves once the DevTools
+   * call returned; `lifecycleResume()` says who fired the event.
    */
-  async lifecycleFreeze(checkMs = 1_000): Promise<'browser' | 'dispatched'> {
+  async lifecycleFreeze(): Promise<void> {
     await this.prepareLifecycleFreeze().catch(() => undefined);
     await this.#cdp!.send('Page.setWebLifecycleState', { state: 'frozen' });
-    const fired = await Promise.race([
-      this.page.evaluate(
-        () => (window as { shuttleBenchFrozeAt?: number }).shuttleBenchFrozeAt !== undefined,
-      ),
-      new Promise<'frozen'>((resolve) => setTimeout(() => resolve('frozen'), checkMs)),
-    ]);
-    if (fired === 'frozen' || fired) return 'browser';
-    await this.page.evaluate(() => document.dispatchEvent(new Event('freeze')));
-    return 'dispatched';
+    this.#freezeDispatched = this.page.evaluate(() => {
+      if ((window as { shuttleBenchFrozeAt?: number }).shuttleBenchFrozeAt !== undefined) return false;
+      document.dispatchEvent(new Event('freeze'));
+      return true;
+    });
+    this.#freezeDispatched.catch(() => undefined);
   }
 
   /** When the page's own `freeze` event fired (`Date.now()` in the page), or null. */
@@ -203,10 +202,17 @@ export class StudioTab {
     return this.page.evaluate(() => (window as { shuttleBenchFrozeAt?: number }).shuttleBenchFrozeAt ?? null);
   }
 
-  /** Ends a lifecycle freeze: `active` again, and `resume` dispatched if `freeze` was. */
-  async lifecycleResume(how: 'browser' | 'dispatched'): Promise<void> {
+  /**
+   * Ends a lifecycle freeze: `active` again, and `resume` dispatched if `freeze` was. Resolves with who fired
+   * `freeze`: the browser, or this tab's script.
+   */
+  async lifecycleResume(): Promise<'browser' | 'dispatched'> {
     await this.#cdp?.send('Page.setWebLifecycleState', { state: 'active' });
-    if (how === 'dispatched') await this.page.evaluate(() => document.dispatchEvent(new Event('resume')));
+    const dispatched = (await this.#freezeDispatched) ?? false;
+    this.#freezeDispatched = null;
+    if (!dispatched) return 'browser';
+    await this.page.evaluate(() => document.dispatchEvent(new Event('resume')));
+    return 'dispatched';
   }
 
   /** Shuts this tab's engine down through the console API (releases its claims); resolves when it has. */
