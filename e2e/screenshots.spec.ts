@@ -4,7 +4,8 @@ import { expect, test, type StudioPage } from './fixtures/studio';
 /**
  * Takes the screenshots in docs/screenshots: every screen at 1280×800, light and dark, with realistic
  * content — three engine tabs, a dozen workflows of every demo, a freeze handoff with a refused write, a
- * graceful handoff, result waiters in two tabs, and two drill reports. Not part of `npm test` (it takes a
+ * graceful handoff, result waiters in two tabs, pending work, the tree of parents and children, a running
+ * workflow's claim liveness, the start dialog's options, and two drill reports. Not part of `npm test` (it takes a
  * couple of minutes and asserts nothing new); run it with
  *
  *     SHUTTLE_SCREENSHOTS=1 npx playwright test e2e/screenshots.spec.ts
@@ -186,6 +187,22 @@ test('documentation screenshots', async ({ studio: tabA, openTab }) => {
   await shoot(tabA.page, 'waiters');
   await go(tabA, '#/engines');
   await shoot(tabA.page, 'engines');
+  await go(tabA, '#/pending');
+  await expect(tabA.page.getByTestId('pending.row').first()).toBeVisible();
+  await shoot(tabA.page, 'pending');
+  await go(tabA, '#/workflows?text=quotes&since=1h&view=tree');
+  await expect(tabA.page.locator('[data-testid="workflows.row"][data-depth="1"]').first()).toBeVisible();
+  await shoot(tabA.page, 'workflows-tree');
+  // A running workflow another tab owns: its claim's liveness, and Take over (enabled only for a lapsed one).
+  await go(tabA, `#/workflows/${encodeURIComponent('sync-inventory-eu')}`);
+  await expect(tabA.page.getByTestId('detail.claim-liveness')).toBeVisible();
+  await shoot(tabA.page, 'workflow-running');
+  // A parent's family: its children, one opened.
+  await go(tabA, `#/workflows/${encodeURIComponent('quotes-tea-q3')}`);
+  await tabA.page.getByTestId('detail.tab-children').click();
+  await tabA.page.getByTestId('detail.family-toggle').first().click();
+  await tabA.page.getByTestId('detail.family').scrollIntoViewIfNeeded();
+  await shoot(tabA.page, 'workflow-family');
 
   // Drill reports.
   await go(tabA, '#/chaos');
@@ -205,6 +222,15 @@ test('documentation screenshots', async ({ studio: tabA, openTab }) => {
     show: async () => {
       await tabA.startDialog.open();
       await tabA.startDialog.choose('order');
+    },
+    hide: () => tabA.startDialog.close(),
+  });
+  await shoot(tabA.page, 'start-options', {
+    show: async () => {
+      await tabA.startDialog.open();
+      await tabA.startDialog.choose('countdown');
+      await tabA.page.getByTestId('start.more-options').click();
+      await tabA.page.getByTestId('start.idempotency-key').fill('launch-2025-06-14');
     },
     hide: () => tabA.startDialog.close(),
   });

@@ -7,7 +7,9 @@
  * - Every colour of `displayPalette` reads on both themes: relative luminance between 0.13 and 0.43, so at
  *   least 3:1 against the dark surface and 2.2:1 or more against white.
  * - An engine keeps its recorded colour when that colour reads on both themes and no engine listed before it
- *   (earlier start, then id) has it; otherwise it gets the first palette colour no engine before it has.
+ *   (earlier start, then id) has it; otherwise it gets the first palette colour no engine before it has. The
+ *   palette's order follows the recorded one, with the two illegible colours' places taken by colours unlike
+ *   their neighbours', so Tab D is violet and Tab G leaf green.
  *   Engines listed together therefore never share a colour while there are at most 12, and every tab of the
  *   database assigns the same colours (the same list, the same rule). An engine's colour changes only when
  *   an engine listed before it stops being listed (10 minutes after it died).
@@ -20,14 +22,14 @@ export const displayPalette: readonly string[] = [
   '#0072B2', // blue
   '#E69F00', // orange
   '#009E73', // bluish green
-  '#B8A000', // mustard (a yellow that shows on white)
+  '#8E6BBF', // violet (the fourth engine's yellow hardly shows on white, and a darker one reads as orange)
   '#D55E00', // vermillion
   '#56B4E9', // sky blue
-  '#8E6BBF', // violet (instead of charcoal, which vanishes on the dark theme)
+  '#66A61E', // leaf green (the seventh engine's charcoal vanishes on the dark theme)
   '#CC79A7', // reddish purple
   '#A6761D', // brown
-  '#66A61E', // leaf green
   '#E7298A', // magenta
+  '#B8A000', // mustard
   '#737373', // grey
 ];
 

@@ -29,6 +29,12 @@ import type { Custody, CustodyBar, CustodyLane } from './custody';
 import styles from './CustodyTimeline.module.css';
 import { trackLabels, type Operations, type Point, type Span, type Track } from './operations';
 
+/** What a mark of several merged spans says: "3 children · zoom in", or only the count when narrow. */
+function mergedLabel(count: number, track: string, width: number): string {
+  const words = `${count.toLocaleString()} ${track.toLowerCase()} · zoom in`;
+  return width > words.length * 6.2 + 10 ? words : count.toLocaleString();
+}
+
 export type CustodyTimelineProps = {
   custody: Custody;
   operations: Operations;
@@ -614,7 +620,7 @@ function TrackMarks({
                 </text>
               ) : !single && width > 40 ? (
                 <text x={mark.x0 + 5} y={y + row * rowHeight + 13} className={styles.spanText}>
-                  {mark.items.length.toLocaleString()}
+                  {mergedLabel(mark.items.length, trackLabels[track.track], width)}
                 </text>
               ) : null}
               <title>

@@ -7,6 +7,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { TimelineEntry, WorkflowDescription } from '../../../engine';
 import { EmptyState } from '../../components/EmptyState';
+import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { StatusBadge } from '../../components/StatusBadge';
 import { useShuttleClient } from '../../data/client-context';
 import { queryKeys } from '../../data/query-keys';
@@ -96,25 +97,35 @@ export function FamilyTree({
       ) : null}
       <ul className={styles.tree} aria-label="Parent and child workflows">
         {ancestors.data?.missing ? (
-          <li className={styles.treeRow}>
-            <span className={styles.mono}>{ancestors.data.missing}</span>
-            <span className={styles.childMeta}>no longer stored</span>
+          <li className={styles.treeRow} style={{ paddingLeft: 6 }}>
+            <span className={styles.treeMain}>
+              <span className={styles.treeId}>
+                <MiddleTruncate text={ancestors.data.missing} />
+              </span>
+              <span className={styles.treeMeta}>no longer stored</span>
+            </span>
           </li>
         ) : null}
         {chain.map((ancestor, index) => (
           <li
             key={ancestor.workflowId}
             className={styles.treeRow}
-            style={{ paddingLeft: (index + (ancestors.data?.missing ? 1 : 0)) * 18 }}
+            style={{ paddingLeft: 6 + (index + (ancestors.data?.missing ? 1 : 0)) * 18 }}
             data-testid="detail.family-ancestor"
             data-workflow-id={ancestor.workflowId}
           >
             <Branch depth={index + (ancestors.data?.missing ? 1 : 0)} />
-            <Link to={routes.workflow(ancestor.workflowId)} className={styles.mono}>
-              {ancestor.workflowId}
-            </Link>
-            <span className={styles.childMeta}>
-              {ancestor.workflowType} v{ancestor.version}
+            <span className={styles.treeMain}>
+              <Link
+                to={routes.workflow(ancestor.workflowId)}
+                className={styles.treeId}
+                title={ancestor.workflowId}
+              >
+                <MiddleTruncate text={ancestor.workflowId} />
+              </Link>
+              <span className={styles.treeMeta}>
+                {ancestor.workflowType} v{ancestor.version}
+              </span>
             </span>
             <StatusBadge status={ancestor.status} />
           </li>
@@ -122,13 +133,17 @@ export function FamilyTree({
         <li
           aria-current="page"
           className={`${styles.treeRow} ${styles.treeSelf}`}
-          style={{ paddingLeft: depth * 18 }}
+          style={{ paddingLeft: 6 + depth * 18 }}
           data-testid="detail.family-self"
         >
           <Branch depth={depth} />
-          <span className={styles.mono}>{workflow.workflowId}</span>
-          <span className={styles.childMeta}>
-            {workflow.workflowType} v{workflow.version} · this workflow
+          <span className={styles.treeMain}>
+            <span className={styles.treeId} title={workflow.workflowId}>
+              <MiddleTruncate text={workflow.workflowId} />
+            </span>
+            <span className={styles.treeMeta}>
+              {workflow.workflowType} v{workflow.version} · this workflow
+            </span>
           </span>
           <StatusBadge status={workflow.status} />
         </li>
@@ -158,7 +173,7 @@ function Children({ items, depth }: { items: readonly FamilyChild[]; depth: numb
         <ChildNode key={child.childId} child={child} depth={depth} />
       ))}
       {items.length > maxChildren ? (
-        <li className={styles.caption} style={{ paddingLeft: depth * 18 }}>
+        <li className={styles.caption} style={{ paddingLeft: 6 + depth * 18 }}>
           … and {items.length - maxChildren} more
         </li>
       ) : null}
@@ -183,7 +198,7 @@ function ChildNode({ child, depth }: { child: FamilyChild; depth: number }) {
     <>
       <li
         className={styles.treeRow}
-        style={{ paddingLeft: depth * 18 }}
+        style={{ paddingLeft: 6 + depth * 18 }}
         data-testid="detail.family-child"
         data-workflow-id={child.childId}
         data-depth={depth}
@@ -201,15 +216,22 @@ function ChildNode({ child, depth }: { child: FamilyChild; depth: number }) {
             {open ? '▾' : '▸'}
           </button>
         )}
-        <Link to={routes.workflow(child.childId)} className={styles.mono} testId="detail.child-link">
-          {child.childId}
-        </Link>
-        <span className={styles.childMeta}>
-          {description.data
-            ? `${description.data.workflowType} v${description.data.version}`
-            : child.workflowType}
-          {child.policy && child.policy !== 'await' ? ` · ${child.policy}` : ''}
-          {gone ? ' · no longer stored' : ''}
+        <span className={styles.treeMain}>
+          <Link
+            to={routes.workflow(child.childId)}
+            className={styles.treeId}
+            title={child.childId}
+            testId="detail.child-link"
+          >
+            <MiddleTruncate text={child.childId} />
+          </Link>
+          <span className={styles.treeMeta}>
+            {description.data
+              ? `${description.data.workflowType} v${description.data.version}`
+              : child.workflowType}
+            {child.policy && child.policy !== 'await' ? ` · ${child.policy}` : ''}
+            {gone ? ' · no longer stored' : ''}
+          </span>
         </span>
         {description.data ? <StatusBadge status={description.data.status} /> : null}
       </li>
@@ -217,7 +239,7 @@ function ChildNode({ child, depth }: { child: FamilyChild; depth: number }) {
         grandchildren.length > 0 ? (
           <Children items={grandchildren} depth={depth + 1} />
         ) : (
-          <li className={styles.caption} style={{ paddingLeft: (depth + 1) * 18 }}>
+          <li className={styles.caption} style={{ paddingLeft: 6 + (depth + 1) * 18 }}>
             no children
           </li>
         )

@@ -18,6 +18,8 @@ export type JsonInputFieldProps = {
   /** The prefix of the test ids (`start` → `start.input`, `start.json-error`, …). */
   testPrefix: string;
   rows?: number;
+  /** Short, not growing: the start dialog's options are open below it and need the room. */
+  compact?: boolean;
 };
 
 export function JsonInputField({
@@ -29,10 +31,11 @@ export function JsonInputField({
   recent,
   testPrefix,
   rows = 12,
+  compact = false,
 }: JsonInputFieldProps) {
   const bytes = parsed.ok ? payloadBytes(parsed.value) : 0;
   return (
-    <div className={`${styles.field} ${styles.grow}`}>
+    <div className={`${styles.field} ${compact ? '' : styles.grow}`}>
       <div className={styles.labelRow}>
         <label htmlFor={id} className={styles.label}>
           Input <span className={styles.hint}>JSON</span>
@@ -77,13 +80,13 @@ export function JsonInputField({
       </div>
       <textarea
         id={id}
-        className={`${styles.textarea} ${parsed.ok ? '' : styles.invalid}`}
+        className={`${styles.textarea} ${compact ? styles.compactTextarea : ''} ${parsed.ok ? '' : styles.invalid}`}
         value={value}
         onChange={(event) => onChange(event.target.value)}
         spellCheck={false}
         autoCapitalize="off"
         autoCorrect="off"
-        rows={rows}
+        rows={compact ? 4 : rows}
         aria-invalid={!parsed.ok}
         aria-describedby={`${id}-status`}
         data-testid={`${testPrefix}.input`}

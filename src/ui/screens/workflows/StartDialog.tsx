@@ -262,6 +262,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
         sample={sample}
         recent={recent}
         testPrefix="start"
+        compact={showOptions}
       />
 
       <div className={styles.row}>

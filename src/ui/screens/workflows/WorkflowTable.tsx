@@ -339,7 +339,12 @@ const WorkflowRow = memo(function WorkflowRow({
           </span>
         ) : null}
       </div>
-      <div role="cell" className={styles.cell} data-testid="workflows.row-type">
+      <div
+        role="cell"
+        className={styles.cell}
+        data-testid="workflows.row-type"
+        title={`${workflow.workflowType} v${workflow.version}`}
+      >
         {workflow.workflowType}
         <span className={styles.version}> v{workflow.version}</span>
       </div>
