@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from './fixtures/studio';
+import { expect, StudioPage, test } from './fixtures/studio';
 
 /**
  * Studio depth, in the browser: the page never scrolls as a whole (only <main> does); a finished workflow
@@ -206,6 +206,47 @@ test('a crashed tab shows the store’s truth: the new owner and epoch, no claim
         .map((engine) => engine.status),
     )
     .toEqual(['stopped']);
+});
+
+test('a tab keeps its label for its life, across reloads and restarts; other tabs, and a copy of a live one, get new letters', async ({
+  studio,
+  openTab,
+  context,
+  databaseName,
+}) => {
+  const label = await studio.engineLabel();
+  const firstId = await studio.engineId();
+  await studio.reload();
+  await expect.poll(() => studio.engineId()).not.toBe(firstId);
+  expect(await studio.engineLabel()).toBe(label);
+
+  // A restart in place (a new engine, its old epochs fenced) keeps the label too.
+  const secondId = await studio.engineId();
+  await studio.page.evaluate(() => window.shuttle!.restartThisTab());
+  await studio.expectEngineRunning();
+  await expect.poll(() => studio.engineId()).not.toBe(secondId);
+  expect(await studio.engineLabel()).toBe(label);
+
+  const other = await openTab();
+  expect(await other.engineLabel()).not.toBe(label);
+
+  // A tab whose session storage claims the first tab's label (as a duplicated tab's copy would, had the
+  // original ended) does not get it while the first tab's engine is alive.
+  const copyPage = await context.newPage();
+  const liveId = await studio.engineId();
+  await copyPage.addInitScript(
+    ([db, label]) =>
+      sessionStorage.setItem(
+        `shuttle.tab-label:${db}`,
+        JSON.stringify({ label, engineId: 'an-engine-that-ended', ended: true }),
+      ),
+    [databaseName, label] as const,
+  );
+  const copy = await StudioPage.open(copyPage, { databaseName });
+  const copyLabel = await copy.engineLabel();
+  expect([label, await other.engineLabel()]).not.toContain(copyLabel);
+  expect(await studio.engineId()).toBe(liveId);
+  await copyPage.close();
 });
 
 test('the start dialog names a definition once, and the start confirmation on the list goes away', async ({

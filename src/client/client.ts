@@ -60,6 +60,7 @@ import {
   type RequestMessage,
   type Result,
   type SchedulePreview,
+  type KeepLabel,
   type WorkerConfig,
 } from '../host/protocol';
 import { isTerminal } from '../engine/vocabulary';
@@ -196,6 +197,47 @@ export function rebuildError(serialized: SerializedError, origin?: Error): Error
     Object.defineProperty(error, 'workerStack', { value: serialized.stack, enumerable: false });
   return error;
 }
+
+/**
+ * What lets a browser tab keep its engine label (`Tab A`) for its lifetime: the tab's `sessionStorage` (kept
+ * across reloads of that tab, copied when the tab is duplicated) remembers the label of its engine, and
+ * whether that engine has ended (the page was hidden for good, frozen away, or the engine restarted). Only
+ * an ended engine's label is asked for again, so a duplicated tab, whose copy says its original still runs,
+ * takes a new one. Best effort: without `sessionStorage` a tab gets a new label, as before.
+ */
+const tabLabels = {
+  key: (config: WorkerConfig) => `shuttle.tab-label:${config.databaseName}`,
+  read(config: WorkerConfig): { label: string; engineId: string; ended: boolean } | null {
+    try {
+      const value: unknown = JSON.parse(globalThis.sessionStorage?.getItem(this.key(config)) ?? 'null');
+      if (typeof value !== 'object' || value === null) return null;
+      const { label, engineId, ended } = value as Record<string, unknown>;
+      return typeof label === 'string' && typeof engineId === 'string'
+        ? { label, engineId, ended: ended === true }
+        : null;
+    } catch {
+      return null;
+    }
+  },
+  write(config: WorkerConfig, value: { label: string; engineId: string; ended: boolean }): void {
+    try {
+      globalThis.sessionStorage?.setItem(this.key(config), JSON.stringify(value));
+    } catch {
+      // Storage full or denied: the next engine of this tab gets a new label.
+    }
+  },
+  wanted(config: WorkerConfig): KeepLabel | null {
+    const stored = this.read(config);
+    return stored?.ended ? { label: stored.label, previousEngineId: stored.engineId } : null;
+  },
+  remember(config: WorkerConfig, label: string, engineId: string): void {
+    this.write(config, { label, engineId, ended: false });
+  },
+  ended(config: WorkerConfig): void {
+    const stored = this.read(config);
+    if (stored && !stored.ended) this.write(config, { ...stored, ended: true });
+  },
+};
 
 /**
  * The studio's client of this tab's engine worker, also available in devtools as `window.shuttle`.
@@ -339,11 +381,18 @@ export class ShuttleClient {
   /** This tab's engine: id, label, colour, mode (`engine` or `viewer`), database and current status. */
   async hello(): Promise<HelloResult> {
     const worker = this.#worker;
-    const hello = await this.call('hello', { protocolVersion: PROTOCOL_VERSION, ...this.#config });
+    const keepLabel = this.#server || this.#config.mode !== 'engine' ? null : tabLabels.wanted(this.#config);
+    const hello = await this.call('hello', {
+      protocolVersion: PROTOCOL_VERSION,
+      ...this.#config,
+      ...(keepLabel ? { keepLabel } : {}),
+    });
     if (worker === this.#worker) {
       this.#engineId = hello.engineId;
       this.#label = hello.label;
       this.#noteStatus(hello.status);
+      if (hello.mode === 'engine' && hello.runtime.kind === 'tab')
+        tabLabels.remember(this.#config, hello.label, hello.engineId);
     }
     return hello;
   }
@@ -752,6 +801,7 @@ export class ShuttleClient {
    * down gracefully, best effort. Any write the dying engine still makes is refused by the epoch fence.
    */
   exitTab(): void {
+    tabLabels.ended(this.#config);
     const engineId = this.engineId;
     if (engineId && this.#config.mode === 'engine') this.#control?.announceExit(engineId, Date.now());
     this.shutdown().catch(() => undefined);
@@ -771,6 +821,7 @@ export class ShuttleClient {
     if (this.#server || this.#config.mode !== 'engine' || !this.#worker) return;
     const engineId = this.engineId;
     if (engineId) this.#control?.announceExit(engineId, Date.now());
+    tabLabels.ended(this.#config);
     this.#terminate(frozenAwayMessage);
     this.#frozenAway = true;
   }
@@ -1049,6 +1100,7 @@ export class ShuttleClient {
       'This tab’s engine worker was terminated to restart it; a new engine is starting.',
     );
     if (oldEngine) this.#noteCrash(oldEngine, Date.now());
+    tabLabels.ended(this.#config);
     const worker = this.#spawnWorker();
     this.#worker = worker;
     this.#engineId = null;

@@ -104,6 +104,7 @@ import {
   type Method,
   type Params,
   type Result,
+  type KeepLabel,
   type WorkerConfig,
   type WorkerMessage,
 } from './protocol';
@@ -597,7 +598,7 @@ class Host implements EngineHost {
       throw protocolMisuse('The database name must have 1 to 200 characters.');
     if (!this.#config) {
       this.#config = config;
-      this.#started = this.#start(config);
+      this.#started = this.#start(config, config.mode === 'engine' ? keepLabelOf(params.keepLabel) : null);
     } else if (
       !this.#options.config &&
       (this.#config.databaseName !== config.databaseName || this.#config.mode !== config.mode)
@@ -628,7 +629,7 @@ class Host implements EngineHost {
   }
 
   /** Opens storage and takes an identity; then starts the engine in the background. */
-  async #start(config: WorkerConfig): Promise<Started | null> {
+  async #start(config: WorkerConfig, keepLabel: KeepLabel | null = null): Promise<Started | null> {
     let storage: Storage;
     try {
       const opened = await this.#options.openStorage(config.databaseName, (error) =>
@@ -652,10 +653,21 @@ class Host implements EngineHost {
         }),
       );
     try {
-      this.#identity = await (this.#options.allocateIdentity ?? allocateEngineIdentity)(
-        storage,
-        this.engineId,
-      );
+      this.#identity = this.#options.allocateIdentity
+        ? await this.#options.allocateIdentity(storage, this.engineId)
+        : await allocateEngineIdentity(
+            storage,
+            this.engineId,
+            keepLabel
+              ? {
+                  ...keepLabel,
+                  isAlive: async (engineId) => {
+                    const dead = await this.#options.liveness?.isDead(engineId).catch(() => null);
+                    return dead === undefined || dead === null ? null : !dead;
+                  },
+                }
+              : undefined,
+          );
     } catch (error) {
       this.#fail('The studio could not register this tab’s engine in the database.', error);
       this.#engine = Promise.reject(unavailableError(this.#status.message ?? 'The engine failed.'));
@@ -1322,4 +1334,13 @@ function unavailableError(message: string): Error {
 /** An error about the conversation itself (wrong order, wrong config). */
 function protocolMisuse(message: string): Error {
   return Object.assign(new Error(message), { name: 'ProtocolError' });
+}
+
+/** A `keepLabel` the page sent, if it is well formed (anything else is ignored: a label is only a name). */
+function keepLabelOf(value: unknown): KeepLabel | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { label, previousEngineId } = value as Record<string, unknown>;
+  return typeof label === 'string' && label.length <= 40 && typeof previousEngineId === 'string'
+    ? { label, previousEngineId }
+    : null;
 }

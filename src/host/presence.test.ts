@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { ResultWaiterInfo } from '../engine';
 import { MemoryStorage } from '../storage';
 import {
+  allocateEngineIdentity,
   decodePresence,
   encodePresence,
   engineStatusOf,
   emptyCounters,
+  lettersFor,
+  ordinalOfLetters,
   presenceKey,
   presenceRetentionMs,
   prunePresence,
@@ -150,5 +153,57 @@ describe('presence records', () => {
     expect(shortLabelOf('studio server', 9)).toBe('SS');
     expect(shortLabelOf('eu-west', 9)).toBe('EW');
     expect(shortLabelOf('---', 9)).toBe('W9');
+  });
+});
+
+describe('engine labels', () => {
+  it('hands out the next letter to each new engine, and letters map back to their numbers', async () => {
+    const storage = new MemoryStorage();
+    const labels = [];
+    for (const id of ['e1', 'e2', 'e3']) labels.push((await allocateEngineIdentity(storage, id)).label);
+    expect(labels).toEqual(['Tab A', 'Tab B', 'Tab C']);
+    for (const ordinal of [0, 25, 26, 27, 701, 702])
+      expect(ordinalOfLetters(lettersFor(ordinal))).toBe(ordinal);
+  });
+
+  it('gives a reloaded tab its label back once its previous engine ended, but never a live engine’s label', async () => {
+    const storage = await store(
+      presence({ engineId: 'old-a', label: 'Tab A', status: 'stopped' }),
+      presence({ engineId: 'b', label: 'Tab B', shortLabel: 'B', status: 'running' }),
+    );
+    await storage.batch([{ type: 'put', key: 'studio:engine-counter', value: '2' }]);
+    const alive = new Set(['b']);
+    const isAlive = async (engineId: string) => alive.has(engineId);
+
+    // A reload of Tab A: its previous engine (named by the page) stopped. The counter does not move.
+    const reloaded = await allocateEngineIdentity(storage, 'new-a', {
+      label: 'Tab A',
+      previousEngineId: 'old-a',
+      isAlive,
+    });
+    expect(reloaded).toMatchObject({ label: 'Tab A', shortLabel: 'A' });
+
+    // A duplicated tab B asks for 'Tab B' while B's engine is alive: it gets the next letter.
+    const duplicate = await allocateEngineIdentity(storage, 'dup', {
+      label: 'Tab B',
+      previousEngineId: 'some-ended-engine',
+      isAlive,
+    });
+    expect(duplicate.label).toBe('Tab C');
+
+    // Once B's engine is dead (its lock gone), its label can be asked back by the tab that had it.
+    alive.delete('b');
+    expect(
+      (await allocateEngineIdentity(storage, 'b2', { label: 'Tab B', previousEngineId: 'x', isAlive })).label,
+    ).toBe('Tab B');
+
+    // A label the counter never handed out, or not a tab label at all, is not granted.
+    expect(
+      (await allocateEngineIdentity(storage, 'z', { label: 'Tab Q', previousEngineId: 'x', isAlive })).label,
+    ).toBe('Tab D');
+    expect(
+      (await allocateEngineIdentity(storage, 'w', { label: 'worker-1', previousEngineId: 'x', isAlive }))
+        .label,
+    ).toBe('Tab E');
   });
 });

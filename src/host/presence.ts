@@ -5,9 +5,14 @@
  * fenced).
  *
  * Guarantees:
- * - Labels are unique per database: `allocateEngineIdentity` takes the next number from a compare-and-swap
- *   counter (`studio:engine-counter`), so two tabs starting at the same instant never get one label, and a
- *   reloaded tab's new engine gets a new label (custody stays readable: "Tab A, then Tab D").
+ * - Labels are unique among the live engines of a database: `allocateEngineIdentity` takes the next number
+ *   from a compare-and-swap counter (`studio:engine-counter`), so two tabs starting at the same instant never
+ *   get one label. A browser tab keeps its label for its lifetime: a reloaded, restarted or resumed tab asks
+ *   for its previous engine's label (`KeepLabel`, remembered in the tab's `sessionStorage`) and gets it back
+ *   unless another engine with that label is alive (a duplicated tab copies `sessionStorage`: it gets the
+ *   next letter). The new engine is still a new engine (a new id, its old epochs fenced); custody lanes of
+ *   two engines of one tab both say `Tab A`, told apart by their engine ids. Labels that were never handed
+ *   out by the counter are not granted.
  * - Colours come from the Okabe–Ito palette, ordered so that consecutive engines differ in lightness as well
  *   as hue, and every chip also shows the label's letters: nobody has to tell engines apart by hue alone.
  * - A presence record that does not decode is skipped, never fatal: `readPresence` returns what it can.
@@ -25,6 +30,7 @@ import { hostKeys, type ResultWaiterInfo } from '../engine';
 import type { Storage } from '../storage';
 import {
   PROTOCOL_VERSION,
+  type KeepLabel,
   type EngineCounters,
   type EngineMode,
   type EnginePresence,
@@ -128,7 +134,15 @@ export async function allocateProcessIdentity(
  * overwritten (it only names engines). Falls back to a label derived from the engine id if the store keeps
  * refusing, so a label never blocks an engine from starting.
  */
-export async function allocateEngineIdentity(storage: Storage, engineId: string): Promise<EngineIdentity> {
+export async function allocateEngineIdentity(
+  storage: Storage,
+  engineId: string,
+  keep?: KeepLabel & { isAlive: (engineId: string) => Promise<boolean | null> },
+): Promise<EngineIdentity> {
+  if (keep) {
+    const kept = await keptIdentity(storage, engineId, keep).catch(() => null);
+    if (kept) return kept;
+  }
   for (let attempt = 0; attempt < 20; attempt++) {
     const raw = await storage.get(engineCounterKey);
     const current = raw === null ? 0 : Number(raw);
@@ -146,6 +160,37 @@ export async function allocateEngineIdentity(storage: Storage, engineId: string)
     label: `Tab ${engineId.slice(0, 4)}`,
     shortLabel: engineId.slice(0, 2).toUpperCase(),
   };
+}
+
+/** `A → 0`, `Z → 25`, `AA → 26`: the inverse of `lettersFor`. */
+export function ordinalOfLetters(letters: string): number {
+  let value = 0;
+  for (const char of letters) value = value * 26 + (char.charCodeAt(0) - 64);
+  return value - 1;
+}
+
+/**
+ * The identity a tab asks to keep (`Tab C`), unless it is malformed, was never handed out, or another
+ * engine of that label is alive (not stopped, crashed or dead).
+ */
+async function keptIdentity(
+  storage: Storage,
+  engineId: string,
+  keep: KeepLabel & { isAlive: (engineId: string) => Promise<boolean | null> },
+): Promise<EngineIdentity | null> {
+  const letters = /^Tab ([A-Z]{1,3})$/.exec(keep.label)?.[1];
+  if (!letters) return null;
+  const ordinal = ordinalOfLetters(letters);
+  const counter = Number(await storage.get(engineCounterKey));
+  if (!(ordinal < counter)) return null;
+  const now = Date.now();
+  for (const presence of await readPresence(storage)) {
+    if (presence.label !== keep.label) continue;
+    if (presence.engineId === keep.previousEngineId || presence.engineId === engineId) continue;
+    const status = engineStatusOf(presence, await keep.isAlive(presence.engineId), now);
+    if (status !== 'stopped' && status !== 'crashed' && status !== 'dead') return null;
+  }
+  return identityFor(ordinal);
 }
 
 export function encodePresence(presence: EnginePresence): string {

@@ -252,6 +252,13 @@ export type FleetActionOutcome = {
   label: string;
 };
 
+/**
+ * A tab's wish to keep its label for its lifetime in that browser tab, sent with the first `hello` of a
+ * reloaded, restarted or resumed tab: the label its previous engine had and that engine's id (which has
+ * ended). Granted unless another live engine has that label now (a duplicated tab); see `presence.ts`.
+ */
+export type KeepLabel = { label: string; previousEngineId: string };
+
 /** The database and mode a worker serves; sent with `hello`. */
 export type WorkerConfig = {
   /** IndexedDB database name. Default `shuttle`; end-to-end tests use a fresh name per test. */
@@ -275,7 +282,7 @@ export interface Methods {
    * the first hello and answers at once (the engine may still be starting: see `status`). Later hellos
    * return fresh information and must name the same config.
    */
-  hello: { params: { protocolVersion: number } & WorkerConfig; result: HelloResult };
+  hello: { params: { protocolVersion: number; keepLabel?: KeepLabel } & WorkerConfig; result: HelloResult };
   start: {
     params: { workflowType: string; input?: unknown; options?: StartOptions };
     /**
@@ -487,7 +494,7 @@ type FieldRule =
   | 'mode';
 
 const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & string, FieldRule>> } = {
-  hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode' },
+  hello: { protocolVersion: 'integer', databaseName: 'string', mode: 'mode', keepLabel: 'object?' },
   start: { workflowType: 'string', input: 'unknown?', options: 'object?' },
   signal: { workflowId: 'string', name: 'string', payload: 'unknown?' },
   completeActivity: { token: 'string', result: 'unknown?' },

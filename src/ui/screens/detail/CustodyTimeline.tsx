@@ -353,6 +353,11 @@ export function CustodyTimeline({
               lane={lane}
               y={axisHeight + index * laneHeight}
               engine={engines.get(lane.engineId)}
+              sharesLabel={custody.lanes.some(
+                (other) =>
+                  other.engineId !== lane.engineId &&
+                  engines.get(other.engineId)?.label === engines.get(lane.engineId)?.label,
+              )}
             />
           ))}
           {custody.lanes.length === 0 ? (
@@ -376,10 +381,25 @@ export function CustodyTimeline({
   );
 }
 
-function LaneLabel({ lane, y, engine }: { lane: CustodyLane; y: number; engine: EngineRecord | undefined }) {
+/**
+ * A lane's chip and name. Two engines of one browser tab (before and after a reload or restart) share the
+ * tab's label: their lanes then add the start of the engine id.
+ */
+function LaneLabel({
+  lane,
+  y,
+  engine,
+  sharesLabel,
+}: {
+  lane: CustodyLane;
+  y: number;
+  engine: EngineRecord | undefined;
+  sharesLabel: boolean;
+}) {
   const color = engine?.color ?? '#8a93a1';
   const short = engine?.shortLabel ?? '?';
   const label = engine?.label ?? `Engine ${lane.engineId.slice(0, 8)}`;
+  const shown = sharesLabel && engine ? `${label} · ${lane.engineId.slice(0, 4)}` : label;
   return (
     <g data-testid="detail.custody-lane" data-engine-id={lane.engineId} data-label={label}>
       <rect
@@ -401,7 +421,7 @@ function LaneLabel({ lane, y, engine }: { lane: CustodyLane; y: number; engine: 
         {short}
       </text>
       <text x={Math.max(20, 8 + short.length * 7) + 8} y={y + 19} className={styles.laneLabel}>
-        {label}
+        {shown}
         {selfWord(engine) ? ` · ${selfWord(engine)}` : ''}
       </text>
       <title>{`${label} — engine ${lane.engineId}`}</title>
