@@ -3,6 +3,8 @@
  * workflows, 8–10 faults each) — the same harness, schedules and checks as `npm run soak:browser`
  * (e2e/soak/, docs/testing.md "The browser soak"). A failing seed says how to replay it.
  */
-import { defineSeedTests } from './soak/seed-tests';
+import { test } from '@playwright/test';
+import { defineSeedTests, soakTestOptions } from './soak/seed-tests';
 
+test.use(soakTestOptions);
 defineSeedTests([1, 2, 3], 'short');

@@ -5,7 +5,8 @@
  * short profile of npm test's version (e2e/browser-soak.spec.ts).
  */
 import type { ProfileName } from './schedule';
-import { defineSeedTests } from './seed-tests';
+import { test } from '@playwright/test';
+import { defineSeedTests, soakTestOptions } from './seed-tests';
 
 function integer(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -26,4 +27,5 @@ const seeds =
     ? [integer('SHUTTLE_SEED', 0)]
     : Array.from({ length: integer('SHUTTLE_BROWSER_SOAK_SEEDS', 30) }, (_, index) => first + index);
 
+test.use(soakTestOptions);
 defineSeedTests(seeds, profile);

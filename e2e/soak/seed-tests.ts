@@ -16,11 +16,16 @@ export function replayCommand(seed: number, profile: ProfileName): string {
   return `SHUTTLE_SEED=${seed}${profile === 'full' ? '' : ` SHUTTLE_BROWSER_SOAK_PROFILE=${profile}`} npm run soak:browser`;
 }
 
-/** Declares one test per seed; prints a total when they are done. */
+/**
+ * The options of a soak test file, for it to pass to `test.use` at its top level (Playwright reads a file's
+ * options there; set in a helper they make the worker's fixture pool inconsistent between files). A trace of
+ * 3–5 pages' screencasts costs more CPU than the soak itself on a busy machine; a failing seed writes its own
+ * report.json instead.
+ */
+export const soakTestOptions = { trace: 'off' } as const;
+
+/** Declares one test per seed; prints a total when they are done. Call `test.use(soakTestOptions)` first. */
 export function defineSeedTests(seeds: readonly number[], profile: ProfileName): void {
-  // A trace of 3–5 pages' screencasts costs more CPU than the soak itself on a busy machine; a failing seed
-  // writes its own report.json instead.
-  test.use({ trace: 'off' });
   const totals = { seeds: 0, violations: 0, failedSeeds: [] as number[], began: 0 };
 
   for (const seed of seeds)
