@@ -6,7 +6,7 @@
  * timeout each run gets. The engine's refusal of the whole spec is shown at the field it names; a schedule
  * of that name with another spec can be replaced on purpose. On success the Schedules screen opens on it.
  */
-import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent, type ReactNode } from 'react';
+import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import type { ScheduleCatchUp, ScheduleOverlap } from '../../../engine';
 import type { DefinitionInfo } from '../../../host/protocol';
 import { Button } from '../../components/Button';
@@ -16,8 +16,15 @@ import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useNow } from '../../state/now';
 import { humanTitle } from '../workflows/definition-names';
+import {
+  FormActions,
+  SecondsField,
+  submitOnCtrlEnter,
+  TextField,
+  useDefinitionInput,
+} from '../workflows/FormFields';
 import { JsonInputField } from '../workflows/JsonInputField';
-import { formatJson, loadRecentInputs, parseJsonInput, saveRecentInput } from '../workflows/start-form';
+import { saveRecentInput } from '../workflows/start-form';
 import startStyles from '../workflows/StartDialog.module.css';
 import {
   buildScheduleRequest,
@@ -56,14 +63,11 @@ function useSettled<T>(value: T, ms: number): T {
 }
 
 export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleFormProps) {
-  const sample = useMemo(() => formatJson(definition.sampleInput ?? undefined), [definition.sampleInput]);
-  const [input, setInput] = useState(sample);
-  const [recent] = useState(() => loadRecentInputs(definition.name));
+  const { sample, input, setInput, recent, parsed } = useDefinitionInput(definition);
   const [showOptions, setShowOptions] = useState(
     fields.startDelaySeconds !== '' || fields.executionTimeoutSeconds !== '',
   );
   const create = useCreateSchedule();
-  const parsed = parseJsonInput(input);
   const built = parsed.ok ? buildScheduleRequest(fields, definition.name, parsed) : null;
   const cron = useSettled(fields.cron.trim(), 250);
   const timezone = useSettled(fields.timezone.trim() || 'UTC', 250);
@@ -94,9 +98,7 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
       },
     );
   };
-  const onKeyDown = (event: KeyboardEvent) => {
-    if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) submit();
-  };
+  const onKeyDown = submitOnCtrlEnter(submit);
   /** The engine's refusal, where it belongs. */
   const refusal = (field: ScheduleField): ReactNode =>
     refusedField === field ? <InlineError error={create.error} testId={`schedule.error-${field}`} /> : null;
@@ -111,22 +113,19 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
       data-testid="schedule.form"
     >
       <div className={styles.grid}>
-        <div className={startStyles.field}>
-          <label htmlFor="schedule-name" className={startStyles.label}>
-            Name
-          </label>
-          <input
-            id="schedule-name"
-            className={`${startStyles.text} ${refusedField === 'name' ? startStyles.invalid : ''}`}
-            value={fields.name}
-            onChange={(event) => set('name', event.target.value)}
-            placeholder={`e.g. ${definition.name}-nightly`}
-            spellCheck={false}
-            autoComplete="off"
-            aria-invalid={refusedField === 'name'}
-            aria-describedby="schedule-name-helper"
-            data-testid="schedule.name"
-          />
+        <TextField
+          id="schedule-name"
+          label="Name"
+          value={fields.name}
+          onValue={(value) => set('name', value)}
+          invalid={refusedField === 'name'}
+          placeholder={`e.g. ${definition.name}-nightly`}
+          spellCheck={false}
+          autoComplete="off"
+          aria-invalid={refusedField === 'name'}
+          aria-describedby="schedule-name-helper"
+          testId="schedule.name"
+        >
           <span id="schedule-name-helper" className={styles.helper}>
             Each run’s id:{' '}
             <code>
@@ -136,43 +135,44 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
                 : 'slot time'}
             </code>
           </span>
-        </div>
-        <div className={startStyles.field}>
-          <label htmlFor="schedule-timezone" className={startStyles.label}>
-            Time zone
-            {browserZone !== 'UTC' ? (
-              <span className={styles.zoneShortcuts}>
-                {[browserZone, 'UTC'].map((zone) => (
-                  <button
-                    key={zone}
-                    type="button"
-                    className={styles.linkButton}
-                    onClick={() => set('timezone', zone)}
-                    disabled={fields.timezone === zone}
-                    data-testid={zone === 'UTC' ? 'schedule.zone-utc' : 'schedule.zone-browser'}
-                  >
-                    {zone === 'UTC' ? 'UTC' : `${zone} (yours)`}
-                  </button>
-                ))}
-              </span>
-            ) : null}
-          </label>
-          <input
-            id="schedule-timezone"
-            className={`${startStyles.text} ${refusedField === 'timezone' || previewRefused?.field === 'timezone' ? startStyles.invalid : ''}`}
-            value={fields.timezone}
-            onChange={(event) => set('timezone', event.target.value)}
-            list="schedule-zones"
-            spellCheck={false}
-            autoComplete="off"
-            data-testid="schedule.timezone"
-          />
+        </TextField>
+        <TextField
+          id="schedule-timezone"
+          label={
+            <>
+              Time zone
+              {browserZone !== 'UTC' ? (
+                <span className={styles.zoneShortcuts}>
+                  {[browserZone, 'UTC'].map((zone) => (
+                    <button
+                      key={zone}
+                      type="button"
+                      className={styles.linkButton}
+                      onClick={() => set('timezone', zone)}
+                      disabled={fields.timezone === zone}
+                      data-testid={zone === 'UTC' ? 'schedule.zone-utc' : 'schedule.zone-browser'}
+                    >
+                      {zone === 'UTC' ? 'UTC' : `${zone} (yours)`}
+                    </button>
+                  ))}
+                </span>
+              ) : null}
+            </>
+          }
+          value={fields.timezone}
+          onValue={(value) => set('timezone', value)}
+          invalid={refusedField === 'timezone' || previewRefused?.field === 'timezone'}
+          list="schedule-zones"
+          spellCheck={false}
+          autoComplete="off"
+          testId="schedule.timezone"
+        >
           <datalist id="schedule-zones">
             {zones.map((zone) => (
               <option key={zone} value={zone} />
             ))}
           </datalist>
-        </div>
+        </TextField>
       </div>
       {refusal('name')}
       {refusal('timezone')}
@@ -262,18 +262,18 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
       </div>
       {showOptions ? (
         <div className={startStyles.row}>
-          <Seconds
+          <SecondsField
             id="schedule-delay"
             label="Start delay"
             value={fields.startDelaySeconds}
-            onChange={(value) => set('startDelaySeconds', value)}
+            onValue={(value) => set('startDelaySeconds', value)}
             placeholder="at the slot"
           />
-          <Seconds
+          <SecondsField
             id="schedule-timeout"
             label="Execution timeout"
             value={fields.executionTimeoutSeconds}
-            onChange={(value) => set('executionTimeoutSeconds', value)}
+            onValue={(value) => set('executionTimeoutSeconds', value)}
             placeholder="none"
           />
         </div>
@@ -301,19 +301,11 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
         </div>
       ) : null}
 
-      <div className={startStyles.actions}>
-        <span className={startStyles.muted}>
-          {missing && missing.field !== 'options' ? (
-            missing.message
-          ) : (
-            <>
-              <kbd className={startStyles.kbd}>Ctrl</kbd> <kbd className={startStyles.kbd}>↵</kbd> to create
-            </>
-          )}
-        </span>
-        <Button variant="secondary" onClick={onDone}>
-          Cancel
-        </Button>
+      <FormActions
+        verb="create"
+        note={missing && missing.field !== 'options' ? missing.message : undefined}
+        onCancel={onDone}
+      >
         <Button
           type="submit"
           variant="primary"
@@ -324,7 +316,7 @@ export function ScheduleForm({ definition, fields, onFields, onDone }: ScheduleF
         >
           Schedule {humanTitle(definition).toLowerCase()}
         </Button>
-      </div>
+      </FormActions>
     </form>
   );
 }
@@ -435,30 +427,6 @@ function PolicySelect({
       <span id={`${id}-explain`} className={styles.explain}>
         {options[value]?.explain}
       </span>
-    </div>
-  );
-}
-
-function Seconds(props: {
-  id: string;
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  placeholder: string;
-}) {
-  return (
-    <div className={startStyles.field}>
-      <label htmlFor={props.id} className={startStyles.label}>
-        {props.label} <span className={startStyles.hint}>seconds</span>
-      </label>
-      <input
-        id={props.id}
-        className={startStyles.text}
-        inputMode="decimal"
-        value={props.value}
-        onChange={(event) => props.onChange(event.target.value)}
-        placeholder={props.placeholder}
-      />
     </div>
   );
 }

@@ -15,7 +15,7 @@
  * (`ScheduleForm`, src/ui/screens/schedules): a name, a cron previewed live, a time zone, overlap and
  * catch-up. On success the Schedules screen opens on it.
  */
-import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import type { DefinitionInfo } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { useStudioMode } from '../../data/studio-mode';
@@ -28,6 +28,7 @@ import { navigate } from '../../routing/router';
 import { useViewStore, type StartDialogMode } from '../../state/view-store';
 import { ScheduleForm } from '../schedules/ScheduleForm';
 import { defaultScheduleFields, type ScheduleFields } from '../schedules/schedule-form';
+import { FormActions, SecondsField, submitOnCtrlEnter, TextField, useDefinitionInput } from './FormFields';
 import { JsonInputField } from './JsonInputField';
 import { NothingStarted, StartExtrasFields } from './StartExtrasFields';
 import { noStartExtras, planStart, type StartExtras } from './start-extras';
@@ -36,9 +37,6 @@ import { humanTitle, isChildOnly } from './definition-names';
 import styles from './StartDialog.module.css';
 import {
   buildStartOptions,
-  formatJson,
-  loadRecentInputs,
-  parseJsonInput,
   payloadBytes,
   payloadLimitBytes,
   saveRecentInput,
@@ -185,8 +183,7 @@ function StartForm({
 }
 
 function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; onDone: () => void }) {
-  const sample = useMemo(() => formatJson(definition.sampleInput ?? undefined), [definition.sampleInput]);
-  const [input, setInput] = useState(sample);
+  const { sample, input, setInput, recent, parsed } = useDefinitionInput(definition);
   const [fields, setFields] = useState<StartFields>({
     workflowId: '',
     startDelaySeconds: '',
@@ -194,10 +191,8 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
   });
   const [showOptions, setShowOptions] = useState(false);
   const [extras, setExtras] = useState<StartExtras>(noStartExtras);
-  const [recent] = useState(() => loadRecentInputs(definition.name));
   const start = useDialogStart();
   const noteStarted = useViewStore((state) => state.noteStarted);
-  const parsed = parseJsonInput(input);
   const options = buildStartOptions(fields);
   const planned = options.ok ? planStart(options.options, extras) : null;
   // The size preview already says the engine refuses an input over its limit: Start waits until it fits.
@@ -230,9 +225,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
     onDone();
     navigate(routes.workflow(workflowId));
   };
-  const onKeyDown = (event: KeyboardEvent) => {
-    if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) submit();
-  };
+  const onKeyDown = submitOnCtrlEnter(submit);
   const setField = (field: keyof StartFields) => (value: string) => {
     start.reset();
     setFields((current) => ({ ...current, [field]: value }));
@@ -266,21 +259,18 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
       />
 
       <div className={styles.row}>
-        <div className={styles.field}>
-          <label htmlFor="start-id" className={styles.label}>
-            Workflow id <span className={styles.hint}>optional</span>
-          </label>
-          <input
-            id="start-id"
-            className={`${styles.text} ${!options.ok && options.problem.field === 'workflowId' ? styles.invalid : ''}`}
-            value={fields.workflowId}
-            onChange={(event) => setField('workflowId')(event.target.value)}
-            placeholder="a random UUID"
-            spellCheck={false}
-            autoComplete="off"
-            data-testid="start.workflow-id"
-          />
-        </div>
+        <TextField
+          id="start-id"
+          label="Workflow id"
+          hint="optional"
+          value={fields.workflowId}
+          onValue={setField('workflowId')}
+          invalid={!options.ok && options.problem.field === 'workflowId'}
+          placeholder="a random UUID"
+          spellCheck={false}
+          autoComplete="off"
+          testId="start.workflow-id"
+        />
         <button
           type="button"
           className={styles.more}
@@ -297,7 +287,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
             id="start-delay"
             label="Start delay"
             value={fields.startDelaySeconds}
-            onChange={setField('startDelaySeconds')}
+            onValue={setField('startDelaySeconds')}
             placeholder="start now"
             testId="start.delay"
           />
@@ -305,7 +295,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
             id="start-timeout"
             label="Execution timeout"
             value={fields.executionTimeoutSeconds}
-            onChange={setField('executionTimeoutSeconds')}
+            onValue={setField('executionTimeoutSeconds')}
             placeholder="none"
             testId="start.timeout"
           />
@@ -335,13 +325,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
         <NothingStarted outcome={start.data} onOpen={() => openExisting(start.data.workflowId)} />
       ) : null}
 
-      <div className={styles.actions}>
-        <span className={styles.muted}>
-          <kbd className={styles.kbd}>Ctrl</kbd> <kbd className={styles.kbd}>↵</kbd> to start
-        </span>
-        <Button variant="secondary" onClick={onDone}>
-          Cancel
-        </Button>
+      <FormActions verb="start" onCancel={onDone}>
         <Button
           type="submit"
           variant="primary"
@@ -355,34 +339,7 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
         >
           {withSignal ? 'Signal with start' : `Start ${humanTitle(definition).toLowerCase()}`}
         </Button>
-      </div>
+      </FormActions>
     </form>
-  );
-}
-
-/** A labelled number-of-seconds input of the start options. */
-function SecondsField(props: {
-  id: string;
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  placeholder: string;
-  testId: string;
-}) {
-  return (
-    <div className={styles.field}>
-      <label htmlFor={props.id} className={styles.label}>
-        {props.label} <span className={styles.hint}>seconds</span>
-      </label>
-      <input
-        id={props.id}
-        className={styles.text}
-        inputMode="decimal"
-        value={props.value}
-        onChange={(event) => props.onChange(event.target.value)}
-        placeholder={props.placeholder}
-        data-testid={props.testId}
-      />
-    </div>
   );
 }
