@@ -9,14 +9,13 @@ import { useState, type FormEvent } from 'react';
 import type { WorkflowDescription } from '../../../engine';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
-import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { useCompleteActivity } from '../../data/activity-completion';
 import { parseJsonInput } from '../workflows/start-form';
 import { waitingExternalActivities, type WaitingExternalActivity } from './external-activities';
-import actionStyles from './WorkflowActions.module.css';
+import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import styles from './ExternalActivities.module.css';
 
 type Finish = { kind: 'complete' | 'fail'; activity: WaitingExternalActivity };
@@ -125,10 +124,9 @@ function FinishDialog({
         { onSuccess: onClose },
       );
   };
-  const testId = kind === 'complete' ? 'detail.complete-dialog' : 'detail.fail-dialog';
   return (
-    <Dialog
-      open
+    <FormDialog
+      formId="finish-activity-form"
       onClose={onClose}
       title={kind === 'complete' ? `Complete “${activity.name}”` : `Fail “${activity.name}”`}
       description={
@@ -137,93 +135,65 @@ function FinishDialog({
           : 'The attempt fails with this error; its retry policy decides whether it runs again (with the same token) or the workflow sees the failure.'
       }
       width={560}
-      testId={testId}
-      footer={
-        <>
-          <Button onClick={onClose}>Cancel</Button>
-          <Button
-            type="submit"
-            form="finish-activity-form"
-            variant={kind === 'complete' ? 'primary' : 'danger'}
-            disabled={!ready}
-            busy={action.isPending}
-            testId={kind === 'complete' ? 'detail.complete-submit' : 'detail.fail-submit'}
-          >
-            {kind === 'complete' ? 'Complete activity' : 'Fail activity'}
-          </Button>
-        </>
-      }
+      testId={kind === 'complete' ? 'detail.complete-dialog' : 'detail.fail-dialog'}
+      submit={{
+        label: kind === 'complete' ? 'Complete activity' : 'Fail activity',
+        variant: kind === 'complete' ? 'primary' : 'danger',
+        disabled: !ready,
+        busy: action.isPending,
+        testId: kind === 'complete' ? 'detail.complete-submit' : 'detail.fail-submit',
+      }}
+      onSubmit={submit}
     >
-      <form id="finish-activity-form" className={actionStyles.form} onSubmit={submit} noValidate>
-        <p className={styles.dialogToken}>
-          <span className={styles.tokenLabel}>Token</span> <code>{activity.token}</code>
-        </p>
-        {kind === 'complete' ? (
-          <label className={actionStyles.field}>
-            <span className={actionStyles.label}>
-              Result <span className={actionStyles.muted}>JSON, optional</span>
-            </span>
-            <textarea
-              className={`${actionStyles.textarea} ${parsed.ok ? '' : actionStyles.invalid}`}
-              value={value}
-              onChange={(event) => {
-                setValue(event.target.value);
-                action.reset();
-              }}
-              rows={5}
-              spellCheck={false}
-              autoFocus
-              placeholder='{ "approved": true, "by": "ada" }'
-              data-testid="detail.complete-value"
-            />
-            {!parsed.ok ? (
-              <span className={actionStyles.danger} role="alert">
-                Invalid JSON{parsed.line !== null ? ` at line ${parsed.line}, column ${parsed.column}` : ''}:{' '}
-                {parsed.message}
-              </span>
-            ) : null}
-          </label>
-        ) : (
-          <>
-            <label className={actionStyles.field}>
-              <span className={actionStyles.label}>Message</span>
-              <input
-                className={actionStyles.input}
-                value={message}
-                onChange={(event) => {
-                  setMessage(event.target.value);
-                  action.reset();
-                }}
-                autoFocus
-                required
-                placeholder="e.g. Rejected: over budget"
-                data-testid="detail.fail-message"
-              />
-            </label>
-            <label className={actionStyles.field}>
-              <span className={actionStyles.label}>
-                Error name <span className={actionStyles.muted}>optional, e.g. Rejected</span>
-              </span>
-              <input
-                className={actionStyles.input}
-                value={name}
-                onChange={(event) => {
-                  setName(event.target.value);
-                  action.reset();
-                }}
-                spellCheck={false}
-                data-testid="detail.fail-name"
-              />
-            </label>
-          </>
-        )}
-        {action.isError ? (
-          <InlineError
-            error={action.error}
-            testId={kind === 'complete' ? 'detail.complete-error' : 'detail.fail-error'}
+      <p className={styles.dialogToken}>
+        <span className={styles.tokenLabel}>Token</span> <code>{activity.token}</code>
+      </p>
+      {kind === 'complete' ? (
+        <JsonValueField
+          label="Result"
+          value={value}
+          onValue={(next) => {
+            setValue(next);
+            action.reset();
+          }}
+          parsed={parsed}
+          autoFocus
+          placeholder='{ "approved": true, "by": "ada" }'
+          testId="detail.complete-value"
+        />
+      ) : (
+        <>
+          <InputField
+            label="Message"
+            value={message}
+            onValue={(next) => {
+              setMessage(next);
+              action.reset();
+            }}
+            autoFocus
+            required
+            placeholder="e.g. Rejected: over budget"
+            testId="detail.fail-message"
           />
-        ) : null}
-      </form>
-    </Dialog>
+          <InputField
+            label="Error name"
+            hint="optional, e.g. Rejected"
+            value={name}
+            onValue={(next) => {
+              setName(next);
+              action.reset();
+            }}
+            spellCheck={false}
+            testId="detail.fail-name"
+          />
+        </>
+      )}
+      {action.isError ? (
+        <InlineError
+          error={action.error}
+          testId={kind === 'complete' ? 'detail.complete-error' : 'detail.fail-error'}
+        />
+      ) : null}
+    </FormDialog>
   );
 }

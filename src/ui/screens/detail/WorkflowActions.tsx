@@ -9,7 +9,6 @@ import { useState, type FormEvent } from 'react';
 import type { WorkflowDescription } from '../../../engine';
 import type { HelloResult } from '../../../host/protocol';
 import { Button } from '../../components/Button';
-import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { JsonView } from '../../components/JsonView';
 import { formatDuration } from '../../components/time-format';
@@ -22,6 +21,7 @@ import {
 } from '../../data/workflow-queries';
 import { useNow } from '../../state/now';
 import { parseJsonInput } from '../workflows/start-form';
+import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import { downloadExport } from './export';
 import { signalNote } from './signal-note';
 import { useRerun } from '../../data/workflow-actions';
@@ -266,121 +266,99 @@ function MessageDialog({
     action.mutate(request);
   };
   return (
-    <Dialog
-      open
+    <FormDialog
+      formId="message-form"
       onClose={onClose}
       title={text.title}
       description={text.description}
       width={560}
       testId={`detail.${kind}-dialog`}
-      footer={
-        <>
-          <Button onClick={onClose}>{action.isSuccess ? 'Close' : 'Cancel'}</Button>
-          <Button
-            type="submit"
-            form="message-form"
-            variant="primary"
-            disabled={!parsed.ok || !name.trim()}
-            busy={action.isPending}
-            testId={`detail.${kind}-submit`}
-          >
-            {text.submit}
-          </Button>
-        </>
-      }
+      cancelLabel={action.isSuccess ? 'Close' : 'Cancel'}
+      submit={{
+        label: text.submit,
+        variant: 'primary',
+        disabled: !parsed.ok || !name.trim(),
+        busy: action.isPending,
+        testId: `detail.${kind}-submit`,
+      }}
+      onSubmit={submit}
     >
-      <form id="message-form" className={styles.form} onSubmit={submit} noValidate>
-        <label className={styles.field}>
-          <span className={styles.label}>{text.nameLabel}</span>
-          <input
-            className={styles.input}
-            value={name}
-            onChange={(event) => {
-              setName(event.target.value);
-              action.reset();
-            }}
-            list={`${kind}-names`}
-            autoFocus
-            spellCheck={false}
-            autoComplete="off"
-            data-testid={`detail.${kind}-name`}
-          />
-          <datalist id={`${kind}-names`}>
-            {known.map((option) => (
-              <option key={option} value={option} />
-            ))}
-          </datalist>
-          {kind === 'signal' && signalNote(name, known) ? (
-            <span className={styles.warn} data-testid="detail.signal-note">
-              {signalNote(name, known)}
-            </span>
-          ) : null}
-          {known.length > 0 ? (
-            <span className={styles.hint}>
-              {kind === 'signal' ? 'It waits for: ' : 'The definition has: '}
-              {known.map((option, index) => (
-                <span key={option}>
-                  {index > 0 ? ', ' : ''}
-                  <button type="button" className={styles.suggestion} onClick={() => setName(option)}>
-                    {option}
-                  </button>
-                </span>
-              ))}
-            </span>
-          ) : null}
-        </label>
-        <label className={styles.field}>
-          <span className={styles.label}>
-            {text.valueLabel} <span className={styles.muted}>JSON, optional</span>
+      <InputField
+        label={text.nameLabel}
+        value={name}
+        onValue={(next) => {
+          setName(next);
+          action.reset();
+        }}
+        list={`${kind}-names`}
+        autoFocus
+        spellCheck={false}
+        autoComplete="off"
+        testId={`detail.${kind}-name`}
+      >
+        <datalist id={`${kind}-names`}>
+          {known.map((option) => (
+            <option key={option} value={option} />
+          ))}
+        </datalist>
+        {kind === 'signal' && signalNote(name, known) ? (
+          <span className={styles.warn} data-testid="detail.signal-note">
+            {signalNote(name, known)}
           </span>
-          <textarea
-            className={`${styles.textarea} ${parsed.ok ? '' : styles.invalid}`}
-            value={value}
-            onChange={(event) => {
-              setValue(event.target.value);
-              action.reset();
-            }}
-            rows={5}
-            spellCheck={false}
-            placeholder={
-              kind === 'signal'
-                ? '{ "ok": true, "by": "dana" }'
-                : kind === 'update'
-                  ? 'e.g. "12 Analytical Row, London" or { "quantity": 2 }'
-                  : 'e.g. "en" — most queries take none'
-            }
-            data-testid={`detail.${kind}-value`}
-          />
-          {!parsed.ok ? (
-            <span className={styles.danger} role="alert">
-              Invalid JSON{parsed.line !== null ? ` at line ${parsed.line}, column ${parsed.column}` : ''}:{' '}
-              {parsed.message}
-            </span>
-          ) : null}
-        </label>
-        {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
-        {action.isSuccess ? (
-          <div className={styles.success} role="status" data-testid={`detail.${kind}-result`}>
-            {kind === 'signal' ? (
-              <span>
-                Signal <strong>{action.variables?.kind === 'signal' ? action.variables.name : name}</strong>{' '}
-                sent.{' '}
-                {signalNote(action.variables?.kind === 'signal' ? action.variables.name : name, known)
-                  ? 'It is buffered: the workflow does not wait for it now.'
-                  : 'The owning engine consumes it.'}
-              </span>
-            ) : (
-              <>
-                <span>
-                  {kind === 'update' ? 'The update was applied; it returned:' : 'The query returned:'}
-                </span>
-                <JsonView value={action.data} expandDepth={2} />
-              </>
-            )}
-          </div>
         ) : null}
-      </form>
-    </Dialog>
+        {known.length > 0 ? (
+          <span className={styles.hint}>
+            {kind === 'signal' ? 'It waits for: ' : 'The definition has: '}
+            {known.map((option, index) => (
+              <span key={option}>
+                {index > 0 ? ', ' : ''}
+                <button type="button" className={styles.suggestion} onClick={() => setName(option)}>
+                  {option}
+                </button>
+              </span>
+            ))}
+          </span>
+        ) : null}
+      </InputField>
+      <JsonValueField
+        label={text.valueLabel}
+        value={value}
+        onValue={(next) => {
+          setValue(next);
+          action.reset();
+        }}
+        parsed={parsed}
+        placeholder={
+          kind === 'signal'
+            ? '{ "ok": true, "by": "dana" }'
+            : kind === 'update'
+              ? 'e.g. "12 Analytical Row, London" or { "quantity": 2 }'
+              : 'e.g. "en" — most queries take none'
+        }
+        testId={`detail.${kind}-value`}
+      />
+      {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
+      {action.isSuccess ? (
+        <div className={styles.success} role="status" data-testid={`detail.${kind}-result`}>
+          {kind === 'signal' ? (
+            <span>
+              Signal <strong>{action.variables?.kind === 'signal' ? action.variables.name : name}</strong>{' '}
+              sent.{' '}
+              {signalNote(action.variables?.kind === 'signal' ? action.variables.name : name, known)
+                ? 'It is buffered: the workflow does not wait for it now.'
+                : 'The owning engine consumes it.'}
+            </span>
+          ) : (
+            <>
+              <span>
+                {kind === 'update' ? 'The update was applied; it returned:' : 'The query returned:'}
+              </span>
+              <JsonView value={action.data} expandDepth={2} />
+            </>
+          )}
+        </div>
+      ) : null}
+    </FormDialog>
   );
 }
 
@@ -424,44 +402,33 @@ function ConfirmDialog({
     action.mutate(request, { onSuccess: onClose });
   };
   return (
-    <Dialog
-      open
+    <FormDialog
+      formId="confirm-form"
       onClose={onClose}
       title={text.title}
       width={480}
       testId={`detail.${kind}-dialog`}
-      footer={
-        <>
-          <Button onClick={onClose}>Keep it</Button>
-          <Button
-            type="submit"
-            form="confirm-form"
-            variant={kind === 'suspend' ? 'primary' : 'danger'}
-            busy={action.isPending}
-            testId={`detail.${kind}-confirm`}
-          >
-            {text.submit}
-          </Button>
-        </>
-      }
+      cancelLabel="Keep it"
+      submit={{
+        label: text.submit,
+        variant: kind === 'suspend' ? 'primary' : 'danger',
+        busy: action.isPending,
+        testId: `detail.${kind}-confirm`,
+      }}
+      onSubmit={submit}
+      noValidate={false}
     >
-      <form id="confirm-form" className={styles.form} onSubmit={submit}>
-        <p className={styles.body}>{text.body}</p>
-        {text.reason ? (
-          <label className={styles.field}>
-            <span className={styles.label}>
-              Reason <span className={styles.muted}>optional, recorded on the timeline</span>
-            </span>
-            <input
-              className={styles.input}
-              value={reason}
-              onChange={(event) => setReason(event.target.value)}
-              data-testid={`detail.${kind}-reason`}
-            />
-          </label>
-        ) : null}
-        {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
-      </form>
-    </Dialog>
+      <p className={styles.body}>{text.body}</p>
+      {text.reason ? (
+        <InputField
+          label="Reason"
+          hint="optional, recorded on the timeline"
+          value={reason}
+          onValue={setReason}
+          testId={`detail.${kind}-reason`}
+        />
+      ) : null}
+      {action.isError ? <InlineError error={action.error} testId={`detail.${kind}-error`} /> : null}
+    </FormDialog>
   );
 }
