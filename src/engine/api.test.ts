@@ -303,6 +303,46 @@ describe('describe, list and timeline', () => {
     }
   });
 
+  it('lists given ids together, in their order, without scanning: the rows a change notice names', async () => {
+    const world = new TestWorld();
+    const engine = await world.engine([waiter]);
+    for (let i = 0; i < 50; i++) await engine.start(waiter, { label: `a${i}` }, { id: `a-${i}` });
+    await world.idle();
+    await engine.terminate('a-3');
+    await world.idle();
+    let scanned = 0;
+    let gets = 0;
+    const storage = engine.wrapper;
+    const scan = storage.scan.bind(storage);
+    const getMany = storage.getMany.bind(storage);
+    storage.scan = async (prefix, options) => {
+      scanned++;
+      return scan(prefix, options);
+    };
+    storage.getMany = async (keys) => {
+      gets++;
+      return getMany(keys);
+    };
+    const ids = ['a-9', 'missing', 'a-7', 'a-3', 'a-9'];
+    const page = await engine.list({ ids });
+    expect(page.items.map((item) => item.workflowId)).toEqual(['a-9', 'a-7', 'a-3']);
+    expect(page.nextCursor).toBeNull();
+    // The same rows `list` reports when it pages through the store.
+    const paged = (await engine.list({ limit: 1000 })).items;
+    expect(page.items).toEqual(['a-9', 'a-7', 'a-3'].map((id) => paged.find((row) => row.workflowId === id)));
+    expect(scanned).toBe(1); // the paged list; the ids took none
+    expect(gets).toBeLessThanOrEqual(3 + 3);
+    // The other filters apply to the rows asked for.
+    expect((await engine.list({ ids, status: 'running' })).items.map((item) => item.workflowId)).toEqual([
+      'a-9',
+      'a-7',
+    ]);
+    await expect(engine.list({ ids: Array.from({ length: 1001 }, (_, i) => `a-${i}`) })).rejects.toThrow(
+      /at most 1,000/,
+    );
+    await expect(engine.list({ ids: [''] })).rejects.toThrow();
+  });
+
   it('timeline entries carry seq, time, engine, epoch, kind and detail in order', async () => {
     const world = new TestWorld();
     const engine = await world.engine([waiter]);

@@ -1,9 +1,10 @@
 /**
- * A workflow's row in a list, built one way: `list` builds it from a stored record, the studio from a
- * `describe` when it refreshes the rows a change names (src/ui/data/list-rows.ts). A pure module with no
- * runtime imports, so the UI uses it at runtime too.
+ * A workflow's row in a list, built one way (`list` builds it from a stored record), and the filters a row
+ * passes, decided one way: `list` applies them, and the studio when it patches the rows a change names into
+ * its open lists (src/ui/data/list-rows.ts). A pure module with no runtime imports, so the UI uses it at
+ * runtime too.
  */
-import type { WorkflowFacts, WorkflowSummary } from './inspect';
+import type { ListFilter, WorkflowFacts, WorkflowSummary } from './inspect';
 
 /** What a row shows beside the workflow's own facts, read by the caller (owner, epoch, what it waits on). */
 export type RowContext = Pick<WorkflowSummary, 'updatedAt' | 'owner' | 'epoch' | 'waitingOn' | 'corrupt'>;
@@ -30,4 +31,22 @@ export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {
     ...(error ? { error: `${error.name}: ${error.message}` } : {}),
     ...(corrupt ? { corrupt } : {}),
   };
+}
+
+/**
+ * Whether `row` passes `filter`'s status (one or several), type, owner and id-prefix filters — those `list`
+ * applies to each row. An empty or absent filter passes every row.
+ */
+export function matchesListFilter(
+  row: WorkflowSummary,
+  filter: Pick<ListFilter, 'status' | 'workflowType' | 'ownerEngineId' | 'idPrefix'>,
+): boolean {
+  const statuses =
+    filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
+  return (
+    (!statuses || statuses.includes(row.status)) &&
+    (!filter.workflowType || row.workflowType === filter.workflowType) &&
+    (!filter.ownerEngineId || row.owner?.engineId === filter.ownerEngineId) &&
+    (!filter.idPrefix || row.workflowId.startsWith(filter.idPrefix))
+  );
 }

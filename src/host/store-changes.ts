@@ -52,7 +52,7 @@ export function classifyKey(key: string): { area: StoreArea; workflowId: string 
 
 /** Options of `StoreChangeCoalescer`. */
 export type StoreChangeCoalescerOptions = {
-  /** Above this many changed workflows a notice says "many" (`workflowIds: null`). Default 200. */
+  /** Above this many changed workflows a notice says "many" (`workflowIds: null`). Default 1,000 (what a page patches by id in one read: `list({ ids })`). */
   maxWorkflowIds?: number;
 };
 
@@ -63,7 +63,7 @@ export class StoreChangeCoalescer {
   #workflowIds: Set<string> | null = new Set();
 
   constructor(options: StoreChangeCoalescerOptions = {}) {
-    this.#maxWorkflowIds = options.maxWorkflowIds ?? 200;
+    this.#maxWorkflowIds = options.maxWorkflowIds ?? 1000;
   }
 
   get isEmpty(): boolean {

@@ -1,20 +1,12 @@
 import { InfiniteQueryObserver, QueryClient, QueryObserver, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import type {
-  ClaimInfo,
-  ListFilter,
-  ListPage,
-  WorkflowDescription,
-  WorkflowOwner,
-  WorkflowSummary,
-} from '../../engine';
+import type { ClaimInfo, ListFilter, ListPage, WorkflowOwner, WorkflowSummary } from '../../engine';
 import {
   matchesListFilter,
   maxPatchedRows,
   patchClaims,
   patchListPages,
   refreshChangedRows,
-  summaryOf,
   uniqueRows,
   type RowChanges,
 } from './list-rows';
@@ -41,37 +33,6 @@ function row(workflowId: string, changes: Partial<WorkflowSummary> = {}): Workfl
 
 function pages(...lists: { items: WorkflowSummary[]; nextCursor: string | null }[]) {
   return { pages: lists, pageParams: lists.map((_, index) => (index === 0 ? null : `cursor-${index}`)) };
-}
-
-function description(workflowId: string, changes: Partial<WorkflowDescription> = {}): WorkflowDescription {
-  return {
-    workflowId,
-    workflowType: 'countdown',
-    version: 1,
-    run: 1,
-    status: 'running',
-    input: { from: 1 },
-    createdAt: 1,
-    startedAt: 2,
-    updatedAt: 3,
-    linkedChildren: [],
-    owner: ownerA,
-    epoch: 1,
-    pending: {
-      position: 0,
-      kind: 'sleep',
-      name: 'tick',
-      summary: "sleep 'tick'",
-      since: 2,
-      leaves: [{ kind: 'sleep', name: 'tick', done: false, dueAt: 5 }],
-    },
-    position: 0,
-    state: {},
-    cancelRequested: false,
-    historyLength: 1,
-    timelineLength: 3,
-    ...changes,
-  };
 }
 
 describe('list rows: patching a list in place', () => {
@@ -170,33 +131,6 @@ describe('list rows: patching a list in place', () => {
     expect(matchesListFilter(item, { idPrefix: 'order-' })).toBe(true);
     expect(matchesListFilter(item, { idPrefix: 'order-8' })).toBe(false);
   });
-
-  it('builds from a description the row that list reports: what it waits on, and how it failed', () => {
-    expect(summaryOf(description('w'))).toEqual({
-      workflowId: 'w',
-      workflowType: 'countdown',
-      version: 1,
-      run: 1,
-      status: 'running',
-      createdAt: 1,
-      startedAt: 2,
-      updatedAt: 3,
-      owner: ownerA,
-      epoch: 1,
-      waitingOn: "sleep 'tick'",
-    });
-    const failed = summaryOf(
-      description('w', {
-        status: 'failed',
-        endedAt: 4,
-        owner: null,
-        pending: null,
-        parentId: 'p',
-        error: { name: 'TypeError', message: 'boom' },
-      }),
-    );
-    expect(failed).toMatchObject({ endedAt: 4, parentId: 'p', waitingOn: null, error: 'TypeError: boom' });
-  });
 });
 
 describe('list rows: patching the claims list', () => {
@@ -221,30 +155,28 @@ describe('list rows: patching the claims list', () => {
 });
 
 describe('list rows: refreshing the rows a notice named', () => {
-  /** A client whose store holds `rows`, counting the list and describe calls. */
+  /** A client whose store holds `rows`, counting its list calls and the rows it was asked for by id. */
   function store(rows: Map<string, WorkflowSummary>, options: { slowListsAfter?: number } = {}) {
-    const calls = { list: 0, describe: 0 };
+    const calls = { list: 0, byIds: 0, rowsById: 0 };
     const client = {
       list: async (filter: ListFilter = {}): Promise<ListPage> => {
+        if (filter.ids) {
+          calls.byIds++;
+          calls.rowsById += filter.ids.length;
+          return {
+            items: filter.ids.flatMap((id) => {
+              const item = rows.get(id);
+              return item && matchesListFilter(item, filter) ? [item] : [];
+            }),
+            nextCursor: null,
+          };
+        }
         calls.list++;
         const items = [...rows.values()].filter((item) => matchesListFilter(item, filter));
         // A slow list answers with the rows it read before waiting: a stale answer.
         if (options.slowListsAfter !== undefined && calls.list > options.slowListsAfter)
           await new Promise((resolve) => setTimeout(resolve, 200));
         return { items, nextCursor: null };
-      },
-      describe: async (workflowId: string): Promise<WorkflowDescription> => {
-        calls.describe++;
-        const item = rows.get(workflowId);
-        if (!item)
-          throw Object.assign(new Error(`No workflow '${workflowId}'`), { name: 'WorkflowNotFoundError' });
-        return description(workflowId, {
-          workflowType: item.workflowType,
-          status: item.status,
-          owner: item.owner,
-          epoch: item.epoch,
-          pending: null,
-        });
       },
     };
     return { client, calls };
@@ -263,7 +195,7 @@ describe('list rows: refreshing the rows a notice named', () => {
     return { items, unsubscribe };
   }
 
-  it('patches an open list from a describe of each named workflow, without reading the list again', async () => {
+  it('patches an open list from the named workflows’ rows, read together, without reading the list again', async () => {
     const rows = new Map<string, WorkflowSummary>(
       Array.from({ length: 100 }, (_, index) => [`w${index}`, row(`w${index}`)] as const),
     );
@@ -278,7 +210,7 @@ describe('list rows: refreshing the rows a notice named', () => {
       claims: false,
     });
     expect(result).toEqual({ described: 3, patched: 1, refreshedWhole: false });
-    expect(calls).toEqual({ list: 1, describe: 3 });
+    expect(calls).toEqual({ list: 1, byIds: 1, rowsById: 3 });
     expect(list.items()).toHaveLength(99);
     expect(list.items()).toContain('new:running');
     expect(list.items()).not.toContain('w1:running');
@@ -286,16 +218,16 @@ describe('list rows: refreshing the rows a notice named', () => {
     list.unsubscribe();
   });
 
-  it('reads a short list again whole when more of its rows changed than describing them would save', async () => {
+  it('reads a short list again whole when more workflows changed than it holds', async () => {
     const rows = new Map(Array.from({ length: 20 }, (_, index) => [`w${index}`, row(`w${index}`)] as const));
     const { client, calls } = store(rows);
     const queryClient = new QueryClient();
     const list = await openList(queryClient, client);
-    const changed = [...rows.keys()];
-    for (const id of changed) rows.set(id, row(id, { status: 'completed' }));
+    const changed = [...rows.keys(), ...Array.from({ length: 20 }, (_, index) => `other${index}`)];
+    for (const id of rows.keys()) rows.set(id, row(id, { status: 'completed' }));
     const result = await refreshChangedRows(client, queryClient, changed, { lists: true, claims: false });
     expect(result.refreshedWhole).toBe(true);
-    expect(calls.describe).toBe(0);
+    expect(calls.byIds).toBe(0);
     await expect.poll(() => calls.list).toBe(2);
     await expect.poll(() => list.items().every((item) => item.endsWith(':completed'))).toBe(true);
     list.unsubscribe();
@@ -311,13 +243,13 @@ describe('list rows: refreshing the rows a notice named', () => {
     const changed = [...rows.keys()].slice(0, maxPatchedRows + 1);
     const result = await refreshChangedRows(client, queryClient, changed, { lists: true, claims: false });
     expect(result.refreshedWhole).toBe(true);
-    expect(calls.describe).toBe(0);
+    expect(calls.byIds).toBe(0);
     const fewer = await refreshChangedRows(client, queryClient, changed.slice(1), {
       lists: true,
       claims: false,
     });
     expect(fewer.refreshedWhole).toBe(false);
-    expect(calls.describe).toBe(maxPatchedRows);
+    expect(calls).toMatchObject({ byIds: 1, rowsById: maxPatchedRows });
     list.unsubscribe();
   });
 
@@ -327,7 +259,7 @@ describe('list rows: refreshing the rows a notice named', () => {
     await queryClient.fetchInfiniteQuery(workflowListQuery(client));
     const result = await refreshChangedRows(client, queryClient, ['a'], { lists: true, claims: false });
     expect(result.refreshedWhole).toBe(true);
-    expect(calls).toEqual({ list: 1, describe: 0 });
+    expect(calls).toEqual({ list: 1, byIds: 0, rowsById: 0 });
     expect(
       queryClient.getQueryCache().findAll({ queryKey: queryKeys.workflowLists })[0]!.state.isInvalidated,
     ).toBe(true);
@@ -368,7 +300,7 @@ describe('list rows: refreshing the rows a notice named', () => {
     expect(list.items()).toEqual(['a:completed']);
     await expect.poll(() => queryClient.isFetching()).toBe(0);
     expect(list.items()).toEqual(['a:completed']);
-    expect(calls.describe).toBe(1);
+    expect(calls.rowsById).toBe(1);
     list.unsubscribe();
   });
 });

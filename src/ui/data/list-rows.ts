@@ -1,7 +1,8 @@
 /**
  * Refreshing the rows that changed: when a store change notice names the workflows it touched, the open
- * workflow lists and the claims list are patched in place from a `describe` of each named workflow, instead
- * of being read again whole (up to 3,000 rows a list, or every claim of the database).
+ * workflow lists and the claims list are patched in place from the rows of the named workflows, read together
+ * by id (`list({ ids })`), instead of being read again whole (up to 3,000 rows a list, or every claim of the
+ * database).
  *
  * Guarantees of the pure part (`patchListPages`, `patchClaims`):
  * - a changed row that still matches its list's filter is replaced where it is; one that no longer matches
@@ -11,42 +12,20 @@
  * - pages keep their cursors, so paging on continues exactly where it would have;
  * - rows that did not change keep their identity (the table skips rendering them).
  *
- * `refreshChangedRows` chooses between a patch and a whole refresh by what each costs: a `describe` per
- * changed workflow (a few storage reads each, in two transactions), or reading every loaded row again
- * (several reads per row, in a few transactions). Above `maxPatchedRows` changed workflows at once it always
- * refreshes whole, as the worker's notices do above 200: under a storm of changes, describes one by one would
- * fall behind (each transaction waits its turn in a busy database) and the rows would lag by minutes, while a
- * whole refresh costs the same however many rows changed. Lists that no screen shows are only marked stale:
- * they cost nothing until shown.
+ * `refreshChangedRows` reads the changed rows in one call, a few storage transactions whatever their number
+ * (a `describe` per workflow took two transactions each, and with three tabs listing, those reads cost ten
+ * times what the starts they followed did). It refreshes whole when more workflows changed than the lists
+ * hold (reading them again costs less), and above `maxPatchedRows` changed at once, as the worker's notices
+ * do above the same number. Lists that no screen shows are only marked stale: they cost nothing until shown.
  */
 import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
-import type { ClaimInfo, ListFilter, ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
+import type { ClaimInfo, ListFilter, ListPage, WorkflowSummary } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { listRow } from '../../engine/list-row';
+import { matchesListFilter } from '../../engine/list-row';
 import { queryKeys } from './query-keys';
 
-/** A workflow's list row, from its description (the same fields `list` reports). */
-export function summaryOf(description: WorkflowDescription): WorkflowSummary {
-  return listRow(description, {
-    updatedAt: description.updatedAt,
-    owner: description.owner,
-    epoch: description.epoch,
-    waitingOn: description.pending?.summary ?? null,
-    ...(description.corrupt ? { corrupt: description.corrupt } : {}),
-  });
-}
-
-/** Whether `row` belongs in a list asked for with `filter` (the filters `list` applies). */
-export function matchesListFilter(row: WorkflowSummary, filter: ListFilter): boolean {
-  if (filter.status !== undefined) {
-    const statuses = Array.isArray(filter.status) ? filter.status : [filter.status];
-    if (!statuses.includes(row.status)) return false;
-  }
-  if (filter.workflowType !== undefined && row.workflowType !== filter.workflowType) return false;
-  if (filter.ownerEngineId !== undefined && row.owner?.engineId !== filter.ownerEngineId) return false;
-  if (filter.idPrefix !== undefined && !row.workflowId.startsWith(filter.idPrefix)) return false;
-  return true;
-}
+/** Whether `row` belongs in a list asked for with `filter`: the filters `list` applies, decided by the engine's code. */
+export { matchesListFilter };
 
 /** What became of each changed workflow: its row now, or null when it no longer exists. */
 export type RowChanges = ReadonlyMap<string, WorkflowSummary | null>;
@@ -147,43 +126,37 @@ export function patchClaims(claims: readonly ClaimInfo[], changes: RowChanges): 
 
 /** What `refreshChangedRows` did (for tests and the curious). */
 export type RowRefresh = {
-  /** Workflows described. */
+  /** Workflows whose rows were read by id. */
   described: number;
   /** List and claims queries patched in place. */
   patched: number;
-  /** Whether the lists were marked stale instead (too many changes, or a describe failed). */
+  /** Whether the lists were marked stale instead (too many changes, or a read failed). */
   refreshedWhole: boolean;
 };
-
-/** A `describe` costs about this many row reads of a whole refresh (several reads and transactions each). */
-const describeCostInRows = 2.5;
 
 /** Up to this many changed workflows are always patched, however short the lists. */
 const alwaysPatch = 16;
 
-/** Above this many changed workflows at once, the lists are refreshed whole, however long they are. */
-export const maxPatchedRows = 200;
-
-/** Describes run this many at a time. */
-const concurrency = 8;
+/**
+ * Above this many changed workflows at once, the lists are refreshed whole, however long they are (the
+ * engine's limit of ids per `list`, and the worker's limit of ids per notice).
+ */
+export const maxPatchedRows = 1000;
 
 function filterOf(queryKey: QueryKey): ListFilter {
   const filter = queryKey[2];
   return typeof filter === 'object' && filter !== null ? (filter as ListFilter) : {};
 }
 
-function isNotFound(error: unknown): boolean {
-  return error instanceof Error && error.name === 'WorkflowNotFoundError';
-}
-
 /**
  * Brings the open workflow lists (and the claims list, when `claims` is set) up to date for the workflows
- * in `workflowIds`: describes each and patches the lists in place, or — when that would cost more than
- * reading the loaded rows again, when no list is on screen, or when a describe fails — marks the lists stale
- * so they refetch whole. A list fetching meanwhile gets the same patch again when its fetch lands.
+ * in `workflowIds`: reads their rows together (`list({ ids })`: a few transactions for all of them) and
+ * patches the lists in place, or — when more changed than the lists hold, when no list is on screen, or
+ * when the read fails — marks the lists stale so they refetch whole. A list fetching meanwhile gets the same
+ * patch again when its fetch lands.
  */
 export async function refreshChangedRows(
-  client: Pick<ShuttleClient, 'describe'>,
+  client: Pick<ShuttleClient, 'list'>,
   queryClient: QueryClient,
   workflowIds: readonly string[],
   options: { lists: boolean; claims: boolean },
@@ -215,24 +188,18 @@ export async function refreshChangedRows(
         ) ?? 0),
       0,
     ) + ((activeClaims?.state.data as ClaimInfo[] | undefined)?.length ?? 0);
-  const patchable = Math.min(maxPatchedRows, Math.max(alwaysPatch, loadedRows / describeCostInRows));
-  if (workflowIds.length > patchable) return wholeRefresh();
+  // Reading k rows by id costs about what reading k loaded rows again costs.
+  const patchable = Math.min(maxPatchedRows, Math.max(alwaysPatch, loadedRows));
+  const ids = [...new Set(workflowIds)];
+  if (ids.length > patchable) return wholeRefresh();
 
-  const changes = new Map<string, WorkflowSummary | null>();
-  let failed = false;
-  const queue = [...workflowIds];
-  const describeNext = async (): Promise<void> => {
-    for (let id = queue.shift(); id !== undefined && !failed; id = queue.shift()) {
-      try {
-        changes.set(id, summaryOf(await client.describe(id)));
-      } catch (error) {
-        if (isNotFound(error)) changes.set(id, null);
-        else failed = true;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, describeNext));
-  if (failed) return { ...wholeRefresh(), described: changes.size };
+  const changes = new Map<string, WorkflowSummary | null>(ids.map((id) => [id, null]));
+  try {
+    // The latest run's row of each (`allRuns` lists keep their earlier runs' rows: they never change).
+    for (const row of (await client.list({ ids, limit: ids.length })).items) changes.set(row.workflowId, row);
+  } catch {
+    return wholeRefresh();
+  }
 
   // A fetch in flight may have read its rows before these changes and land after this patch: the same
   // patch is applied again when it lands (no new reads; a later change comes with a notice of its own).

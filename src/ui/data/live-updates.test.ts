@@ -1,6 +1,6 @@
 import { InfiniteQueryObserver, QueryClient, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import type { ListPage, WorkflowDescription, WorkflowSummary } from '../../engine';
+import type { ListFilter, ListPage, WorkflowSummary } from '../../engine';
 import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../host/protocol';
 import { changedRowsOf, connectLiveUpdates, refreshIntervalOf, staleQueriesOf } from './live-updates';
 import { queryKeys } from './query-keys';
@@ -82,7 +82,7 @@ describe('live updates', () => {
         return () => undefined;
       },
       hello: () => Promise.reject(new Error('not asked in this test')),
-      describe: () => Promise.reject(new Error('not asked in this test')),
+      list: () => Promise.reject(new Error('not asked in this test')),
     };
     const stop = connectLiveUpdates(client, queryClient, { scheduleFrame: (flush) => frames.push(flush) });
     for (let index = 0; index < 50; index++) listener(storeChanged(['workflows'], [`w${index}`]));
@@ -137,9 +137,12 @@ describe('live updates', () => {
         return () => undefined;
       },
       hello: () => Promise.reject(new Error('not asked in this test')),
-      describe: async (workflowId: string) => {
-        described.push(workflowId);
-        return { workflowId, status: 'completed', owner: null, epoch: 1 } as WorkflowDescription;
+      list: async (filter: ListFilter = {}): Promise<ListPage> => {
+        described.push(...(filter.ids ?? []));
+        return {
+          items: (filter.ids ?? []).map((workflowId) => summary(workflowId, 'completed')),
+          nextCursor: null,
+        };
       },
     };
     const stop = connectLiveUpdates(client, queryClient, {

@@ -143,7 +143,7 @@ function shownByRoute(): ShownViews {
  * useEffect(() => connectLiveUpdates(client, queryClient), [client, queryClient]);
  */
 export function connectLiveUpdates(
-  client: Pick<ShuttleClient, 'subscribe' | 'hello' | 'describe'>,
+  client: Pick<ShuttleClient, 'subscribe' | 'hello' | 'list'>,
   queryClient: QueryClient,
   options: LiveUpdateOptions = {},
 ): () => void {

@@ -249,11 +249,7 @@ export function useStartWorkflow() {
   });
 }
 
-function refreshWorkflow(
-  client: Pick<ShuttleClient, 'describe'>,
-  queryClient: QueryClient,
-  workflowId: string,
-) {
+function refreshWorkflow(client: Pick<ShuttleClient, 'list'>, queryClient: QueryClient, workflowId: string) {
   void queryClient.invalidateQueries({ queryKey: queryKeys.workflow(workflowId) });
   void refreshChangedRows(client, queryClient, [workflowId], { lists: true, claims: true });
 }
