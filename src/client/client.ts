@@ -28,6 +28,7 @@ import type {
   FenceRejection,
   ListFilter,
   ListPage,
+  OperationOutcome,
   PurgeReport,
   ReclaimOutcome,
   ResultWaiterInfo,
@@ -622,6 +623,24 @@ export class ShuttleClient {
     return this.call('timeline', { workflowId, ...options });
   }
 
+  /**
+   * What the run's history recorded for one operation — the result or error of the operation at `pos`
+   * (`member` inside all / race, default 0): an activity's or child's result, a signal's payload, a
+   * `waitUntil`'s true or false — or, with `{ updateId }`, the workflow's state right after that update. Of
+   * the latest run, or `{ run }`. Null while nothing is recorded (the operation has not finished). Timeline
+   * entries name the operation in `detail.pos` / `detail.member` and carry no values.
+   * @example
+   * const done = (await shuttle.timeline(id)).find((entry) => entry.kind === 'activity-completed');
+   * await shuttle.operationOutcome(id, { pos: done.detail.pos, member: done.detail.member })
+   * // → { kind: 'activity', name: 'charge', pos: 1, ok: true, value: { chargeId: 'ch_A-1' } }
+   */
+  operationOutcome(
+    workflowId: string,
+    of: ({ pos: number; member?: number } | { updateId: string }) & { run?: number },
+  ): Promise<OperationOutcome | null> {
+    return this.call('operationOutcome', { workflowId, ...of });
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Purge and storage
 
@@ -1002,6 +1021,7 @@ export class ShuttleClient {
         '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
         '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
         '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',
+        '  operationOutcome(id, { pos, member?, run? } | { updateId, run? })   what history recorded for an operation: its result, payload or error',
         "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",
         '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',
         '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',

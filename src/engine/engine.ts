@@ -39,10 +39,13 @@ import {
   listRuns,
   listWorkflows,
   readFenceRejections,
+  readOperationOutcome,
   readTimeline,
   type ClaimInfo,
   type ListFilter,
   type ListPage,
+  type OperationOutcome,
+  type OutcomeOf,
   type RunSummary,
   type WorkflowDescription,
 } from './inspect';
@@ -183,6 +186,19 @@ export interface Engine {
     workflowId: string,
     options?: { run?: number; after?: number; limit?: number },
   ): Promise<TimelineEntry[]>;
+  /**
+   * What the history of the latest run (or of `run`) recorded for one operation: the result or error of the
+   * operation at `pos` (and `member` inside `all` / `race`, default 0) — an activity's or child's result, a
+   * signal's payload, … — or, for `{ updateId }`, the workflow's state right after that update. Null while
+   * nothing is recorded (the operation has not finished). Timeline entries name the operation (`detail.pos`,
+   * `detail.member`) and carry no values: this reads them where the run keeps them for replay, so nothing
+   * is stored twice.
+   *
+   * @example
+   * const done = (await engine.timeline(id)).find((entry) => entry.kind === 'activity-completed');
+   * await engine.operationOutcome(id, { pos: done.detail.pos, member: done.detail.member }); // { ok: true, value: … }
+   */
+  operationOutcome(workflowId: string, of: OutcomeOf & { run?: number }): Promise<OperationOutcome | null>;
   /** Resumes every non-terminal workflow this engine can own; resolves with how many it now drives. */
   recoverAll(): Promise<number>;
   /**
@@ -789,13 +805,58 @@ class ShuttleEngine implements Engine {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
     if (options.run !== undefined) assertRunNumber(options.run);
+    const run = await this.#storedRun(workflowId, options.run);
+    return readTimeline(this.#storage, workflowId, { ...options, run });
+  }
+
+  async operationOutcome(
+    workflowId: string,
+    of: OutcomeOf & { run?: number },
+  ): Promise<OperationOutcome | null> {
+    this.#assertOpen(true);
+    assertWorkflowId(workflowId);
+    if (typeof of !== 'object' || of === null)
+      throw new InvalidArgumentError(
+        `operationOutcome needs { pos, member? } or { updateId }, and optionally a run; got ${JSON.stringify(of)}.`,
+      );
+    const { run, pos, member, updateId } = of as {
+      run?: unknown;
+      pos?: unknown;
+      member?: unknown;
+      updateId?: unknown;
+    };
+    if (run !== undefined) assertRunNumber(run);
+    let at: OutcomeOf;
+    if (updateId !== undefined) {
+      if (pos !== undefined || member !== undefined)
+        throw new InvalidArgumentError(
+          'operationOutcome takes either { pos, member? } or { updateId }, not both.',
+        );
+      assertWorkflowId(updateId, 'An update id');
+      at = { updateId };
+    } else {
+      assertIndex(pos, 'An operation position (pos)');
+      if (member !== undefined) assertIndex(member, 'A member index (member)');
+      at = member === undefined ? { pos } : { pos, member };
+    }
+    return readOperationOutcome(this.#storage, workflowId, {
+      ...at,
+      run: await this.#storedRun(workflowId, run),
+    });
+  }
+
+  /** The run `run` names (the latest when absent), or `WorkflowNotFoundError` when it is not stored. */
+  async #storedRun(workflowId: string, run: number | undefined): Promise<number> {
     const raw = await this.#storage.get(keys.record(workflowId));
     if (raw === null) throw new WorkflowNotFoundError(workflowId);
     const latest = decodeRecord(keys.record(workflowId), raw).run;
-    const run = options.run ?? latest;
-    if (run > latest || (run < latest && (await this.#storage.get(keys.pastRun(workflowId, run))) === null))
-      throw new WorkflowNotFoundError(workflowId, run);
-    return readTimeline(this.#storage, workflowId, { ...options, run });
+    const chosen = run ?? latest;
+    if (
+      chosen > latest ||
+      (chosen < latest && (await this.#storage.get(keys.pastRun(workflowId, chosen))) === null)
+    )
+      throw new WorkflowNotFoundError(workflowId, chosen);
+    return chosen;
   }
 
   async claimHolder(workflowId: string): Promise<ClaimHolder | null> {
@@ -1033,6 +1094,12 @@ class ShuttleEngine implements Engine {
       // the host's warning handler failing must not break the engine
     }
   }
+}
+
+/** Positions and member indexes: non-negative integers. */
+function assertIndex(value: unknown, what: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new InvalidArgumentError(`${what} must be a non-negative integer; got ${JSON.stringify(value)}.`);
 }
 
 function deepFreeze<T>(value: T): T {

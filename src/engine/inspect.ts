@@ -1,10 +1,10 @@
 /**
- * Read-only views of the store for `describe`, `list`, `timeline` and the studio's claims screen. They read
- * committed durable state only, so they give the same answer on every engine sharing the store. A corrupt
- * record does not make a view throw: the workflow is reported with `corrupt` naming the key.
+ * Read-only views of the store for `describe`, `list`, `timeline`, `operationOutcome` and the studio's claims
+ * screen. They read committed durable state only, so they give the same answer on every engine sharing the
+ * store. A corrupt record does not make a view throw: the workflow is reported with `corrupt` naming the key.
  */
 import type { Entry, Storage } from '../storage/types';
-import type { JsonObject } from './codec';
+import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, InvalidArgumentError, type SerializedError } from './errors';
 import { assertWorkflowId } from './ids';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
@@ -15,12 +15,15 @@ import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
   decodeCheckpoint,
   decodeFenceRejection,
+  decodeHistoryEntry,
+  decodeLogRecord,
   decodePastRun,
   decodeRecord,
   decodeTimelineRecord,
   type Checkpoint,
   type FenceRejection,
   type Frontier,
+  type HistoryEntry,
   type TimelineEntry,
   type WorkflowRecord,
 } from './records';
@@ -564,6 +567,143 @@ export async function readTimeline(
     after = page[page.length - 1]!.key;
   }
   return entries.length > limit ? entries.slice(0, limit) : entries;
+}
+
+/** The kind of an operation a workflow yields (`ctx.<operation>`), as its run's history names it. */
+export type OperationKind = Frontier['kind'] | 'now' | 'random' | 'uuid';
+
+/**
+ * Which outcome `operationOutcome` reads: the operation at `pos` (a timeline entry's `detail.pos`) and, inside
+ * `all` / `race`, its `member` (default 0: a simple operation's only one); or the applied update `updateId`.
+ */
+export type OutcomeOf = { pos: number; member?: number } | { updateId: string };
+
+/**
+ * What a run's history recorded for one operation: its result (`value`, absent when it returned nothing: a
+ * sleep, a signal wait that timed out or got no payload) or its error, as replay feeds it to the workflow.
+ * A signal wait's value is the signal's payload; a child's, the child's result; `waitUntil`'s, true or false.
+ * `cancelled`: the workflow was cancelled while it waited; inside `all` / `race` that outcome is the whole
+ * operation's (no `member`), recorded before this member had one.
+ */
+export type OperationOutcome =
+  | { kind: OperationKind; name: string; pos: number; member?: number; ok: true; value?: Json }
+  | {
+      kind: OperationKind;
+      name: string;
+      pos: number;
+      member?: number;
+      ok: false;
+      error: SerializedError;
+      cancelled?: true;
+    }
+  | {
+      kind: 'update';
+      name: string;
+      /** The position the workflow waited at when the update was applied. */
+      pos: number;
+      updateId: string;
+      ok: true;
+      /**
+       * The workflow's state right after the update's handler ran (what replay restores). The handler's
+       * return value is not kept: its caller received it, and its response was deleted once read.
+       */
+      stateAfter: JsonObject;
+    };
+
+/** Records read per storage call while looking for an outcome: most are found in the first page. */
+const outcomePageSize = 200;
+
+/**
+ * The recorded outcome of one operation of a workflow's current run (or of `run`), or null while its history
+ * holds none (the operation has not finished, or the run never got there). Timeline entries name operations
+ * but carry no values; the values are in the history entries written beside them, so this reads the run's
+ * log: the history of the earlier layout (`wf-hist:` keys) first, then the commit records, in pages, and
+ * stops at the entry sought — or, for a position, at the first entry past it (history positions only grow).
+ */
+export async function readOperationOutcome(
+  storage: Storage,
+  workflowId: string,
+  of: OutcomeOf & { run?: number },
+): Promise<OperationOutcome | null> {
+  let run = of.run;
+  if (run === undefined) {
+    const raw = await storage.get(keys.record(workflowId));
+    if (!raw) return null;
+    run = decodeRecord(keys.record(workflowId), raw).run;
+  }
+  const find = outcomeFinder(of);
+  // The run's history in order: the entries of the earlier layout, then those of the commit records.
+  let walked = await walkHistory(storage, keys.historyPrefix(workflowId, run), (key, value) =>
+    find([decodeHistoryEntry(key, value)]),
+  );
+  if (walked === 'end')
+    walked = await walkHistory(storage, keys.timelinePrefix(workflowId, run), (key, value) =>
+      find(decodeLogRecord(key, value).history),
+    );
+  const found = typeof walked === 'string' ? find.fallback() : walked;
+  if (!found) return null;
+  if (found.t === 'op') {
+    const { t: _t, ...outcome } = found;
+    return outcome as OperationOutcome;
+  }
+  return {
+    kind: 'update',
+    name: found.name,
+    pos: found.pos,
+    updateId: found.updateId,
+    ok: true,
+    stateAfter: found.stateAfter,
+  };
+}
+
+/**
+ * Looks at history entries in order: returns the entry sought, `'past'` once the entries have moved beyond
+ * it (nothing later can be it), or undefined to go on. `fallback()` is the whole-operation outcome of an
+ * `all` / `race` (its cancellation) seen at the position, for a member that has none of its own.
+ */
+function outcomeFinder(of: OutcomeOf): {
+  (entries: readonly HistoryEntry[]): HistoryEntry | 'past' | undefined;
+  fallback(): HistoryEntry | null;
+} {
+  let whole: HistoryEntry | null = null;
+  const find = (entries: readonly HistoryEntry[]): HistoryEntry | 'past' | undefined => {
+    for (const entry of entries) {
+      if ('updateId' in of) {
+        if (entry.t === 'update' && entry.updateId === of.updateId) return entry;
+        continue;
+      }
+      if (entry.pos > of.pos) return 'past';
+      if (entry.t !== 'op' || entry.pos !== of.pos) continue;
+      const member = of.member ?? 0;
+      if (entry.member === member) return entry;
+      // A simple operation's outcome carries no member; an all / race's without one is the whole operation's.
+      if (entry.member === undefined)
+        if (entry.kind === 'all' || entry.kind === 'race') whole = entry;
+        else if (member === 0) return entry;
+    }
+    return undefined;
+  };
+  return Object.assign(find, { fallback: () => whole });
+}
+
+/**
+ * Visits the records under `prefix` in key order, a page at a time, until `visit` answers: the entry it
+ * found, or `'past'`; `'end'` when it was asked about every record without an answer.
+ */
+async function walkHistory(
+  storage: Storage,
+  prefix: string,
+  visit: (key: string, value: string) => HistoryEntry | 'past' | undefined,
+): Promise<HistoryEntry | 'past' | 'end'> {
+  for (let after: string | undefined; ;) {
+    const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: outcomePageSize });
+    for (const { key, value } of page) {
+      const answer = visit(key, value);
+      if (answer) return answer;
+    }
+    if (page.length < outcomePageSize) return 'end';
+    after = page[page.length - 1]!.key;
+  }
 }
 
 export async function readFenceRejections(storage: Storage, workflowId?: string): Promise<FenceRejection[]> {

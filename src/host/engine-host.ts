@@ -478,6 +478,10 @@ class Host implements EngineHost {
           ...(limit === undefined ? {} : { limit }),
         }),
       ),
+      // The engine checks that exactly one of `pos` and `updateId` is given, and what they hold.
+      operationOutcome: withEngine((engine, { workflowId, ...of }) =>
+        engine.operationOutcome(workflowId, of as Parameters<Engine['operationOutcome']>[1]),
+      ),
       purge: withEngine((engine, { workflowId, run }) =>
         engine.purge(workflowId, run === undefined ? {} : { run }),
       ),

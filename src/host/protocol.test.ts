@@ -22,6 +22,7 @@ describe('parseRequest', () => {
       query: { workflowId: 'w', name: 'remaining' },
       update: { workflowId: 'w', name: 'rename' },
       timeline: { workflowId: 'w' },
+      operationOutcome: { workflowId: 'w', pos: 0 },
       freeze: { seconds: 9 },
       recordCrash: { engineId: 'e', at: 1 },
       engineExiting: { engineId: 'e' },

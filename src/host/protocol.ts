@@ -31,6 +31,7 @@ import type {
   FenceRejection,
   ListFilter,
   ListPage,
+  OperationOutcome,
   PurgeReport,
   ReclaimOutcome,
   ResultWaiterInfo,
@@ -328,6 +329,16 @@ export interface Methods {
     params: { workflowId: string; run?: number; after?: number; limit?: number };
     result: TimelineEntry[];
   };
+  /**
+   * What the history of the latest run (or `run`) recorded for one operation: the result or error of the
+   * operation at `pos` (`member` inside all / race, default 0) — an activity's or child's result, a signal's
+   * payload — or, given `updateId` instead, the state right after that update; null while nothing is
+   * recorded. Timeline entries name the operation (`detail.pos`, `detail.member`) but carry no value.
+   */
+  operationOutcome: {
+    params: { workflowId: string; run?: number; pos?: number; member?: number; updateId?: string };
+    result: OperationOutcome | null;
+  };
   /** Deletes every run of a finished workflow, or only the earlier run `run`. */
   purge: { params: { workflowId: string; run?: number }; result: PurgeReport };
   /**
@@ -517,6 +528,13 @@ const paramRules: { readonly [M in Method]: Readonly<Record<keyof Params<M> & st
   runs: { workflowId: 'string' },
   list: { filter: 'object?' },
   timeline: { workflowId: 'string', run: 'integer?', after: 'integer?', limit: 'integer?' },
+  operationOutcome: {
+    workflowId: 'string',
+    run: 'integer?',
+    pos: 'integer?',
+    member: 'integer?',
+    updateId: 'string?',
+  },
   purge: { workflowId: 'string', run: 'integer?' },
   purgeFinished: { filter: 'object?', dryRun: 'boolean?' },
   storageUsage: {},

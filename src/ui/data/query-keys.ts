@@ -2,7 +2,7 @@
  * Every TanStack Query key of the studio, built here so that live updates (live-updates.ts) and the hooks
  * agree on them. Keys are hierarchical: invalidating a prefix refetches everything under it.
  */
-import type { ListFilter } from '../../engine';
+import type { ListFilter, OutcomeOf } from '../../engine';
 
 export const queryKeys = {
   /** This tab's engine: identity and status (`hello`). */
@@ -39,6 +39,15 @@ export const queryKeys = {
     run === undefined
       ? (['workflows', 'one', workflowId, 'timeline'] as const)
       : (['workflows', 'one', workflowId, 'timeline', run] as const),
+  /**
+   * What a run's history recorded for one operation (`operationOutcome`): the operation at `pos` / `member`,
+   * or the update `updateId`. Under its workflow's key, so a change of the workflow asks again while nothing
+   * is recorded yet.
+   */
+  operationOutcome: (workflowId: string, run: number, of: OutcomeOf) =>
+    'updateId' in of
+      ? (['workflows', 'one', workflowId, 'outcome', run, 'update', of.updateId] as const)
+      : (['workflows', 'one', workflowId, 'outcome', run, 'at', of.pos, of.member ?? 0] as const),
   /** Every stored run of a workflow id (run history), latest first. */
   workflowRuns: (workflowId: string) => ['workflows', 'one', workflowId, 'runs'] as const,
   /**

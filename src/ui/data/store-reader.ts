@@ -27,6 +27,7 @@ export const readMethods: ReadonlySet<string> = new Set([
   'runs',
   'list',
   'timeline',
+  'operationOutcome',
   'claims',
   'claimHolder',
   'fenceRejections',

@@ -1,7 +1,9 @@
 /**
  * Event detail: one timeline entry in full — what happened in words (never cut), when, which engine wrote it
- * under which epoch, the attempt, every recorded field, a failure with its stack — and the other entries of
- * the same operation, so an attempt reads with its retries and its outcome.
+ * under which epoch, the attempt, every recorded field, a failure with its stack —, the value its operation
+ * recorded (an activity's or child's result, a signal's payload, the error it failed with, the state after
+ * an update: timeline entries carry no values, so it is read from the run's history), and the other entries
+ * of the same operation, so an attempt reads with its retries and its outcome.
  */
 import type { TimelineEntry } from '../../../engine';
 import type { EngineRecord } from '../../../host/protocol';
@@ -10,17 +12,24 @@ import { Dialog } from '../../components/Dialog';
 import { EngineTag } from '../../components/EngineTag';
 import { JsonView } from '../../components/JsonView';
 import { formatAbsolute, formatClock } from '../../components/time-format';
-import { eventDetail, sameOperation } from './event-detail';
+import { useOperationOutcome } from '../../data/outcome-queries';
+import { formatBytes } from '../engines/storage-view';
+import { eventDetail, outcomeTarget, outcomeView, sameOperation, type OutcomeTarget } from './event-detail';
 import styles from './EventDetailDialog.module.css';
 import { describeEntry } from './operations';
 
 export function EventDetailDialog({
+  workflowId,
+  run,
   entry,
   timeline,
   engines,
   onClose,
   onOpen,
 }: {
+  workflowId: string;
+  /** The run `timeline` belongs to. */
+  run: number;
   entry: TimelineEntry | null;
   timeline: readonly TimelineEntry[];
   engines: ReadonlyMap<string, EngineRecord>;
@@ -30,6 +39,7 @@ export function EventDetailDialog({
   const name = (engineId: string) => engines.get(engineId)?.label ?? engineId.slice(0, 8);
   const detail = entry ? eventDetail(entry, formatAbsolute) : null;
   const related = entry ? sameOperation(timeline, entry) : [];
+  const target = entry ? outcomeTarget(entry, timeline) : null;
   return (
     <Dialog
       open={entry !== null}
@@ -77,6 +87,16 @@ export function EventDetailDialog({
               ) : null}
             </section>
           ) : null}
+          {target ? (
+            <OperationOutcome
+              key={entry.seq}
+              workflowId={workflowId}
+              run={run}
+              target={target}
+              timeline={timeline}
+              onOpen={onOpen}
+            />
+          ) : null}
           <section>
             <h3 className={styles.heading}>As recorded</h3>
             <JsonView value={detail.raw} expandDepth={3} testId="detail.event-raw" />
@@ -108,5 +128,79 @@ export function EventDetailDialog({
         </div>
       ) : null}
     </Dialog>
+  );
+}
+
+/** The value the entry's operation recorded, read from the run's history, with its loading states in words. */
+function OperationOutcome({
+  workflowId,
+  run,
+  target,
+  timeline,
+  onOpen,
+}: {
+  workflowId: string;
+  run: number;
+  target: OutcomeTarget;
+  timeline: readonly TimelineEntry[];
+  onOpen: (seq: number) => void;
+}) {
+  const outcome = useOperationOutcome(workflowId, run, target.of);
+  const consumedBy =
+    target.of !== null && target.consumedBy !== undefined ? (
+      <p className={styles.note}>
+        Consumed by{' '}
+        <Button size="sm" variant="ghost" onClick={() => onOpen(target.consumedBy!)}>
+          #{target.consumedBy}
+        </Button>{' '}
+        in the same commit.
+      </p>
+    ) : null;
+  let heading: string = target.heading;
+  let body;
+  if (target.of === null) body = <p className={styles.note}>{target.note}</p>;
+  else if (outcome.isPending)
+    body = <p className={styles.note}>Reading the recorded {heading.toLowerCase()}…</p>;
+  else if (outcome.isError)
+    body = (
+      <p className={styles.note} role="alert">
+        Could not read it: {outcome.error.message}
+      </p>
+    );
+  else {
+    const view = outcomeView(outcome.data, target, timeline);
+    heading = view.heading;
+    if (view.state === 'not-recorded') body = <p className={styles.note}>{view.text}</p>;
+    else if (view.state === 'error')
+      body = (
+        <div className={styles.error}>
+          <p className={styles.errorTitle}>{view.error.name}</p>
+          <pre className={styles.pre}>{view.error.message}</pre>
+          {view.error.details ? <JsonView value={view.error.details} expandDepth={1} /> : null}
+          {view.text ? <p className={styles.note}>{view.text}</p> : null}
+        </div>
+      );
+    else
+      body = (
+        <>
+          {view.json !== null ? (
+            <pre className={styles.outcomeValue} tabIndex={0} data-testid="detail.event-outcome-value">
+              {view.json}
+            </pre>
+          ) : null}
+          {view.text ? <p className={styles.note}>{view.text}</p> : null}
+        </>
+      );
+    if (view.state === 'value' && view.json !== null)
+      heading = `${view.heading} · ${formatBytes(view.bytes)}`;
+  }
+  return (
+    <section data-testid="detail.event-outcome" aria-live="polite">
+      <h3 className={styles.heading} data-testid="detail.event-outcome-heading">
+        {heading}
+      </h3>
+      {body}
+      {consumedBy}
+    </section>
   );
 }

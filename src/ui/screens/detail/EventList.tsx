@@ -31,6 +31,9 @@ const categories: { value: Category; label: string }[] = [
 ];
 
 export type EventListProps = {
+  /** The workflow and the run the timeline is of (the event detail reads its operations' values). */
+  workflowId: string;
+  run: number;
   groups: readonly EventGroup[];
   /** The whole timeline, for the event detail (the other entries of an operation). */
   timeline: readonly TimelineEntry[];
@@ -41,6 +44,8 @@ export type EventListProps = {
 };
 
 export function EventList({
+  workflowId,
+  run,
   groups,
   timeline,
   engines,
@@ -214,6 +219,8 @@ export function EventList({
         )}
       </div>
       <EventDetailDialog
+        workflowId={workflowId}
+        run={run}
         entry={openEntry}
         timeline={timeline}
         engines={engines}

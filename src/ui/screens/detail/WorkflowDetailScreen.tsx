@@ -528,6 +528,8 @@ function Events({
   const operations = useMemo(() => deriveOperations(timeline, lastAt, live), [timeline, lastAt, live]);
   return (
     <EventList
+      workflowId={workflow.workflowId}
+      run={workflow.run}
       groups={operations.groups}
       timeline={timeline}
       engines={engines}

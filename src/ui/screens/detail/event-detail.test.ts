@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEntry } from '../../../engine';
-import { eventDetail, sameOperation } from './event-detail';
+import type { OperationOutcome, TimelineEntry } from '../../../engine';
+import { eventDetail, outcomeTarget, outcomeView, sameOperation } from './event-detail';
 
 const failed = {
   seq: 7,
@@ -58,5 +58,133 @@ describe('eventDetail', () => {
       detail: { pos: 4, name: 'x', attempt: 1 },
     } as unknown as TimelineEntry;
     expect(sameOperation([started, failed, other], failed).map((entry) => entry.seq)).toEqual([6, 7]);
+  });
+});
+
+/** A timeline entry of `kind` with `detail`, at `seq`. */
+function entry(seq: number, kind: TimelineEntry['kind'], detail: Record<string, unknown>): TimelineEntry {
+  return { seq, at: 1_000 + seq, engineId: 'engine-a', epoch: 1, kind, detail } as unknown as TimelineEntry;
+}
+
+describe('outcomeTarget', () => {
+  const received = entry(4, 'signal-received', { name: 'approve', sentBy: 'engine-b' });
+  const consumed = entry(5, 'signal-consumed', { pos: 2, member: 0, name: 'approve' });
+
+  it('names the operation of any entry about one, and the update of an applied update', () => {
+    expect(outcomeTarget(failed, [])).toEqual({ of: { pos: 3, member: 0 }, heading: 'Result' });
+    expect(outcomeTarget(entry(9, 'activity-completed', { pos: 1, member: 2, name: 'a' }), [])).toEqual({
+      of: { pos: 1, member: 2 },
+      heading: 'Result',
+    });
+    expect(outcomeTarget(consumed, [])).toEqual({ of: { pos: 2, member: 0 }, heading: 'Payload' });
+    expect(outcomeTarget(entry(6, 'timer-fired', { pos: 2, member: 0, kind: 'signal' }), [])).toMatchObject({
+      heading: 'Payload',
+    });
+    expect(outcomeTarget(entry(7, 'update-applied', { name: 'note', updateId: 'u-1' }), [])).toEqual({
+      of: { updateId: 'u-1' },
+      heading: 'Result',
+    });
+    expect(
+      outcomeTarget(entry(8, 'update-rejected', { name: 'note', updateId: 'u-2', error: 'no' }), []),
+    ).toBeNull();
+    expect(
+      outcomeTarget(entry(0, 'claim-acquired', { engineId: 'e', epoch: 1, how: 'start' }), []),
+    ).toBeNull();
+  });
+
+  it('reads the payload of a received signal from the consumption written right after it', () => {
+    expect(outcomeTarget(received, [received, consumed])).toEqual({
+      of: { pos: 2, member: 0 },
+      heading: 'Payload',
+      consumedBy: 5,
+    });
+    const otherSignal = entry(5, 'signal-consumed', { pos: 2, member: 0, name: 'cancel' });
+    expect(outcomeTarget(received, [received, otherSignal])).toMatchObject({
+      of: null,
+      note: expect.stringContaining('where the signal is consumed') as string,
+    });
+  });
+});
+
+describe('outcomeView', () => {
+  const result: OperationOutcome = {
+    kind: 'activity',
+    name: 'charge',
+    pos: 1,
+    ok: true,
+    value: { chargeId: 'ch_1', note: 'café' },
+  };
+
+  it('shows a value as pretty JSON with its stored size', () => {
+    expect(outcomeView(result, { heading: 'Result' })).toEqual({
+      state: 'value',
+      heading: 'Result',
+      json: '{\n  "chargeId": "ch_1",\n  "note": "café"\n}',
+      bytes: new TextEncoder().encode('{"chargeId":"ch_1","note":"café"}').length,
+    });
+    expect(
+      outcomeView(
+        { kind: 'signal', name: 'approve', pos: 2, ok: true, value: { ok: true } },
+        { heading: 'Result' },
+      ),
+    ).toMatchObject({ heading: 'Payload', json: '{\n  "ok": true\n}' });
+    expect(
+      outcomeView({ kind: 'until', name: 'until', pos: 2, ok: true, value: false }, { heading: 'Result' }),
+    ).toMatchObject({ heading: 'Result', json: 'false', bytes: 5 });
+  });
+
+  it('says in words what is not recorded yet, and what returned nothing', () => {
+    expect(outcomeView(null, { heading: 'Payload' })).toMatchObject({
+      state: 'not-recorded',
+      heading: 'Payload',
+      text: expect.stringContaining('Not recorded yet') as string,
+    });
+    expect(
+      outcomeView({ kind: 'sleep', name: 'sleep', pos: 4, ok: true }, { heading: 'Result' }),
+    ).toMatchObject({
+      json: null,
+      text: 'A timer returns nothing.',
+    });
+    const noPayload: OperationOutcome = { kind: 'signal', name: 'approve', pos: 2, ok: true };
+    const consumed = entry(5, 'signal-consumed', { pos: 2, member: 0, name: 'approve' });
+    expect(outcomeView(noPayload, { heading: 'Payload' }, [consumed])).toMatchObject({
+      text: 'No payload: the signal was sent without one.',
+    });
+    expect(outcomeView(noPayload, { heading: 'Payload' }, [])).toMatchObject({
+      text: 'No payload: no signal came before the wait timed out.',
+    });
+  });
+
+  it('shows a failure as an error, and says when it was the cancellation of the whole operation', () => {
+    const error = { name: 'ActivityFailedError', message: "Activity 'ship' failed after 2 attempts" };
+    expect(
+      outcomeView({ kind: 'activity', name: 'ship', pos: 3, ok: false, error }, { heading: 'Result' }),
+    ).toEqual({ state: 'error', heading: 'Error', error });
+    const cancelled = { name: 'CancelledError', message: 'cancelled' };
+    expect(
+      outcomeView(
+        { kind: 'all', name: 'all', pos: 3, ok: false, error: cancelled, cancelled: true },
+        {
+          heading: 'Result',
+        },
+      ),
+    ).toMatchObject({
+      state: 'error',
+      text: expect.stringContaining('before this member had an outcome') as string,
+    });
+  });
+
+  it('shows the state after an update', () => {
+    expect(
+      outcomeView(
+        { kind: 'update', name: 'note', pos: 1, updateId: 'u-1', ok: true, stateAfter: { note: 'fragile' } },
+        { heading: 'Result' },
+      ),
+    ).toMatchObject({
+      state: 'value',
+      heading: 'Result',
+      json: '{\n  "note": "fragile"\n}',
+      text: expect.stringContaining('state right after the update') as string,
+    });
   });
 });

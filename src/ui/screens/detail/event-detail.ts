@@ -2,9 +2,18 @@
  * The facts of one timeline entry for the event detail: everything the entry records, under names people
  * read — the operation (position, member, name), the attempt, the engine and epoch it was written under,
  * the failure with its stack, timings — and the operation's other entries, so an attempt reads with its
- * retries. Pure, so the detail never cuts what the list had to shorten.
+ * retries; and where its operation's recorded value is read (`outcomeTarget`) and how it is shown
+ * (`outcomeView`). Pure, so the detail never cuts what the list had to shorten.
  */
-import type { SerializedError, TimelineEntry } from '../../../engine';
+import type {
+  Json,
+  OperationKind,
+  OperationOutcome,
+  OutcomeOf,
+  SerializedError,
+  TimelineEntry,
+} from '../../../engine';
+import { utf8Bytes } from '../../../engine/codec';
 
 export type EventFact = { label: string; value: string };
 
@@ -99,4 +108,132 @@ export function sameOperation(timeline: readonly TimelineEntry[], entry: Timelin
   const pos = (entry.detail as { pos?: number }).pos;
   if (pos === undefined) return [entry];
   return timeline.filter((candidate) => (candidate.detail as { pos?: number }).pos === pos);
+}
+
+/**
+ * Where the event detail reads the value an entry's operation recorded: the operation at the entry's `pos`
+ * and `member` (every entry of an operation leads to its outcome), or the update an `update-applied` entry
+ * names. A `signal-received` entry names no operation, but the commit that took the signal in wrote its
+ * `signal-consumed` entry right after it (the next sequence number): the payload is that operation's. Null
+ * for entries about no operation (ownership, lifecycle), and for a rejected update, which recorded nothing.
+ */
+export type OutcomeTarget =
+  | {
+      of: OutcomeOf;
+      /** What the section is called before the outcome is read (a signal's value is its payload). */
+      heading: 'Result' | 'Payload';
+      /** For `signal-received`: the sequence number of the entry that consumed it. */
+      consumedBy?: number;
+    }
+  | { of: null; heading: 'Payload'; note: string };
+
+export function outcomeTarget(
+  entry: TimelineEntry,
+  timeline: readonly TimelineEntry[],
+): OutcomeTarget | null {
+  const detail = entry.detail as { pos?: unknown; member?: unknown };
+  if (typeof detail.pos === 'number')
+    return {
+      of: { pos: detail.pos, member: typeof detail.member === 'number' ? detail.member : 0 },
+      heading:
+        entry.kind === 'signal-consumed' || (entry.kind === 'timer-fired' && entry.detail.kind === 'signal')
+          ? 'Payload'
+          : 'Result',
+    };
+  if (entry.kind === 'update-applied') return { of: { updateId: entry.detail.updateId }, heading: 'Result' };
+  if (entry.kind === 'signal-received') {
+    const consumed = timeline.find((candidate) => candidate.seq === entry.seq + 1);
+    if (consumed?.kind === 'signal-consumed' && consumed.detail.name === entry.detail.name)
+      return {
+        of: { pos: consumed.detail.pos, member: consumed.detail.member },
+        heading: 'Payload',
+        consumedBy: consumed.seq,
+      };
+    return {
+      of: null,
+      heading: 'Payload',
+      note: 'Its payload is shown on the event where the signal is consumed (signal-consumed).',
+    };
+  }
+  return null;
+}
+
+/** How the event detail shows a recorded outcome (or its absence), in words and pretty JSON. */
+export type OutcomeView =
+  | { state: 'not-recorded'; heading: 'Result' | 'Payload'; text: string }
+  | {
+      state: 'value';
+      heading: 'Result' | 'Payload';
+      /** The value as pretty JSON, or null when the operation recorded none (`text` says why). */
+      json: string | null;
+      /** The size of the value as stored (compact JSON, UTF-8). */
+      bytes: number;
+      text?: string;
+    }
+  | { state: 'error'; heading: 'Error'; error: SerializedError; text?: string };
+
+const noValue: Partial<Record<OperationKind, string>> = {
+  sleep: 'A timer returns nothing.',
+  activity: 'No value: the activity returned nothing.',
+  child: 'No value: the child workflow returned nothing.',
+};
+
+/**
+ * What to show for `outcome`, read for `target` (`outcomeTarget`); `timeline`, the run's entries, tells a
+ * signal sent without a payload from a wait that timed out.
+ */
+export function outcomeView(
+  outcome: OperationOutcome | null,
+  target: { heading: 'Result' | 'Payload' },
+  timeline: readonly TimelineEntry[] = [],
+): OutcomeView {
+  if (outcome === null)
+    return {
+      state: 'not-recorded',
+      heading: target.heading,
+      text: 'Not recorded yet: the run’s history holds no outcome for this operation. It is still running or waiting, or the run ended before it finished.',
+    };
+  if (outcome.kind === 'update')
+    return {
+      ...valueOf(outcome.stateAfter, 'Result'),
+      text: 'The workflow’s state right after the update. (The handler’s return value went to its caller and is not kept.)',
+    };
+  if (!outcome.ok)
+    return {
+      state: 'error',
+      heading: 'Error',
+      error: outcome.error,
+      ...(outcome.cancelled
+        ? {
+            text:
+              outcome.member === undefined && (outcome.kind === 'all' || outcome.kind === 'race')
+                ? `The workflow was cancelled while it waited on this ${outcome.kind}, before this member had an outcome.`
+                : 'The workflow was cancelled while it waited on this operation.',
+          }
+        : {}),
+    };
+  const heading = outcome.kind === 'signal' ? 'Payload' : 'Result';
+  if (outcome.value !== undefined) return valueOf(outcome.value, heading);
+  let text = noValue[outcome.kind] ?? 'No value: the operation returned nothing.';
+  if (outcome.kind === 'signal') {
+    const consumed = timeline.some(
+      (entry) =>
+        entry.kind === 'signal-consumed' &&
+        entry.detail.pos === outcome.pos &&
+        entry.detail.member === (outcome.member ?? 0),
+    );
+    text = consumed
+      ? 'No payload: the signal was sent without one.'
+      : 'No payload: no signal came before the wait timed out.';
+  }
+  return { state: 'value', heading, json: null, bytes: 0, text };
+}
+
+function valueOf(value: Json, heading: 'Result' | 'Payload'): Extract<OutcomeView, { state: 'value' }> {
+  return {
+    state: 'value',
+    heading,
+    json: JSON.stringify(value, null, 2),
+    bytes: utf8Bytes(JSON.stringify(value)),
+  };
 }
