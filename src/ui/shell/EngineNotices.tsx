@@ -3,6 +3,7 @@
  * (each with what to do), or it is a viewer that observes without running workflows; and warnings pushed by
  * the worker that need a person (another tab runs a different build, storage trouble), dismissible.
  */
+import type { ReactNode } from 'react';
 import type { SerializedError } from '../../engine';
 import { explainError } from '../components/error-advice';
 import { Notice } from '../components/Notice';
@@ -94,37 +95,22 @@ function ServerConnectionNotice() {
   const status = engineDisplayStatus(connection, hello);
   if (error && !hello)
     return (
-      <Notice
-        tone="danger"
-        title="The studio server did not answer"
-        testId="shell.engine-problem"
-        action={{ label: 'Reload', onClick: reload }}
-      >
+      <EngineProblem title="The studio server did not answer" act="Reload" onAct={reload}>
         {error.message}
-      </Notice>
+      </EngineProblem>
     );
   if (status.state === 'crashed' || status.state === 'unresponsive')
     return (
-      <Notice
-        tone="danger"
-        title="The connection to the studio server was lost"
-        testId="shell.engine-problem"
-        action={{ label: 'Reload', onClick: reload }}
-      >
+      <EngineProblem title="The connection to the studio server was lost" act="Reload" onAct={reload}>
         {status.message} The workflows carry on in the server’s worker processes; reload to reconnect, or open
         the URL that <code>shuttle serve</code> printed.
-      </Notice>
+      </EngineProblem>
     );
   if (status.state === 'failed' || status.state === 'stopped')
     return (
-      <Notice
-        tone="danger"
-        title="The studio server’s observer stopped"
-        testId="shell.engine-problem"
-        action={{ label: 'Reload', onClick: reload }}
-      >
+      <EngineProblem title="The studio server’s observer stopped" act="Reload" onAct={reload}>
         {status.message ?? 'Restart shuttle serve, then reload.'}
-      </Notice>
+      </EngineProblem>
     );
   return null;
 }
@@ -146,14 +132,9 @@ function TabEngineStatusNotice() {
   };
   if (error && !engine)
     return (
-      <Notice
-        tone="danger"
-        title="This tab’s engine is not available"
-        testId="shell.engine-problem"
-        action={{ label: 'Reload tab', onClick: reload }}
-      >
+      <EngineProblem title="This tab’s engine is not available" act="Reload tab" onAct={reload}>
         {error.message}
-      </Notice>
+      </EngineProblem>
     );
   switch (status.state) {
     case 'frozen':
@@ -161,40 +142,30 @@ function TabEngineStatusNotice() {
     case 'crashed':
     case 'unresponsive':
       return (
-        <Notice
-          tone="danger"
-          title="This tab’s engine worker stopped"
-          testId="shell.engine-problem"
-          action={{ label: 'Start a new engine', onClick: restart }}
-        >
+        <EngineProblem title="This tab’s engine worker stopped" act="Start a new engine" onAct={restart}>
           {status.message}
           {status.message?.includes('other tabs')
             ? ''
             : ' Workflows it owned move to other open tabs by themselves. Start a new engine here, or reload the tab.'}
-        </Notice>
+        </EngineProblem>
       );
     case 'failed':
       return (
-        <Notice
-          tone="danger"
-          title="This tab’s engine could not run"
-          testId="shell.engine-problem"
-          action={{ label: 'Reload tab', onClick: reload }}
-        >
+        <EngineProblem title="This tab’s engine could not run" act="Reload tab" onAct={reload}>
           {status.message}
           {engine?.status.error ? ` ${explainError(deserialized(engine.status.error)).advice ?? ''}` : ''}
-        </Notice>
+        </EngineProblem>
       );
     case 'stopped':
       return (
-        <Notice
-          tone="info"
+        <EngineProblem
           title="This tab’s engine has shut down"
-          testId="shell.engine-problem"
-          action={{ label: 'Start a new engine', onClick: restart }}
+          tone="info"
+          act="Start a new engine"
+          onAct={restart}
         >
           Its claims were released; other tabs have taken its workflows over.
-        </Notice>
+        </EngineProblem>
       );
     default:
       return engine?.mode === 'viewer' ? (
@@ -209,6 +180,27 @@ function TabEngineStatusNotice() {
         </Notice>
       ) : null;
   }
+}
+
+/** What went wrong with this tab's engine (or the studio server's connection), and the one thing to do. */
+function EngineProblem({
+  title,
+  tone = 'danger',
+  act,
+  onAct,
+  children,
+}: {
+  title: string;
+  tone?: 'danger' | 'info';
+  act: string;
+  onAct: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <Notice tone={tone} title={title} testId="shell.engine-problem" action={{ label: act, onClick: onAct }}>
+      {children}
+    </Notice>
+  );
 }
 
 /** An error as the worker sent it, with its detail fields (`code` for storage errors), for `explainError`. */
