@@ -12,7 +12,7 @@
  * (SIGTERM), and the screen offers to start one more worker; a server that controls no fleet offers none.
  * Below the engines, how much room the store they share takes (StorageCard.tsx).
  */
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import type { ClaimInfo } from '../../../engine';
 import type { EngineRecord, FleetProcess } from '../../../host/protocol';
 import { Button } from '../../components/Button';
@@ -204,6 +204,11 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
   const tone = statusTone[status] ?? 'neutral';
   const runtime = engine.runtime?.kind === 'server' ? engine.runtime : null;
   const self = engine.thisTab ? (server ? 'this server' : 'this tab') : null;
+  /** A chaos button's busy state and click: this engine, by this tab. */
+  const chaosAction = (type: 'crash' | 'shutdown' | 'restart') => ({
+    busy: chaos.isPending && chaos.variables?.type === type,
+    onClick: () => chaos.mutate({ type, engineId: engine.engineId }),
+  });
   return (
     <article
       className={`${styles.card} ${styles.engine} ${live ? '' : styles.gone} ${engine.thisTab ? styles.self : ''}`}
@@ -255,48 +260,31 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
         </span>
       </header>
       <dl className={styles.facts}>
-        <div>
-          <dt>Claims held</dt>
-          <dd className={styles.big} data-testid="engines.card-claims">
-            {claimsHeldBy(engine, claims)}
-          </dd>
-        </div>
-        <div>
-          <dt>Completed</dt>
-          <dd className={styles.big} data-testid="engines.card-completed">
-            {counters?.workflowsCompleted ?? '—'}
-          </dd>
-        </div>
-        <div>
-          <dt>Result waiters</dt>
-          <dd className={styles.big}>
-            <Link to={routes.waiters()} className={styles.plainLink} testId="engines.card-waiters">
-              {pending}
-              <span className={styles.small}> pending · {settled} settled</span>
-            </Link>
-          </dd>
-        </div>
-        <div>
-          <dt>Alive</dt>
-          <dd
-            className={engine.alive === false ? styles.bad : engine.alive ? styles.good : undefined}
-            data-testid="engines.card-alive"
-          >
-            {livenessText(engine)}
-          </dd>
-        </div>
-        <div>
-          <dt>Last heartbeat</dt>
-          <dd>
-            <RelativeTime at={engine.lastSeenAt} />
-          </dd>
-        </div>
-        <div>
-          <dt>Started</dt>
-          <dd>
-            <RelativeTime at={engine.startedAt} />
-          </dd>
-        </div>
+        <Fact term="Claims held" className={styles.big} testId="engines.card-claims">
+          {claimsHeldBy(engine, claims)}
+        </Fact>
+        <Fact term="Completed" className={styles.big} testId="engines.card-completed">
+          {counters?.workflowsCompleted ?? '—'}
+        </Fact>
+        <Fact term="Result waiters" className={styles.big}>
+          <Link to={routes.waiters()} className={styles.plainLink} testId="engines.card-waiters">
+            {pending}
+            <span className={styles.small}> pending · {settled} settled</span>
+          </Link>
+        </Fact>
+        <Fact
+          term="Alive"
+          className={engine.alive === false ? styles.bad : engine.alive ? styles.good : undefined}
+          testId="engines.card-alive"
+        >
+          {livenessText(engine)}
+        </Fact>
+        <Fact term="Last heartbeat">
+          <RelativeTime at={engine.lastSeenAt} />
+        </Fact>
+        <Fact term="Started">
+          <RelativeTime at={engine.startedAt} />
+        </Fact>
       </dl>
       {counters ? (
         <p className={styles.counters}>
@@ -310,40 +298,24 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
         <footer className={styles.actions}>
           {live ? (
             <>
-              <div className={styles.freeze}>
-                <label className="visually-hidden" htmlFor={`freeze-${engine.engineId}`}>
-                  Freeze for how many seconds
-                </label>
-                <input
-                  id={`freeze-${engine.engineId}`}
-                  className={styles.seconds}
-                  inputMode="decimal"
-                  value={seconds}
-                  onChange={(event) => setSeconds(event.target.value)}
-                  aria-invalid={!validFreeze}
-                  data-testid="engines.freeze-seconds"
-                />
-                <span className={styles.unit}>s</span>
-                <Button
-                  size="sm"
-                  icon="snowflake"
-                  disabled={!validFreeze || engine.status === 'frozen'}
-                  busy={chaos.isPending && chaos.variables?.type === 'freeze'}
-                  onClick={() =>
-                    chaos.mutate({ type: 'freeze', engineId: engine.engineId, seconds: freezeSeconds })
-                  }
-                  title="Stall the engine's worker: it renews no claims, so after the TTL other engines take its workflows over"
-                  testId="engines.freeze"
-                >
-                  Freeze
-                </Button>
-              </div>
+              <FreezeControl
+                engineId={engine.engineId}
+                label="Freeze for how many seconds"
+                seconds={seconds}
+                setSeconds={setSeconds}
+                valid={validFreeze}
+                disabled={engine.status === 'frozen'}
+                busy={chaos.isPending && chaos.variables?.type === 'freeze'}
+                onFreeze={() =>
+                  chaos.mutate({ type: 'freeze', engineId: engine.engineId, seconds: freezeSeconds })
+                }
+                title="Stall the engine's worker: it renews no claims, so after the TTL other engines take its workflows over"
+              />
               <Button
                 size="sm"
                 variant="danger"
                 icon="bolt"
-                busy={chaos.isPending && chaos.variables?.type === 'crash'}
-                onClick={() => chaos.mutate({ type: 'crash', engineId: engine.engineId })}
+                {...chaosAction('crash')}
                 title="Terminate its worker: others take over at once (Web Locks)"
                 testId="engines.crash"
               >
@@ -352,8 +324,7 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
               <Button
                 size="sm"
                 icon="power"
-                busy={chaos.isPending && chaos.variables?.type === 'shutdown'}
-                onClick={() => chaos.mutate({ type: 'shutdown', engineId: engine.engineId })}
+                {...chaosAction('shutdown')}
                 title="Shut down gracefully: release every claim"
                 testId="engines.shutdown"
               >
@@ -366,8 +337,7 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
               size="sm"
               variant="ghost"
               icon="refresh"
-              busy={chaos.isPending && chaos.variables?.type === 'restart'}
-              onClick={() => chaos.mutate({ type: 'restart', engineId: engine.engineId })}
+              {...chaosAction('restart')}
               title="Start a new engine in the same tab"
               testId="engines.restart"
             >
@@ -393,6 +363,81 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
   );
 }
 
+/** One fact of an engine's card: a term and its value. */
+function Fact({
+  term,
+  className,
+  testId,
+  children,
+}: {
+  term: string;
+  className?: string;
+  testId?: string;
+  children: ReactNode;
+}) {
+  return (
+    <div>
+      <dt>{term}</dt>
+      <dd className={className} data-testid={testId}>
+        {children}
+      </dd>
+    </div>
+  );
+}
+
+/** How many seconds to freeze an engine for, and the button that does it (a tab's worker, or a process). */
+function FreezeControl({
+  engineId,
+  label,
+  seconds,
+  setSeconds,
+  valid,
+  disabled,
+  busy,
+  onFreeze,
+  title,
+}: {
+  engineId: string;
+  /** The input's label, for screen readers. */
+  label: string;
+  seconds: string;
+  setSeconds: (value: string) => void;
+  valid: boolean;
+  disabled: boolean;
+  busy: boolean;
+  onFreeze: () => void;
+  title: string;
+}) {
+  return (
+    <div className={styles.freeze}>
+      <label className="visually-hidden" htmlFor={`freeze-${engineId}`}>
+        {label}
+      </label>
+      <input
+        id={`freeze-${engineId}`}
+        className={styles.seconds}
+        inputMode="decimal"
+        value={seconds}
+        onChange={(event) => setSeconds(event.target.value)}
+        aria-invalid={!valid}
+        data-testid="engines.freeze-seconds"
+      />
+      <span className={styles.unit}>s</span>
+      <Button
+        size="sm"
+        icon="snowflake"
+        disabled={!valid || disabled}
+        busy={busy}
+        onClick={onFreeze}
+        title={title}
+        testId="engines.freeze"
+      >
+        Freeze
+      </Button>
+    </div>
+  );
+}
+
 function ProcessActions({
   engine,
   process,
@@ -415,56 +460,44 @@ function ProcessActions({
     action.isPending && action.variables?.action === kind && 'engineId' in action.variables
       ? action.variables.engineId === engine.engineId
       : false;
+  /** A button's busy state and click: a signal to this engine's process. */
+  const processAction = (kind: 'thaw' | 'kill' | 'stop') => ({
+    busy: busy(kind),
+    onClick: () => action.mutate({ action: kind, engineId: engine.engineId }),
+  });
   return (
     <footer className={styles.actions} data-testid="engines.process-actions">
       {can.thaw ? (
         <Button
           size="sm"
           icon="snowflake"
-          busy={busy('thaw')}
-          onClick={() => action.mutate({ action: 'thaw', engineId: engine.engineId })}
+          {...processAction('thaw')}
           title="Send SIGCONT now: the process carries on; its claims may be gone, and its next write at a lost epoch is refused"
           testId="engines.thaw"
         >
           Thaw
         </Button>
       ) : (
-        <div className={styles.freeze}>
-          <label className="visually-hidden" htmlFor={`freeze-${engine.engineId}`}>
-            Freeze {engine.label} for how many seconds
-          </label>
-          <input
-            id={`freeze-${engine.engineId}`}
-            className={styles.seconds}
-            inputMode="decimal"
-            value={seconds}
-            onChange={(event) => setSeconds(event.target.value)}
-            aria-invalid={!validFreeze}
-            data-testid="engines.freeze-seconds"
-          />
-          <span className={styles.unit}>s</span>
-          <Button
-            size="sm"
-            icon="snowflake"
-            disabled={!validFreeze || !can.freeze}
-            busy={busy('freeze')}
-            onClick={() =>
-              action.mutate({ action: 'freeze', engineId: engine.engineId, seconds: freezeSeconds })
-            }
-            title="Send SIGSTOP, then SIGCONT after the seconds given: it renews nothing meanwhile, so after the claim TTL other workers take its workflows over"
-            testId="engines.freeze"
-          >
-            Freeze
-          </Button>
-        </div>
+        <FreezeControl
+          engineId={engine.engineId}
+          label={`Freeze ${engine.label} for how many seconds`}
+          seconds={seconds}
+          setSeconds={setSeconds}
+          valid={validFreeze}
+          disabled={!can.freeze}
+          busy={busy('freeze')}
+          onFreeze={() =>
+            action.mutate({ action: 'freeze', engineId: engine.engineId, seconds: freezeSeconds })
+          }
+          title="Send SIGSTOP, then SIGCONT after the seconds given: it renews nothing meanwhile, so after the claim TTL other workers take its workflows over"
+        />
       )}
       <Button
         size="sm"
         variant="danger"
         icon="bolt"
         disabled={!can.kill}
-        busy={busy('kill')}
-        onClick={() => action.mutate({ action: 'kill', engineId: engine.engineId })}
+        {...processAction('kill')}
         title="Send SIGKILL: its advisory lock goes with the process, so other workers take over at once"
         testId="engines.kill"
       >
@@ -474,8 +507,7 @@ function ProcessActions({
         size="sm"
         icon="power"
         disabled={!can.stop}
-        busy={busy('stop')}
-        onClick={() => action.mutate({ action: 'stop', engineId: engine.engineId })}
+        {...processAction('stop')}
         title="Send SIGTERM: it shuts down gracefully, releasing every claim"
         testId="engines.stop"
       >
