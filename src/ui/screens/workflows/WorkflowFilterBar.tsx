@@ -5,7 +5,7 @@
  * written to the URL (replacing the history entry), so a filtered list can be shared, reloaded, or opened
  * in another tab.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { WorkflowStatus } from '../../../engine';
 import { Icon } from '../../components/icons';
 import { useEngines } from '../../data/engine-queries';
@@ -38,33 +38,117 @@ function update(filters: WorkflowFilters, change: Partial<WorkflowFilters>): voi
   navigate(routes.workflows({ ...filters, ...change }), { replace: true });
 }
 
+/**
+ * A typed filter (the id prefix, the text search): it follows the URL when that changes elsewhere (back
+ * button, palette), and is written back to it once the person has stopped typing for 200 ms.
+ */
+function useTypedFilter(
+  filters: WorkflowFilters,
+  key: 'idPrefix' | 'text',
+): [string, (value: string) => void] {
+  const inUrl = filters[key];
+  const [value, setValue] = useState(inUrl);
+  const [lastInUrl, setLastInUrl] = useState(inUrl);
+  if (inUrl !== lastInUrl) {
+    setLastInUrl(inUrl);
+    setValue(inUrl);
+  }
+  useEffect(() => {
+    if (value === filters[key]) return;
+    const timer = setTimeout(() => update(filters, { [key]: value }), 200);
+    return () => clearTimeout(timer);
+  }, [value, filters, key]);
+  return [value, setValue];
+}
+
+/** A search field of the bar: an icon, a label for screen readers, and the input. */
+function SearchField({
+  label,
+  value,
+  onValue,
+  placeholder,
+  className,
+  testId,
+}: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  placeholder: string;
+  className?: string;
+  testId: string;
+}) {
+  return (
+    <label className={className ? `${styles.search} ${className}` : styles.search}>
+      <Icon name="search" />
+      <span className="visually-hidden">{label}</span>
+      <input
+        value={value}
+        onChange={(event) => onValue(event.target.value)}
+        placeholder={placeholder}
+        spellCheck={false}
+        autoComplete="off"
+        data-testid={testId}
+      />
+    </label>
+  );
+}
+
+/** A labelled select of the bar. */
+function FilterSelect({
+  label,
+  value,
+  onValue,
+  testId,
+  children,
+}: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  testId: string;
+  children: ReactNode;
+}) {
+  return (
+    <label className={styles.select}>
+      <span className={styles.selectLabel}>{label}</span>
+      <select value={value} onChange={(event) => onValue(event.target.value)} data-testid={testId}>
+        {children}
+      </select>
+    </label>
+  );
+}
+
+/** A checkbox of the bar: a view option kept in the URL. */
+function FilterToggle({
+  filters,
+  filter,
+  label,
+  title,
+  testId,
+}: {
+  filters: WorkflowFilters;
+  filter: 'allRuns' | 'nest';
+  label: string;
+  title: string;
+  testId: string;
+}) {
+  return (
+    <label className={styles.toggle} title={title}>
+      <input
+        type="checkbox"
+        checked={filters[filter]}
+        onChange={(event) => update(filters, { [filter]: event.target.checked })}
+        data-testid={testId}
+      />
+      {label}
+    </label>
+  );
+}
+
 export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
   const definitions = useDefinitions().data ?? [];
   const engines = useEngines().data ?? [];
-  const [search, setSearch] = useState(filters.idPrefix);
-  // Follow the URL when it changes elsewhere (back button, palette); write it back as the person types.
-  const [lastUrlPrefix, setLastUrlPrefix] = useState(filters.idPrefix);
-  if (filters.idPrefix !== lastUrlPrefix) {
-    setLastUrlPrefix(filters.idPrefix);
-    setSearch(filters.idPrefix);
-  }
-  useEffect(() => {
-    if (search === filters.idPrefix) return;
-    const timer = setTimeout(() => update(filters, { idPrefix: search }), 200);
-    return () => clearTimeout(timer);
-  }, [search, filters]);
-  // The text search, likewise.
-  const [text, setText] = useState(filters.text);
-  const [lastUrlText, setLastUrlText] = useState(filters.text);
-  if (filters.text !== lastUrlText) {
-    setLastUrlText(filters.text);
-    setText(filters.text);
-  }
-  useEffect(() => {
-    if (text === filters.text) return;
-    const timer = setTimeout(() => update(filters, { text }), 200);
-    return () => clearTimeout(timer);
-  }, [text, filters]);
+  const [search, setSearch] = useTypedFilter(filters, 'idPrefix');
+  const [text, setText] = useTypedFilter(filters, 'text');
   const toggleStatus = (status: WorkflowStatus) => {
     const next = filters.status.includes(status)
       ? filters.status.filter((value) => value !== status)
@@ -85,105 +169,80 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
   return (
     <div className={styles.bar} role="search" aria-label="Filter workflows">
       <div className={styles.row}>
-        <label className={styles.search}>
-          <Icon name="search" />
-          <span className="visually-hidden">Workflow id starts with</span>
-          <input
-            value={search}
-            onChange={(event) => setSearch(event.target.value)}
-            placeholder="Search by id prefix"
-            spellCheck={false}
-            autoComplete="off"
-            data-testid="workflows.search"
-          />
-        </label>
-        <label className={`${styles.search} ${styles.textSearch}`}>
-          <Icon name="search" />
-          <span className="visually-hidden">Text in the id, type, what it waits on or its error</span>
-          <input
-            value={text}
-            onChange={(event) => setText(event.target.value)}
-            placeholder="Find text (id, type, error…)"
-            spellCheck={false}
-            autoComplete="off"
-            data-testid="workflows.text-search"
-          />
-        </label>
-        <label className={styles.select}>
-          <span className={styles.selectLabel}>Started</span>
-          <select
-            value={filters.since ?? ''}
-            onChange={(event) => update(filters, { since: (event.target.value || null) as TimeRange | null })}
-            data-testid="workflows.filter-since"
-          >
-            <option value="">Any time</option>
-            {timeRanges.map((range) => (
-              <option key={range} value={range}>
-                In the {timeRangeLabels[range]}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SearchField
+          label="Workflow id starts with"
+          value={search}
+          onValue={setSearch}
+          placeholder="Search by id prefix"
+          testId="workflows.search"
+        />
+        <SearchField
+          label="Text in the id, type, what it waits on or its error"
+          value={text}
+          onValue={setText}
+          placeholder="Find text (id, type, error…)"
+          className={styles.textSearch}
+          testId="workflows.text-search"
+        />
+        <FilterSelect
+          label="Started"
+          value={filters.since ?? ''}
+          onValue={(value) => update(filters, { since: (value || null) as TimeRange | null })}
+          testId="workflows.filter-since"
+        >
+          <option value="">Any time</option>
+          {timeRanges.map((range) => (
+            <option key={range} value={range}>
+              In the {timeRangeLabels[range]}
+            </option>
+          ))}
+        </FilterSelect>
       </div>
       <div className={styles.row}>
-        <label className={styles.select}>
-          <span className={styles.selectLabel}>Type</span>
-          <select
-            value={filters.type ?? ''}
-            onChange={(event) => update(filters, { type: event.target.value || null })}
-            data-testid="workflows.filter-type"
-          >
-            <option value="">Any</option>
-            {typeChoices(definitions).map((choice) => (
-              <option key={choice.name} value={choice.name}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className={styles.select}>
-          <span className={styles.selectLabel}>Owner</span>
-          <select
-            value={filters.owner ?? ''}
-            onChange={(event) => update(filters, { owner: event.target.value || null })}
-            data-testid="workflows.filter-owner"
-          >
-            <option value="">Anyone</option>
-            <option value="none">Nobody (unowned)</option>
-            {engines.map((engine) => (
-              <option key={engine.engineId} value={engine.engineId}>
-                {engine.label}
-                {selfWord(engine) ? ` (${selfWord(engine)})` : ''}
-                {engine.alive === false ? ' — gone' : ''}
-              </option>
-            ))}
-            {!ownerKnown ? <option value={filters.owner!}>Engine {filters.owner!.slice(0, 8)}</option> : null}
-          </select>
-        </label>
-        <label
-          className={styles.toggle}
+        <FilterSelect
+          label="Type"
+          value={filters.type ?? ''}
+          onValue={(value) => update(filters, { type: value || null })}
+          testId="workflows.filter-type"
+        >
+          <option value="">Any</option>
+          {typeChoices(definitions).map((choice) => (
+            <option key={choice.name} value={choice.name}>
+              {choice.label}
+            </option>
+          ))}
+        </FilterSelect>
+        <FilterSelect
+          label="Owner"
+          value={filters.owner ?? ''}
+          onValue={(value) => update(filters, { owner: value || null })}
+          testId="workflows.filter-owner"
+        >
+          <option value="">Anyone</option>
+          <option value="none">Nobody (unowned)</option>
+          {engines.map((engine) => (
+            <option key={engine.engineId} value={engine.engineId}>
+              {engine.label}
+              {selfWord(engine) ? ` (${selfWord(engine)})` : ''}
+              {engine.alive === false ? ' — gone' : ''}
+            </option>
+          ))}
+          {!ownerKnown ? <option value={filters.owner!}>Engine {filters.owner!.slice(0, 8)}</option> : null}
+        </FilterSelect>
+        <FilterToggle
+          filters={filters}
+          filter="allRuns"
+          label="Every run"
           title="Also list the earlier runs of ids that were started again after they finished (run history)"
-        >
-          <input
-            type="checkbox"
-            checked={filters.allRuns}
-            onChange={(event) => update(filters, { allRuns: event.target.checked })}
-            data-testid="workflows.all-runs"
-          />
-          Every run
-        </label>
-        <label
-          className={styles.toggle}
+          testId="workflows.all-runs"
+        />
+        <FilterToggle
+          filters={filters}
+          filter="nest"
+          label="Tree"
           title="List children under their parents, indented (parent / child tree)"
-        >
-          <input
-            type="checkbox"
-            checked={filters.nest}
-            onChange={(event) => update(filters, { nest: event.target.checked })}
-            data-testid="workflows.tree-view"
-          />
-          Tree
-        </label>
+          testId="workflows.tree-view"
+        />
         {active ? (
           <button
             type="button"
