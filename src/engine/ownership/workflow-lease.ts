@@ -30,7 +30,7 @@ import type { FenceRejection } from '../records';
 import { ClaimManager, claimKeysOf } from './claim-manager';
 import { ClaimRegistry } from './claims';
 import { decodeEpoch, decodeHolder, tryDecodeEpoch } from './holder';
-import { checkModeMarker } from './mode-marker';
+import { checkOwnershipGates, noFence, readFenceEpoch } from './common';
 import { claimExpiry, decodeSession, isHolderLive, isSessionLive } from './session';
 import type {
   ClaimHolder,
@@ -42,8 +42,6 @@ import type {
   WriteOutcome,
 } from './ownership';
 import { buildRotation, type MintedClaim } from './transitions';
-
-const noFence: Fence = { conditions: [], heldEpoch: 0 };
 
 export class WorkflowLeaseOwnership implements Ownership {
   readonly mode = 'workflow-lease' as const;
@@ -83,13 +81,8 @@ export class WorkflowLeaseOwnership implements Ownership {
     return this.#registry.size;
   }
 
-  async checkGates(): Promise<void> {
-    await checkModeMarker(
-      this.#deps.storage,
-      (conditions, operations) => this.#deps.committer.commit(conditions, operations),
-      this.mode,
-      this.#deps.clock.now(),
-    );
+  checkGates(): Promise<void> {
+    return checkOwnershipGates(this.#deps, this.mode);
   }
 
   async open(): Promise<void> {
@@ -121,12 +114,7 @@ export class WorkflowLeaseOwnership implements Ownership {
   async classifyRefusal(workflowId: string | null, fence: Fence, what: string): Promise<WriteOutcome> {
     if (workflowId === null) return { ok: false, reason: 'lost-race' };
     const claim = this.#registry.get(workflowId);
-    let currentRaw: string | null | undefined;
-    try {
-      currentRaw = await this.#deps.storage.get(keys.ownerEpoch(workflowId));
-    } catch {
-      currentRaw = undefined; // a failing read counts as deposed: fail closed
-    }
+    const currentRaw = await readFenceEpoch(this.#deps.storage, keys.ownerEpoch(workflowId));
     if (claim && currentRaw === claim.epochRaw) return { ok: false, reason: 'lost-race' };
     const currentEpoch = currentRaw === undefined ? null : (tryDecodeEpoch(currentRaw) ?? null);
     await this.#recordDeposition(workflowId, fence.heldEpoch, currentEpoch, what);
