@@ -159,6 +159,22 @@ export class Lifecycle {
     if (!outcome.ok && outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.deps.engineId);
   }
 
+  /**
+   * An engine-scoped write (no workflow claim fences it), with the conditions and operations of a claim minted
+   * or rotated with it; a refusal because this engine was deposed throws (`#assertNotDeposed`).
+   */
+  async #write(
+    write: { conditions: Condition[]; operations: Operation[] },
+    what: string,
+    claim?: { conditions: readonly Condition[]; operations: readonly Operation[] } | null,
+  ): Promise<WriteOutcome> {
+    const conditions = claim ? [...write.conditions, ...claim.conditions] : write.conditions;
+    const operations = claim ? [...write.operations, ...claim.operations] : write.operations;
+    const outcome = await this.deps.writer.write(null, conditions, operations, what);
+    this.#assertNotDeposed(outcome);
+    return outcome;
+  }
+
   async #read(workflowId: string): Promise<Read | null> {
     const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await this.deps.storage.getMany([
       keys.record(workflowId),
@@ -289,19 +305,19 @@ export class Lifecycle {
         const counterKey = keys.signalCounter(id);
         const counterRaw = await this.deps.storage.get(counterKey);
         const seq = counterRaw === null ? 0 : Number(counterRaw);
-        const outcome = await this.deps.writer.write(
-          null,
-          [
-            { key: counterKey, expected: counterRaw },
-            { key: keys.record(id), expected: read.recordRaw },
-          ],
-          [
-            { type: 'put', key: keys.signal(id, seq), value: JSON.stringify(signal()) },
-            { type: 'put', key: counterKey, value: String(seq + 1) },
-          ],
+        const outcome = await this.#write(
+          {
+            conditions: [
+              { key: counterKey, expected: counterRaw },
+              { key: keys.record(id), expected: read.recordRaw },
+            ],
+            operations: [
+              { type: 'put', key: keys.signal(id, seq), value: JSON.stringify(signal()) },
+              { type: 'put', key: counterKey, value: String(seq + 1) },
+            ],
+          },
           `signal '${name}' to '${id}'`,
         );
-        this.#assertNotDeposed(outcome);
         if (outcome.ok) return { id, run: read.record.run, started: false };
         continue;
       }
@@ -362,8 +378,7 @@ export class Lifecycle {
           { type: 'put', key: counterKey, value: String(seq + 1) },
         );
       }
-      const outcome = await this.deps.writer.write(null, conditions, operations, `start workflow '${id}'`);
-      this.#assertNotDeposed(outcome);
+      const outcome = await this.#write({ conditions, operations }, `start workflow '${id}'`);
       if (outcome.ok) {
         plan.afterCommit();
         return { id, run: plan.run, started: true };
@@ -610,17 +625,7 @@ export class Lifecycle {
           key: executionKey,
           value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
         });
-      if (minted) {
-        write.conditions.push(...minted.conditions);
-        write.operations.push(...minted.operations);
-      }
-      const outcome = await this.deps.writer.write(
-        null,
-        write.conditions,
-        write.operations,
-        `start delayed workflow '${workflowId}'`,
-      );
-      this.#assertNotDeposed(outcome);
+      const outcome = await this.#write(write, `start delayed workflow '${workflowId}'`, minted);
       if (outcome.ok) {
         if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
         this.deps.claimed(workflowId, next.type, minted, 'start');
@@ -680,17 +685,7 @@ export class Lifecycle {
         const startKey = startTimerKey(read.record);
         if (startKey) write.operations.push({ type: 'delete', key: startKey });
       }
-      if (rotation) {
-        write.conditions.push(...rotation.conditions);
-        write.operations.push(...rotation.operations);
-      }
-      const outcome = await this.deps.writer.write(
-        null,
-        write.conditions,
-        write.operations,
-        `${target} workflow '${workflowId}'`,
-      );
-      this.#assertNotDeposed(outcome);
+      const outcome = await this.#write(write, `${target} workflow '${workflowId}'`, rotation);
       if (outcome.ok) {
         this.deps.rotated(workflowId, next);
         return next;
@@ -747,17 +742,7 @@ export class Lifecycle {
         });
         dueTimes.push(leaf.dueAt);
       }
-      if (minted) {
-        write.conditions.push(...minted.conditions);
-        write.operations.push(...minted.operations);
-      }
-      const outcome = await this.deps.writer.write(
-        null,
-        write.conditions,
-        write.operations,
-        `resume workflow '${workflowId}'`,
-      );
-      this.#assertNotDeposed(outcome);
+      const outcome = await this.#write(write, `resume workflow '${workflowId}'`, minted);
       if (outcome.ok) {
         for (const dueAt of dueTimes) this.deps.timerArmed(Math.max(dueAt, clock.now()));
         this.deps.claimed(workflowId, record.type, minted, 'resume');
@@ -803,13 +788,7 @@ export class Lifecycle {
         );
         const startKey = startTimerKey(read.record);
         if (startKey) write.operations.push({ type: 'delete', key: startKey });
-        const outcome = await this.deps.writer.write(
-          null,
-          write.conditions,
-          write.operations,
-          `cancel pending workflow '${workflowId}'`,
-        );
-        this.#assertNotDeposed(outcome);
+        const outcome = await this.#write(write, `cancel pending workflow '${workflowId}'`);
         if (outcome.ok) {
           this.deps.rotated(workflowId, next);
           return 'cancelled';
@@ -821,13 +800,13 @@ export class Lifecycle {
         requestedAt: now,
         requestedBy: this.deps.engineId,
       };
-      const outcome = await this.deps.writer.write(
-        null,
-        [],
-        [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }],
+      const outcome = await this.#write(
+        {
+          conditions: [],
+          operations: [{ type: 'put', key: keys.cancelRequest(workflowId), value: JSON.stringify(request) }],
+        },
         `request cancellation of '${workflowId}'`,
       );
-      this.#assertNotDeposed(outcome);
       if (outcome.ok) return 'requested';
     }
     throw new InvalidWorkflowStateError(workflowId, 'changing too fast', 'cancel');
@@ -859,16 +838,16 @@ export class Lifecycle {
         sentAt: this.deps.clock.now(),
         sentBy: this.deps.engineId,
       };
-      const outcome = await this.deps.writer.write(
-        null,
-        [{ key: counterKey, expected: counterRaw }],
-        [
-          { type: 'put', key: keys.signal(workflowId, seq), value: JSON.stringify(signal) },
-          { type: 'put', key: counterKey, value: String(seq + 1) },
-        ],
+      const outcome = await this.#write(
+        {
+          conditions: [{ key: counterKey, expected: counterRaw }],
+          operations: [
+            { type: 'put', key: keys.signal(workflowId, seq), value: JSON.stringify(signal) },
+            { type: 'put', key: counterKey, value: String(seq + 1) },
+          ],
+        },
         `signal '${name}' to '${workflowId}'`,
       );
-      this.#assertNotDeposed(outcome);
       if (outcome.ok) return;
     }
     throw new InvalidWorkflowStateError(workflowId, 'receiving signals too fast', `signal '${name}'`);
