@@ -65,6 +65,32 @@ describe('compileDefinition', () => {
     });
   });
 
+  it('names the author’s line in the stack of an error the workflow throws while it runs', async () => {
+    const source = [
+      "import { defineWorkflow } from 'shuttle';",
+      '',
+      'export default defineWorkflow({',
+      "  name: 'typo',",
+      '  version: 1,',
+      '  *run(ctx) {',
+      '    yield* (ctx as any).sleeep(100);',
+      '    return 1;',
+      '  },',
+      '});',
+      '',
+    ].join('\n');
+    const result = await compileDefinition(source, 'typo-v1.ts');
+    if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+    const world = new TestWorld();
+    const engine = await world.engine([result.definition]);
+    await engine.start('typo', {}, { id: 't' });
+    await world.idle();
+    const failed = await engine.describe('t');
+    expect(failed.status).toBe('failed');
+    // Line 7 of the source: `yield* (ctx as any).sleeep(100)` (the module's function header adds no lines).
+    expect(failed.error?.stack).toMatch(/typo-v1\.ts:7:\d+/);
+  });
+
   it('reports a missing or wrong default export, and imports other than shuttle', async () => {
     const missing = await compileDefinition(
       `import { defineWorkflow } from 'shuttle';\nexport const w = 1;\n`,

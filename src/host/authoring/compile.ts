@@ -61,8 +61,16 @@ export const workflowModuleApi = Object.freeze({
 
 const importable = new Set(['shuttle', '../engine']);
 const shadowed = ['self', 'postMessage', 'importScripts', 'indexedDB', 'caches', 'close'] as const;
-/** `new Function` puts its parameter list and a line break before the body. */
-const functionHeaderLines = 2;
+/**
+ * The module is evaluated as `(function (require, exports, …) {<compiled code>\n})`, its header on the code's
+ * first line, so a line of the evaluated code is the same line of the compiled code — which sucrase keeps on
+ * the author's line: stack traces of run-time errors name the author's lines. (`new Function` put two header
+ * lines before the body, and a workflow that failed at line 7 said line 9.) Only line 1's columns are shifted,
+ * by the header's length.
+ */
+function moduleFunctionHeader(parameters: readonly string[]): string {
+  return `(function (${parameters.join(', ')}) {`;
+}
 
 type Transform = (
   code: string,
@@ -99,14 +107,16 @@ function findPosition(
   error: unknown,
   fileName: string,
   positions: SourcePositions,
+  headerLength: number,
 ): { line: number; column: number } | null {
   const stack = error instanceof Error ? (error.stack ?? '') : '';
   const escaped = fileName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const match = new RegExp(`${escaped}:(\\d+):(\\d+)`).exec(stack);
   if (!match) return null;
+  const compiledLine = Math.max(1, Number(match[1]));
   const { line, column } = positions.original(
-    Math.max(1, Number(match[1]) - functionHeaderLines),
-    Math.max(0, Number(match[2]) - 1),
+    compiledLine,
+    Math.max(0, Number(match[2]) - 1 - (compiledLine === 1 ? headerLength : 0)),
   );
   return { line, column: column + 1 };
 }
@@ -273,11 +283,21 @@ async function evaluateModule(
   const determinism = checkDeterminism(source, fileName, loaded);
   if (determinism.diagnostics.length > 0) return { ok: false, diagnostics: determinism.diagnostics };
   const module = { exports: {} as Record<string, unknown> };
-  const locate = (error: Error) => findPosition(error, fileName, positions);
+  // The guarded globals' names are parameters of the module's function; `locate` needs the header's length.
+  let headerLength = 0;
+  const locate = (error: Error) => findPosition(error, fileName, positions, headerLength);
   // A name the module declares itself is its own (and could not also be a parameter of its function).
   const guarded = Object.entries(guardedGlobals(fileName, locate)).filter(
     ([name]) => !determinism.declared?.has(name),
   );
+  const header = moduleFunctionHeader([
+    'require',
+    'exports',
+    'module',
+    ...shadowed,
+    ...guarded.map(([name]) => name),
+  ]);
+  headerLength = header.length;
   const require = (specifier: string) => {
     barredInBody('require()', 'require', fileName, locate);
     if (importable.has(specifier)) return workflowModuleApi;
@@ -286,14 +306,10 @@ async function evaluateModule(
     );
   };
   try {
-    const evaluate = new Function(
-      'require',
-      'exports',
-      'module',
-      ...shadowed,
-      ...guarded.map(([name]) => name),
-      `${code}\n//# sourceURL=${fileName}`,
-    ) as (...args: unknown[]) => void;
+    // Indirect eval: the code sees the global scope only, as with `new Function`.
+    const evaluate = (0, eval)(`${header}${code}\n})\n//# sourceURL=${fileName}`) as (
+      ...args: unknown[]
+    ) => void;
     evaluate(
       require,
       module.exports,
@@ -302,7 +318,7 @@ async function evaluateModule(
       ...guarded.map(([, value]) => value),
     );
   } catch (error) {
-    const { line, column } = findPosition(error, fileName, positions) ?? { line: 1, column: 1 };
+    const { line, column } = locate(error as Error) ?? { line: 1, column: 1 };
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return {
       ok: false,
