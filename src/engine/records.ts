@@ -388,24 +388,20 @@ function decodeLoose<T>(
   return value as unknown as T;
 }
 
+/** A loose record's check: each of these fields is a string. */
+const strings =
+  (...fields: string[]) =>
+  (value: Record<string, unknown>): boolean =>
+    fields.every((field) => typeof value[field] === 'string');
+
 export const decodeTimer = (key: string, raw: string) =>
-  decodeLoose<TimerRecord>(
-    key,
-    raw,
-    (v) => typeof v.workflowId === 'string' && typeof v.purpose === 'string',
-    'timer',
-  );
+  decodeLoose<TimerRecord>(key, raw, strings('workflowId', 'purpose'), 'timer');
 export const decodeSignal = (key: string, raw: string) =>
-  decodeLoose<SignalRecord>(key, raw, (v) => typeof v.name === 'string', 'signal');
+  decodeLoose<SignalRecord>(key, raw, strings('name'), 'signal');
 export const decodeCancelRequest = (key: string, raw: string) =>
   decodeLoose<CancelRequest>(key, raw, (v) => isTime(v.requestedAt), 'cancel request');
 export const decodeUpdateRequest = (key: string, raw: string) =>
-  decodeLoose<UpdateRequest>(
-    key,
-    raw,
-    (v) => typeof v.updateId === 'string' && typeof v.name === 'string',
-    'update request',
-  );
+  decodeLoose<UpdateRequest>(key, raw, strings('updateId', 'name'), 'update request');
 export const decodeUpdateResponse = (key: string, raw: string) =>
   decodeLoose<UpdateResponse>(
     key,
@@ -414,4 +410,4 @@ export const decodeUpdateResponse = (key: string, raw: string) =>
     'update response',
   );
 export const decodeFenceRejection = (key: string, raw: string) =>
-  decodeLoose<FenceRejection>(key, raw, (v) => typeof v.workflowId === 'string', 'fence rejection');
+  decodeLoose<FenceRejection>(key, raw, strings('workflowId'), 'fence rejection');
