@@ -4,34 +4,12 @@
  * Sucrase keeps line numbers but not columns (it removes type annotations), and maps the start of every
  * token it emits to the token's place in the source. A position of the compiled code is mapped through the
  * last mapped token at or before it on the same line: exact for a token's start, which is where syntax-tree
- * nodes start.
+ * nodes start. The mappings are decoded by `@jridgewell/sourcemap-codec`.
  */
-
-const base64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const digitOf = new Map([...base64].map((char, index) => [char, index]));
+import { decode } from '@jridgewell/sourcemap-codec';
 
 /** One mapped token: its column in the compiled line, and its line and column in the source (all 0-based). */
 type Segment = { column: number; sourceLine: number; sourceColumn: number };
-
-/** Decodes the base64 VLQ numbers of one segment of a source map's `mappings`. */
-function decodeSegment(text: string): number[] {
-  const values: number[] = [];
-  let value = 0;
-  let shift = 0;
-  for (const char of text) {
-    const digit = digitOf.get(char);
-    if (digit === undefined) throw new TypeError(`Invalid source map character ${JSON.stringify(char)}.`);
-    value += (digit & 31) * 2 ** shift;
-    if (digit & 32) {
-      shift += 5;
-      continue;
-    }
-    values.push(value % 2 === 1 ? -(value - 1) / 2 : value / 2);
-    value = 0;
-    shift = 0;
-  }
-  return values;
-}
 
 /** Where positions of a compiled file came from in its source. */
 export class SourcePositions {
@@ -39,20 +17,11 @@ export class SourcePositions {
 
   /** @param mappings the `mappings` field of a version 3 source map of a single source */
   constructor(mappings: string) {
-    let sourceLine = 0;
-    let sourceColumn = 0;
-    for (const line of mappings.split(';')) {
+    for (const line of decode(mappings)) {
       const segments: Segment[] = [];
-      let column = 0;
-      for (const text of line.split(',')) {
-        if (text === '') continue;
-        const [columnDelta = 0, , lineDelta, columnDeltaInSource] = decodeSegment(text);
-        column += columnDelta;
-        if (lineDelta === undefined || columnDeltaInSource === undefined) continue; // unmapped
-        sourceLine += lineDelta;
-        sourceColumn += columnDeltaInSource;
-        segments.push({ column, sourceLine, sourceColumn });
-      }
+      for (const [column, , sourceLine, sourceColumn] of line)
+        if (sourceLine !== undefined && sourceColumn !== undefined)
+          segments.push({ column, sourceLine, sourceColumn }); // a segment without a source is unmapped
       this.#lines.push(segments.sort((a, b) => a.column - b.column));
     }
   }
