@@ -1,5 +1,5 @@
-import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
+import { closeDialog, dialogSelector, scansInTheme } from './fixtures/axe';
 import { slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
@@ -12,8 +12,6 @@ import { expect, test } from './fixtures/studio';
  * row, card or field), and for running CSS transitions (a theme switch fades colours) to end, so axe never
  * measures a half-drawn page.
  */
-
-const wcag = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 /**
  * A definition of this test's own: saved ones are editable and can be renamed and deleted. Its source is
@@ -31,16 +29,6 @@ export default defineWorkflow({
   },
 });
 `;
-
-/** Waits until no CSS transition is running (colours, hovers), then fonts are loaded. */
-async function settled(page: Page): Promise<void> {
-  await page.waitForFunction(() =>
-    document.getAnimations().every((animation) => !(animation instanceof CSSTransition)),
-  );
-  await page.evaluate(async () => {
-    await document.fonts.ready;
-  });
-}
 
 async function go(page: Page, hash: string): Promise<void> {
   await page.evaluate((value) => {
@@ -68,35 +56,7 @@ for (const theme of ['light', 'dark'] as const)
   }) => {
     test.setTimeout(scanBudgetMs(20));
     const page = studio.page;
-    const found: string[] = [];
-
-    /** Runs axe over the page (or only `include`, a dialog over the page already scanned). */
-    const scan = async (where: string, include?: string): Promise<void> => {
-      await settled(page);
-      let builder = new AxeBuilder({ page }).withTags(wcag);
-      if (include) builder = builder.include(include);
-      const results = await builder.analyze();
-      expect(results.passes.length, `axe checked something on ${where}`).toBeGreaterThan(0);
-      for (const violation of results.violations)
-        if (violation.impact === 'serious' || violation.impact === 'critical')
-          found.push(
-            `${theme} ${where}: ${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes
-              .slice(0, 4)
-              .map((node) => node.target.join(' '))
-              .join(', ')}`,
-          );
-    };
-    const dialog = (testId: string) => `[data-testid=${JSON.stringify(testId)}]`;
-    const closeDialog = async (testId: string) => {
-      await page.keyboard.press('Escape');
-      await expect(page.getByTestId(testId)).toBeHidden();
-    };
-
-    // Pulsing status dots animate forever; a person who asks for less motion sees them still, and so does
-    // axe, which then measures every colour as it stays.
-    await page.emulateMedia({ reducedMotion: 'reduce' });
-    await page.getByTestId(`shell.theme-${theme}`).click();
-    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    const { scan, found } = await scansInTheme(page, theme);
 
     // Something on every screen: a waiting workflow, one whose activity failed once, a long one with a
     // result waiter (and so a claim), a saved definition, and a drill's report.
@@ -125,25 +85,25 @@ for (const theme of ['light', 'dark'] as const)
     await studio.startButton.click();
     await expect(page.getByTestId('start.dialog')).toBeVisible();
     await expect(page.locator('[data-testid="start.definition"][aria-checked="true"]')).toBeVisible();
-    await scan('start dialog', dialog('start.dialog'));
-    await closeDialog('start.dialog');
+    await scan('start dialog', dialogSelector('start.dialog'));
+    await closeDialog(page, 'start.dialog');
 
     await page.getByTestId('workflows.bulk-terminate').click();
     await expect(page.getByTestId('workflows.bulk-count')).toHaveAttribute('data-count', /\d+/);
-    await scan('bulk terminate dialog', dialog('workflows.bulk-dialog'));
-    await closeDialog('workflows.bulk-dialog');
+    await scan('bulk terminate dialog', dialogSelector('workflows.bulk-dialog'));
+    await closeDialog(page, 'workflows.bulk-dialog');
 
     await page.keyboard.press('Control+k');
     await page.getByTestId('palette.input').fill('a');
     await expect(page.locator(`[data-testid="palette.item"][data-command-id="wf:${order}"]`)).toBeVisible();
     await expect(page.locator('[data-testid="palette.item"][data-command-id^="engine:"]')).toBeVisible();
-    await scan('command palette', dialog('palette.dialog'));
+    await scan('command palette', dialogSelector('palette.dialog'));
     await page.getByTestId('palette.input').fill('connect to server');
     await expect(page.getByTestId('palette.item')).toHaveCount(1);
     await page.keyboard.press('Enter');
     await expect(page.getByTestId('connect.url')).toBeVisible();
-    await scan('connect dialog', dialog('connect.dialog'));
-    await closeDialog('connect.dialog');
+    await scan('connect dialog', dialogSelector('connect.dialog'));
+    await closeDialog(page, 'connect.dialog');
 
     // A workflow's page, its message and confirmation dialogs, and an event's details.
     const countdown = await studio.openWorkflow('a11y-countdown');
@@ -153,13 +113,13 @@ for (const theme of ['light', 'dark'] as const)
 
     await page.getByTestId('detail.signal-button').click();
     await expect(page.getByTestId('detail.signal-name')).toBeVisible();
-    await scan('signal dialog', dialog('detail.signal-dialog'));
-    await closeDialog('detail.signal-dialog');
+    await scan('signal dialog', dialogSelector('detail.signal-dialog'));
+    await closeDialog(page, 'detail.signal-dialog');
 
     await page.getByTestId('detail.terminate-button').click();
     await expect(page.getByTestId('detail.terminate-confirm')).toBeVisible();
-    await scan('terminate dialog', dialog('detail.terminate-dialog'));
-    await closeDialog('detail.terminate-dialog');
+    await scan('terminate dialog', dialogSelector('detail.terminate-dialog'));
+    await closeDialog(page, 'detail.terminate-dialog');
 
     const detail = await studio.openWorkflow(order);
     await expect(detail.event('started')).toBeVisible();
@@ -171,8 +131,8 @@ for (const theme of ['light', 'dark'] as const)
     await scan('#/workflows/a11y-flaky');
     await flaky.event('activity-failed').getByTestId('detail.event-open').click();
     await expect(page.getByTestId('detail.event-error')).toBeVisible();
-    await scan('event detail dialog', dialog('detail.event-dialog'));
-    await closeDialog('detail.event-dialog');
+    await scan('event detail dialog', dialogSelector('detail.event-dialog'));
+    await closeDialog(page, 'detail.event-dialog');
 
     // Definitions: the list, a built-in (read-only) and a saved one, with its rename and delete dialogs.
     const editorScroller = page.getByTestId('definitions.editor').locator('.cm-scroller');
@@ -198,13 +158,13 @@ for (const theme of ['light', 'dark'] as const)
 
     await page.getByTestId('definitions.rename').click();
     await expect(page.getByTestId('definitions.rename-input')).toBeVisible();
-    await scan('rename dialog', dialog('definitions.rename-dialog'));
-    await closeDialog('definitions.rename-dialog');
+    await scan('rename dialog', dialogSelector('definitions.rename-dialog'));
+    await closeDialog(page, 'definitions.rename-dialog');
 
     await page.getByTestId('definitions.delete').click();
     await expect(page.getByTestId('definitions.delete-confirm')).toBeVisible();
-    await scan('delete dialog', dialog('definitions.delete-dialog'));
-    await closeDialog('definitions.delete-dialog');
+    await scan('delete dialog', dialogSelector('definitions.delete-dialog'));
+    await closeDialog(page, 'definitions.delete-dialog');
 
     // Engines, claims, result waiters.
     await go(page, '#/engines');
@@ -243,30 +203,7 @@ for (const theme of ['light', 'dark'] as const)
   }) => {
     test.setTimeout(scanBudgetMs(7));
     const page = studio.page;
-    const found: string[] = [];
-    const scan = async (where: string, include?: string): Promise<void> => {
-      await settled(page);
-      let builder = new AxeBuilder({ page }).withTags(wcag);
-      if (include) builder = builder.include(include);
-      const results = await builder.analyze();
-      expect(results.passes.length, `axe checked something on ${where}`).toBeGreaterThan(0);
-      for (const violation of results.violations)
-        if (violation.impact === 'serious' || violation.impact === 'critical')
-          found.push(
-            `${theme} ${where}: ${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes
-              .slice(0, 4)
-              .map((node) => node.target.join(' '))
-              .join(', ')}`,
-          );
-    };
-    const dialog = (testId: string) => `[data-testid=${JSON.stringify(testId)}]`;
-    const closeDialog = async (testId: string) => {
-      await page.keyboard.press('Escape');
-      await expect(page.getByTestId(testId)).toBeHidden();
-    };
-    await page.emulateMedia({ reducedMotion: 'reduce' });
-    await page.getByTestId(`shell.theme-${theme}`).click();
-    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    const { scan, found } = await scansInTheme(page, theme);
 
     await studio.startViaConsole('countdown', { from: 0 }, { id: 'a11y-done' });
     await studio.startViaConsole(
@@ -283,27 +220,27 @@ for (const theme of ['light', 'dark'] as const)
     await expect(studio.row('a11y-done')).toBeVisible();
     await page.getByTestId('workflows.purge-finished').click();
     await expect(page.getByTestId('workflows.purge-count')).toHaveAttribute('data-count', '1');
-    await scan('purge finished dialog', dialog('workflows.purge-dialog'));
-    await closeDialog('workflows.purge-dialog');
+    await scan('purge finished dialog', dialogSelector('workflows.purge-dialog'));
+    await closeDialog(page, 'workflows.purge-dialog');
 
     const done = await studio.openWorkflow('a11y-done');
     await done.expectStatus('completed');
     await page.getByTestId('detail.purge-button').click();
     await expect(page.getByTestId('detail.purge-confirm')).toBeVisible();
-    await scan('purge dialog', dialog('detail.purge-dialog'));
-    await closeDialog('detail.purge-dialog');
+    await scan('purge dialog', dialogSelector('detail.purge-dialog'));
+    await closeDialog(page, 'detail.purge-dialog');
 
     await studio.openWorkflow('a11y-po');
     await expect(page.getByTestId('detail.external-activity')).toBeVisible();
     await scan('#/workflows/a11y-po (an external activity waits)');
     await page.getByTestId('detail.complete-activity').click();
     await expect(page.getByTestId('detail.complete-value')).toBeVisible();
-    await scan('complete activity dialog', dialog('detail.complete-dialog'));
-    await closeDialog('detail.complete-dialog');
+    await scan('complete activity dialog', dialogSelector('detail.complete-dialog'));
+    await closeDialog(page, 'detail.complete-dialog');
     await page.getByTestId('detail.fail-activity').click();
     await expect(page.getByTestId('detail.fail-message')).toBeVisible();
-    await scan('fail activity dialog', dialog('detail.fail-dialog'));
-    await closeDialog('detail.fail-dialog');
+    await scan('fail activity dialog', dialogSelector('detail.fail-dialog'));
+    await closeDialog(page, 'detail.fail-dialog');
 
     await go(page, '#/engines');
     await expect(page.getByTestId('engines.storage-bytes')).toBeVisible();
