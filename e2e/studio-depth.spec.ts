@@ -278,12 +278,16 @@ test('engines listed together never share a colour, even when the ninth engine r
 }) => {
   const other = await openTab();
   await studio.page.bringToFront();
-  // Each restart gives the other tab's engine the next number; the ninth engine of the database records
-  // the same colour as the first (this tab's).
+  // Each restart of a tab that forgot its label (its session storage cleared: a tab keeps its label
+  // otherwise) gives the other tab's engine the next number; the ninth engine of the database records the
+  // same colour as the first (this tab's).
   const own = await studio.hello();
   let others = await other.hello();
   for (let restart = 0; restart < 16 && others.color !== own.color; restart++)
-    others = await other.page.evaluate(() => window.shuttle!.restartThisTab());
+    others = await other.page.evaluate(() => {
+      sessionStorage.clear();
+      return window.shuttle!.restartThisTab();
+    });
   expect(others.color).toBe(own.color);
 
   await studio.openScreen('engines');
