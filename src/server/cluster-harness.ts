@@ -362,6 +362,30 @@ function spawnWorker(
   });
 }
 
+/**
+ * Starts a killed worker's replacement as a process supervisor would: a worker refuses to start while the
+ * store cannot be reached (a clear error and exit code 2, by design), so a replacement that meets PostgreSQL
+ * restarting is started again, every 500 ms for up to 30 s. Any other failure to start fails the schedule.
+ */
+async function spawnReplacement(
+  run: Run,
+  host: ClusterHost,
+  slot: number,
+  label: string,
+): Promise<WorkerProcess> {
+  const deadline = Date.now() + 30_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnWorker(run.cluster, host, slot, label, run.database, run.logDir);
+    } catch (error) {
+      const unreachable = error instanceof Error && /cannot reach PostgreSQL/.test(error.message);
+      if (!unreachable || Date.now() > deadline) throw error;
+      run.log(`${label} could not reach PostgreSQL (attempt ${attempt}); starting it again in 500 ms`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** SIGTERM (after SIGCONT if stopped); SIGKILL if it has not exited within 5 s. */
 async function stopWorker(worker: WorkerProcess): Promise<void> {
   if (worker.hasExited) return;
@@ -870,13 +894,11 @@ async function injectFault(run: Run, fault: PlannedFault, slot: number | null): 
     run.records.push({ kind: 'kill', label: worker.label, engineId, startedAt, endedAt: Date.now() });
     // The replacement starts while the schedule goes on; its slot stays busy until it has joined.
     const label = `${labels[slot!]}-${run.spawned++}`;
-    const joined = spawnWorker(run.cluster, worker.host, slot!, label, run.database, run.logDir).then(
-      (replacement) => {
-        run.workers[slot!] = replacement;
-        run.everyWorker.push(replacement);
-        run.log(`${label} (pid ${replacement.pid}) joined`);
-      },
-    );
+    const joined = spawnReplacement(run, worker.host, slot!, label).then((replacement) => {
+      run.workers[slot!] = replacement;
+      run.everyWorker.push(replacement);
+      run.log(`${label} (pid ${replacement.pid}) joined`);
+    });
     joined.catch(() => undefined); // awaited before the checks
     run.joining.set(slot!, joined);
     return;
