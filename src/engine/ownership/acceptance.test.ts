@@ -468,7 +468,10 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     ]);
     const before = runs.get('finished:after') ?? 0;
     await world.maintain([b]);
-    expect(await holderOf(world.storage, 'finished')).toBeNull();
+    // The takeover loads the workflow, finds it terminal and releases it: wait until B is idle (over
+    // PostgreSQL the release may still be in flight when the maintenance pass returns).
+    await world.idle([b]);
+    await expect.poll(() => holderOf(world.storage, 'finished'), { timeout: 5_000 }).toBeNull();
     expect(b.ownedWorkflows()).not.toContain('finished');
     expect(runs.get('finished:after') ?? 0).toBe(before);
     expect((await b.timeline('finished')).map((e) => e.kind)).toEqual(
