@@ -1,4 +1,5 @@
-import { IDBFactory, IDBKeyRange, forceCloseDatabase } from 'fake-indexeddb';
+import { IDBDatabase, IDBFactory, IDBKeyRange, forceCloseDatabase } from 'fake-indexeddb';
+import { vi } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
 import { isStorageError, type StorageError } from './errors';
@@ -108,6 +109,43 @@ describe('IndexedDbStorage', () => {
       ),
     ).toBe(false);
     expect(await storage.get('free')).toBe('mine');
+    await storage.close();
+  });
+
+  it('serves the reads asked for together from one readonly transaction, each with its own answer', async () => {
+    const storage = openStorage(freshDatabaseName());
+    await storage.batch([
+      { type: 'put', key: 'a', value: '1' },
+      { type: 'put', key: 'b', value: '2' },
+      { type: 'put', key: 'sig:1', value: 's1' },
+      { type: 'put', key: 'sig:2', value: 's2' },
+    ]);
+    const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
+    try {
+      const readonly = () => transaction.mock.calls.filter(([, mode]) => mode !== 'readwrite').length;
+      const together = await Promise.all([
+        storage.get('a'),
+        storage.getMany(['b', 'missing', 'a']),
+        storage.scan('sig:'),
+        storage.get('missing'),
+      ]);
+      expect(together).toEqual([
+        '1',
+        ['2', null, '1'],
+        [
+          { key: 'sig:1', value: 's1' },
+          { key: 'sig:2', value: 's2' },
+        ],
+        null,
+      ]);
+      expect(readonly()).toBe(1);
+      // A read asked for after a commit resolved sees it, in a transaction of its own.
+      await storage.batch([{ type: 'put', key: 'a', value: '3' }]);
+      expect(await storage.get('a')).toBe('3');
+      expect(readonly()).toBe(2);
+    } finally {
+      transaction.mockRestore();
+    }
     await storage.close();
   });
 

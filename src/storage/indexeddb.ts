@@ -111,6 +111,13 @@ const messages = {
     'IndexedDB is not available here (a private window or an old browser?); use a normal browser window.',
 } as const;
 
+/** A read waiting for the next shared `readonly` transaction (`IndexedDbStorage.read`). */
+type PendingRead = {
+  issue: (store: IDBObjectStore) => IDBRequest[];
+  resolve: (results: unknown[]) => void;
+  reject: (error: unknown) => void;
+};
+
 /**
  * Storage on IndexedDB.
  *
@@ -132,6 +139,8 @@ export class IndexedDbStorage implements Storage {
   private readonly blockedWaiters = new Set<() => void>();
   private closedByCaller = false;
   private unavailable: Unavailability | undefined;
+  /** Reads asked for since the last read transaction began (`read`). */
+  private pendingReads: PendingRead[] = [];
 
   constructor(options: IndexedDbStorageOptions = {}) {
     this.databaseName = options.databaseName ?? defaultDatabaseName;
@@ -424,24 +433,74 @@ export class IndexedDbStorage implements Storage {
   }
 
   /**
-   * One `readonly` transaction on the raw `IDBDatabase` (like commits: Dexie's transaction wrapper costs more
-   * than the read), resolving with the results of the requests `issue` makes, in order, once they all
-   * succeeded.
+   * Reads share `readonly` transactions on the raw `IDBDatabase` (like commits: Dexie's transaction wrapper
+   * costs more than the read): every read asked for in the same turn of the event loop — a workflow's load
+   * asks for its record, checkpoint, owner, cancel request and pending signals at once, and fifty runs load
+   * together — is issued in one transaction (`flushReads`), the way the engine's group commit shares write
+   * transactions. Each transaction is a round trip to the browser's storage process; its requests are not.
+   * Resolves with the results of the requests `issue` makes, in order, once they all succeeded.
    */
   private read(issue: (store: IDBObjectStore) => IDBRequest[]): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      // A throw here (the connection closed underneath) rejects the promise.
-      const transaction = this.db.backendDB().transaction(tableName, 'readonly');
-      const requests = issue(transaction.objectStore(tableName));
-      let remaining = requests.length;
-      for (const request of requests)
-        request.onsuccess = () => {
-          if (--remaining === 0) resolve(requests.map((each) => each.result as unknown));
-        };
-      transaction.onerror = () => reject(transaction.error ?? new Error('the IndexedDB read failed'));
-      transaction.onabort = () =>
-        reject(transaction.error ?? new DOMException('the IndexedDB read was aborted', 'AbortError'));
+      this.pendingReads.push({ issue, resolve, reject });
+      // Two microtask turns: the reads one caller starts together (after each awaited `ensureOpen`) all join.
+      if (this.pendingReads.length === 1) queueMicrotask(() => queueMicrotask(() => this.flushReads()));
     });
+  }
+
+  /**
+   * One `readonly` transaction for every read waiting. A request that fails rejects its own read only (its
+   * error is kept from aborting the transaction); a transaction that aborts (the connection closed
+   * underneath) rejects every read still waiting in it.
+   */
+  private flushReads(): void {
+    const reads = this.pendingReads;
+    this.pendingReads = [];
+    let store: IDBObjectStore;
+    let transaction: IDBTransaction;
+    try {
+      transaction = this.db.backendDB().transaction(tableName, 'readonly');
+      store = transaction.objectStore(tableName);
+    } catch (error) {
+      for (const read of reads) read.reject(error);
+      return;
+    }
+    const waiting = new Set<PendingRead>();
+    for (const read of reads) {
+      let requests: IDBRequest[];
+      try {
+        requests = read.issue(store);
+      } catch (error) {
+        read.reject(error);
+        continue;
+      }
+      if (requests.length === 0) {
+        read.resolve([]);
+        continue;
+      }
+      waiting.add(read);
+      let remaining = requests.length;
+      for (const request of requests) {
+        request.onsuccess = () => {
+          if (--remaining > 0) return;
+          waiting.delete(read);
+          read.resolve(requests.map((each) => each.result as unknown));
+        };
+        request.onerror = (event) => {
+          event.preventDefault(); // the other reads of the transaction go on
+          event.stopPropagation();
+          if (!waiting.delete(read)) return;
+          read.reject(request.error ?? new Error('the IndexedDB read failed'));
+        };
+      }
+    }
+    const failAll = (error: unknown) => {
+      for (const read of waiting) read.reject(error);
+      waiting.clear();
+    };
+    transaction.onerror = () => failAll(transaction.error ?? new Error('the IndexedDB read failed'));
+    transaction.onabort = () =>
+      failAll(transaction.error ?? new DOMException('the IndexedDB read was aborted', 'AbortError'));
   }
 
   /** Rows of `bounds` in descending key order, up to `limit`, with a cursor (`getAll` reads forward only). */
