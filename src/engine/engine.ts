@@ -570,7 +570,7 @@ class ShuttleEngine implements Engine {
     try {
       raw = await this.#storage.get(keys.record(workflowId));
     } catch (error) {
-      if (this.ownership === 'none') throw error;
+      if (!this.#owner.sharesStore) throw error;
       return this.#waitForResult(workflowId, run);
     }
     if (!raw) throw new WorkflowNotFoundError(workflowId, run);
