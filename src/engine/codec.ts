@@ -9,19 +9,14 @@
  * arrays, strings, finite numbers, booleans and null. Functions, symbols, BigInt, NaN/Infinity, cycles and
  * class instances (Date, Map, …) are rejected, naming the path to the offending value.
  */
+import { utf8Bytes } from '../storage/utf8';
 import { PayloadNotSerializableError, PayloadTooLargeError } from './errors';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-const encoder = new TextEncoder();
-
-/** How many bytes `text` takes in UTF-8: what every payload limit counts. */
-export function utf8Bytes(text: string): number {
-  // Fast path: ASCII-only strings are one byte per code unit.
-  // eslint-disable-next-line no-control-regex
-  return /^[\u0000-\u007f]*$/.test(text) ? text.length : encoder.encode(text).length;
-}
+/** How many bytes `text` takes in UTF-8: what every payload limit counts (the storage limits count the same). */
+export { utf8Bytes };
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'is undefined';

@@ -34,6 +34,7 @@ import { keys } from '../engine/keys';
 import { createEngine, entriesOf, type Engine, type FenceRejection, type TimelineEntry } from '../engine';
 import { isStorageError } from '../storage/errors';
 import { PostgresStorage } from '../storage/postgres';
+import { seededRandom } from '../storage/seeded-random';
 import { createClusterNetwork, type ClusterHost, type ClusterNetwork } from './cluster-network';
 import {
   clusterOrder,
@@ -87,18 +88,6 @@ export type ClusterSchedule = {
   firstFaultAtMs: number;
   faults: PlannedFault[];
 };
-
-/** A small, fast, seeded PRNG (mulberry32): the same seed, the same schedule. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export type ScheduleOptions = {
   seed: number;

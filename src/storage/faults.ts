@@ -20,6 +20,7 @@
  */
 
 import { StorageError } from './errors';
+import { seededRandom } from './seeded-random';
 import type {
   CommitGroup,
   Condition,
@@ -68,26 +69,13 @@ export type FaultCounts = {
   hangs: number;
 };
 
+export { seededRandom };
+
 type Fault = 'none' | 'hang' | 'fail' | 'fail-after-apply';
 
 type HungCall = { release: () => void; reject: () => void };
 
 const readOperations: ReadonlySet<StorageOperationName> = new Set(['get', 'getMany', 'scan']);
-
-/**
- * mulberry32: a small, fast, well-distributed 32-bit PRNG; returns numbers in [0, 1). The one seeded random
- * source of the project: fault injection, the ownership simulation and the tests draw from it.
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = state;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function checkRate(name: keyof FaultRates, rate: number): number {
   if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {

@@ -1,14 +1,7 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isStorageError } from './errors';
 import { storageLimits } from './types';
-import {
-  describeKey,
-  utf8ByteLength,
-  validateBatch,
-  validateCommitGroups,
-  validateConditionalBatch,
-} from './validation';
+import { describeKey, validateBatch, validateCommitGroups, validateConditionalBatch } from './validation';
 
 const limits = { maxValueBytes: 100 };
 
@@ -22,22 +15,7 @@ function thrown(call: () => void) {
   throw new Error('expected a StorageError');
 }
 
-/** Any UTF-16 string, lone surrogates included. */
-const codeUnitStrings = fc
-  .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 })
-  .map((units) => String.fromCharCode(...units));
-
 describe('validation', () => {
-  it('counts UTF-8 bytes exactly as TextEncoder encodes them', () => {
-    const encoder = new TextEncoder();
-    fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), codeUnitStrings), (text) => {
-        expect(utf8ByteLength(text)).toBe(encoder.encode(text).length);
-      }),
-      { numRuns: 500 },
-    );
-  });
-
   it('names the operation, the offending key (shortened) and the limit', () => {
     const key = 'k'.repeat(2000);
     const error = thrown(() => validateBatch('batch', [{ type: 'put', key, value: 'v' }], limits));

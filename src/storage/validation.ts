@@ -14,6 +14,7 @@
 
 import { StorageError } from './errors';
 import { storageLimits, type CommitGroup, type Condition, type Operation, type ScanOptions } from './types';
+import { utf8Bytes } from './utf8';
 
 /** Limits an adapter was configured with. */
 export type ValidationLimits = {
@@ -39,30 +40,11 @@ export function resolveMaxValueBytes(maxValueBytes: number | undefined): number 
   return maxValueBytes;
 }
 
-/** Length of `text` encoded as UTF-8, in bytes (what `new TextEncoder().encode(text).length` returns). */
-export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
-    const unit = text.charCodeAt(index);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(index + 1))) {
-      bytes += 4;
-      index++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
-
 /** Whether `text` takes more than `limit` UTF-8 bytes, counting only when the length alone cannot tell. */
 function isOverByteLimit(text: string, limit: number): boolean {
   if (text.length * 3 <= limit) return false; // at most 3 bytes per UTF-16 code unit
   if (text.length > limit) return true; // at least 1 byte per code unit
-  return utf8ByteLength(text) > limit;
+  return utf8Bytes(text) > limit;
 }
 
 /** A key quoted and shortened for an error message. */
@@ -93,7 +75,7 @@ export function validateKey(operation: string, key: unknown, where: string): ass
   if (isOverByteLimit(key, storageLimits.maxKeyBytes)) {
     reject(
       operation,
-      `${where} has a key of ${utf8ByteLength(key)} UTF-8 bytes (key ${describeKey(key)}), over the limit of ` +
+      `${where} has a key of ${utf8Bytes(key)} UTF-8 bytes (key ${describeKey(key)}), over the limit of ` +
         `${storageLimits.maxKeyBytes} bytes.`,
     );
   }
@@ -171,7 +153,7 @@ function validateOperations(
     if (isOverByteLimit(value, limits.maxValueBytes)) {
       reject(
         operation,
-        `${where} (key ${describeKey(key)}) has a value of ${utf8ByteLength(value)} UTF-8 bytes, over the ` +
+        `${where} (key ${describeKey(key)}) has a value of ${utf8Bytes(value)} UTF-8 bytes, over the ` +
           `limit of ${limits.maxValueBytes} bytes.`,
       );
     }
