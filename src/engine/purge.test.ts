@@ -2,15 +2,22 @@
  * Purge and retention: a finished workflow (or one earlier run) is deleted whole, a running one is refused
  * untouched, an interrupted purge is finished by the next sweep and blocks a restart of the id until then,
  * the retention sweep purges only runs older than their type's retention, and a late owner racing a purge
- * resurrects nothing. Over MemoryStorage and PostgreSQL, under `none` and `workflow-lease`.
+ * resurrects nothing. Over MemoryStorage, PostgreSQL and IndexedDB (fake-indexeddb), under `none` and
+ * `workflow-lease`. Retention's bounds are reached: a sweep purges at most `sweepMaxPurges` runs and reads at
+ * most `sweepScanKeys` index entries (later sweeps finish the rest), and a run with more keys than
+ * `purgeBatchKeys` is deleted in several batches of at most that many.
  */
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Storage } from '../storage/types';
+import { IndexedDbStorage } from '../storage/indexeddb';
+import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../storage/types';
 import { fencing, TestWorld, type TestEngine } from './engine.test-support';
-import { testStores } from './stores.test-support';
+import { testStores, type TestStore } from './stores.test-support';
 import { InvalidWorkflowStateError, WorkflowNotFoundError } from './errors';
 import { keys } from './keys';
 import type { EngineOptions } from './options';
+import { purgeBatchKeys, sweepMaxPurges, sweepScanKeys } from './purge';
+import { terminalStatuses } from './vocabulary';
 import { defineWorkflow } from './workflow';
 
 const hour = 3_600_000;
@@ -54,7 +61,76 @@ async function everyKey(storage: Storage): Promise<string[]> {
   return (await storage.scan('')).map(({ key, value }) => `${key}=${value}`);
 }
 
-const stores = testStores({ maxConnections: 4 });
+/** Many steps: its run has more keys than one purge batch deletes. */
+const chatty = defineWorkflow({
+  name: 'chatty',
+  version: 1,
+  *run(ctx, input: { steps: number }) {
+    let sum = 0;
+    for (let step = 0; step < input.steps; step++) sum += yield* ctx.activity('step', () => step);
+    return sum;
+  },
+});
+
+/** IndexedDbStorage on fake-indexeddb, a fresh database per `open` (as src/storage/indexeddb.test.ts opens it). */
+function indexedDbStore(): TestStore {
+  const indexedDB = new IDBFactory();
+  const opened: IndexedDbStorage[] = [];
+  let count = 0;
+  return {
+    name: 'IndexedDbStorage',
+    open: async () => {
+      const storage = new IndexedDbStorage({ databaseName: `purge-${++count}`, indexedDB, IDBKeyRange });
+      opened.push(storage);
+      return storage;
+    },
+    close: async () => {
+      await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    },
+  };
+}
+
+/** What a store was asked: every key a write deleted, batch by batch, and every scan's prefix and size. */
+type StoreLog = { deletes: string[][]; scans: { prefix: string; options?: ScanOptions; found: number }[] };
+
+/** `storage`, recording into `log` (each call goes to the store itself). */
+function recorded(storage: Storage, log: StoreLog): Storage {
+  const deletes = (operations: readonly Operation[]) => {
+    const deleted = operations.flatMap((operation) => (operation.type === 'delete' ? [operation.key] : []));
+    if (deleted.length > 0) log.deletes.push(deleted);
+  };
+  const calls: Partial<Storage> = {
+    batch: (operations: readonly Operation[]) => {
+      deletes(operations);
+      return storage.batch(operations);
+    },
+    conditionalBatch: (conditions: readonly Condition[], operations: readonly Operation[]) => {
+      deletes(operations);
+      return storage.conditionalBatch(conditions, operations);
+    },
+    scan: async (prefix: string, options?: ScanOptions) => {
+      const found = await storage.scan(prefix, options);
+      log.scans.push({ prefix, ...(options ? { options } : {}), found: found.length });
+      return found;
+    },
+  };
+  if (storage.commitGroups) {
+    const commitGroups = storage.commitGroups.bind(storage);
+    calls.commitGroups = (groups: readonly CommitGroup[]) => {
+      for (const group of groups) deletes(group.operations);
+      return commitGroups(groups);
+    };
+  }
+  return new Proxy(storage, {
+    get(target, property) {
+      if (Object.hasOwn(calls, property)) return calls[property as keyof Storage];
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+const stores = [...testStores({ maxConnections: 4 }), indexedDbStore()];
 
 describe.each(stores)('purge and retention on $name', (store) => {
   afterAll(() => store.close(), 60_000);
@@ -190,6 +266,120 @@ describe.each(stores)('purge and retention on $name', (store) => {
       await world.shutdownAll();
     });
   }
+
+  describe('retention bounds', () => {
+    async function boundedWorld(
+      options: Partial<EngineOptions> = {},
+    ): Promise<{ world: TestWorld; engine: TestEngine; log: StoreLog }> {
+      const log: StoreLog = { deletes: [], scans: [] };
+      const world = new TestWorld({ storage: recorded(await store.open(), log) });
+      const engine = await world.engine([order, shortLived, plain, chatty], options);
+      return { world, engine, log };
+    }
+
+    async function ids(engine: TestEngine, idPrefix: string): Promise<string[]> {
+      return (await engine.list({ idPrefix, limit: 1000 })).items.map(({ workflowId }) => workflowId).sort();
+    }
+
+    it(`a sweep purges at most ${sweepMaxPurges} expired runs; the next sweeps purge the rest`, async () => {
+      const { world, engine } = await boundedWorld();
+      const count = sweepMaxPurges + 12;
+      for (let n = 0; n < count; n++)
+        await engine.start(shortLived, { n }, { id: `s-${String(n).padStart(3, '0')}` });
+      await world.idle();
+      expect(await ids(engine, 's-')).toHaveLength(count);
+
+      await world.clock.advance(hour + 1);
+      await engine.runMaintenance();
+      expect(engine.metrics().runsPurged).toBe(sweepMaxPurges);
+      expect(await ids(engine, 's-')).toHaveLength(count - sweepMaxPurges);
+      // The next sweep goes on where this one stopped, without waiting for the next round.
+      await engine.runMaintenance();
+      expect(engine.metrics().runsPurged).toBe(count);
+      expect(await ids(engine, 's-')).toEqual([]);
+      expect(await world.storage.scan('wf-tl:')).toEqual([]);
+      expect(engine.warnings).toEqual([]);
+      await world.shutdownAll();
+    });
+
+    it(`a run with more keys than one purge batch (${purgeBatchKeys}) is purged across batches, nothing else touched`, async () => {
+      const { world, engine, log } = await boundedWorld();
+      const first = await engine.start(chatty, { steps: purgeBatchKeys }, { id: 'big' });
+      await world.idle();
+      await first.result();
+      const runOne = (await world.storage.scan(keys.timelinePrefix('big', 1))).length;
+      expect(runOne).toBeGreaterThan(purgeBatchKeys);
+      const second = await engine.start(chatty, { steps: 3 }, { id: 'big' });
+      expect(second.run).toBe(2);
+      await engine.start(chatty, { steps: 3 }, { id: 'other' });
+      await world.idle();
+      const before = (await everyKey(world.storage)).filter(
+        (entry) => !entry.startsWith('wf-tl:big:000001:'),
+      );
+
+      log.deletes.length = 0;
+      const report = await engine.purge('big', { run: 1 });
+      expect(report.runs).toEqual([1]);
+      const batches = log.deletes.filter((batch) =>
+        batch.every((key) => key.startsWith('wf-tl:big:000001:')),
+      );
+      expect(batches.length).toBeGreaterThan(1);
+      expect(Math.max(...batches.map((batch) => batch.length))).toBe(purgeBatchKeys);
+      expect(batches.flat()).toHaveLength(runOne);
+      // Every delete was of run 1 of 'big' (its log, its run entry) or the purge marker.
+      expect(
+        log.deletes
+          .flat()
+          .filter((key) => !key.startsWith('wf-tl:big:000001:') && !key.startsWith('wf-hist:big:000001:'))
+          .sort(),
+      ).toEqual([keys.purge('big'), keys.pastRun('big', 1)].sort());
+      expect(await world.storage.scan(keys.timelinePrefix('big', 1))).toEqual([]);
+      expect(await world.storage.scan(keys.pastRun('big', 1))).toEqual([]);
+      expect(await world.storage.get(keys.purge('big'))).toBeNull();
+      // Run 2 of 'big' and the workflow 'other' are as they were.
+      expect(await everyKey(world.storage)).toEqual(
+        before.filter((entry) => !entry.startsWith(`${keys.pastRun('big', 1)}=`)),
+      );
+      expect((await engine.runs('big')).map(({ run }) => run)).toEqual([2]);
+      expect(await second.result()).toBe(3);
+      await world.shutdownAll();
+    });
+
+    it(`a sweep reads at most ${sweepScanKeys} index entries; the next sweeps go on from there`, async () => {
+      // No engine default: 'plain' is kept forever, its index entries are read and passed over.
+      const { world, engine, log } = await boundedWorld();
+      const kept = sweepScanKeys + 30;
+      for (let n = 0; n < kept; n++)
+        await engine.start(plain, { n }, { id: `k-${String(n).padStart(4, '0')}` });
+      // Expired runs whose index entries sort after all the kept ones.
+      for (let n = 0; n < 3; n++) await engine.start(shortLived, { n }, { id: `z-${n}` });
+      await world.idle();
+      await world.clock.advance(hour + 1);
+      const sweepPrefixes = [
+        ...terminalStatuses.map((status) => keys.statusIndexPrefix(status)),
+        keys.pastRunsPrefix,
+      ];
+      const sweepRead = () =>
+        log.scans
+          .filter(({ prefix, options }) => sweepPrefixes.includes(prefix) && options?.limit === 100)
+          .reduce((sum, { found }) => sum + found, 0);
+
+      log.scans.length = 0;
+      await engine.runMaintenance();
+      expect(sweepRead()).toBe(sweepScanKeys);
+      expect(await ids(engine, 'z-')).toEqual(['z-0', 'z-1', 'z-2']);
+      expect(engine.metrics().runsPurged).toBe(0);
+
+      log.scans.length = 0;
+      await engine.runMaintenance();
+      expect(sweepRead()).toBeLessThanOrEqual(sweepScanKeys);
+      expect(await ids(engine, 'z-')).toEqual([]);
+      expect(engine.metrics().runsPurged).toBe(3);
+      expect(await ids(engine, 'k-')).toHaveLength(kept);
+      expect(engine.warnings).toEqual([]);
+      await world.shutdownAll();
+    });
+  });
 });
 
 describe('a purge racing a late owner', () => {
