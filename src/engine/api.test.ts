@@ -281,6 +281,60 @@ describe('describe, list and timeline', () => {
     await expect(engine.describe('missing')).rejects.toBeInstanceOf(WorkflowNotFoundError);
   });
 
+  it('describe lists the signals buffered for the workflow until it consumes them', async () => {
+    const later = defineWorkflow({
+      name: 'later',
+      version: 1,
+      *run(ctx) {
+        yield* ctx.sleep(1000);
+        return yield* ctx.waitForSignal<{ n: number }>('go');
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([later]);
+    await engine.start(later, undefined, { id: 'b' });
+    await world.idle();
+    expect((await engine.describe('b')).bufferedSignals).toEqual([]);
+    const before = world.clock.now();
+    await engine.signal('b', 'go', { n: 1 });
+    await engine.signal('b', 'other');
+    await world.idle();
+    const buffered = await engine.describe('b');
+    expect(buffered.pending?.kind).toBe('sleep');
+    expect(buffered.bufferedSignals).toEqual([
+      { seq: 0, name: 'go', payload: { n: 1 }, sentAt: before, sentBy: engine.id },
+      { seq: 1, name: 'other', sentAt: before, sentBy: engine.id },
+    ]);
+    expect(buffered.bufferedSignalsMore).toBe(false);
+    await world.advance(1000);
+    await world.idle();
+    expect((await engine.describe('b')).pending?.kind).toBe('signal');
+    // A signal that arrived while the run did not wait for one is handed over by the signal poll.
+    await world.maintain();
+    const after = await engine.describe('b');
+    expect([after.status, after.result]).toEqual(['completed', { n: 1 }]);
+    // Consumed: gone; the one it never waited for is not listed for a finished workflow.
+    expect((await engine.describe('b')).bufferedSignals).toEqual([]);
+  });
+
+  it('describe lists at most 100 buffered signals and says there are more', async () => {
+    const sleeper = defineWorkflow({
+      name: 'sleeper',
+      version: 1,
+      *run(ctx) {
+        yield* ctx.sleep(100_000);
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([sleeper]);
+    await engine.start(sleeper, undefined, { id: 'many' });
+    for (let i = 0; i < 101; i++) await engine.signal('many', `s${i}`);
+    const description = await engine.describe('many');
+    expect(description.bufferedSignals).toHaveLength(100);
+    expect(description.bufferedSignals[99]?.name).toBe('s99');
+    expect(description.bufferedSignalsMore).toBe(true);
+  });
+
   it('the id-prefix filter seeks to the prefix instead of reading the workflows before it', async () => {
     const world = new TestWorld();
     const engine = await world.engine([waiter]);

@@ -8,7 +8,7 @@ import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, InvalidArgumentError, type SerializedError } from './errors';
 import { assertWorkflowId } from './ids';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
-import { workflowStatuses, type WorkflowStatus } from './vocabulary';
+import { isTerminal, workflowStatuses, type WorkflowStatus } from './vocabulary';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
 import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
@@ -19,6 +19,7 @@ import {
   decodeLogRecord,
   decodePastRun,
   decodeRecord,
+  decodeSignal,
   decodeTimelineRecord,
   type Checkpoint,
   type FenceRejection,
@@ -85,6 +86,15 @@ export function factsOf(record: WorkflowRecord): WorkflowFacts {
   return { workflowId: id, workflowType: type, ...facts, ...(parent ? { parentId: parent.id } : {}) };
 }
 
+/**
+ * A signal sent to a workflow that has not consumed it yet: buffered in the store (`sig:<id>:<seq>`) until the
+ * workflow waits for a signal of that name. `sentBy` is the engine that sent it.
+ */
+export type BufferedSignal = { seq: number; name: string; payload?: Json; sentAt: number; sentBy: string };
+
+/** How many buffered signals `describe` lists, oldest first (`bufferedSignalsMore` says there are more). */
+export const maxBufferedSignalsDescribed = 100;
+
 export type WorkflowDescription = WorkflowFacts & {
   updatedAt: number;
   /** Children started with parentClosePolicy 'terminate'. */
@@ -99,6 +109,13 @@ export type WorkflowDescription = WorkflowFacts & {
   cancelRequested: boolean;
   historyLength: number;
   timelineLength: number;
+  /**
+   * Signals sent but not consumed yet, oldest first (at most `maxBufferedSignalsDescribed`): those the
+   * workflow does not wait for (yet). Empty for a finished workflow and an earlier run.
+   */
+  bufferedSignals: BufferedSignal[];
+  /** More signals are buffered than `bufferedSignals` lists. */
+  bufferedSignalsMore: boolean;
   corrupt?: { key: string; message: string };
 };
 
@@ -301,6 +318,8 @@ export async function describePastRun(
     cancelRequested: checkpoint.cancel?.delivered === true,
     historyLength: checkpoint.historyLength,
     timelineLength: checkpoint.timelineLength,
+    bufferedSignals: [],
+    bufferedSignalsMore: false,
   };
 }
 
@@ -308,12 +327,16 @@ export async function describeWorkflow(
   storage: Storage,
   workflowId: string,
 ): Promise<WorkflowDescription | null> {
-  const [recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw] = await storage.getMany([
-    keys.record(workflowId),
-    keys.checkpoint(workflowId),
-    keys.ownerHolder(workflowId),
-    keys.ownerEpoch(workflowId),
-    keys.cancelRequest(workflowId),
+  // Asked for in the same turn as the record, so a store that groups reads answers both in one transaction.
+  const [[recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw], signalEntries] = await Promise.all([
+    storage.getMany([
+      keys.record(workflowId),
+      keys.checkpoint(workflowId),
+      keys.ownerHolder(workflowId),
+      keys.ownerEpoch(workflowId),
+      keys.cancelRequest(workflowId),
+    ]),
+    storage.scan(keys.signalPrefix(workflowId), { limit: maxBufferedSignalsDescribed + 1 }),
   ]);
   if (!recordRaw) return null;
   let record: WorkflowRecord;
@@ -337,6 +360,8 @@ export async function describeWorkflow(
       cancelRequested: false,
       historyLength: 0,
       timelineLength: 0,
+      bufferedSignals: [],
+      bufferedSignalsMore: false,
       corrupt: corruptOf(error),
     };
   }
@@ -347,6 +372,23 @@ export async function describeWorkflow(
   } catch (error) {
     corrupt = corruptOf(error);
   }
+  const finished = isTerminal(record.status);
+  const bufferedSignals: BufferedSignal[] = [];
+  if (!finished)
+    for (const { key, value } of signalEntries.slice(0, maxBufferedSignalsDescribed)) {
+      try {
+        const signal = decodeSignal(key, value);
+        bufferedSignals.push({
+          seq: Number(key.slice(key.lastIndexOf(':') + 1)),
+          name: signal.name,
+          ...(signal.payload === undefined ? {} : { payload: signal.payload }),
+          sentAt: signal.sentAt,
+          sentBy: signal.sentBy,
+        });
+      } catch (error) {
+        corrupt ??= corruptOf(error);
+      }
+    }
   const epoch = tryDecodeEpoch(epochRaw ?? null);
   if (epoch === undefined)
     corrupt = {
@@ -365,6 +407,8 @@ export async function describeWorkflow(
     cancelRequested: cancelRaw !== null || checkpoint?.cancel?.delivered === true,
     historyLength: checkpoint?.historyLength ?? 0,
     timelineLength: checkpoint?.timelineLength ?? 0,
+    bufferedSignals,
+    bufferedSignalsMore: !finished && signalEntries.length > maxBufferedSignalsDescribed,
     ...(corrupt ? { corrupt } : {}),
   };
 }
