@@ -17,6 +17,7 @@ import {
   type ScaleCaseFigures,
   type ScaleFigures,
 } from './scale-results';
+import { studioClaimTimings } from '../src/host/protocol';
 import type { Spread } from './stats';
 import {
   buildServerFigures,
@@ -203,13 +204,7 @@ export function checkLatestShape(value: unknown): string[] {
 // Targets and the table
 
 /**
- * The studio's claim timings (`studioClaimTimings`, src/host/protocol.ts), which set the freeze handoff's
- * expected value.
- */
-export const studioClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000 } as const;
-
-/**
- * The freeze handoff's expected window, in ms: takeover is allowed strictly after the last renewal's
+ * The freeze handoff's expected window, in ms (by default for the studio's claim timings, `studioClaimTimings`): takeover is allowed strictly after the last renewal's
  * `expiresAt` + 2 renew intervals (the last renewal was up to one interval before the freeze) and happens at
  * the next reclaim scan (one more interval), so "≈ TTL + grace + one renew interval" is
  * [TTL + grace − renew, TTL + grace + renew], given one interval of slack for the step itself.

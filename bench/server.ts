@@ -26,6 +26,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { createEngine, defineWorkflow, type Engine, type TimelineEntry } from '../src/engine';
 import { keys } from '../src/engine/keys';
+import { studioClaimTimings } from '../src/host/protocol';
 import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
 import { PostgresLiveness } from '../src/server/postgres-liveness';
 import { PostgresStorage } from '../src/storage/postgres';
@@ -56,7 +57,11 @@ const options = {
   parkSleepMs: 3 * 24 * 3600_000,
 };
 
-const claimTimings = { workflowClaimTtlMs: 6_000, workflowClaimRenewIntervalMs: 1_000 } as const;
+/** The engines' claim timings: the studio's and a worker process's defaults (`studioClaimTimings`). */
+const claimTimings = {
+  workflowClaimTtlMs: studioClaimTimings.ttlMs,
+  workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
+} as const;
 
 function log(message: string): void {
   process.stderr.write(`[bench:server] ${message}\n`);

@@ -10,6 +10,7 @@
  * are counted.
  */
 import { createEngine, defineWorkflow, type Engine } from '../../src/engine';
+import { studioClaimTimings } from '../../src/host/protocol';
 import { IndexedDbStorage } from '../../src/storage';
 import { WebLocksLiveness } from '../../src/worker/web-locks-liveness';
 import { countDuplicateCommits } from '../timeline-audit';
@@ -35,10 +36,6 @@ export const benchSteps = defineWorkflow({
   },
 });
 
-/** The studio's claim timings (`studioClaimTimings`, src/host/protocol.ts). */
-const studioClaimTtlMs = 6_000;
-const studioClaimRenewIntervalMs = 1_000;
-
 let databaseCounter = 0;
 
 function freshDatabaseName(label: string): string {
@@ -53,8 +50,9 @@ async function openEngine(databaseName: string): Promise<{ engine: Engine; stora
     storage,
     workflows: [benchSteps],
     ownership: 'workflow-lease',
-    workflowClaimTtlMs: studioClaimTtlMs,
-    workflowClaimRenewIntervalMs: studioClaimRenewIntervalMs,
+    // The studio's claim timings, so the bench measures the engine as the studio runs it.
+    workflowClaimTtlMs: studioClaimTimings.ttlMs,
+    workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
     ...(WebLocksLiveness.isSupported() ? { liveness: new WebLocksLiveness() } : {}),
     onWarning: (warning) => console.warn(`[bench engine] ${warning.name}: ${warning.message}`),
   });

@@ -1,7 +1,7 @@
 /**
  * Benchmark fixture, run as its own OS process by bench/server.ts (`node --import tsx`): one Shuttle engine
- * over PostgresStorage with PostgresLiveness, `workflow-lease`, the studio's claim timings (TTL 6 s, renew
- * 1 s), as a `shuttle worker` process would run it.
+ * over PostgresStorage with PostgresLiveness, `workflow-lease`, the studio's claim timings
+ * (`studioClaimTimings`), as a `shuttle worker` process would run it.
  *
  * Arguments: `<connection string> <schema> [--serve-check]`. It prints JSON lines on stdout, every one with
  * `at` (`Date.now()` of this machine's one clock):
@@ -17,6 +17,7 @@
  * exit 0. SIGKILL is the crash.
  */
 import { createEngine, defineWorkflow, type Engine, type EngineEvent } from '../../src/engine';
+import { studioClaimTimings } from '../../src/host/protocol';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { PostgresStorage } from '../../src/storage/postgres';
 import type { Storage } from '../../src/storage/types';
@@ -90,8 +91,8 @@ const engine: Engine = await createEngine({
   storage,
   workflows: Object.values(workflows),
   ownership: 'workflow-lease',
-  workflowClaimTtlMs: 6_000,
-  workflowClaimRenewIntervalMs: 1_000,
+  workflowClaimTtlMs: studioClaimTimings.ttlMs,
+  workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
   liveness,
   onEvent: (event: EngineEvent) => {
     events[event.type] = (events[event.type] ?? 0) + 1;

@@ -22,6 +22,7 @@ import type { Engine, ShutdownReport } from '../engine';
 import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
+import { studioClaimTimings } from '../host/protocol';
 import { loadDefinitions } from './definitions';
 import { createLogger, logEngineEvent, type Logger } from './log';
 import { serveMetrics } from './metrics';
@@ -56,7 +57,11 @@ export type RunningWorker = {
   stop(patienceMs?: number): Promise<ShutdownReport | null>;
 };
 
-export const defaultWorkerTimings = { claimTtlMs: 6_000, renewIntervalMs: 1_000 } as const;
+/** A worker process's claim timings unless told otherwise: the studio's (`studioClaimTimings`), defined once. */
+export const defaultWorkerTimings = {
+  claimTtlMs: studioClaimTimings.ttlMs,
+  renewIntervalMs: studioClaimTimings.renewIntervalMs,
+} as const;
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger({ component: 'worker' });
