@@ -648,6 +648,11 @@ export type OperationOutcome =
       updateId: string;
       ok: true;
       /**
+       * The argument the update was sent with; absent when it was sent without one (or was applied before
+       * arguments were kept in history).
+       */
+      arg?: Json;
+      /**
        * The workflow's state right after the update's handler ran (what replay restores). The handler's
        * return value is not kept: its caller received it, and its response was deleted once read.
        */
@@ -696,6 +701,7 @@ export async function readOperationOutcome(
     pos: found.pos,
     updateId: found.updateId,
     ok: true,
+    ...(found.arg === undefined ? {} : { arg: found.arg }),
     stateAfter: found.stateAfter,
   };
 }

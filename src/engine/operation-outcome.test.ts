@@ -96,18 +96,19 @@ describe('operationOutcome', () => {
     expect(await engine.operationOutcome('checkout-1', { pos: 1 })).toBeNull();
     expect(await engine.operationOutcome('checkout-1', { pos: 7 })).toBeNull();
 
-    // An update applied while the workflow waits: the state after it.
+    // An update applied while the workflow waits: the argument it was sent with, and the state after it.
     expect(await engine.update('checkout-1', 'note', 'fragile')).toBe('noted fragile');
     await world.idle();
     timeline = await engine.timeline('checkout-1');
     const applied = timeline.find((entry) => entry.kind === 'update-applied')!;
-    const updateId = (applied.detail as { updateId: string }).updateId;
+    const updateId = applied.kind === 'update-applied' ? applied.detail.updateId : '';
     expect(await engine.operationOutcome('checkout-1', { updateId })).toEqual({
       kind: 'update',
       name: 'note',
       pos: 1,
       updateId,
       ok: true,
+      arg: 'fragile',
       stateAfter: { note: 'fragile' },
     });
     expect(await engine.operationOutcome('checkout-1', { updateId: 'no-such-update' })).toBeNull();

@@ -142,7 +142,15 @@ export type HistoryEntry =
       /** A delivered cancellation: the whole operation threw CancelledError. */
       cancelled?: true;
     }
-  | { t: 'update'; pos: number; updateId: string; name: string; stateAfter: JsonObject };
+  | {
+      t: 'update';
+      pos: number;
+      updateId: string;
+      name: string;
+      /** The argument it was sent with (its request is deleted once applied); absent when sent without one. */
+      arg?: Json;
+      stateAfter: JsonObject;
+    };
 
 /** A leaf position inside a workflow: the operation's position and, inside `all`/`race`, its member. */
 type At = { pos: number; member: number };

@@ -1154,6 +1154,7 @@ export class WorkflowRun {
         pos,
         updateId: request.updateId,
         name: request.name,
+        ...(request.arg === undefined ? {} : { arg: request.arg }),
         stateAfter: cloneJson(this.#state),
       });
       turn.note('update-applied', { name: request.name, updateId: request.updateId });
