@@ -1,8 +1,9 @@
 /**
- * The workflows of the layout-1 fixture (`fixtures/layout-1.json`): a store written by the engine before
- * commit records, where every history entry was its own `wf-hist:` key and every timeline record was keyed
- * by its last entry's sequence number. `legacy-layout.test.ts` loads that store and runs these workflows on,
- * so their code must stay exactly as it was when the fixture was written.
+ * The workflows of the layout-1 fixtures (`fixtures/layout-1.json`, `fixtures/layout-1-finished.json`):
+ * stores written by the engine before commit records, where every history entry was its own `wf-hist:` key
+ * and every timeline record was keyed by its last entry's sequence number. `legacy-layout.test.ts` loads
+ * those stores and runs these workflows on, so their code must stay exactly as it was when the fixtures
+ * were written.
  */
 import { defineWorkflow } from '../workflow';
 
@@ -69,3 +70,21 @@ export function setLegacyActivityTwo(fn: () => number | Promise<number>): void {
 }
 
 export const legacyWorkflows = [legacyMixed, legacySleeper, legacyInterrupted];
+
+/**
+ * The one workflow of `fixtures/layout-1-finished.json`, which the old engine ran to completion (id
+ * `finished`, input { order: 'o-7' }, signal approve 'yes'). The fixture's `script` holds a copy of it.
+ */
+export const legacyFinished = defineWorkflow({
+  name: 'legacy-finished',
+  version: 1,
+  *run(ctx, input: { order: string }) {
+    ctx.state.order = input.order;
+    const price = yield* ctx.activity('price', () => 42);
+    yield* ctx.sleep(1000);
+    const approval = yield* ctx.waitForSignal<string>('approve');
+    const receipt = yield* ctx.activity('receipt', () => `${input.order}:${price}:${approval}`);
+    return { receipt };
+  },
+  queries: { order: (state) => state.order },
+});

@@ -2,7 +2,9 @@
  * Old records still read: a store written by the engine before commit records (`fixtures/layout-1.json`,
  * dumped from that engine: every history entry under its own `wf-hist:` key, timeline records keyed by
  * their last entry's sequence number) is loaded, replayed and continued by this engine, on MemoryStorage
- * and on IndexedDbStorage.
+ * and on IndexedDbStorage. A store of that layout holding a finished workflow
+ * (`fixtures/layout-1-finished.json`, made by the same engine; the fixture carries the script that wrote it)
+ * has its run listed and read by run number, and keeps it when the id is started again as run 2.
  */
 import { readFileSync } from 'node:fs';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
@@ -13,12 +15,16 @@ import type { Entry, Storage } from '../../storage/types';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import { keys } from '../keys';
 import type { TimelineEntry } from '../records';
-import { legacyWorkflows, setLegacyActivityTwo } from './legacy-layout.test-support';
+import { legacyFinished, legacyWorkflows, setLegacyActivityTwo } from './legacy-layout.test-support';
 
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/layout-1.json', import.meta.url), 'utf8')) as {
-  now: number;
-  entries: Entry[];
-};
+type Fixture = { now: number; entries: Entry[] };
+
+function loadFixture(name: string): Fixture {
+  return JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as Fixture;
+}
+
+const fixture = loadFixture('layout-1.json');
+const finishedFixture = loadFixture('layout-1-finished.json');
 
 const fencing = {
   ownership: 'workflow-lease',
@@ -39,12 +45,12 @@ const stores: [string, () => Storage][] = [
   ],
 ];
 
-/** A world on a store holding the fixture, its clock past the legacy engine's session. */
-async function legacyWorld(store: () => Storage): Promise<TestWorld> {
+/** A world on a store holding a fixture, its clock past the legacy engine's session. */
+async function legacyWorld(store: () => Storage, from: Fixture = fixture): Promise<TestWorld> {
   const storage = store();
-  await storage.batch(fixture.entries.map(({ key, value }) => ({ type: 'put' as const, key, value })));
+  await storage.batch(from.entries.map(({ key, value }) => ({ type: 'put' as const, key, value })));
   const world = new TestWorld({ storage });
-  await world.clock.advance(fixture.now - world.clock.now() + 10_000);
+  await world.clock.advance(from.now - world.clock.now() + 10_000);
   return world;
 }
 
@@ -127,6 +133,65 @@ describe.each(stores)('a store of the earlier layout on %s', (_name, store) => {
     const history = await world.storage.scan('wf-hist:');
     expect(history.map(({ key }) => key)).toEqual(
       fixture.entries.filter(({ key }) => key.startsWith('wf-hist:')).map(({ key }) => key),
+    );
+    await world.shutdownAll();
+  });
+
+  it('lists a finished workflow of the earlier layout as run 1, reads it by run, and keeps it as run 2 starts', async () => {
+    const world = await legacyWorld(store, finishedFixture);
+    const b = await world.engine([...legacyWorkflows, legacyFinished], fencing);
+    await world.maintain([b]);
+    const receipt = { receipt: 'o-7:42:yes' };
+    const oldTimeline = finishedFixture.entries
+      .filter(({ key }) => key.startsWith(keys.timelinePrefix('finished', 1)))
+      .flatMap(({ value }) => [JSON.parse(value) as TimelineEntry | TimelineEntry[]].flat());
+    expect(oldTimeline.map((entry) => entry.kind)).toContain('completed');
+
+    const summary = { run: 1, workflowType: 'legacy-finished', version: 1, status: 'completed' };
+    expect(await b.runs('finished')).toEqual([expect.objectContaining({ ...summary, latest: true })]);
+    expect(await b.describe('finished', { run: 1 })).toMatchObject({
+      ...summary,
+      input: { order: 'o-7' },
+      result: receipt,
+    });
+    expect(await b.handle('finished', { run: 1 }).result()).toEqual(receipt);
+    expect(await expectConsistentTimeline(b, 'finished')).toEqual(oldTimeline);
+    expect(await b.timeline('finished', { run: 1 })).toEqual(oldTimeline);
+    const listed = await b.list({ allRuns: true, idPrefix: 'finished' });
+    expect(listed.items.map(({ workflowId, run, status }) => `${workflowId}#${run}:${status}`)).toEqual([
+      'finished#1:completed',
+    ]);
+
+    // Starting the id again makes run 2 (this engine's layout); run 1 stays as the old engine left it.
+    const second = await b.start(legacyFinished, { order: 'o-8' }, { id: 'finished' });
+    expect(second.run).toBe(2);
+    await world.idle([b]);
+    await world.advance(1000, { engines: [b] });
+    await second.signal('approve', 'again');
+    expect(await second.result()).toEqual({ receipt: 'o-8:42:again' });
+    await world.idle([b]);
+    expect((await b.runs('finished')).map(({ run, status, latest }) => ({ run, status, latest }))).toEqual([
+      { run: 2, status: 'completed', latest: true },
+      { run: 1, status: 'completed', latest: false },
+    ]);
+    expect(await b.describe('finished', { run: 1 })).toMatchObject({
+      ...summary,
+      input: { order: 'o-7' },
+      result: receipt,
+    });
+    expect(await b.handle('finished', { run: 1 }).result()).toEqual(receipt);
+    expect(await b.timeline('finished', { run: 1 })).toEqual(oldTimeline);
+    expect(await b.operationOutcome('finished', { run: 1, pos: 3 })).toMatchObject({
+      ok: true,
+      value: 'o-7:42:yes',
+    });
+    expect(await b.describe('finished')).toMatchObject({ run: 2, result: { receipt: 'o-8:42:again' } });
+    expect((await b.list({ allRuns: true, idPrefix: 'finished' })).items.map(({ run }) => run)).toEqual([
+      2, 1,
+    ]);
+    // Run 2 was written in this engine's layout: no new wf-hist: keys.
+    expect((await world.storage.scan('wf-hist:')).map(({ key }) => key)).toEqual(
+      finishedFixture.entries.filter(({ key }) => key.startsWith('wf-hist:')).map(({ key }) => key),
     );
     await world.shutdownAll();
   });
