@@ -5,7 +5,7 @@
  * saved in the studio run only with `--load-studio-definitions`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +170,53 @@ afterAll(() => {
   for (const child of spawned)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   rmSync(folder, { recursive: true, force: true });
+});
+
+describe('shuttle worker refuses broken definition files', () => {
+  it('in one line: the first problem with its file:line:column, and how many more there are; nothing written', async () => {
+    const nondeterministic = join(folder, 'nondeterministic.ts');
+    writeFileSync(
+      nondeterministic,
+      `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'nondeterministic',
+  version: 1,
+  *run() {
+    const at = Date.now();
+    return { at, roll: Math.random() };
+  },
+});
+`,
+    );
+    const broken = join(folder, 'broken.ts');
+    writeFileSync(broken, "import { defineWorkflow } from 'shuttle';\nexport default defineWorkflow({\n");
+    const dataDir = join(folder, 'never-created');
+
+    const several = await runToEnd([
+      'worker',
+      '--data-dir',
+      dataDir,
+      '--workflows',
+      nondeterministic,
+      '--workflows',
+      broken,
+    ]);
+    expect(several.code).toBe(2);
+    expect(several.stderr.endsWith('\n')).toBe(true);
+    expect(several.stderr.trimEnd().split('\n')).toEqual([
+      `Could not load the workflow definitions: ${nondeterministic}:7:16 Workflow code must be deterministic: use yield* ctx.now() instead of Date.now() — or move this into an activity. (and 2 more problems)`,
+    ]);
+    const one = await runToEnd(['worker', '--data-dir', dataDir, '--workflows', broken]);
+    expect(one.code).toBe(2);
+    expect(one.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(one.stderr).toMatch(
+      new RegExp(
+        `^Could not load the workflow definitions: ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:1 Syntax error: [^\n]+\n$`,
+      ),
+    );
+    expect(existsSync(dataDir)).toBe(false);
+  }, 60_000);
 });
 
 describe('shuttle worker without --database-url: the embedded store', () => {

@@ -203,6 +203,22 @@ async function runDev(args: string[]): Promise<void> {
   stopOnSignals(() => fleet.stop());
 }
 
+/**
+ * A problem as the one line the command prints. A message listing several problems (a header line, then one
+ * line per problem, as a broken definition file gives) becomes the header, the first problem (its
+ * `file:line:column` and what is wrong) and how many more there are.
+ */
+export function oneLine(message: string): string {
+  const [header = '', ...problems] = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const [first] = problems;
+  if (first === undefined) return header;
+  const more = problems.length - 1;
+  return `${header.replace(/:$/, '')}: ${first}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'})` : ''}`;
+}
+
 /** Runs the command line `argv` (without node and the script); never throws. */
 export async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
@@ -223,7 +239,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       error instanceof StartupError
         ? error.message
         : `shuttle ${command ?? ''} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-    process.stderr.write(`${message}\n`);
+    process.stderr.write(`${oneLine(message)}\n`);
     process.exit(2);
   }
 }
