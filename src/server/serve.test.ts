@@ -167,6 +167,36 @@ describe('shuttle serve: a bad message harms only its own socket', () => {
     bystander.close();
   });
 
+  it('closes a socket that sends a binary frame (1003, with its reason), and keeps serving the others', async () => {
+    const bystander = await openSocket({ cookie: cookie(), origin: server.origin });
+    const binary = await openSocket({ cookie: cookie(), origin: server.origin });
+    const binaryClosed = closed(binary);
+    binary.send(Buffer.from(JSON.stringify(hello(1))), { binary: true });
+    expect(await binaryClosed).toEqual({ code: 1003, reason: 'Only text frames of JSON are accepted.' });
+    expect(await ask(bystander, hello(11))).toMatchObject({ ok: true });
+    bystander.close();
+  });
+
+  it('accepts a frame of just under 2 MiB and closes on one just over it, saying why (1009)', async () => {
+    const limit = 2 * 1024 * 1024;
+    const socket = await openSocket({ cookie: cookie(), origin: server.origin });
+    // Below the limit the frame is read: this one is JSON of a request the server answers (with an error).
+    const padded = {
+      kind: 'request',
+      v: PROTOCOL_VERSION,
+      id: 12,
+      method: 'describe',
+      params: { workflowId: 'x', padding: '' },
+    };
+    padded.params.padding = 'p'.repeat(limit - 1024 - JSON.stringify(padded).length);
+    expect(await ask(socket, padded)).toMatchObject({ id: 12 });
+    const over = closed(socket);
+    socket.send('x'.repeat(limit + 1));
+    const { code, reason } = await over;
+    expect(code).toBe(1009);
+    expect(reason).toBe('A message was larger than 2 MiB.');
+  });
+
   it('refuses to compile, save or delete definitions sent from the browser', async () => {
     const socket = await openSocket({ cookie: cookie(), origin: server.origin });
     await ask(socket, hello(1));
@@ -202,6 +232,133 @@ describe('shuttle serve: claim calls from the studio', () => {
     await withWorker?.stop();
     await fleetDatabase?.drop();
   });
+
+  it('serves signal, update, query, suspend, resume, cancel and what an export reads, against the workers’ store', async () => {
+    const socket = await new Promise<WebSocket>((resolve, reject) => {
+      const opened = new WebSocket(`${withWorker.origin.replace('http', 'ws')}/ws`, {
+        headers: { cookie: `shuttle_token=${withWorker.token}`, origin: withWorker.origin },
+      });
+      opened.once('open', () => resolve(opened));
+      opened.once('error', reject);
+    });
+    let nextId = 1;
+    const call = async (method: string, params: Record<string, unknown>) =>
+      ask(socket, { kind: 'request', v: PROTOCOL_VERSION, id: nextId++, method, params });
+    const value = async <T>(method: string, params: Record<string, unknown>): Promise<T> => {
+      const answer = await call(method, params);
+      expect(answer, `${method} ${JSON.stringify(params)}`).toMatchObject({ ok: true });
+      return answer.value as T;
+    };
+    const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
+      let last = await read();
+      for (let attempt = 0; attempt < 300 && !done(last); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        last = await read();
+      }
+      expect(done(last), JSON.stringify(last)).toBe(true);
+      return last;
+    };
+    const statusOf = async (workflowId: string) =>
+      (await value<{ status: string }>('describe', { workflowId })).status;
+    await value('hello', { protocolVersion: PROTOCOL_VERSION, databaseName: 'server', mode: 'viewer' });
+
+    // An order waits for its approval signal: query its stage, update its address, then approve it.
+    await value('start', {
+      workflowType: 'order',
+      input: {
+        orderId: 'S-1',
+        customer: 'ada@example.com',
+        items: [{ sku: 'TEA', quantity: 1, unitPriceCents: 850 }],
+        shippingAddress: '12 Analytical Row, London',
+        paymentGatewayFailures: 0,
+        approvalTimeoutMs: 60_000,
+        packingMs: 10,
+        transitMs: 10,
+      },
+      options: { id: 'served-order' },
+    });
+    await until(
+      () => value<string>('query', { workflowId: 'served-order', name: 'stage' }),
+      (stage) => stage === 'awaiting-approval',
+    );
+    expect(
+      await value('update', {
+        workflowId: 'served-order',
+        name: 'changeAddress',
+        arg: '1 Engine Lane, Leeds',
+      }),
+    ).toEqual({ shippingAddress: '1 Engine Lane, Leeds' });
+    const refusedUpdate = await call('update', { workflowId: 'served-order', name: 'changeAddress', arg: 7 });
+    expect(refusedUpdate).toMatchObject({ ok: false, error: { message: expect.stringContaining('5–200') } });
+    expect(
+      await value('signal', {
+        workflowId: 'served-order',
+        name: 'approve',
+        payload: { ok: true, by: 'ada' },
+      }),
+    ).toBeNull();
+    await until(
+      () => statusOf('served-order'),
+      (status) => status === 'completed',
+    );
+    expect(await value('result', { workflowId: 'served-order' })).toMatchObject({
+      status: 'delivered',
+      approvedBy: 'ada',
+    });
+
+    // What an export of it reads: its record, its whole timeline (the signal and the update in it), and the
+    // refused writes (none).
+    const [described, timeline, rejections] = await Promise.all([
+      value<{ workflowId: string; status: string; input: unknown }>('describe', {
+        workflowId: 'served-order',
+      }),
+      value<{ kind: string }[]>('timeline', { workflowId: 'served-order' }),
+      value<unknown[]>('fenceRejections', { workflowId: 'served-order' }),
+    ]);
+    expect(described).toMatchObject({
+      workflowId: 'served-order',
+      status: 'completed',
+      input: { orderId: 'S-1' },
+    });
+    expect(timeline.map((entry) => entry.kind)).toEqual(
+      expect.arrayContaining(['started', 'signal-received', 'update-applied', 'completed']),
+    );
+    expect(rejections).toEqual([]);
+
+    // A countdown suspended, resumed, then cancelled.
+    await value('start', {
+      workflowType: 'countdown',
+      input: { from: 600, tickMs: 100 },
+      options: { id: 'served-suspend' },
+    });
+    await until(
+      () => value<number | null>('query', { workflowId: 'served-suspend', name: 'remaining' }),
+      (remaining) => remaining !== null && remaining < 600,
+    );
+    expect(await value('suspend', { workflowId: 'served-suspend' })).toBeNull();
+    await until(
+      () => statusOf('served-suspend'),
+      (status) => status === 'suspended',
+    );
+    const remaining = await value<number>('query', { workflowId: 'served-suspend', name: 'remaining' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await value('query', { workflowId: 'served-suspend', name: 'remaining' })).toBe(remaining);
+    expect(await value('resume', { workflowId: 'served-suspend' })).toBeNull();
+    await until(
+      () => value<number>('query', { workflowId: 'served-suspend', name: 'remaining' }),
+      (now) => now < remaining,
+    );
+    expect(await value('cancel', { workflowId: 'served-suspend', reason: 'served test' })).toBeNull();
+    await until(
+      () => statusOf('served-suspend'),
+      (status) => status === 'cancelled',
+    );
+    const cancelled = await value<{ kind: string }[]>('timeline', { workflowId: 'served-suspend' });
+    expect(cancelled.map((entry) => entry.kind)).toEqual(
+      expect.arrayContaining(['suspended', 'resumed', 'cancel-requested', 'cancelled']),
+    );
+    socket.close();
+  }, 60_000);
 
   it('reports the worker holding a workflow as live, and refuses a reclaim from the observer with ObserverCannotClaimError', async () => {
     const socket = await new Promise<WebSocket>((resolve, reject) => {

@@ -11,8 +11,8 @@
  *   the studio's own with 403 — before anything is served or upgraded.
  * - The browser cannot make the server run code: definitions come only from the operator's files; the
  *   studio shows those saved in the studio read-only and refuses to compile or save new ones.
- * - Messages are bounded (2 MiB, above the engine's payload limit): a bigger frame, or one that is not JSON,
- *   closes that socket with a reason (1009, 1007) and harms no other. Requests are validated as in a tab;
+ * - Messages are bounded (2 MiB, above the engine's payload limit): a bigger frame, one that is not JSON, or
+ *   a binary one closes that socket with a reason (1009, 1007, 1003) and harms no other. Requests are validated as in a tab;
  *   a wrong protocol version or an unknown method is answered with an error and the socket stays open.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -63,6 +63,13 @@ export type RunningServer = {
 
 /** The largest message a page may send, in bytes. */
 export const maxMessageBytes = 2 * 1024 * 1024;
+
+/**
+ * The frame size at which the WebSocket library itself gives up, before buffering the payload. It closes
+ * with 1009 but no reason, so the studio's own check (at `maxMessageBytes`, with a reason the page shows)
+ * sits below it; frames past this are refused unread, reason-less.
+ */
+const hardFrameLimitBytes = 4 * maxMessageBytes;
 
 const contentTypes: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -194,7 +201,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     serveStatic(studioDir, url.pathname, indexHtml, response);
   });
 
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: hardFrameLimitBytes });
   server.on('upgrade', (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://studio');
     const refused = url.pathname === '/ws' ? refusal(request, url) : { status: 404, message: 'Not found' };
@@ -272,6 +279,13 @@ function connectSocket(ws: WebSocket, host: EngineHost, logger: Logger): void {
   const disconnect = host.connect(port);
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(1003, 'Only text frames of JSON are accepted.');
+    const bytes = Array.isArray(data)
+      ? data.reduce((sum, part) => sum + part.length, 0)
+      : data instanceof ArrayBuffer
+        ? data.byteLength
+        : data.length;
+    if (bytes > maxMessageBytes)
+      return ws.close(1009, `A message was larger than ${maxMessageBytes / (1024 * 1024)} MiB.`);
     let message: unknown;
     try {
       message = JSON.parse(data.toString());
