@@ -320,7 +320,10 @@ export interface Methods {
   resume: { params: { workflowId: string }; result: null };
   /** Waits for the workflow (its latest run, or `run`) to finish (as a result waiter of this engine). */
   result: { params: { workflowId: string; run?: number }; result: unknown };
-  /** The latest run, or `run`: an earlier run kept by run history. */
+  /**
+   * The latest run, or `run`: an earlier run kept by run history. A running workflow's description lists the
+   * signals buffered for it, sent but not consumed yet (`bufferedSignals`, at most 100, oldest first).
+   */
   describe: { params: { workflowId: string; run?: number }; result: WorkflowDescription };
   /** Every stored run of a workflow id, latest first. */
   runs: { params: { workflowId: string }; result: RunSummary[] };

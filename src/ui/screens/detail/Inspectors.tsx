@@ -1,6 +1,7 @@
 /**
  * The workflow's data: its state (as of its last checkpoint), its input, and its result or error — each a
- * collapsible JSON view rendered as text —, its open operations (attempts, due times: pending-work.ts), and its family as a tree (FamilyTree.tsx): its ancestors, and
+ * collapsible JSON view rendered as text —, its open operations (attempts, due times: pending-work.ts) and
+ * the signals buffered for it (sent, not consumed yet), and its family as a tree (FamilyTree.tsx): its ancestors, and
  * the children it started, down to any depth, with links.
  */
 import { useState } from 'react';
@@ -9,8 +10,9 @@ import { EmptyState } from '../../components/EmptyState';
 import { JsonView } from '../../components/JsonView';
 import styles from './Inspectors.module.css';
 import { familyChildren, FamilyTree } from './FamilyTree';
+import { BufferedSignalsTable } from '../pending/BufferedSignals';
 import { PendingTable } from '../pending/PendingTable';
-import { byDue, pendingOf } from '../pending/pending-work';
+import { bufferedOf, byDue, pendingOf } from '../pending/pending-work';
 
 type Tab = 'state' | 'input' | 'result' | 'pending' | 'children';
 
@@ -23,6 +25,7 @@ export function Inspectors({
 }) {
   const children = familyChildren(workflow, timeline);
   const pending = pendingOf(workflow).sort(byDue);
+  const buffered = bufferedOf(workflow);
   const hasOutcome = workflow.result !== undefined || workflow.error !== undefined;
   // Until the person picks a tab, show the outcome once there is one, and the state before.
   const [picked, setTab] = useState<Tab | null>(null);
@@ -31,7 +34,7 @@ export function Inspectors({
     { value: 'state', label: 'State' },
     { value: 'input', label: 'Input' },
     { value: 'result', label: workflow.error ? 'Error' : 'Result' },
-    { value: 'pending', label: 'Pending', count: pending.length },
+    { value: 'pending', label: 'Pending', count: pending.length + buffered.length },
     { value: 'children', label: 'Family', count: children.length },
   ];
   return (
@@ -112,15 +115,27 @@ export function Inspectors({
           )
         ) : null}
         {tab === 'pending' ? (
-          pending.length === 0 ? (
-            <EmptyState compact title="Nothing pending" testId="detail.no-pending">
-              {workflow.status === 'running'
-                ? 'It waits on no operation right now.'
-                : `It is ${workflow.status}: it waits on nothing.`}
-            </EmptyState>
-          ) : (
-            <PendingTable items={pending} showWorkflow={false} label="Its open operations" />
-          )
+          <>
+            {pending.length === 0 ? (
+              <EmptyState compact title="Nothing pending" testId="detail.no-pending">
+                {workflow.status === 'running'
+                  ? 'It waits on no operation right now.'
+                  : `It is ${workflow.status}: it waits on nothing.`}
+              </EmptyState>
+            ) : (
+              <PendingTable items={pending} showWorkflow={false} label="Its open operations" />
+            )}
+            {buffered.length > 0 ? (
+              <>
+                <p className={styles.caption}>
+                  Buffered signals: sent, not consumed yet. It takes the oldest of a name when it waits for a
+                  signal of that name.
+                  {workflow.bufferedSignalsMore ? ' More are buffered: the first 100 are listed.' : ''}
+                </p>
+                <BufferedSignalsTable items={buffered} showWorkflow={false} label="Its buffered signals" />
+              </>
+            ) : null}
+          </>
         ) : null}
         {tab === 'children' ? <FamilyTree workflow={workflow} timeline={timeline} /> : null}
       </div>

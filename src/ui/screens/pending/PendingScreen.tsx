@@ -1,16 +1,27 @@
 /**
  * Pending work across the store: every open operation of the running workflows — activities with their
  * attempt and when a backed-off one tries again, timers with their due time, signals and conditions with
- * their timeouts, children awaited — soonest due first, filterable by kind. Read from each running
- * workflow's description (at most `maxWorkflows` of them, the most recently changed first), live.
+ * their timeouts, children awaited — soonest due first, filterable by kind; and below, the signals buffered
+ * for them: sent, not consumed yet (the workflow does not wait for them, or not yet), oldest first. Read from
+ * each running workflow's description (at most `maxWorkflows` of them, the most recently changed first),
+ * live.
  */
 import { useMemo, useState } from 'react';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { ScreenHeader } from '../../components/ScreenHeader';
 import { useWorkflowDescriptions, useWorkflowList } from '../../data/workflow-queries';
+import { BufferedSignalsTable } from './BufferedSignals';
 import { PendingTable } from './PendingTable';
-import { byDue, pendingKindLabels, pendingKinds, pendingOf, type PendingKind } from './pending-work';
+import {
+  bufferedOf,
+  byDue,
+  bySent,
+  pendingKindLabels,
+  pendingKinds,
+  pendingOf,
+  type PendingKind,
+} from './pending-work';
 import styles from './PendingScreen.module.css';
 
 /** How many running workflows the screen describes. */
@@ -39,6 +50,17 @@ export function PendingScreen() {
         .sort(byDue),
     [ids, descriptions],
   );
+  const buffered = useMemo(
+    () =>
+      ids
+        .flatMap((id) => {
+          const description = descriptions.get(id);
+          return description && description.status === 'running' ? bufferedOf(description) : [];
+        })
+        .sort(bySent),
+    [ids, descriptions],
+  );
+  const bufferedMore = ids.some((id) => descriptions.get(id)?.bufferedSignalsMore === true);
   const shown = kind ? all.filter((item) => item.kind === kind) : all;
   const counted = running?.length ?? 0;
   return (
@@ -92,10 +114,23 @@ export function PendingScreen() {
           <PendingTable items={shown} showWorkflow label="Open operations of running workflows" />
         )}
       </div>
+      <h2 className={styles.heading} id="pending-buffered-title">
+        Buffered signals <span className={styles.count}>{buffered.length}</span>
+      </h2>
       <p className={styles.note}>
-        Signals sent to a workflow that does not wait for them stay buffered in the store until it does; they
-        are not listed here.
+        Signals sent to a workflow that does not wait for them (or not yet) stay buffered in the store until
+        it waits for a signal of that name; then it takes the oldest. Oldest first.
+        {bufferedMore ? ' Some workflows have more than 100 buffered: their first 100 are listed.' : ''}
       </p>
+      <div className={styles.card}>
+        {!running ? null : buffered.length === 0 ? (
+          <EmptyState compact title="No buffered signals" testId="pending.buffered-empty">
+            Every signal sent to a running workflow has been consumed.
+          </EmptyState>
+        ) : (
+          <BufferedSignalsTable items={buffered} showWorkflow label="Buffered signals of running workflows" />
+        )}
+      </div>
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkflowDescription } from '../../../engine';
-import { byDue, pendingOf, pendingState } from './pending-work';
+import { bufferedOf, byDue, bySent, payloadPreview, pendingOf, pendingState } from './pending-work';
 
 type Pending = NonNullable<WorkflowDescription['pending']>;
 type Leaves = Pending['leaves'];
@@ -63,5 +63,37 @@ describe('pending work', () => {
       ...pendingOf(waiting('soon', 'sleep', [{ kind: 'sleep', name: 'sleep', done: false, dueAt: 3 }])),
     ].sort(byDue);
     expect(items.map((item) => item.workflowId)).toEqual(['soon', 'late', 'old', 'new']);
+  });
+});
+
+describe('buffered signals', () => {
+  it('lists the signals a workflow has not consumed, with payload, time and sender', () => {
+    const items = bufferedOf({
+      workflowId: 'w1',
+      workflowType: 'demo',
+      bufferedSignals: [
+        { seq: 0, name: 'approve', payload: { by: 'ann' }, sentAt: 200, sentBy: 'engine-a' },
+        { seq: 3, name: 'ping', sentAt: 100, sentBy: 'engine-b' },
+      ],
+    });
+    expect(items.map((item) => [item.name, item.payload, item.hasPayload, item.sentAt, item.sentBy])).toEqual(
+      [
+        ['approve', { by: 'ann' }, true, 200, 'engine-a'],
+        ['ping', undefined, false, 100, 'engine-b'],
+      ],
+    );
+    expect(new Set(items.map((item) => item.key)).size).toBe(2);
+    expect([...items].sort(bySent).map((item) => item.name)).toEqual(['ping', 'approve']);
+    // A description from an engine that does not report them (another build): none.
+    expect(bufferedOf({ workflowId: 'w2', workflowType: 'demo' })).toEqual([]);
+  });
+
+  it('previews a payload as one line of JSON, cut with an ellipsis when longer', () => {
+    expect(payloadPreview({ a: 1 })).toEqual({ text: '{"a":1}', truncated: false });
+    expect(payloadPreview(null)).toEqual({ text: 'null', truncated: false });
+    const long = payloadPreview({ text: 'x'.repeat(200) }, 20);
+    expect(long.truncated).toBe(true);
+    expect(long.text).toHaveLength(20);
+    expect(long.text).toBe('{"text":"xxxxxxxxxx…');
   });
 });

@@ -2,7 +2,8 @@
  * Pending work, from what `describe` says a workflow waits on (`pending.leaves`): each open operation — an
  * activity with its attempt and, while it backs off, when the next attempt is due; a timer with its due
  * time; a signal or a `waitUntil` condition with its timeout; a child workflow — one row each, for one
- * workflow or across the store, soonest due first. Pure.
+ * workflow or across the store, soonest due first. And the signals buffered for a workflow, sent but not
+ * consumed yet (`describe(id).bufferedSignals`), oldest first, with a one-line preview of each payload. Pure.
  */
 import type { WorkflowDescription, WorkflowStatus } from '../../../engine';
 
@@ -105,4 +106,60 @@ export function pendingState(item: PendingItem): string {
     case 'child':
       return item.childId ? `waiting for child ${item.childId}` : 'waiting for its child';
   }
+}
+
+/**
+ * A signal sent to a workflow that has not consumed it: buffered in the store until the workflow waits for a
+ * signal of its name (`describe(id).bufferedSignals`).
+ */
+export type BufferedItem = {
+  /** Unique within a list: workflow and signal sequence number. */
+  key: string;
+  workflowId: string;
+  workflowType: string;
+  name: string;
+  /** Absent when it was sent without one. */
+  payload?: unknown;
+  hasPayload: boolean;
+  sentAt: number;
+  /** The engine that sent it. */
+  sentBy: string;
+};
+
+/** The signals buffered for a workflow, oldest first (none for a description without them). */
+export function bufferedOf(
+  workflow: Pick<WorkflowDescription, 'workflowId' | 'workflowType'> &
+    Partial<Pick<WorkflowDescription, 'bufferedSignals'>>,
+): BufferedItem[] {
+  return (workflow.bufferedSignals ?? []).map((signal) => ({
+    key: `${workflow.workflowId}\u0000${signal.seq}`,
+    workflowId: workflow.workflowId,
+    workflowType: workflow.workflowType,
+    name: signal.name,
+    ...(signal.payload === undefined ? {} : { payload: signal.payload }),
+    hasPayload: signal.payload !== undefined,
+    sentAt: signal.sentAt,
+    sentBy: signal.sentBy,
+  }));
+}
+
+/** Oldest sent first (the order a workflow takes them in). */
+export function bySent(a: BufferedItem, b: BufferedItem): number {
+  return a.sentAt - b.sentAt || a.key.localeCompare(b.key);
+}
+
+/** How many characters of a payload's JSON a row shows before "Show all". */
+export const payloadPreviewLength = 80;
+
+/**
+ * A payload as one line of JSON, cut at `max` characters (then ending in "…"); `truncated` says whether
+ * there is more to read.
+ */
+export function payloadPreview(
+  payload: unknown,
+  max: number = payloadPreviewLength,
+): { text: string; truncated: boolean } {
+  const text = JSON.stringify(payload) ?? String(payload);
+  if (text.length <= max) return { text, truncated: false };
+  return { text: `${text.slice(0, max - 1)}…`, truncated: true };
 }
