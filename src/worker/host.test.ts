@@ -297,6 +297,26 @@ describe('worker host: engines of the database', () => {
     });
   });
 
+  it('reports no claims for a dead engine, although its last presence record counted some', async () => {
+    const storage = new MemoryStorage();
+    const liveness = new ListingLiveness();
+    const a = open({ storage, liveness });
+    const b = open({ storage, liveness });
+    await Promise.all([running(a), running(b)]);
+    await a.client.start('countdown', { from: 600, tickMs: 60_000 }, { id: 'held-by-a' });
+    await until(
+      () => b.client.engines(),
+      (list) => (list.find((engine) => engine.engineId === a.host.engineId)?.claimsHeld ?? 0) >= 1,
+    );
+    // A's tab is gone without a word: its worker writes nothing more, its lock vanished.
+    a.channel.worker.terminate();
+    liveness.kill(a.host.engineId);
+    const stored = JSON.parse((await storage.get(presenceKey(a.host.engineId)))!) as { claimsHeld: number };
+    expect(stored.claimsHeld).toBeGreaterThanOrEqual(1);
+    const listed = (await b.client.engines()).find((engine) => engine.engineId === a.host.engineId);
+    expect(listed).toMatchObject({ status: 'dead', alive: false, claimsHeld: 0 });
+  });
+
   it('records an engine crashed on another tab’s behalf, and never overwrites a graceful stop', async () => {
     const storage = new MemoryStorage();
     const liveness = new ListingLiveness();
