@@ -4,7 +4,9 @@
  * as JSON (prefilled with the definition's sample, validated as you type, recent inputs one click away),
  * optionally name the workflow and give it a start delay or an execution timeout. What the engine refuses —
  * an existing id, an oversized payload, a bad id — is shown inline in its own words, and the dialog stays
- * open so it can be fixed. On success the new workflow's page opens.
+ * open so it can be fixed. An id that last ran as another workflow type (`WorkflowIdReuseError`) is refused
+ * with the engine's message and one explicit way on: reuse the id for the chosen type (`idReuse:
+ * 'any-type'`, IdReuseRefused.tsx), which keeps the earlier runs. On success the new workflow's page opens.
  *
  * More options also offer an idempotency key, and a signal sent with the start (signal-with-start, which
  * needs an id): see StartExtrasFields.tsx. A start that started nothing — the key returned an earlier
@@ -31,6 +33,8 @@ import { defaultScheduleFields, type ScheduleFields } from '../schedules/schedul
 import { FormActions, SecondsField, submitOnCtrlEnter, TextField, useDefinitionInput } from './FormFields';
 import { JsonInputField } from './JsonInputField';
 import { NothingStarted, StartExtrasFields } from './StartExtrasFields';
+import { IdReuseRefused } from './IdReuseRefused';
+import { idReuseRefusal, withIdReuse } from './id-reuse';
 import { noStartExtras, planStart, type StartExtras } from './start-extras';
 import { startableDefinitions } from './definition-catalog';
 import { humanTitle, isChildOnly } from './definition-names';
@@ -199,15 +203,17 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
   const oversize = parsed.ok && payloadBytes(parsed.value) > payloadLimitBytes;
   const canSubmit = parsed.ok && !oversize && options.ok && planned?.ok === true && !start.isPending;
   const withSignal = extras.withSignal;
+  const refusal = start.isError ? idReuseRefusal(start.error) : null;
 
-  const submit = (event?: FormEvent) => {
+  /** Starts; `reuseId`: the person asked to reuse a finished id for this type (after a refusal). */
+  const submit = (event?: FormEvent, reuseId = false) => {
     event?.preventDefault();
     if (!parsed.ok || oversize || !planned?.ok) return;
     start.mutate(
       {
         workflowType: definition.name,
         ...(parsed.empty ? {} : { input: parsed.value }),
-        ...planned.plan,
+        ...(reuseId ? withIdReuse(planned.plan) : planned.plan),
       },
       {
         onSuccess: (outcome) => {
@@ -320,7 +326,11 @@ function DefinitionForm({ definition, onDone }: { definition: DefinitionInfo; on
           {planned.problem.message}
         </p>
       ) : null}
-      {start.isError ? <InlineError error={start.error} testId="start.error" /> : null}
+      {refusal ? (
+        <IdReuseRefused refusal={refusal} onReuse={() => submit(undefined, true)} />
+      ) : start.isError ? (
+        <InlineError error={start.error} testId="start.error" />
+      ) : null}
       {start.isSuccess && !start.data.started ? (
         <NothingStarted outcome={start.data} onOpen={() => openExisting(start.data.workflowId)} />
       ) : null}
