@@ -48,6 +48,9 @@ function outcomeDialog(studio: StudioPage) {
     outcome: dialog.getByTestId('detail.event-outcome'),
     heading: dialog.getByTestId('detail.event-outcome-heading'),
     value: dialog.getByTestId('detail.event-outcome-value'),
+    /** What the event carried in: a start's or a child's input, an update's argument. */
+    inputHeading: dialog.getByTestId('detail.event-input-heading'),
+    inputValue: dialog.getByTestId('detail.event-input-value'),
     /** Opens the detail of event `seq` (the list is virtualised: scrolls until its row is rendered). */
     async open(seq: number) {
       const row = page.locator(`[data-testid="detail.event"][data-seq="${seq}"]`);
@@ -72,34 +75,60 @@ const sized = (heading: string, json: unknown) =>
 
 /**
  * The value an event's operation recorded: timeline entries carry none, so the event detail reads it from the
- * run's history — an activity's result, a signal's payload, also on the entry that received the signal.
+ * run's history — an activity's result, a signal's payload, also on the entry that received the signal. And
+ * what an event carried in, whole: the start's input, an update's argument, the input a child was started with.
  */
-test('an event shows what its operation recorded: an activity result, a signal payload', async ({
+test('an event shows what it carried and what its operation recorded: input, update argument, child input, activity result, signal payload', async ({
   studio,
 }) => {
   const orderId = 'E-77';
-  const workflowId = await studio.startViaConsole(
-    'order',
-    {
-      orderId,
-      customer: 'ada@example.com',
-      items: [
-        { sku: 'TEA-GREEN-250G', quantity: 2, unitPriceCents: 850 },
-        { sku: 'MUG-STONEWARE', quantity: 1, unitPriceCents: 1_800 },
-      ],
-      shippingAddress: '12 Analytical Row, London',
-      packingMs: 100,
-      transitMs: 100,
-    },
-    { id: 'event-detail-order' },
-  );
+  const input = {
+    orderId,
+    customer: 'ada@example.com',
+    items: [
+      { sku: 'TEA-GREEN-250G', quantity: 2, unitPriceCents: 850 },
+      { sku: 'MUG-STONEWARE', quantity: 1, unitPriceCents: 1_800 },
+    ],
+    shippingAddress: '12 Analytical Row, London',
+    packingMs: 100,
+    transitMs: 100,
+  };
+  const workflowId = await studio.startViaConsole('order', input, { id: 'event-detail-order' });
   const detail = await studio.openWorkflow(workflowId);
   await expect(detail.waitingOn).toContainText('approve');
+  const newAddress = '221B Baker Street, London';
+  await detail.sendUpdate('changeAddress', JSON.stringify(newAddress));
   const payload = { ok: true, by: 'e2e-reviewer' };
   await detail.sendSignal('approve', JSON.stringify(payload));
   await detail.expectStatus('completed');
   const timeline = await studio.timeline(workflowId);
-  const { heading, value, outcome, open, close } = outcomeDialog(studio);
+  const { heading, value, outcome, inputHeading, inputValue, open, close } = outcomeDialog(studio);
+
+  // The start's input, whole.
+  const started = timeline.find((entry) => entry.kind === 'started')!;
+  await open(started.seq);
+  await expect(inputHeading).toHaveText(sized('Input', input));
+  expect(await inputValue.textContent()).toBe(JSON.stringify(input, null, 2));
+  await close();
+
+  // The update's argument, beside the state after it.
+  const updated = timeline.find((entry) => entry.kind === 'update-applied')!;
+  await open(updated.seq);
+  await expect(inputHeading).toHaveText(sized('Argument', newAddress));
+  expect(await inputValue.textContent()).toBe(JSON.stringify(newAddress, null, 2));
+  await expect(heading).toContainText('Result');
+  await expect(value).toContainText(newAddress);
+  await close();
+
+  // The input the shipment child was started with.
+  const childStarted = timeline.find((entry) => entry.kind === 'child-started')!;
+  const childId = childStarted.kind === 'child-started' ? childStarted.detail.childId : '';
+  const childInput = (await studio.describe(childId)).input;
+  expect(childInput).toMatchObject({ orderId, address: newAddress });
+  await open(childStarted.seq);
+  await expect(inputHeading).toHaveText(sized('Input', childInput));
+  expect(await inputValue.textContent()).toBe(JSON.stringify(childInput, null, 2));
+  await close();
 
   // The reservation activity's result.
   const reserved = timeline.find(

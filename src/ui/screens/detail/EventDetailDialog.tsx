@@ -2,8 +2,10 @@
  * Event detail: one timeline entry in full — what happened in words (never cut), when, which engine wrote it
  * under which epoch, the attempt, every recorded field, a failure with its stack —, the value its operation
  * recorded (an activity's or child's result, a signal's payload, the error it failed with, the state after
- * an update: timeline entries carry no values, so it is read from the run's history), and the other entries
- * of the same operation, so an attempt reads with its retries and its outcome.
+ * an update: timeline entries carry no values, so it is read from the run's history), the input the event
+ * carried in (a start's and a child's input, read from the workflow's or the child's record; an update's
+ * argument, kept with its outcome), and the other entries of the same operation, so an attempt reads with its
+ * retries and its outcome.
  */
 import type { TimelineEntry } from '../../../engine';
 import type { EngineRecord } from '../../../host/protocol';
@@ -13,8 +15,19 @@ import { EngineTag } from '../../components/EngineTag';
 import { JsonView } from '../../components/JsonView';
 import { formatAbsolute, formatClock } from '../../components/time-format';
 import { useOperationOutcome } from '../../data/outcome-queries';
+import { useWorkflowDescription } from '../../data/workflow-queries';
 import { formatBytes } from '../engines/storage-view';
-import { eventDetail, outcomeTarget, outcomeView, sameOperation, type OutcomeTarget } from './event-detail';
+import {
+  eventDetail,
+  inputTarget,
+  inputView,
+  outcomeTarget,
+  outcomeView,
+  sameOperation,
+  type InputTarget,
+  type InputView,
+  type OutcomeTarget,
+} from './event-detail';
 import styles from './EventDetailDialog.module.css';
 import { describeEntry } from './operations';
 
@@ -40,6 +53,7 @@ export function EventDetailDialog({
   const detail = entry ? eventDetail(entry, formatAbsolute) : null;
   const related = entry ? sameOperation(timeline, entry) : [];
   const target = entry ? outcomeTarget(entry, timeline) : null;
+  const input = entry ? inputTarget(entry) : null;
   return (
     <Dialog
       open={entry !== null}
@@ -86,6 +100,9 @@ export function EventDetailDialog({
                 </details>
               ) : null}
             </section>
+          ) : null}
+          {input ? (
+            <EventInput key={`input-${entry.seq}`} workflowId={workflowId} run={run} target={input} />
           ) : null}
           {target ? (
             <OperationOutcome
@@ -158,6 +175,7 @@ function OperationOutcome({
     ) : null;
   let heading: string = target.heading;
   let body;
+  let argument: InputView | null = null;
   if (target.of === null) body = <p className={styles.note}>{target.note}</p>;
   else if (outcome.isPending)
     body = <p className={styles.note}>Reading the recorded {heading.toLowerCase()}…</p>;
@@ -170,6 +188,7 @@ function OperationOutcome({
   else {
     const view = outcomeView(outcome.data, target, timeline);
     heading = view.heading;
+    if (view.state === 'value') argument = view.argument ?? null;
     if (view.state === 'not-recorded') body = <p className={styles.note}>{view.text}</p>;
     else if (view.state === 'error')
       body = (
@@ -195,12 +214,60 @@ function OperationOutcome({
       heading = `${view.heading} · ${formatBytes(view.bytes)}`;
   }
   return (
-    <section data-testid="detail.event-outcome" aria-live="polite">
-      <h3 className={styles.heading} data-testid="detail.event-outcome-heading">
-        {heading}
+    <>
+      {argument ? <CarriedValue view={argument} /> : null}
+      <section data-testid="detail.event-outcome" aria-live="polite">
+        <h3 className={styles.heading} data-testid="detail.event-outcome-heading">
+          {heading}
+        </h3>
+        {body}
+        {consumedBy}
+      </section>
+    </>
+  );
+}
+
+/**
+ * The input a start or a child's start carried, whole: read from the record of the run (`started`,
+ * `scheduled`) or of the child (`child-started`).
+ */
+function EventInput({ workflowId, run, target }: { workflowId: string; run: number; target: InputTarget }) {
+  const description = useWorkflowDescription(
+    target.of === 'child' ? target.childId : workflowId,
+    target.of === 'child' ? undefined : run,
+  );
+  if (description.isSuccess) return <CarriedValue view={inputView(description.data.input, 'Input')} />;
+  return (
+    <section data-testid="detail.event-input">
+      <h3 className={styles.heading} data-testid="detail.event-input-heading">
+        Input
       </h3>
-      {body}
-      {consumedBy}
+      {description.isError ? (
+        <p className={styles.note} role="alert">
+          {description.error.name === 'WorkflowNotFoundError'
+            ? `${target.of === 'child' ? 'The child workflow' : 'This run'} is no longer stored: its input cannot be read.`
+            : `Could not read it: ${description.error.message}`}
+        </p>
+      ) : (
+        <p className={styles.note}>Reading the input…</p>
+      )}
+    </section>
+  );
+}
+
+/** A value an event carried in (an input, an update's argument), whole, headed with its size as stored. */
+function CarriedValue({ view }: { view: InputView }) {
+  return (
+    <section data-testid="detail.event-input">
+      <h3 className={styles.heading} data-testid="detail.event-input-heading">
+        {view.json !== null ? `${view.heading} · ${formatBytes(view.bytes)}` : view.heading}
+      </h3>
+      {view.json !== null ? (
+        <pre className={styles.outcomeValue} tabIndex={0} data-testid="detail.event-input-value">
+          {view.json}
+        </pre>
+      ) : null}
+      {view.text ? <p className={styles.note}>{view.text}</p> : null}
     </section>
   );
 }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationOutcome, TimelineEntry } from '../../../engine';
-import { eventDetail, outcomeTarget, outcomeView, sameOperation } from './event-detail';
+import {
+  eventDetail,
+  inputTarget,
+  inputView,
+  outcomeTarget,
+  outcomeView,
+  sameOperation,
+} from './event-detail';
 
 const failed = {
   seq: 7,
@@ -174,10 +181,18 @@ describe('outcomeView', () => {
     });
   });
 
-  it('shows the state after an update', () => {
+  it('shows the state after an update, and the argument it was sent with', () => {
     expect(
       outcomeView(
-        { kind: 'update', name: 'note', pos: 1, updateId: 'u-1', ok: true, stateAfter: { note: 'fragile' } },
+        {
+          kind: 'update',
+          name: 'note',
+          pos: 1,
+          updateId: 'u-1',
+          ok: true,
+          arg: { note: 'fragile' },
+          stateAfter: { note: 'fragile' },
+        },
         { heading: 'Result' },
       ),
     ).toMatchObject({
@@ -185,6 +200,50 @@ describe('outcomeView', () => {
       heading: 'Result',
       json: '{\n  "note": "fragile"\n}',
       text: expect.stringContaining('state right after the update') as string,
+      argument: { heading: 'Argument', json: '{\n  "note": "fragile"\n}', bytes: 18 },
+    });
+    expect(
+      outcomeView(
+        { kind: 'update', name: 'ping', pos: 1, updateId: 'u-2', ok: true, stateAfter: {} },
+        { heading: 'Result' },
+      ),
+    ).toMatchObject({
+      argument: { heading: 'Argument', json: null, text: expect.stringContaining('without one') },
+    });
+  });
+});
+
+describe('inputTarget and inputView', () => {
+  it('reads a start’s input from the run and a child’s from the child; other entries carry none', () => {
+    expect(inputTarget(entry(1, 'started', { workflowType: 'order', version: 1 }))).toEqual({ of: 'run' });
+    expect(inputTarget(entry(1, 'scheduled', { workflowType: 'order', version: 1, startAt: 5 }))).toEqual({
+      of: 'run',
+    });
+    expect(
+      inputTarget(
+        entry(3, 'child-started', {
+          pos: 2,
+          member: 0,
+          childId: 'o-1.shipment',
+          workflowType: 'shipment',
+          parentClosePolicy: 'terminate',
+        }),
+      ),
+    ).toEqual({ of: 'child', childId: 'o-1.shipment' });
+    expect(inputTarget(failed)).toBeNull();
+    expect(inputTarget(entry(4, 'update-applied', { name: 'note', updateId: 'u' }))).toBeNull();
+  });
+
+  it('shows an input whole, as pretty JSON with its stored size, or says there was none', () => {
+    const input = { orderId: 'E-1', note: 'café' };
+    expect(inputView(input, 'Input')).toEqual({
+      heading: 'Input',
+      json: JSON.stringify(input, null, 2),
+      bytes: new TextEncoder().encode(JSON.stringify(input)).length,
+    });
+    expect(inputView(undefined, 'Input')).toMatchObject({
+      json: null,
+      text: 'No input: it was started without one.',
     });
   });
 });

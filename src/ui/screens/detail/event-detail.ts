@@ -2,8 +2,10 @@
  * The facts of one timeline entry for the event detail: everything the entry records, under names people
  * read — the operation (position, member, name), the attempt, the engine and epoch it was written under,
  * the failure with its stack, timings — and the operation's other entries, so an attempt reads with its
- * retries; and where its operation's recorded value is read (`outcomeTarget`) and how it is shown
- * (`outcomeView`). Pure, so the detail never cuts what the list had to shorten.
+ * retries; where its operation's recorded value is read (`outcomeTarget`) and how it is shown
+ * (`outcomeView`); and the input the event carried in (a start's, a child's: `inputTarget`; an update's
+ * argument: `OutcomeView.argument`), shown whole (`inputView`). Pure, so the detail never cuts what the list
+ * had to shorten.
  */
 import type {
   Json,
@@ -72,17 +74,24 @@ function show(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The operation an entry is about: its position and member (0 outside `all` / `race`), or null. */
+function operationOf(entry: TimelineEntry): { pos: number; member: number } | null {
+  if (!('pos' in entry.detail) || typeof entry.detail.pos !== 'number') return null;
+  return { pos: entry.detail.pos, member: typeof entry.detail.member === 'number' ? entry.detail.member : 0 };
+}
+
+/** The failure an entry records: an activity attempt's, a rejected update's, the workflow's. */
+function failureOf(entry: TimelineEntry): EventDetail['error'] {
+  if (entry.kind === 'update-rejected') return { name: 'Error', message: entry.detail.error };
+  return 'error' in entry.detail && entry.detail.error ? entry.detail.error : null;
+}
+
 /** The detail of `entry`. `formatTime` renders epoch-ms fields (due times). */
 export function eventDetail(entry: TimelineEntry, formatTime: (at: number) => string): EventDetail {
-  const detail = entry.detail as Record<string, unknown>;
+  const detail: Readonly<Record<string, unknown>> = entry.detail;
   const facts: EventFact[] = [];
-  let error: EventDetail['error'] = null;
   for (const [key, value] of Object.entries(detail)) {
-    if (value === undefined) continue;
-    if (key === 'error') {
-      error = typeof value === 'string' ? { name: 'Error', message: value } : (value as EventDetail['error']);
-      continue;
-    }
+    if (value === undefined || key === 'error') continue;
     const label = labels[key] ?? key;
     facts.push({
       label,
@@ -97,17 +106,17 @@ export function eventDetail(entry: TimelineEntry, formatTime: (at: number) => st
     engineId: entry.engineId,
     epoch: entry.epoch,
     facts,
-    error,
-    position: typeof detail.pos === 'number' ? detail.pos : null,
-    raw: detail,
+    error: failureOf(entry),
+    position: operationOf(entry)?.pos ?? null,
+    raw: { ...detail },
   };
 }
 
 /** The entries of the same operation (same position), in order: an attempt with its retries. */
 export function sameOperation(timeline: readonly TimelineEntry[], entry: TimelineEntry): TimelineEntry[] {
-  const pos = (entry.detail as { pos?: number }).pos;
+  const pos = operationOf(entry)?.pos;
   if (pos === undefined) return [entry];
-  return timeline.filter((candidate) => (candidate.detail as { pos?: number }).pos === pos);
+  return timeline.filter((candidate) => operationOf(candidate)?.pos === pos);
 }
 
 /**
@@ -131,10 +140,10 @@ export function outcomeTarget(
   entry: TimelineEntry,
   timeline: readonly TimelineEntry[],
 ): OutcomeTarget | null {
-  const detail = entry.detail as { pos?: unknown; member?: unknown };
-  if (typeof detail.pos === 'number')
+  const operation = operationOf(entry);
+  if (operation)
     return {
-      of: { pos: detail.pos, member: typeof detail.member === 'number' ? detail.member : 0 },
+      of: operation,
       heading:
         entry.kind === 'signal-consumed' || (entry.kind === 'timer-fired' && entry.detail.kind === 'signal')
           ? 'Payload'
@@ -158,6 +167,50 @@ export function outcomeTarget(
   return null;
 }
 
+/**
+ * Where the event detail reads the input an event carried, beside its outcome: a start's (`scheduled`,
+ * `started`) is the run's input, a child's (`child-started`) the input the child was started with. (An
+ * update's argument comes with its outcome: `OutcomeView.argument`.) Null for other entries.
+ */
+export type InputTarget = { of: 'run' } | { of: 'child'; childId: string };
+
+export function inputTarget(entry: TimelineEntry): InputTarget | null {
+  switch (entry.kind) {
+    case 'scheduled':
+    case 'started':
+      return { of: 'run' };
+    case 'child-started':
+      return { of: 'child', childId: entry.detail.childId };
+    default:
+      return null;
+  }
+}
+
+/** A value an event carried in, shown whole: pretty JSON with its stored size, or why there is none. */
+export type InputView = {
+  heading: 'Input' | 'Argument';
+  /** The value as pretty JSON, or null when it carried none (`text` says so). */
+  json: string | null;
+  /** The size of the value as stored (compact JSON, UTF-8). */
+  bytes: number;
+  text?: string;
+};
+
+/** How the event detail shows an input (`heading` 'Input') or an update's argument ('Argument'). */
+export function inputView(value: Json | undefined, heading: InputView['heading']): InputView {
+  if (value === undefined)
+    return {
+      heading,
+      json: null,
+      bytes: 0,
+      text:
+        heading === 'Input'
+          ? 'No input: it was started without one.'
+          : 'No argument recorded: the update was sent without one.',
+    };
+  return { heading, ...sized(value) };
+}
+
 /** How the event detail shows a recorded outcome (or its absence), in words and pretty JSON. */
 export type OutcomeView =
   | { state: 'not-recorded'; heading: 'Result' | 'Payload'; text: string }
@@ -169,6 +222,8 @@ export type OutcomeView =
       /** The size of the value as stored (compact JSON, UTF-8). */
       bytes: number;
       text?: string;
+      /** For an update: the argument it was sent with. */
+      argument?: InputView;
     }
   | { state: 'error'; heading: 'Error'; error: SerializedError; text?: string };
 
@@ -197,6 +252,7 @@ export function outcomeView(
     return {
       ...valueOf(outcome.stateAfter, 'Result'),
       text: 'The workflow’s state right after the update. (The handler’s return value went to its caller and is not kept.)',
+      argument: inputView(outcome.arg, 'Argument'),
     };
   if (!outcome.ok)
     return {
@@ -230,10 +286,10 @@ export function outcomeView(
 }
 
 function valueOf(value: Json, heading: 'Result' | 'Payload'): Extract<OutcomeView, { state: 'value' }> {
-  return {
-    state: 'value',
-    heading,
-    json: JSON.stringify(value, null, 2),
-    bytes: utf8Bytes(JSON.stringify(value)),
-  };
+  return { state: 'value', heading, ...sized(value) };
+}
+
+/** A value as pretty JSON, and its size as stored (compact JSON, UTF-8). */
+function sized(value: Json): { json: string; bytes: number } {
+  return { json: JSON.stringify(value, null, 2), bytes: utf8Bytes(JSON.stringify(value)) };
 }
