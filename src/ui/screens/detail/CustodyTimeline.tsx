@@ -7,11 +7,14 @@
  * deposed engine tried to write and storage refused. Bottom: the operations — activity attempts with their
  * durations and back-offs, timers, children, signals and updates, lifecycle events.
  *
- * Drag across the chart to zoom into a stretch of time; "Fit" shows it all again. Selecting a mark selects
- * its operation, which the event list beside it highlights (and the other way round). With thousands of
- * entries, marks closer than a pixel merge (see chart-geometry.ts), so the chart stays light.
+ * Drag across the chart to zoom into a stretch of time; "Fit" shows it all again. By keyboard: + and − (or
+ * the Zoom in / Zoom out buttons) zoom around the selected operation or the middle, ← and → pan while
+ * zoomed, 0 fits. Selecting a mark (a click, or Enter / Space on a focused mark: every operation mark is a
+ * tab stop) selects its operation, which the event list beside it highlights (and the other way round).
+ * With thousands of entries, marks closer than a pixel merge (see chart-geometry.ts), so the chart stays
+ * light.
  */
-import { useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
 import type { EngineRecord } from '../../../host/protocol';
 import { Button } from '../../components/Button';
 import { selfWord } from '../../data/studio-mode';
@@ -22,7 +25,9 @@ import {
   formatOffset,
   niceTicks,
   packRows,
+  panBy,
   timeScale,
+  zoomBy,
   type TimeScale,
 } from './chart-geometry';
 import type { Custody, CustodyBar, CustodyLane } from './custody';
@@ -53,6 +58,15 @@ const rowHeight = 18;
 const trackGap = 10;
 const maxRowsPerTrack = 4;
 const trackOrder: Track[] = ['activities', 'timers', 'children', 'messages', 'lifecycle'];
+
+/** Enter or Space on a focused mark acts like a click. */
+function activateOnKey(action: () => void) {
+  return (event: KeyboardEvent<SVGGElement>) => {
+    if (event.key !== 'Enter' && event.key !== ' ') return;
+    event.preventDefault();
+    action();
+  };
+}
 
 function engineName(engines: ReadonlyMap<string, EngineRecord>, engineId: string): string {
   return engines.get(engineId)?.label ?? `Engine ${engineId.slice(0, 8)}`;
@@ -91,6 +105,24 @@ export function CustodyTimeline({
   const height = opsTop + Math.max(opsHeight, rowHeight) + 8;
   const ticks = niceTicks(view.start, view.end, plotWidth);
   const selectedGroup = operations.groups.find((group) => group.key === selectedGroupKey);
+  const full = { start: custody.start, end: custody.end };
+  const zoomIn = () =>
+    setZoom(
+      zoomBy(view, full, 0.5, selectedGroup ? (selectedGroup.start + selectedGroup.end) / 2 : undefined),
+    );
+  const zoomOut = () => setZoom(zoomBy(view, full, 2));
+  // Keys of the chart (they reach here from any focused mark, or the zoom buttons).
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === '+' || event.key === '=') zoomIn();
+    else if (event.key === '-' || event.key === '_') zoomOut();
+    else if (event.key === '0') setZoom(null);
+    else if (zoom && event.key === 'ArrowLeft') setZoom(panBy(view, full, -0.25));
+    else if (zoom && event.key === 'ArrowRight') setZoom(panBy(view, full, 0.25));
+    else return;
+    event.preventDefault();
+  };
+  const atFullZoomIn = view.end - view.start <= 20;
 
   const toTime = (event: PointerEvent<SVGElement>) => {
     const svg = (event.currentTarget as SVGElement).ownerSVGElement ?? (event.currentTarget as SVGSVGElement);
@@ -99,30 +131,59 @@ export function CustodyTimeline({
   };
 
   return (
-    <div className={styles.chart} data-testid="detail.custody-timeline">
+    <div className={styles.chart} data-testid="detail.custody-timeline" onKeyDown={onKeyDown}>
       <div className={styles.toolbar}>
         <Legend />
-        <div className={styles.zoom}>
-          <span className={styles.range}>
+        <div className={styles.zoom} role="group" aria-label="Zoom the chart">
+          <span className={styles.range} data-testid="detail.zoom-range" aria-live="polite">
             {formatClock(view.start, { millis: false })} – {formatClock(view.end, { millis: false })} ·{' '}
             {formatDuration(view.end - view.start)}
           </span>
+          {zoom ? null : <span className={styles.hint}>Drag across the chart, or press +, to zoom</span>}
+          <Button
+            size="sm"
+            variant="ghost"
+            onClick={zoomIn}
+            disabled={atFullZoomIn}
+            title="Zoom in (+)"
+            aria-keyshortcuts="+"
+            testId="detail.zoom-in"
+          >
+            Zoom in
+          </Button>
+          <Button
+            size="sm"
+            variant="ghost"
+            onClick={zoomOut}
+            disabled={!zoom}
+            title="Zoom out (−)"
+            aria-keyshortcuts="-"
+            testId="detail.zoom-out"
+          >
+            Zoom out
+          </Button>
           {zoom ? (
-            <Button size="sm" variant="secondary" onClick={() => setZoom(null)} testId="detail.zoom-fit">
+            <Button
+              size="sm"
+              variant="secondary"
+              onClick={() => setZoom(null)}
+              title="Show it all (0)"
+              aria-keyshortcuts="0"
+              testId="detail.zoom-fit"
+            >
               Fit
             </Button>
-          ) : (
-            <span className={styles.hint}>Drag across the chart to zoom</span>
-          )}
+          ) : null}
         </div>
       </div>
       <div ref={containerRef} className={styles.canvas}>
         <svg
           width={width}
           height={height}
-          role="img"
-          aria-label="Custody lanes and timeline of the workflow"
+          role="group"
+          aria-label="Custody lanes and timeline of the workflow. Operations are buttons: Enter selects one. + and − zoom, arrows pan, 0 fits."
           className={styles.svg}
+          data-zoomed={zoom ? 'true' : undefined}
         >
           <defs>
             <pattern
@@ -615,12 +676,20 @@ function TrackMarks({
               ? 'failed'
               : mark.items.at(-1)!.status;
           const width = Math.max(2, mark.x1 - mark.x0);
+          const spanWords = single
+            ? `${single.label} — ${single.status}, ${formatDuration(single.end - single.start)} from ${formatClock(single.start)} on ${engineName(engines, single.engineId)}`
+            : `${mark.items.length.toLocaleString()} ${trackLabels[track.track].toLowerCase()} between ${formatClock(mark.items[0]!.start)} and ${formatClock(mark.items.at(-1)!.end)} (zoom in to see each)`;
           return (
             <g
-              key={`${row}-${mark.x0}`}
+              key={`${row}-${mark.items[0]!.id}`}
               className={`${styles.spanGroup} ${selected ? styles.selectedMark : ''}`}
               onPointerDown={(event) => event.stopPropagation()}
               onClick={() => onSelectGroup(mark.items[0]!.groupKey)}
+              onKeyDown={activateOnKey(() => onSelectGroup(mark.items[0]!.groupKey))}
+              tabIndex={0}
+              role="button"
+              aria-pressed={selected}
+              aria-label={spanWords}
               data-testid="detail.span"
               data-status={status}
               data-count={mark.items.length}
@@ -643,11 +712,7 @@ function TrackMarks({
                   {mergedLabel(mark.items.length, trackLabels[track.track], width)}
                 </text>
               ) : null}
-              <title>
-                {single
-                  ? `${single.label} — ${single.status}, ${formatDuration(single.end - single.start)} from ${formatClock(single.start)} on ${engineName(engines, single.engineId)}`
-                  : `${mark.items.length.toLocaleString()} ${trackLabels[track.track].toLowerCase()} between ${formatClock(mark.items[0]!.start)} and ${formatClock(mark.items.at(-1)!.end)} (zoom in to see each)`}
-              </title>
+              <title>{spanWords}</title>
             </g>
           );
         }),
@@ -657,12 +722,24 @@ function TrackMarks({
         const selected = mark.items.some((item) => item.point.groupKey === selectedGroupKey);
         const cx = (mark.x0 + mark.x1) / 2;
         const cy = y + rowHeight / 2;
+        const pointWords =
+          mark.items.length === 1
+            ? `${first.label} at ${formatClock(first.at)}`
+            : `${mark.items.length} events: ${mark.items
+                .slice(0, 5)
+                .map((item) => item.point.label)
+                .join('; ')}${mark.items.length > 5 ? '…' : ''}`;
         return (
           <g
-            key={`p-${mark.x0}`}
+            key={`p-${first.id}`}
             className={`${styles.pointGroup} ${selected ? styles.selectedMark : ''}`}
             onPointerDown={(event) => event.stopPropagation()}
             onClick={() => onSelectGroup(first.groupKey)}
+            onKeyDown={activateOnKey(() => onSelectGroup(first.groupKey))}
+            tabIndex={0}
+            role="button"
+            aria-pressed={selected}
+            aria-label={pointWords}
             data-testid="detail.point"
             data-kind={first.kind}
           >
@@ -675,14 +752,7 @@ function TrackMarks({
                 ×{mark.items.length}
               </text>
             ) : null}
-            <title>
-              {mark.items.length === 1
-                ? `${first.label} at ${formatClock(first.at)}`
-                : `${mark.items.length} events: ${mark.items
-                    .slice(0, 5)
-                    .map((item) => item.point.label)
-                    .join('; ')}${mark.items.length > 5 ? '…' : ''}`}
-            </title>
+            <title>{pointWords}</title>
           </g>
         );
       })}

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateMarks, formatOffset, niceTicks, packRows, timeScale } from './chart-geometry';
+import {
+  aggregateMarks,
+  formatOffset,
+  niceTicks,
+  packRows,
+  panBy,
+  timeScale,
+  zoomBy,
+} from './chart-geometry';
 
 describe('chart geometry', () => {
   it('maps times to pixels and back', () => {
@@ -51,5 +59,25 @@ describe('chart geometry', () => {
       { start: 150, end: 300 },
     ];
     expect(aggregateMarks(few, scale)).toHaveLength(2);
+  });
+});
+
+describe('keyboard zoom', () => {
+  const full = { start: 1_000, end: 11_000 };
+  it('zooms in around the middle or a chosen time, inside the whole range', () => {
+    expect(zoomBy(full, full, 0.5)).toEqual({ start: 3_500, end: 8_500 });
+    expect(zoomBy(full, full, 0.5, 10_500)).toEqual({ start: 6_000, end: 11_000 });
+    expect(zoomBy(full, full, 0.5, 0)).toEqual({ start: 1_000, end: 6_000 });
+    // Never narrower than minZoomMs.
+    expect(zoomBy({ start: 5_000, end: 5_030 }, full, 0.5)).toEqual({ start: 5_005, end: 5_025 });
+  });
+  it('zooms out back to the whole range (null: no zoom left)', () => {
+    expect(zoomBy({ start: 3_500, end: 8_500 }, full, 1.5)).toEqual({ start: 2_250, end: 9_750 });
+    expect(zoomBy({ start: 3_500, end: 8_500 }, full, 2)).toBeNull();
+  });
+  it('pans by a fraction of the view without leaving the range', () => {
+    expect(panBy({ start: 3_000, end: 5_000 }, full, 0.25)).toEqual({ start: 3_500, end: 5_500 });
+    expect(panBy({ start: 2_000, end: 4_000 }, full, -1)).toEqual({ start: 1_000, end: 3_000 });
+    expect(panBy({ start: 9_000, end: 10_500 }, full, 1)).toEqual({ start: 9_500, end: 11_000 });
   });
 });

@@ -115,3 +115,30 @@ export function aggregateMarks<T extends { start: number; end: number }>(
   }
   return marks;
 }
+
+/** A stretch of time shown by the chart (epoch ms). */
+export type TimeRange = { start: number; end: number };
+
+/** The narrowest stretch the keyboard zooms into, in ms. */
+export const minZoomMs = 20;
+
+/**
+ * The view after a keyboard zoom: `factor` < 1 zooms in (0.5 shows half as much), > 1 zooms out, kept around
+ * `center` (default: the middle of the view) and inside `full`. Null when the result shows all of `full`
+ * (no zoom left).
+ */
+export function zoomBy(view: TimeRange, full: TimeRange, factor: number, center?: number): TimeRange | null {
+  const fullSpan = Math.max(1, full.end - full.start);
+  const span = Math.min(fullSpan, Math.max(minZoomMs, (view.end - view.start) * factor));
+  if (span >= fullSpan) return null;
+  const middle = Math.min(full.end, Math.max(full.start, center ?? (view.start + view.end) / 2));
+  const start = Math.min(full.end - span, Math.max(full.start, middle - span / 2));
+  return { start, end: start + span };
+}
+
+/** The view moved by `fraction` of its width (negative: earlier), kept inside `full`. */
+export function panBy(view: TimeRange, full: TimeRange, fraction: number): TimeRange {
+  const span = view.end - view.start;
+  const start = Math.min(full.end - span, Math.max(full.start, view.start + span * fraction));
+  return { start, end: start + span };
+}
