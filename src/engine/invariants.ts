@@ -61,8 +61,8 @@ function mintedEpoch(entry: TimelineEntry): number | null {
 
 /** The operation position and member an entry is about (`?.0` when none). */
 function leafOf(entry: TimelineEntry): string {
-  const detail = entry.detail as { pos?: number; member?: number };
-  return `${detail.pos ?? '?'}.${detail.member ?? 0}`;
+  if (!('pos' in entry.detail)) return '?.0';
+  return `${entry.detail.pos ?? '?'}.${entry.detail.member ?? 0}`;
 }
 
 function short(id: string): string {

@@ -479,7 +479,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
     const takeoverMs = Date.now() - frozenAt;
     checks.push({
       title: 'Taken over after the TTL, not before',
-      ok: takeoverMs >= claimTimings.ttlMs - 1_000 && newOwner.epoch >= 2,
+      ok: takeoverMs >= claimTimings.ttlMs - claimTimings.renewIntervalMs && newOwner.epoch >= 2,
       summary: `taken over at epoch ${newOwner.epoch} after ${formatDuration(takeoverMs)} (TTL ${formatDuration(claimTimings.ttlMs)})`,
     });
     await step(`Wait for ${victim.label} to wake up`, () =>
@@ -520,7 +520,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
         return timeline.some(
           (entry) =>
             entry.kind === 'activity-started' &&
-            (entry.detail as { name?: string }).name === 'transform' &&
+            entry.detail.name === 'transform' &&
             entry.engineId === victim.engineId,
         )
           ? true
