@@ -248,3 +248,95 @@ for (const theme of ['light', 'dark'] as const)
 
     expect(found).toEqual([]);
   });
+
+/**
+ * The screens and dialogs added after the scans above: Schedules with its New schedule dialog, a workflow's
+ * run switcher (an id that ran twice), the Update / Query / Cancel / Suspend dialogs, the custody chart's zoom
+ * controls, and Pending work with a buffered signal (its payload opened whole) — both themes, scanned the same
+ * way.
+ */
+for (const theme of ['light', 'dark'] as const)
+  test(`schedules, run switcher, update / query / cancel / suspend, buffered signals, ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+  }) => {
+    test.setTimeout(scanBudgetMs(10));
+    const page = studio.page;
+    const { scan, found } = await scansInTheme(page, theme);
+
+    await page.evaluate(() =>
+      window.shuttle!.schedule('a11y-nightly', {
+        cron: '0 3 * * *',
+        workflow: 'countdown',
+        input: { from: 1 },
+        timezone: 'UTC',
+      }),
+    );
+    await page.evaluate(() =>
+      window.shuttle!.schedule('a11y-paused', { cron: '*/5 * * * *', workflow: 'countdown' }),
+    );
+    await page.evaluate(() => window.shuttle!.pauseSchedule('a11y-paused'));
+    // An id that ran twice (the run switcher), and a running order that waits for its approval.
+    await studio.startViaConsole('countdown', { from: 0 }, { id: 'a11y-twice' });
+    await expect.poll(async () => (await studio.describe('a11y-twice')).status).toBe('completed');
+    await studio.startViaConsole('countdown', { from: 1, tickMs: 10 }, { id: 'a11y-twice' });
+    const order = await page.evaluate(async () => {
+      const definition = (await window.shuttle!.definitions()).find(
+        (candidate) => candidate.name === 'order',
+      );
+      return window.shuttle!.start('order', definition?.sampleInput ?? undefined, { id: 'a11y-order' });
+    });
+    await expect.poll(async () => (await studio.describe(order)).pending?.name).toBe('approve');
+
+    await go(page, '#/schedules');
+    await expect(heading(page, 'Schedules')).toBeVisible();
+    await expect(page.getByTestId('schedules.row')).toHaveCount(2);
+    await expect(page.getByTestId('schedules.row-paused')).toBeVisible();
+    await scan('#/schedules');
+
+    await page.getByTestId('schedules.new-button').click();
+    await expect(page.getByTestId('start.dialog')).toBeVisible();
+    await expect(page.getByTestId('start.mode-schedule')).toHaveAttribute('aria-selected', 'true');
+    await page.locator('[data-testid="start.definition"][data-definition="countdown"]').click();
+    await page.getByTestId('schedule.cron').fill('*/10 * * * *');
+    await expect(page.getByTestId('schedule.preview')).toHaveAttribute('data-state', 'ok');
+    await scan('new schedule dialog', dialogSelector('start.dialog'));
+    await closeDialog(page, 'start.dialog');
+
+    const twice = await studio.openWorkflow('a11y-twice');
+    await twice.expectStatus('completed');
+    await page.getByTestId('detail.run-switcher').click();
+    await expect(page.getByTestId('detail.run-option')).toHaveCount(2);
+    await scan('#/workflows/a11y-twice (run switcher open)');
+    await page.keyboard.press('Escape');
+
+    await studio.openWorkflow(order);
+    await page.getByTestId('detail.zoom-in').click();
+    await expect(page.getByTestId('detail.zoom-fit')).toBeVisible();
+    await scan(`#/workflows/${order} (chart zoomed)`);
+
+    for (const kind of ['update', 'query'] as const) {
+      await page.getByTestId(`detail.${kind}-button`).click();
+      await expect(page.getByTestId(`detail.${kind}-name`)).toBeVisible();
+      await scan(`${kind} dialog`, dialogSelector(`detail.${kind}-dialog`));
+      await closeDialog(page, `detail.${kind}-dialog`);
+    }
+    for (const kind of ['cancel', 'suspend'] as const) {
+      await page.getByTestId(`detail.${kind}-button`).click();
+      await expect(page.getByTestId(`detail.${kind}-confirm`)).toBeVisible();
+      await scan(`${kind} dialog`, dialogSelector(`detail.${kind}-dialog`));
+      await closeDialog(page, `detail.${kind}-dialog`);
+    }
+
+    // A signal the order does not wait for: buffered, listed on Pending work with its payload opened.
+    await page.evaluate(
+      (id) => window.shuttle!.signal(id, 'note', { text: 'a long note '.repeat(12) }),
+      order,
+    );
+    await page.getByTestId('shell.nav-pending').click();
+    await expect(heading(page, 'Pending work')).toBeVisible();
+    await page.getByTestId('pending.buffered-show-all').click();
+    await expect(page.getByTestId('pending.buffered-full')).toBeVisible();
+    await scan('#/pending (a buffered signal, its payload open)');
+
+    expect(found).toEqual([]);
+  });
