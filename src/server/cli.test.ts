@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, entriesOf, hostKeys, type AnyWorkflowDefinition, type Engine } from '../engine';
 import { compileDefinition, compileModule } from '../host/authoring/compile';
 import { saveDefinition } from '../host/authoring/definition-store';
+import { studioClaimTimings } from '../host/protocol';
 import { PostgresStorage } from '../storage/postgres';
 import type { Storage } from '../storage/types';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
@@ -170,6 +171,18 @@ afterAll(() => {
   for (const child of spawned)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   rmSync(folder, { recursive: true, force: true });
+});
+
+describe('shuttle help worker', () => {
+  it('states the claim timings defaults from their one home (studioClaimTimings)', async () => {
+    const help = shuttle(['help', 'worker']);
+    let stdout = '';
+    help.child.stdout!.removeAllListeners('data');
+    help.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    expect(await help.exited).toBe(0);
+    expect(stdout).toContain(`keeps its workflows (default ${studioClaimTimings.ttlMs})`);
+    expect(stdout).toContain(`renews its session (default ${studioClaimTimings.renewIntervalMs})`);
+  });
 });
 
 describe('shuttle worker refuses broken definition files', () => {

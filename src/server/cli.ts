@@ -9,6 +9,7 @@
  * a non-zero exit (2), before anything is written. `shuttle help [command]` lists the options.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { studioClaimTimings } from '../host/protocol';
 import { StartupError } from './store';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -45,8 +46,8 @@ const commands = {
       '--demos                     run the built-in demos too',
       '--label NAME                this process in the studio (default worker-<n>)',
       '--metrics-port N            serve Prometheus /metrics and /healthz on 127.0.0.1:N',
-      '--claim-ttl-ms N            how long a silent process keeps its workflows (default 6000)',
-      '--renew-interval-ms N       how often the process renews its session (default 1000)',
+      `--claim-ttl-ms N            how long a silent process keeps its workflows (default ${studioClaimTimings.ttlMs})`,
+      `--renew-interval-ms N       how often the process renews its session (default ${studioClaimTimings.renewIntervalMs})`,
       '--load-studio-definitions   also run definitions saved in the studio (off: the browser cannot make a',
       '                            server run code)',
     ],
