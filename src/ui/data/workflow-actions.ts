@@ -30,6 +30,12 @@ export function bulkTargets(kind: BulkKind, status: WorkflowStatus): boolean {
   return kind === 'terminate' ? true : status === 'running' || status === 'pending';
 }
 
+/**
+ * The most workflows one bulk confirmation acts on. The targets are read into the page (and acted on a few at
+ * a time), so a filter matching more is acted on in several rounds: the confirmation says so.
+ */
+export const maxBulkTargets = 10_000;
+
 export type BulkOutcome = { done: string[]; failed: { workflowId: string; error: Error }[] };
 
 /**
@@ -94,7 +100,8 @@ export function useBulkAction() {
 }
 
 /**
- * The ids a bulk action would act on now (counted when the confirmation opens, so it can say how many).
+ * The ids a bulk action would act on now (counted when the confirmation opens, so it can say how many): at
+ * most `maxBulkTargets` + 1 of them, the one beyond saying that more match than one confirmation acts on.
  * `rows` are the filters the list applies itself (owned by nobody, text, time range: client-filters.ts),
  * applied to the same rows at the time of counting.
  */
@@ -114,7 +121,7 @@ export function useBulkTargets(
         client,
         filter,
         kind!,
-        10_000,
+        maxBulkTargets + 1,
         hasClientFilters(rows) ? rowMatcher(rows, Date.now()) : undefined,
       ),
   });

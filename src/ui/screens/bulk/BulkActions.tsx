@@ -1,15 +1,17 @@
 /**
  * Bulk cancel / terminate by the current filter of the Workflows list, and purge of the finished ones
  * (PurgeFinished.tsx). The confirmation counts what the filter matches now and says how many workflows it
- * will act on (cancel asks running and pending ones; terminate ends every unfinished one), and after acting
- * says how many it reached and which refused.
+ * will act on (cancel asks running and pending ones; terminate ends every unfinished one) — at most
+ * `maxBulkTargets` (10,000) per confirmation, and it says so when more match —, and after acting says how
+ * many it reached and which refused.
  */
 import { useState, type FormEvent } from 'react';
 import type { ListFilter } from '../../../engine';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
-import { useBulkAction, useBulkTargets, type BulkKind } from '../../data/workflow-actions';
+import { maxBulkTargets, useBulkAction, useBulkTargets, type BulkKind } from '../../data/workflow-actions';
+import { bulkCountWords } from './describe-filters';
 import styles from './BulkActions.module.css';
 import type { ClientFilters } from '../../data/list-filters';
 import { PurgeFinishedButton } from './PurgeFinished';
@@ -88,11 +90,14 @@ function BulkDialog({
   const action = useBulkAction();
   const [reason, setReason] = useState('');
   const text = words[kind];
-  const count = targets.data?.length ?? null;
+  // One beyond the most one confirmation acts on says that more match: it acts on the first ones.
+  const more = (targets.data?.length ?? 0) > maxBulkTargets;
+  const ids = targets.data?.slice(0, maxBulkTargets);
+  const count = ids?.length ?? null;
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (!targets.data || targets.data.length === 0) return;
-    action.mutate({ kind, workflowIds: targets.data, ...(reason.trim() ? { reason: reason.trim() } : {}) });
+    if (!ids || ids.length === 0) return;
+    action.mutate({ kind, workflowIds: ids, ...(reason.trim() ? { reason: reason.trim() } : {}) });
   };
   return (
     <Dialog
@@ -120,14 +125,17 @@ function BulkDialog({
       }
     >
       <form id="bulk-form" className={styles.form} onSubmit={submit}>
-        <p className={styles.count} data-testid="workflows.bulk-count" data-count={count ?? undefined}>
+        <p
+          className={styles.count}
+          data-testid="workflows.bulk-count"
+          data-count={count ?? undefined}
+          data-more={more || undefined}
+        >
           {targets.isError
             ? 'Could not count the matching workflows.'
-            : count === null
+            : targets.data === undefined
               ? 'Counting the matching workflows…'
-              : count === 0
-                ? `No ${text.applies} workflow matches ${describeFilter}: nothing to do.`
-                : `${count} ${text.applies} workflow${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''} ${describeFilter}.`}
+              : bulkCountWords(targets.data.length, maxBulkTargets, text.applies, describeFilter)}
         </p>
         <p className={styles.body}>{text.effect}</p>
         <label className={styles.field}>

@@ -16,3 +16,19 @@ export function describeFilters(
   if (filters.since) parts.push(`started in the ${timeRangeLabels[filters.since]}`);
   return parts.length > 0 ? `the filter (${parts.join(' · ')})` : 'the list (no filter: every workflow)';
 }
+
+/**
+ * What the bulk confirmation says it will act on: `matched` ids were collected (at most `max` + 1; beyond
+ * `max`, more match than one confirmation acts on, and it acts on the first `max` in the list's order).
+ */
+export function bulkCountWords(
+  matched: number,
+  max: number,
+  applies: string,
+  describeFilter: string,
+): string {
+  if (matched === 0) return `No ${applies} workflow matches ${describeFilter}: nothing to do.`;
+  if (matched > max)
+    return `More than ${max.toLocaleString('en-US')} ${applies} workflows match ${describeFilter}. One confirmation acts on at most ${max.toLocaleString('en-US')}: these are the first ${max.toLocaleString('en-US')} in the list’s order. Confirm again for the rest once these have ended.`;
+  return `${matched.toLocaleString('en-US')} ${applies} workflow${matched === 1 ? '' : 's'} match${matched === 1 ? 'es' : ''} ${describeFilter}.`;
+}
