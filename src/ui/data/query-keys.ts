@@ -48,6 +48,9 @@ export const queryKeys = {
     'updateId' in of
       ? (['workflows', 'one', workflowId, 'outcome', run, 'update', of.updateId] as const)
       : (['workflows', 'one', workflowId, 'outcome', run, 'at', of.pos, of.member ?? 0] as const),
+  /** A workflow's ancestors (the family tree), read up from its parent `parentId`. */
+  workflowAncestors: (workflowId: string, parentId: string | undefined) =>
+    ['workflows', 'one', workflowId, 'ancestors', parentId ?? null] as const,
   /** Every stored run of a workflow id (run history), latest first. */
   workflowRuns: (workflowId: string) => ['workflows', 'one', workflowId, 'runs'] as const,
   /**

@@ -3,25 +3,17 @@
  * below it the children it started — each with its type and status now, and a way to open its own children
  * (read on demand from that child's timeline), down to any depth. Every node links to its workflow.
  */
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { TimelineEntry, WorkflowDescription } from '../../../engine';
 import { EmptyState } from '../../components/EmptyState';
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { StatusBadge } from '../../components/StatusBadge';
-import { useShuttleClient } from '../../data/client-context';
-import { queryKeys } from '../../data/query-keys';
-import {
-  retryUnlessNotFound,
-  useWorkflowDescription,
-  workflowTimelineQuery,
-} from '../../data/workflow-queries';
+import { maxAncestors, useChildTimeline, useWorkflowAncestors } from '../../data/family-queries';
+import { useWorkflowDescription } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import styles from './Inspectors.module.css';
 
-/** How far up the tree is followed (an ancestry deeper than this is cut with a note). */
-const maxAncestors = 20;
 /** How many children of one workflow are listed (the rest are counted). */
 const maxChildren = 100;
 
@@ -35,45 +27,12 @@ export function familyChildren(
   const children = new Map<string, FamilyChild>();
   for (const entry of timeline) {
     if (entry.kind !== 'child-started') continue;
-    const detail = entry.detail as Record<string, unknown>;
-    if (typeof detail.childId !== 'string') continue;
-    children.set(detail.childId, {
-      childId: detail.childId,
-      workflowType: typeof detail.workflowType === 'string' ? detail.workflowType : '',
-      policy: typeof detail.parentClosePolicy === 'string' ? detail.parentClosePolicy : null,
-    });
+    const { childId, workflowType, parentClosePolicy } = entry.detail;
+    children.set(childId, { childId, workflowType, policy: parentClosePolicy });
   }
   for (const childId of workflow.linkedChildren)
     if (!children.has(childId)) children.set(childId, { childId, workflowType: '', policy: 'terminate' });
   return [...children.values()];
-}
-
-type Ancestor = Pick<WorkflowDescription, 'workflowId' | 'workflowType' | 'version' | 'status'>;
-
-/** The ancestors of a workflow whose parent is `parentId`, root first (a purged ancestor ends the walk). */
-function useAncestors(workflowId: string, parentId: string | undefined) {
-  const client = useShuttleClient();
-  return useQuery({
-    queryKey: [...queryKeys.workflow(workflowId), 'ancestors', parentId ?? null],
-    enabled: parentId !== undefined,
-    queryFn: async () => {
-      const chain: Ancestor[] = [];
-      let next = parentId;
-      let missing: string | null = null;
-      while (next !== undefined && chain.length < maxAncestors) {
-        try {
-          const parent = await client.describe(next);
-          chain.unshift(parent);
-          next = parent.parentId;
-        } catch (error) {
-          if ((error as Error).name !== 'WorkflowNotFoundError') throw error;
-          missing = next ?? null;
-          break;
-        }
-      }
-      return { chain, missing, cut: next !== undefined && missing === null };
-    },
-  });
 }
 
 export function FamilyTree({
@@ -83,7 +42,7 @@ export function FamilyTree({
   workflow: WorkflowDescription;
   timeline: readonly TimelineEntry[];
 }) {
-  const ancestors = useAncestors(workflow.workflowId, workflow.parentId);
+  const ancestors = useWorkflowAncestors(workflow.workflowId, workflow.parentId);
   const chain = ancestors.data?.chain ?? [];
   const children = familyChildren(workflow, timeline);
   const depth = chain.length + (ancestors.data?.missing ? 1 : 0);
@@ -183,14 +142,9 @@ function Children({ items, depth }: { items: readonly FamilyChild[]; depth: numb
 
 /** A child: its type and status now; opened, its own children (read from its timeline). */
 function ChildNode({ child, depth }: { child: FamilyChild; depth: number }) {
-  const client = useShuttleClient();
   const [open, setOpen] = useState(false);
   const description = useWorkflowDescription(child.childId);
-  const timeline = useQuery({
-    ...workflowTimelineQuery(client, child.childId),
-    retry: retryUnlessNotFound,
-    enabled: open,
-  });
+  const timeline = useChildTimeline(child.childId, open);
   const grandchildren =
     open && description.data && timeline.data ? familyChildren(description.data, timeline.data) : null;
   const gone = description.error?.name === 'WorkflowNotFoundError';
