@@ -189,13 +189,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       return;
     }
     if (url.searchParams.has('token')) {
-      // Keep the token in a cookie the page's own requests carry, not in its address bar.
+      // Keep the token in a cookie the page's own requests carry, not in its address bar. The page moves on
+      // by itself rather than through a 302: a navigation that another site started (the studio of a tab,
+      // "Connect to server…") stays cross-site through its redirects, so the browser would not send this
+      // SameSite=Strict cookie on the redirected request, and the studio would answer 401. The page's own
+      // navigation is same-site.
       url.searchParams.delete('token');
-      response.writeHead(302, {
+      const next = JSON.stringify(`${url.pathname}${url.search}`).replaceAll('<', '\\u003c');
+      response.writeHead(200, {
         'set-cookie': `shuttle_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
-        location: `${url.pathname}${url.search}`,
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
       });
-      response.end();
+      response.end(
+        `<!doctype html><html><head><meta charset="utf-8"><title>Shuttle studio</title></head><body><script>location.replace(${next});</script></body></html>\n`,
+      );
       return;
     }
     serveStatic(studioDir, url.pathname, indexHtml, response);
