@@ -23,16 +23,24 @@ import styles from './WorkflowFilterBar.module.css';
 import { selfWord } from '../../data/studio-mode';
 import { typeChoices } from './definition-catalog';
 
-const statusOptions: { value: WorkflowStatus; label: string }[] = [
-  { value: 'running', label: 'Running' },
-  { value: 'pending', label: 'Pending' },
-  { value: 'suspended', label: 'Suspended' },
-  { value: 'completed', label: 'Completed' },
-  { value: 'failed', label: 'Failed' },
-  { value: 'cancelled', label: 'Cancelled' },
-  { value: 'terminated', label: 'Terminated' },
-  { value: 'timed-out', label: 'Timed out' },
-];
+/**
+ * The status toggles, in the order shown, with their labels: typed by the one vocabulary (`WorkflowStatus`),
+ * so a new status does not compile until it has a toggle here.
+ */
+const statusLabels: Record<WorkflowStatus, string> = {
+  running: 'Running',
+  pending: 'Pending',
+  suspended: 'Suspended',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+  terminated: 'Terminated',
+  'timed-out': 'Timed out',
+};
+const statusOptions = (Object.keys(statusLabels) as WorkflowStatus[]).map((value) => ({
+  value,
+  label: statusLabels[value],
+}));
 
 function update(filters: WorkflowFilters, change: Partial<WorkflowFilters>): void {
   navigate(routes.workflows({ ...filters, ...change }), { replace: true });

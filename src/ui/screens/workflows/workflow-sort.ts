@@ -3,10 +3,11 @@
  * id prefix; sorting by any column happens here, over the fetched rows, and so does "owned by nobody"
  * (the engine filters by an owner, not by the lack of one).
  */
-import type { WorkflowSummary } from '../../../engine';
+import type { WorkflowStatus, WorkflowSummary } from '../../../engine';
 import type { SortDirection, WorkflowSortKey } from '../../routing/route';
 
-const statusOrder: Record<string, number> = {
+/** Where each status sorts (live work first): typed by the one vocabulary, so a new status must be placed. */
+const statusOrder: Record<WorkflowStatus, number> = {
   running: 0,
   pending: 1,
   suspended: 2,
@@ -29,8 +30,7 @@ function compareBy(key: WorkflowSortKey, ownerLabel: (engineId: string) => strin
     case 'type':
       return (a: WorkflowSummary, b: WorkflowSummary) => a.workflowType.localeCompare(b.workflowType);
     case 'status':
-      return (a: WorkflowSummary, b: WorkflowSummary) =>
-        (statusOrder[a.status] ?? 9) - (statusOrder[b.status] ?? 9);
+      return (a: WorkflowSummary, b: WorkflowSummary) => statusOrder[a.status] - statusOrder[b.status];
     case 'epoch':
       return (a: WorkflowSummary, b: WorkflowSummary) => (a.epoch ?? -1) - (b.epoch ?? -1);
     case 'owner':
