@@ -4,7 +4,7 @@ import { slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
 /**
- * Accessibility (issue 12): axe-core over every screen of the studio, and every dialog, in the light and the
+ * Accessibility: axe-core over every screen of the studio, and every dialog, in the light and the
  * dark theme: no serious or critical violation of WCAG 2 A / AA. Each violation is reported with where it
  * was found, its rule, its help text and the elements it was found on, and all of them are reported at once.
  *

@@ -6,7 +6,7 @@ import { slowdown } from './fixtures/load';
 import { StudioPage, expect, test } from './fixtures/studio';
 
 /**
- * Issue 11 in the studio: the start dialog's idempotency key and signal-with-start, the claim's liveness and
+ * Claims and idempotency in the studio: the start dialog's idempotency key and signal-with-start, the claim's liveness and
  * "Take over" on a workflow's page, and the console's `shuttle.claimHolder(id)` / `shuttle.reclaim(id)`.
  *
  * Engine tabs take a dead holder's workflows over by themselves within moments (their death watch), so the

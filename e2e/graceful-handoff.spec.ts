@@ -12,7 +12,7 @@ import { expect, test } from './fixtures/studio';
  * must also outlast the test's own steps before the close (opening B's page on the workflow, the checks,
  * the poll): 30 × 300 ms (9 s) did not under load — A was closed 9.2 s after the start, when the countdown
  * had just completed under A, so B never owned it (B held 0 claims and its page never showed B as the owner,
- * the symptom of issue 14). It lasts `outlastingMs()` (twice TTL + grace; times the CPU throttling rate).
+ * though the handoff itself was sound). It lasts `outlastingMs()` (twice TTL + grace; times the CPU throttling rate).
  */
 
 test('a workflow owned by a closed tab moves to the remaining tab within a second, at epoch 2, and completes', async ({

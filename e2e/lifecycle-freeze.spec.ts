@@ -4,7 +4,7 @@ import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
 /**
- * Page Lifecycle freeze (issue 14): when the browser freezes a background tab (`freeze` on `document`; its
+ * Page Lifecycle freeze: when the browser freezes a background tab (`freeze` on `document`; its
  * worker is frozen with it), the tab hands its workflows over at once, as a closing tab does, instead of
  * making the others wait for its claims to lapse (TTL + grace). When it resumes it rejoins with a fresh
  * engine, and the workflow completes with every step recorded once.

@@ -10,8 +10,8 @@ import type { CDPSession, Page } from '@playwright/test';
 
 /**
  * How long a read of the page may take before the page counts as frozen by the browser: the client's own
- * request timeout (30 s). The spec this comes from waits 1 s, which a loaded machine exceeds: the soak then
- * took a slow page for a frozen one and never fired `freeze`.
+ * request timeout (30 s). A loaded machine exceeds a wait of 1 s: with one, the soak took a slow page for a
+ * frozen one and never fired `freeze`.
  */
 const frozenAfterMs = 30_000;
 
