@@ -5,9 +5,10 @@
  * Guarantees:
  * - On PostgreSQL the process also gets the liveness oracle (advisory locks, postgres-liveness.ts), so the
  *   workflows of a process killed with `kill -9` move at once.
- * - The embedded store serves exactly one process: a lock file in its folder names the process that has it
- *   open; a second process is refused with a message that says what to do (use a PostgreSQL URL), before it
- *   touches the data. A lock file left by a process that died is taken over.
+ * - The embedded store serves exactly one process, and one store handle in it: a lock file in its folder
+ *   names the process that has it open; a second process — or a second open in the same process — is
+ *   refused with a message that says what to do (use a PostgreSQL URL), before it touches the data. A lock
+ *   file left by a process that died is taken over.
  * - An unreachable database fails with one readable line (no stack), and nothing is written.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -113,8 +114,27 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Takes the embedded store's lock file; refuses when a live process holds it. Returns the release. */
+/** The embedded folders this process has open (a second PGlite on an open folder would split its data). */
+const openHere = new Set<string>();
+
+/**
+ * Takes the embedded store's lock file; refuses when a live process holds it, this one included (two
+ * embedded instances on one folder would each see only their own writes). Returns the release.
+ */
 function lockEmbedded(dataDir: string): () => void {
+  if (openHere.has(dataDir))
+    throw new StartupError(
+      `The embedded store in ${dataDir} is already open in this process, and it serves one store handle: give the engines a PostgreSQL database with --database-url postgres://… (shuttle dev starts one for you).`,
+    );
+  const release = takeLockFile(dataDir);
+  openHere.add(dataDir);
+  return () => {
+    openHere.delete(dataDir);
+    release();
+  };
+}
+
+function takeLockFile(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const lockFile = join(dataDir, 'shuttle.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
