@@ -199,17 +199,7 @@ function OperationOutcome({
           {view.text ? <p className={styles.note}>{view.text}</p> : null}
         </div>
       );
-    else
-      body = (
-        <>
-          {view.json !== null ? (
-            <pre className={styles.outcomeValue} tabIndex={0} data-testid="detail.event-outcome-value">
-              {view.json}
-            </pre>
-          ) : null}
-          {view.text ? <p className={styles.note}>{view.text}</p> : null}
-        </>
-      );
+    else body = <ValueBox json={view.json} text={view.text} testId="detail.event-outcome-value" />;
     if (view.state === 'value' && view.json !== null)
       heading = `${view.heading} · ${formatBytes(view.bytes)}`;
   }
@@ -262,12 +252,21 @@ function CarriedValue({ view }: { view: InputView }) {
       <h3 className={styles.heading} data-testid="detail.event-input-heading">
         {view.json !== null ? `${view.heading} · ${formatBytes(view.bytes)}` : view.heading}
       </h3>
-      {view.json !== null ? (
-        <pre className={styles.outcomeValue} tabIndex={0} data-testid="detail.event-input-value">
-          {view.json}
+      <ValueBox json={view.json} text={view.text} testId="detail.event-input-value" />
+    </section>
+  );
+}
+
+/** A value as pretty JSON in a scrollable box (none when `json` is null), and a sentence about it. */
+function ValueBox({ json, text, testId }: { json: string | null; text: string | undefined; testId: string }) {
+  return (
+    <>
+      {json !== null ? (
+        <pre className={styles.outcomeValue} tabIndex={0} data-testid={testId}>
+          {json}
         </pre>
       ) : null}
-      {view.text ? <p className={styles.note}>{view.text}</p> : null}
-    </section>
+      {text ? <p className={styles.note}>{text}</p> : null}
+    </>
   );
 }
