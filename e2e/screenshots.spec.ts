@@ -339,3 +339,210 @@ test('definitions screenshots', async ({ studio }) => {
   await studio.page.getByTestId('definitions.editor-content').blur();
   await shoot(page, 'definitions');
 });
+
+/**
+ * The screens of studio depth, light and dark: the run switcher (an id that ran three times, run 2 open),
+ * Schedules, a manual approval's external activity, the purge confirmation, an event's details, the bulk
+ * terminate confirmation, and Pending work with buffered signals.
+ */
+test('studio depth screenshots', async ({ studio, openTab }) => {
+  test.setTimeout(240_000);
+  const page = studio.page;
+  await openTab();
+  await page.bringToFront();
+
+  // The run switcher: run 1 failed (a flaky call out of attempts), run 2 completed, run 3 runs.
+  const sync = 'ledger-sync-2025-06';
+  await page.evaluate(async (workflowId) => {
+    const shuttle = window.shuttle!;
+    await shuttle.start('flaky', { failures: 3, maxAttempts: 2, initialIntervalMs: 100 }, { id: workflowId });
+    await shuttle.result(workflowId).catch(() => null);
+    await shuttle.start('flaky', { failures: 1, maxAttempts: 3, initialIntervalMs: 200 }, { id: workflowId });
+    await shuttle.result(workflowId);
+    await shuttle.start(
+      'flaky',
+      { failures: 4, maxAttempts: 8, initialIntervalMs: 1_500 },
+      { id: workflowId },
+    );
+  }, sync);
+  await go(studio, `#/workflows/${sync}?run=2`);
+  await expect(page.getByTestId('detail.screen')).toHaveAttribute('data-run', '2');
+  await expect(page.getByTestId('detail.run-switcher')).toHaveText(/Run 2 of 3/);
+  await page.getByTestId('detail.tab-result').click();
+  await shoot(page, 'run-switcher', {
+    show: async () => {
+      await page.getByTestId('detail.run-switcher').click();
+      await expect(page.getByTestId('detail.run-option')).toHaveCount(3);
+    },
+    hide: async () => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('detail.run-option')).toHaveCount(0);
+    },
+  });
+
+  // Workflows to act on: orders (one with a buffered note), countdowns, a manual approval, finished ones.
+  await startSample(studio, 'order', 'order-B-2001');
+  await startSample(studio, 'order', 'order-B-2002');
+  for (const [id, from] of [
+    ['sync-inventory-eu', 900],
+    ['sync-inventory-us', 900],
+    ['report-weekly-kpis', 600],
+  ] as const)
+    await studio.startViaConsole('countdown', { from, tickMs: 700 }, { id });
+  for (const id of ['warmup-cache-1', 'warmup-cache-2', 'warmup-cache-3'])
+    await studio.startViaConsole('countdown', { from: 1, tickMs: 50 }, { id });
+  await studio.startViaConsole(
+    'flaky',
+    { failures: 5, maxAttempts: 2, initialIntervalMs: 50 },
+    { id: 'import-legacy-csv' },
+  );
+  const po = await startSample(studio, 'manual-approval', 'purchase-PO-1042');
+  await expect.poll(async () => (await studio.describe('order-B-2001')).pending?.name).toBe('approve');
+  await page.evaluate(() => {
+    const shuttle = window.shuttle!;
+    return Promise.all([
+      shuttle.signal('order-B-2001', 'gift-note', {
+        message: 'Happy birthday, Ada! Enjoy the tea — and the mug is for the office, not for the cat.',
+        wrap: 'kraft paper',
+      }),
+      shuttle.signal('order-B-2002', 'priority', { level: 'express', requestedBy: 'support' }),
+      shuttle.signal('sync-inventory-eu', 'pause'),
+    ]);
+  });
+  await expect
+    .poll(async () => (await studio.describe('warmup-cache-3')).status, { timeout: 15_000 })
+    .toBe('completed');
+
+  // Pending work: open operations, and the buffered signals below.
+  await go(studio, '#/pending');
+  await expect(page.getByTestId('pending.buffered-row')).toHaveCount(3);
+  await expect(
+    page.locator('[data-testid="pending.row"][data-workflow-id="purchase-PO-1042"]'),
+  ).toBeVisible();
+  await page.getByTestId('pending.buffered').evaluate((table) => table.scrollIntoView({ block: 'end' }));
+  await shoot(page, 'pending-buffered');
+
+  // A manual approval's external activity: its token, Complete… and Fail….
+  await go(studio, `#/workflows/${po}`);
+  await expect(page.getByTestId('detail.external-activity')).toBeVisible();
+  await page.getByTestId('detail.external-activity').scrollIntoViewIfNeeded();
+  await shoot(page, 'external-activity');
+
+  // An event's details: the order's reservation, with the result it recorded.
+  await go(studio, '#/workflows/order-B-2001');
+  const completed = page.locator('[data-testid="detail.event"][data-kind="activity-completed"]').first();
+  await expect(completed).toBeVisible();
+  await shoot(page, 'event-detail', {
+    show: async () => {
+      await completed.getByTestId('detail.event-open').click();
+      await expect(page.getByTestId('detail.event-dialog')).toBeVisible();
+    },
+    hide: async () => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('detail.event-dialog')).toBeHidden();
+    },
+  });
+
+  // Bulk terminate of the running countdowns, and purge of the finished workflows.
+  await go(studio, '#/workflows?status=running&type=countdown');
+  await expect(studio.row('sync-inventory-eu')).toBeVisible();
+  await shoot(page, 'bulk-confirm', {
+    show: async () => {
+      await page.getByTestId('workflows.bulk-terminate').click();
+      await expect(page.getByTestId('workflows.bulk-count')).toHaveAttribute('data-count', '3');
+    },
+    hide: async () => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('workflows.bulk-dialog')).toBeHidden();
+    },
+  });
+  // A fresh page, so the list is read whole with every workflow started above.
+  await studio.reload();
+  await go(studio, '#/workflows');
+  await expect(studio.row('purchase-PO-1042')).toBeVisible();
+  await expect(studio.row('warmup-cache-1')).toBeVisible();
+  await shoot(page, 'purge-confirm', {
+    show: async () => {
+      await page.getByTestId('workflows.purge-finished').click();
+      await expect(page.getByTestId('workflows.purge-count')).toHaveAttribute('data-count', /[1-9]/);
+    },
+    hide: async () => {
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('workflows.purge-dialog')).toBeHidden();
+    },
+  });
+});
+
+/**
+ * The Schedules screen with a realistic mix — a nightly report in Paris, a paused weekday digest in New
+ * York, a heartbeat every ten seconds, an import every two seconds whose runs take longer (overlap 'skip':
+ * skipped slots), and a ledger sync paused for a few seconds and resumed (catch-up 'latest': missed slots) —
+ * the import's row open; 1280×900, so every row and one row's details fit.
+ */
+test('schedules screenshots', async ({ studio, openTab }) => {
+  test.setTimeout(120_000);
+  await openTab();
+  const { page } = studio;
+  await page.bringToFront();
+  const slots = (name: string) =>
+    page.evaluate(async (value) => (await window.shuttle!.describeSchedule(value)).lastSlots, name);
+  await page.evaluate(async () => {
+    const shuttle = window.shuttle!;
+    await shuttle.schedule('nightly-report', {
+      cron: '0 2 * * *',
+      timezone: 'Europe/Paris',
+      workflow: 'order',
+      input: { orderId: 'REPORT', customer: 'ops@example.com', items: [], shippingAddress: '—' },
+    });
+    await shuttle.schedule('weekday-digest', {
+      cron: '0 9 * * 1-5',
+      timezone: 'America/New_York',
+      workflow: 'countdown',
+      input: { from: 3 },
+    });
+    await shuttle.pauseSchedule('weekday-digest');
+    await shuttle.schedule('heartbeat', {
+      cron: '*/10 * * * * *',
+      workflow: 'countdown',
+      input: { from: 1, tickMs: 100 },
+      overlap: 'allow',
+    });
+    await shuttle.schedule('catalog-import', {
+      cron: '*/2 * * * * *',
+      workflow: 'slow-steps',
+      input: {
+        steps: [
+          { name: 'fetch', ms: 1_500 },
+          { name: 'load', ms: 1_500 },
+        ],
+      },
+      overlap: 'skip',
+    });
+    await shuttle.schedule('ledger-sync', { cron: '* * * * * *', workflow: 'countdown', input: { from: 0 } });
+  });
+  await expect.poll(async () => (await slots('ledger-sync')).length).toBeGreaterThanOrEqual(2);
+  await page.evaluate(() => window.shuttle!.pauseSchedule('ledger-sync'));
+  const pausedAt = Date.now();
+  await expect.poll(() => Date.now() - pausedAt, { intervals: [500] }).toBeGreaterThan(3_500);
+  await page.evaluate(() => window.shuttle!.resumeSchedule('ledger-sync'));
+  await expect
+    .poll(async () => (await slots('catalog-import')).filter((slot) => slot.outcome === 'skipped').length, {
+      timeout: 30_000,
+    })
+    .toBeGreaterThanOrEqual(3);
+  await expect
+    .poll(async () => (await slots('heartbeat')).length, { timeout: 30_000 })
+    .toBeGreaterThanOrEqual(1);
+  await page.evaluate(() => window.shuttle!.pauseSchedule('ledger-sync'));
+  await go(studio, '#/schedules/catalog-import');
+  await expect(page.getByTestId('schedules.details')).toBeVisible();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.mouse.move(0, 899);
+  for (const theme of ['light', 'dark']) {
+    await page.getByTestId(`shell.theme-${theme}`).click();
+    await page.evaluate(() => document.fonts.ready);
+    await page.waitForTimeout(400);
+    await page.screenshot({ path: `${dir}/schedules-${theme}.png` });
+  }
+  await page.getByTestId('shell.theme-light').click();
+});
