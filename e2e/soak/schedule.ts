@@ -1,6 +1,6 @@
 /**
  * The browser soak's schedules: a pure function of a seed and a profile (the project's one seeded PRNG,
- * `seededRandom` in src/storage/faults.ts), so `SHUTTLE_SEED=<n>` replays the same workflows, faults, tabs,
+ * `seededRandom` in src/storage/seeded-random.ts), so `SHUTTLE_SEED=<n>` replays the same workflows, faults, tabs,
  * signals and updates in the same order. Real timing still varies between runs.
  *
  * Tabs are slots: tab `k` is the k-th tab opened. The generator follows each tab's state at the planned
@@ -18,7 +18,7 @@
  * The runner (run-seed.ts) never runs an event early, and waits when a tab it needs live is still frozen
  * later than the generator estimated, so the tab states it meets are the ones planned here.
  */
-import { seededRandom } from '../../src/storage/faults';
+import { seededRandom } from '../../src/storage/seeded-random';
 import type { SoakInput } from './workflow';
 
 export type ProfileName = 'short' | 'full';

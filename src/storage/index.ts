@@ -1,6 +1,6 @@
 /**
  * The storage layer's public API: the contract (types, errors, limits), the adapters, fault injection and the
- * conformance suite. The engine imports only types.ts and errors.ts; the worker imports this module.
+ * conformance suite. The engine imports only types.ts, errors.ts and utf8.ts; the worker imports this module.
  */
 
 export type {
