@@ -182,6 +182,11 @@ export type EngineHostOptions = {
   workflowClaimTtlMs?: number;
   /** Claim renewal interval, in ms. Default 1,000. */
   workflowClaimRenewIntervalMs?: number;
+  /**
+   * How long a finished run is kept, in ms after it ended, for types whose definition sets no `retentionMs`
+   * of its own (the engine's `retentionMs`). Default: kept forever.
+   */
+  retentionMs?: number;
   /** How often the presence record is refreshed and a heartbeat pushed, in ms. Default 1,000. */
   heartbeatIntervalMs?: number;
   /** Shortest interval between two pushes of events or store changes, in ms. Default 16. */
@@ -708,6 +713,7 @@ class Host implements EngineHost {
         workflowClaimRenewIntervalMs:
           this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
         ...(this.#options.liveness ? { liveness: this.#options.liveness } : {}),
+        ...(this.#options.retentionMs !== undefined ? { retentionMs: this.#options.retentionMs } : {}),
         claimWorkflows: !viewer,
         // Recovery waits until the saved definitions are registered (below).
         recover: false,

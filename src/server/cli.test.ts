@@ -412,6 +412,51 @@ describe('shuttle worker on PostgreSQL', () => {
     expect(Date.now() - signalledAt).toBeLessThan(2_000);
   }, 120_000);
 
+  it('--retention reaches the engine: a finished workflow is purged that long after it ended; a bad duration is one line', async () => {
+    for (const bad of ['30', '-1d', '0s', '2 weeks', '1.5y']) {
+      const refused = await runToEnd(['worker', '--database-url', database.url, `--retention=${bad}`]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(
+        `--retention must be a duration like 30d, 12h, 90m, 45s or 500ms (a number and a unit: ms, s, m, h or d); got '${bad}'.\n`,
+      );
+    }
+    // A workflow that finished, run by an engine of this process that has no retention: it stays.
+    const runner = await createEngine({
+      storage,
+      workflows: builtInWorkflows,
+      ownership: 'workflow-lease',
+      workflowClaimTtlMs: claimTtlMs,
+      workflowClaimRenewIntervalMs: renewIntervalMs,
+    });
+    const retained = await runner.start('countdown', { from: 1, tickMs: 10 }, { id: 'retained-1' });
+    expect(await retained.result()).toEqual({ counted: 1 });
+    const endedAt = (await retained.timeline()).at(-1)!.at;
+    await runner.shutdown();
+    await until('the retention elapsed', async () => Date.now() > endedAt + 500, 5_000);
+    expect((await observer.describe('retained-1')).status).toBe('completed');
+
+    // A worker whose default retention is 500 ms purges it in its first sweep.
+    const worker = await startedWorker([
+      '--database-url',
+      database.url,
+      '--label',
+      'cli-retention',
+      '--retention',
+      '500ms',
+    ]);
+    expect(worker.started.retentionMs).toBe(500);
+    await until(
+      'retained-1 purged',
+      async () =>
+        (await observer.list({ workflowType: 'countdown' })).items.every(
+          (item) => item.workflowId !== 'retained-1',
+        ),
+      15_000,
+    );
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+  }, 120_000);
+
   it('runs definitions saved in the studio only with --load-studio-definitions', async () => {
     const compiled = await compileDefinition(authoredSource, 'definition.ts');
     if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));

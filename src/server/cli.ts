@@ -36,6 +36,7 @@ const commands = {
       'claim-ttl-ms': { type: 'string' },
       'renew-interval-ms': { type: 'string' },
       'load-studio-definitions': { type: 'boolean' },
+      retention: { type: 'string' },
     },
     help: [
       '--database-url URL          PostgreSQL database shared by every engine (default: $SHUTTLE_DATABASE_URL;',
@@ -50,6 +51,8 @@ const commands = {
       `--renew-interval-ms N       how often the process renews its session (default ${studioClaimTimings.renewIntervalMs})`,
       '--load-studio-definitions   also run definitions saved in the studio (off: the browser cannot make a',
       '                            server run code)',
+      '--retention DURATION        purge finished workflows this long after they end (30d, 12h, 90m, 45s,',
+      '                            500ms), unless their definition sets its own retentionMs (default: keep)',
     ],
   },
   serve: {
@@ -103,6 +106,26 @@ function usage(command?: CommandName): string {
     '',
     "Run 'shuttle help <command>' for its options.",
   ].join('\n');
+}
+
+const durationUnits: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** A duration from a flag (`30d`, `12h`, `90m`, `45s`, `500ms`, `1.5h`) in ms, or a StartupError naming the flag. */
+export function durationFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value.trim());
+  const ms = match ? Math.round(Number(match[1]) * durationUnits[match[2]!]!) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < 1)
+    throw new StartupError(
+      `--${name} must be a duration like 30d, 12h, 90m, 45s or 500ms (a number and a unit: ms, s, m, h or d); got '${value}'.`,
+    );
+  return ms;
 }
 
 /** A whole number ≥ `min` from a flag, or a StartupError naming the flag. */
@@ -162,6 +185,9 @@ async function runWorker(args: string[]): Promise<void> {
       : {}),
     ...(values['renew-interval-ms'] !== undefined
       ? { renewIntervalMs: integerFlag('renew-interval-ms', values['renew-interval-ms'] as string, 1) }
+      : {}),
+    ...(values.retention !== undefined
+      ? { retentionMs: durationFlag('retention', values.retention as string) }
       : {}),
     loadStudioDefinitions: values['load-studio-definitions'] === true,
   });

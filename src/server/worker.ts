@@ -42,6 +42,11 @@ export type WorkerOptions = StoreOptions & {
   claimTtlMs?: number;
   /** How often the process renews its session, in ms (`--renew-interval-ms`). Default 1,000. */
   renewIntervalMs?: number;
+  /**
+   * How long a finished run is kept, in ms after it ended, for types whose definition sets no `retentionMs`
+   * of its own (`--retention`). Default: kept forever.
+   */
+  retentionMs?: number;
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
   logger?: Logger;
@@ -80,6 +85,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     allowFreeze: false,
     workflowClaimTtlMs: options.claimTtlMs ?? defaultWorkerTimings.claimTtlMs,
     workflowClaimRenewIntervalMs: options.renewIntervalMs ?? defaultWorkerTimings.renewIntervalMs,
+    ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(liveness
       ? {
           liveness,
@@ -113,6 +119,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workflows: definitions.workflows.map((definition) => `${definition.name}@${definition.version}`),
     from: definitions.sources,
     ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+    ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
   });
   let stopping: Promise<ShutdownReport | null> | null = null;
   return {
