@@ -58,7 +58,7 @@ export type RunningWorker = {
   readonly store: OpenedStore;
   readonly host: EngineHost;
   readonly engine: Engine;
-  /** Stops gracefully (ends the session, closes the store); resolves within `patienceMs` (default 2,000). */
+  /** Stops gracefully (ends the session, closes the store): waits up to `patienceMs` (default 1,500) for the shutdown, then up to 300 ms for the store to close. */
   stop(patienceMs?: number): Promise<ShutdownReport | null>;
 };
 
@@ -128,7 +128,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     store,
     host,
     engine,
-    stop: (patienceMs = 2_000) =>
+    // A signalled worker exits within 2 s (README): at most 1.5 s for the shutdown's terminal commits, 0.3 s to
+    // close the store, and the rest for the process to exit.
+    stop: (patienceMs = 1_500) =>
       (stopping ??= (async () => {
         logger.info('worker stopping', { engineId: host.engineId });
         let timer: ReturnType<typeof setTimeout> | undefined;
