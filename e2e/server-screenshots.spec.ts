@@ -5,7 +5,8 @@ import { expect, test, type FleetStudio } from './fixtures/fleet';
 /**
  * Takes the server-mode screenshots in docs/screenshots (`server-*.png`): every screen of the studio on a
  * `shuttle dev` fleet of three workers at 1280×800, light and dark — a handoff between two processes after a
- * kill, a freeze with a refused write, a drill report. Not part of `npm test`; run it with
+ * kill, a freeze with a refused write, schedules, pending work, a drill report. Not part of `npm test`; run
+ * it with
  *
  *     SHUTTLE_SCREENSHOTS=1 npx playwright test e2e/server-screenshots.spec.ts
  */
@@ -128,6 +129,33 @@ test('server-mode documentation screenshots', async ({ studio }) => {
   await shoot(page, 'server-waiters');
   await go(studio, '#/definitions/countdown');
   await shoot(page, 'server-definitions');
+
+  // Schedules the workers fire, and the pending work of the running workflows.
+  await page.evaluate(async () => {
+    await window.shuttle!.schedule('nightly-etl', {
+      cron: '0 2 * * *',
+      timezone: 'Europe/London',
+      workflow: 'slow-steps',
+      input: {
+        steps: [
+          { name: 'extract', ms: 700 },
+          { name: 'load', ms: 700 },
+        ],
+      },
+    });
+    await window.shuttle!.schedule('countdown-every-minute', {
+      cron: '* * * * *',
+      workflow: 'countdown',
+      input: { from: 5, tickMs: 500 },
+      overlap: 'skip',
+    });
+  });
+  await go(studio, '#/schedules');
+  await expect(page.getByText('nightly-etl').first()).toBeVisible();
+  await shoot(page, 'server-schedules');
+  await go(studio, '#/pending');
+  await expect(page.getByText('countdown-eu-2').first()).toBeVisible();
+  await shoot(page, 'server-pending');
 
   await go(studio, '#/chaos');
   await page.locator('[data-drill="crash"]').getByTestId('chaos.run').click();
