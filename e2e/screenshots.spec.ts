@@ -5,7 +5,9 @@ import { expect, test, type StudioPage } from './fixtures/studio';
  * Takes the screenshots in docs/screenshots: every screen at 1280×800, light and dark, with realistic
  * content — three engine tabs, a dozen workflows of every demo, a freeze handoff with a refused write, a
  * graceful handoff, result waiters in two tabs, pending work, the tree of parents and children, a running
- * workflow's claim liveness, the start dialog's options, and two drill reports. Not part of `npm test` (it takes a
+ * workflow's claim liveness, the start dialog's options, and two drill reports; then (tests of their own) the
+ * run switcher, Schedules, an external activity, an event's details, the bulk terminate and purge
+ * confirmations, buffered signals, and the definitions editor. Not part of `npm test` (it takes a
  * couple of minutes and asserts nothing new); run it with
  *
  *     SHUTTLE_SCREENSHOTS=1 npx playwright test e2e/screenshots.spec.ts
