@@ -265,6 +265,35 @@ describe('list rows: refreshing the rows a notice named', () => {
     ).toBe(true);
   });
 
+  it('marks a list no screen shows stale instead of patching it, so changes it missed meanwhile are read', async () => {
+    const rows = new Map([['a', row('a')]]);
+    const { client, calls } = store(rows);
+    const queryClient = new QueryClient();
+    // The unfiltered list was shown, then its screen left: its query stays cached, inactive.
+    const all = await openList(queryClient, client);
+    all.unsubscribe();
+    // 'b' starts while no list is shown: the lists are only marked stale.
+    rows.set('b', row('b'));
+    expect(
+      (await refreshChangedRows(client, queryClient, ['b'], { lists: true, claims: false })).refreshedWhole,
+    ).toBe(true);
+    // Another list is shown, and 'a' changes: the shown list is patched, the hidden one stays stale.
+    const running = await openList(queryClient, client, { status: 'running' });
+    rows.set('a', row('a', { status: 'completed' }));
+    const result = await refreshChangedRows(client, queryClient, ['a'], { lists: true, claims: false });
+    expect(result).toMatchObject({ patched: 1, refreshedWhole: false });
+    expect(running.items()).toEqual(['b:running']);
+    const hidden = queryClient.getQueryCache().find({ queryKey: workflowListQuery(client, {}).queryKey })!;
+    expect(hidden.state.isInvalidated).toBe(true);
+    // Shown again, it is read whole: 'b', which no patch named while it was hidden, is there.
+    const listsBefore = calls.list;
+    const again = await openList(queryClient, client);
+    await expect.poll(() => again.items()).toEqual(['a:completed', 'b:running']);
+    expect(calls.list).toBeGreaterThan(listsBefore);
+    running.unsubscribe();
+    again.unsubscribe();
+  });
+
   it('patches the claims list the side bar shows, so a new claim counts at once', async () => {
     const rows = new Map([['a', row('a')]]);
     const { client } = store(rows);

@@ -218,12 +218,22 @@ export async function refreshChangedRows(
       );
     return applied;
   };
+  // Only what a screen shows is patched. A list no screen shows may have missed changes while no list was
+  // shown (those only marked it stale), and a patch would clear that mark (`setQueryData` does) with those
+  // changes still missing: it is marked stale again instead, and read whole when a screen shows it.
+  const markStale = (query: Query) =>
+    void queryClient.invalidateQueries({ queryKey: query.queryKey, exact: true }, { cancelRefetch: false });
   let patched = 0;
   for (const query of lists) {
+    if (!query.isActive()) {
+      markStale(query);
+      continue;
+    }
     const filter = filterOf(query.queryKey);
     if (patchOnce(query, (data: InfiniteData<ListPage, unknown>) => patchListPages(data, filter, changes)))
       patched++;
   }
-  if (claims && patchOnce(claims, (data: ClaimInfo[]) => patchClaims(data, changes))) patched++;
+  if (claims && !activeClaims) markStale(claims);
+  else if (claims && patchOnce(claims, (data: ClaimInfo[]) => patchClaims(data, changes))) patched++;
   return { described: changes.size, patched, refreshedWhole: false };
 }
