@@ -2,6 +2,7 @@
  * Ids from the injected random source, and validation of caller-chosen ids.
  */
 import { InvalidArgumentError } from './errors';
+import { maxIdLength } from './vocabulary';
 
 /** A version-4 UUID built from `random` (so a seeded random gives reproducible ids). */
 export function uuidFrom(random: () => number): string {
@@ -16,7 +17,7 @@ export function uuidFrom(random: () => number): string {
   return out;
 }
 
-export const maxIdLength = 256;
+export { maxIdLength };
 
 /** Workflow ids: 1–256 characters, no control characters. */
 export function assertWorkflowId(id: unknown, what = 'Workflow id'): asserts id is string {

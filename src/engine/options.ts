@@ -6,6 +6,7 @@ import type { Storage } from '../storage/types';
 import { systemClock, systemRandom, type Clock } from './clock';
 import { isPlausibleTime, plausibleTimes } from './ownership/holder';
 import { InvalidOptionsError } from './errors';
+import { defaultMaxPayloadBytes } from './vocabulary';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
 import type { AnyWorkflowDefinition } from './workflow';
@@ -203,7 +204,11 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
   }
   const clock = options.clock ?? systemClock;
   assertPlausibleClock(clock);
-  const maxPayloadBytes = positive('limits.maxPayloadBytes', options.limits?.maxPayloadBytes, 256 * 1024);
+  const maxPayloadBytes = positive(
+    'limits.maxPayloadBytes',
+    options.limits?.maxPayloadBytes,
+    defaultMaxPayloadBytes,
+  );
   if (maxPayloadBytes > 900 * 1024)
     throw new InvalidOptionsError(
       `limits.maxPayloadBytes (${maxPayloadBytes}) must be at most 921600 so a record always fits the storage value limit.`,

@@ -1,9 +1,16 @@
 /**
- * Shuttle's vocabulary, defined once: the workflow statuses, which of them are terminal, and the kinds of
- * timeline entries. A pure module with no imports, so that every layer — the studio's UI included, at
+ * Shuttle's vocabulary, defined once: the workflow statuses, which of them are terminal, the kinds of
+ * timeline entries, and the limits a caller must know before it asks (the longest id, the default payload
+ * limit). A pure module with no imports, so that every layer — the studio's UI included, at
  * runtime — reads the same words instead of keeping a copy.
  */
 import type { TimelineEntry } from './records';
+
+/** The longest workflow id the engine accepts, in characters. */
+export const maxIdLength = 256;
+
+/** The default of `limits.maxPayloadBytes`: the largest input, result, payload or state, in bytes of JSON. */
+export const defaultMaxPayloadBytes = 256 * 1024;
 
 /** Every status a workflow can have. */
 export const workflowStatuses = [

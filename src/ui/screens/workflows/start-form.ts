@@ -7,11 +7,12 @@
 import type { StartOptions } from '../../../engine';
 import { locateJsonError } from './json-errors';
 import { utf8Bytes } from '../../../engine/codec';
+import { defaultMaxPayloadBytes, maxIdLength } from '../../../engine/vocabulary';
 
 /** The engine's payload limit (`limits.maxPayloadBytes`, default 256 KiB). */
-export const payloadLimitBytes = 256 * 1024;
+export const payloadLimitBytes = defaultMaxPayloadBytes;
 /** Longest workflow id the engine accepts. */
-export const maxIdLength = 256;
+export { maxIdLength };
 
 export type JsonParse =
   | { ok: true; value: unknown; empty: boolean }
