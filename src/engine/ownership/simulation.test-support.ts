@@ -25,6 +25,7 @@
  *
  * Everything is reproducible from the seed; a failing run reports it.
  */
+import { isStorageError } from '../../storage/errors';
 import { MemoryStorage } from '../../storage/memory';
 import type { Storage } from '../../storage/types';
 import { TestWorld, seededRandom, type TestEngine } from '../engine.test-support';
@@ -123,6 +124,7 @@ const maxSchedules = 2;
 const scheduleEverySeconds = [10, 12, 15, 20];
 
 const errorName = (error: unknown) => (error instanceof Error ? error.name : typeof error);
+const injectedFault = (error: unknown) => isStorageError(error) && error.code === 'injected-fault';
 
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const random = seededRandom(options.seed);
@@ -264,7 +266,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         call.outcome = 'refused';
         stats.completionsRefused++;
       } else if (name === 'WorkflowNotFoundError') call.outcome = 'not-found';
-      else call.outcome = faulty ? 'uncertain' : 'error';
+      // A fault injected on purpose is no engine error, even when the engine's faults were switched on only
+      // while the call was in flight (they were off when it was issued).
+      else call.outcome = faulty || injectedFault(error) ? 'uncertain' : 'error';
     }
   };
   /**
