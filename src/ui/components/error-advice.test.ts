@@ -62,6 +62,12 @@ describe('error explanations', () => {
     ).toBe('The database went away');
   });
 
+  it('names an id reused for another workflow type, with the way to reuse it on purpose', () => {
+    const advice = explainError(named('WorkflowIdReuseError', "Workflow 'a' last ran as 'countdown' …"));
+    expect(advice.title).toBe('This id last ran as another workflow type');
+    expect(advice.advice).toMatch(/reuse the id for the new type/);
+  });
+
   it('explains anything thrown, even a string', () => {
     expect(explainError('boom')).toMatchObject({
       name: 'Error',

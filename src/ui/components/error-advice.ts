@@ -44,6 +44,11 @@ const byName: Record<string, Rule> = {
     title: 'A workflow with this id already exists',
     advice: 'Choose another id, or leave the id empty for a random one.',
   },
+  WorkflowIdReuseError: {
+    title: 'This id last ran as another workflow type',
+    advice:
+      'Choose another id, or start it again from the start dialog and choose to reuse the id for the new type (its earlier runs stay readable).',
+  },
   WorkflowNotFoundError: {
     title: 'No such workflow',
     advice: 'It may have been purged, or the id is mistyped.',
