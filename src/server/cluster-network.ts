@@ -19,6 +19,7 @@
  * that is no longer alive left behind.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
+import { isProcessAlive } from './process-alive';
 
 export type ClusterHost = {
   index: number;
@@ -64,15 +65,6 @@ function run(command: string, args: readonly string[]): Promise<string> {
 
 function quiet(command: string, args: readonly string[]): void {
   spawnSync(command, args, { stdio: 'ignore' });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -130,7 +122,7 @@ export function removeStaleNetworks(): string[] {
   const removed: string[] = [];
   for (const namespace of namespacesNow()) {
     const match = /^shc-(?:probe-)?(\d+)(?:-\d+)?$/.exec(namespace);
-    if (!match || isAlive(Number(match[1]))) continue;
+    if (!match || isProcessAlive(Number(match[1]))) continue;
     deleteNamespaceSync(namespace);
     removed.push(namespace);
   }

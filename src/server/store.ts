@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import type { Storage } from '../storage/types';
 import { PostgresStorage } from '../storage/postgres';
 import { PostgresLiveness } from './postgres-liveness';
+import { isProcessAlive } from './process-alive';
 
 /** Where a server's store is. */
 export type StoreOptions = {
@@ -105,15 +106,6 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The embedded folders this process has open (a second PGlite on an open folder would split its data). */
 const openHere = new Set<string>();
 
@@ -146,7 +138,7 @@ function takeLockFile(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(readFileSync(lockFile, 'utf8').trim());
-      if (Number.isSafeInteger(holder) && holder !== process.pid && isAlive(holder))
+      if (Number.isSafeInteger(holder) && holder !== process.pid && isProcessAlive(holder))
         throw new StartupError(
           `The embedded store in ${dataDir} is in use by process ${holder}: it serves one process. To run several workers, give every one the same PostgreSQL database with --database-url postgres://… (shuttle dev starts one for you).`,
         );
