@@ -91,6 +91,9 @@ export class UpdateCalls {
     } catch {
       return; // transient: try again on the next poll
     }
+    // Another check may have settled the call meanwhile and deleted the response it read: the workflow's
+    // end that this read sees must not then turn an applied update into a rejection.
+    if (!this.#pending(call)) return;
     if (raw) return this.#settle(call, raw);
     if (recordRaw) {
       const record = decodeRecord(keys.record(call.workflowId), recordRaw);
@@ -118,13 +121,14 @@ export class UpdateCalls {
   }
 
   async #expire(call: Call): Promise<void> {
-    if (call.settling || !this.#calls.has(call.responseKey)) return;
+    if (!this.#pending(call)) return;
     try {
       const withdrawn = await this.deps.commit(
         [{ key: call.responseKey, expected: null }],
         [{ type: 'delete', key: call.requestKey }],
       );
       const requestGone = withdrawn ? null : await this.deps.storage.get(call.responseKey);
+      if (!this.#pending(call)) return;
       if (withdrawn) {
         this.#finish(call);
         call.reject(new UpdateTimeoutError(call.workflowId, call.name, call.timeoutMs));
@@ -134,6 +138,11 @@ export class UpdateCalls {
     } catch {
       // storage trouble: keep waiting; the next poll retries
     }
+  }
+
+  /** Whether the call still waits (not settled, failed or expired by a concurrent check). */
+  #pending(call: Call): boolean {
+    return !call.settling && this.#calls.get(call.responseKey) === call;
   }
 
   #finish(call: Call): void {

@@ -538,6 +538,9 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
       [b.id, 2],
     ]);
     open('z#2');
+    // the activity's result must be committed before time moves, or the 100 ms sleep after it would be
+    // scheduled after the advance and never come due (with an asynchronous store, such as PostgreSQL)
+    await world.idle([b]);
     await world.advance(200, { engines: [b] });
     expect(await b.handle('z').result()).toBe('slow 2');
   });
