@@ -744,6 +744,36 @@ function defineCases(): CaseDefinition[] {
   );
 
   defineCase(
+    'commitGroups of groups that share no key applies each on its own conditions (puts, deletes, checks only)',
+    async ({ storage }) => {
+      const commitGroups = commitGroupsOf(storage);
+      await putAll(storage, { a: '1', b: '1', d: 'x' });
+      const results = await commitGroups([
+        {
+          conditions: [expecting('a', '1'), expecting('a-new', null)],
+          operations: [put('a', '2'), put('a-new', 'n')],
+        },
+        { conditions: [expecting('b', 'wrong')], operations: [put('b', '2'), put('b-new', 'x')] },
+        { conditions: [], operations: [remove('d'), put('e', '1'), remove('never-there')] },
+        { conditions: [expecting('f', null)], operations: [] },
+        { conditions: [expecting('g', 'missing')], operations: [remove('g')] },
+      ]);
+      assertEqual(results, [true, false, true, true, false], 'results per group');
+      assertEqual(
+        await readAll(storage),
+        [
+          { key: 'a', value: '2' },
+          { key: 'a-new', value: 'n' },
+          { key: 'b', value: '1' },
+          { key: 'e', value: '1' },
+        ],
+        'store: groups 0 and 2 applied, group 1 wrote nothing',
+      );
+    },
+    'groupCommit',
+  );
+
+  defineCase(
     'a group of commitGroups sees the writes of the groups before it in the same commit',
     async ({ storage }) => {
       const commitGroups = commitGroupsOf(storage);

@@ -18,7 +18,7 @@
 import { Buffer } from 'node:buffer';
 
 /** The schema version this code creates and understands. A database at a newer version is refused. */
-export const schemaVersion = 1;
+export const schemaVersion = 2;
 
 /** Rows of the change log kept for listeners that reconnect (the newest are kept). */
 export const defaultChangeLogRows = 100_000;
@@ -101,33 +101,49 @@ export function schemaNames(schema: string): SchemaNames {
 export const maxNotifyPayloadBytes = 7900;
 
 /**
- * The commit function. `request` is `{"k": [keyHex, …], "x": bool, "g": [group, …]}`: `k` lists every
- * distinct key of the commit, and each group refers to keys by their index in `k`:
+ * The commit function. `request` is `{"k": [keyHex, …], "w": bool, "i": bool, "x": bool, "g": [group, …]}`:
+ * `k` lists every distinct key of the commit, and each group refers to keys by their index in `k`:
  * `{"c": [[index, expected|null], …], "p": [[index, value], …], "d": [index, …], "t": "keyHex,keyHex"}`
  * (conditions, puts, deletes — at most one operation per key, the client keeps the last — and the touched
- * keys for the change feed; absent members are empty). Returns one boolean per group. Since a group can only
- * name keys of `k`, locking `k` locks everything the commit reads or writes.
+ * keys for the change feed; absent members are empty). `w`: some group writes; `i`: no key belongs to two
+ * groups. Returns one boolean per group. Since a group can only name keys of `k`, locking `k` locks
+ * everything the commit reads or writes.
  *
- * 1. Locks (only if some group writes): the store lock (two-key advisory lock `(namespace, 0)`) shared, then
- *    every key of `k`, hashed to a bigint, with transaction-scoped advisory locks in ascending order: two
- *    commits never deadlock, and a commit expecting a key absent serialises with one inserting it. With `x`
- *    (the client sets it above `maxKeyLocksPerCommit` keys) the store lock is taken exclusively instead,
- *    which bounds the lock table. Either choice is correct; a hash collision only serialises two commits.
- *    A commit without writes takes no lock: its one condition check is one statement, one snapshot.
- * 2. Each group, in order: its conditions are checked in one statement (READ COMMITTED takes a fresh snapshot
- *    per statement, after the locks: it sees every commit that released them, and this commit's earlier
- *    groups); if they hold, its puts (one upsert) and deletes (one delete) are applied.
- * 3. If anything was written: the touched keys are appended to the change log, and `pg_notify` announces
- *    the change: its sequence number, then a space and the touched keys when they fit in
- *    `maxNotifyPayloadBytes` (NOTIFY is delivered after commit, in commit order). Every 256th change prunes
- *    the log to its newest `change_log_rows` rows.
+ * 1. Locks (only if some group writes): a transaction id, then the store lock (two-key advisory lock
+ *    `(namespace, 0)`) shared, then every key of `k`, hashed to a bigint, with transaction-scoped advisory
+ *    locks in ascending order: two commits never deadlock, and a commit expecting a key absent serialises
+ *    with one inserting it. With `x` (the client sets it above `maxKeyLocksPerCommit` keys) the store lock is
+ *    taken exclusively instead, which bounds the lock table. Either choice is correct; a hash collision only
+ *    serialises two commits. A commit without writes takes no lock: its one condition check is one
+ *    statement, one snapshot. The transaction id is taken before the change log's sequence number, so a
+ *    listener that sees a number missing can tell from its snapshot when this transaction has surely ended
+ *    (see the change feed).
+ * 2. With `i` (one group, or groups that share no key — the engine's group commit of different workflows),
+ *    one statement does the rest for every group at once: each group's conditions checked, the puts of the
+ *    groups that hold upserted and their deletes deleted, their touched keys appended to the change log and
+ *    announced. A group sees no other group's writes, so checking every group against the one snapshot taken
+ *    after the locks is what checking them in order would give. (READ COMMITTED takes a fresh snapshot per
+ *    statement: it sees every commit that released the locks.)
+ * 3. Otherwise, each group in order: its conditions are checked in one statement (a fresh snapshot, which
+ *    sees this commit's earlier groups); if they hold, its puts (one upsert) and deletes (one delete) are
+ *    applied. Then the touched keys are appended to the change log and announced.
+ * 4. The announcement is `pg_notify`: the change's sequence number, then a space and the touched keys when
+ *    they fit in `maxNotifyPayloadBytes` (NOTIFY is delivered after commit, in commit order). Every 256th
+ *    change prunes the log to its newest `change_log_rows` rows.
  *
- * The common shapes (one key, one condition, one put) take paths without set-returning functions: the
- * function's cost is mostly per statement, and these run on every engine step. SECURITY INVOKER, and every
- * name is schema-qualified: the function can do nothing its caller could not.
+ * The function's cost is mostly per statement, and it runs on every engine step: a step is three statements
+ * (the locks, a simple expression for the store lock, and the one of step 2). A request without `w` (from
+ * a version 1 adapter still running during an upgrade) is checked for writes here, as version 1 did.
+ * SECURITY INVOKER, and every name is schema-qualified: the function can do nothing its caller could not.
  */
 function commitFunction({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
   const key = (index: string) => `decode(keys->>((${index})::integer), 'hex')`;
+  // A key's current value as a scalar subquery: always the primary key's index, whatever the planner
+  // thinks of the rows a JSON array yields (a join there became a scan of the whole table as it grew).
+  const current = (index: string) => `(select value from ${schema}.entries where key = ${key(index)})`;
+  const announce = (seq: string, touched: string) =>
+    `pg_notify('${channel}', case when octet_length(${touched}) <= ${maxNotifyPayloadBytes} ` +
+    `then ${seq} || ' ' || ${touched} else ${seq}::text end)`;
   return `
 create or replace function ${schema}.commit(request jsonb) returns boolean[]
 language plpgsql volatile
@@ -141,74 +157,95 @@ declare
   holds boolean;
   results boolean[] := '{}';
   touched text;
-  wrote boolean := false;
   new_seq bigint;
 begin
-  if jsonb_path_exists(groups, '$[*] ? (exists (@.p) || exists (@.d))') then
+  if coalesce((request->>'w')::boolean,
+               jsonb_path_exists(groups, '$[*] ? (exists (@.p) || exists (@.d))')) then
     if (request->>'x')::boolean then
-      perform pg_advisory_xact_lock(${namespace}, 0);
+      perform pg_current_xact_id(), pg_advisory_xact_lock(${namespace}, 0);
+    elsif jsonb_array_length(keys) = 1 then
+      perform pg_current_xact_id(), pg_advisory_xact_lock_shared(${namespace}, 0),
+        pg_advisory_xact_lock(hashtextextended(keys->>0, ${namespace}));
     else
-      perform pg_advisory_xact_lock_shared(${namespace}, 0);
-      if jsonb_array_length(keys) = 1 then
-        perform pg_advisory_xact_lock(hashtextextended(keys->>0, ${namespace}));
-      else
-        perform pg_advisory_xact_lock(h)
-          from (select hashtextextended(k, ${namespace}) as h from jsonb_array_elements_text(keys) k
-                order by 1) sorted;
-      end if;
+      perform pg_current_xact_id(), pg_advisory_xact_lock_shared(${namespace}, 0);
+      perform pg_advisory_xact_lock(h)
+        from (select hashtextextended(k, ${namespace}) as h from jsonb_array_elements_text(keys) k
+              order by 1) sorted;
     end if;
   end if;
 
-  for group_index in 0 .. jsonb_array_length(groups) - 1 loop
-    request_group := groups->group_index;
-    conditions := request_group->'c';
-    if conditions is null then
-      holds := true;
-    elsif jsonb_array_length(conditions) = 1 then
-      holds := (select value from ${schema}.entries where key = ${key('conditions->0->>0')})
-        is not distinct from (conditions->0->>1);
-    else
-      select bool_and(e.value is not distinct from (c->>1)) into holds
-        from jsonb_array_elements(conditions) c
-        left join ${schema}.entries e on e.key = ${key('c->>0')};
-    end if;
-    results := results || holds;
-    if holds then
-      puts := request_group->'p';
-      if puts is null then
-        null;
-      elsif jsonb_array_length(puts) = 1 then
-        insert into ${schema}.entries (key, value) values (${key('puts->0->>0')}, puts->0->>1)
-          on conflict (key) do update set value = excluded.value;
-        wrote := true;
+  if (request->>'i')::boolean then
+    with listed as (
+      select (position - 1)::integer as index, body
+        from jsonb_array_elements(groups) with ordinality as listed(body, position)
+    ), checked as (
+      select listed.index, bool_and(${current('c->>0')} is not distinct from (c->>1)) as ok
+        from listed cross join lateral jsonb_array_elements(listed.body->'c') c
+        group by listed.index
+    ), outcome as (
+      select listed.index, coalesce(checked.ok, true) as ok, listed.body
+        from listed left join checked using (index)
+    ), upserted as (
+      insert into ${schema}.entries (key, value)
+        select ${key('p->>0')}, p->>1
+          from outcome cross join lateral jsonb_array_elements(outcome.body->'p') p
+          where outcome.ok
+        on conflict (key) do update set value = excluded.value
+    ), deleted as (
+      delete from ${schema}.entries where key = any(array(
+        select ${key('d')}
+          from outcome cross join lateral jsonb_array_elements_text(outcome.body->'d') d
+          where outcome.ok))
+    ), touched_keys as (
+      select string_agg(body->>'t', ',' order by index) as list from outcome where ok and body ? 't'
+    ), appended as (
+      insert into ${schema}.changes (keys) select list from touched_keys where list is not null
+        returning seq
+    )
+    select (select array_agg(ok order by index) from outcome),
+           (select appended.seq from appended, touched_keys
+             where ${announce('appended.seq', 'touched_keys.list')} is not null)
+      into results, new_seq;
+  else
+    for group_index in 0 .. jsonb_array_length(groups) - 1 loop
+      request_group := groups->group_index;
+      conditions := request_group->'c';
+      if conditions is null then
+        holds := true;
+      elsif jsonb_array_length(conditions) = 1 then
+        holds := ${current('conditions->0->>0')} is not distinct from (conditions->0->>1);
       else
-        insert into ${schema}.entries (key, value)
-          select ${key('p->>0')}, p->>1 from jsonb_array_elements(puts) p
-          on conflict (key) do update set value = excluded.value;
-        wrote := true;
+        select bool_and(${current('c->>0')} is not distinct from (c->>1)) into holds
+          from jsonb_array_elements(conditions) c;
       end if;
-      if request_group ? 'd' then
-        delete from ${schema}.entries
-          where key = any(array(select ${key('d')} from jsonb_array_elements_text(request_group->'d') d));
-        wrote := wrote or found;
+      results := results || holds;
+      if holds then
+        puts := request_group->'p';
+        if puts is null then
+          null;
+        elsif jsonb_array_length(puts) = 1 then
+          insert into ${schema}.entries (key, value) values (${key('puts->0->>0')}, puts->0->>1)
+            on conflict (key) do update set value = excluded.value;
+        else
+          insert into ${schema}.entries (key, value)
+            select ${key('p->>0')}, p->>1 from jsonb_array_elements(puts) p
+            on conflict (key) do update set value = excluded.value;
+        end if;
+        if request_group ? 'd' then
+          delete from ${schema}.entries
+            where key = any(array(select ${key('d')} from jsonb_array_elements_text(request_group->'d') d));
+        end if;
+        touched := concat_ws(',', touched, request_group->>'t');
       end if;
-      touched := concat_ws(',', touched, request_group->>'t');
+    end loop;
+    if touched is not null then
+      with appended as (insert into ${schema}.changes (keys) values (touched) returning seq)
+        select seq into new_seq from appended where ${announce('seq', 'touched')} is not null;
     end if;
-  end loop;
+  end if;
 
-  if touched is not null then
-    -- Take a transaction id before the sequence number, so a listener that sees this number missing can
-    -- tell from its snapshot when this transaction has surely ended (see the change feed).
-    if not wrote then
-      perform pg_current_xact_id();
-    end if;
-    with appended as (insert into ${schema}.changes (keys) values (touched) returning seq)
-      select seq, pg_notify('${channel}', case when octet_length(touched) <= ${maxNotifyPayloadBytes}
-                                            then seq || ' ' || touched else seq::text end)
-        into new_seq from appended;
-    if new_seq % 256 = 0 then
-      perform ${schema}.prune_changes(new_seq);
-    end if;
+  if new_seq % 256 = 0 then
+    perform ${schema}.prune_changes(new_seq);
   end if;
   return results;
 end
@@ -218,6 +255,10 @@ $commit$;`;
 /** The JSON request of the commit function (see `commitFunction`). */
 export type CommitRequest = {
   k: string[];
+  /** Some group writes (puts or deletes): the commit takes its locks. */
+  w: boolean;
+  /** No key belongs to two groups: every group is checked and applied in one statement. */
+  i: boolean;
   x?: true;
   g: { c?: [number, string | null][]; p?: [number, string][]; d?: number[]; t?: string }[];
 };
@@ -231,30 +272,40 @@ export function commitRequest(
 ): CommitRequest {
   const keys: string[] = [];
   const indexes = new Map<string, number>();
-  const indexOf = (key: string): number => {
+  /** The group that first named each key (by index in `keys`). */
+  const namedBy: number[] = [];
+  let independent = true;
+  let writes = false;
+  const indexOf = (key: string, group: number): number => {
     const hex = encodeKey(key);
     let index = indexes.get(hex);
     if (index === undefined) {
       index = keys.length;
       indexes.set(hex, index);
       keys.push(hex);
+      namedBy.push(group);
+    } else if (namedBy[index] !== group) {
+      independent = false;
     }
     return index;
   };
   const request: CommitRequest = {
     k: keys,
-    g: groups.map(({ conditions, operations }) => {
+    w: false,
+    i: false,
+    g: groups.map(({ conditions, operations }, groupIndex) => {
       const group: CommitRequest['g'][number] = {};
       if (conditions.length > 0) {
         group.c = conditions.map(({ key, expected }) => [
-          indexOf(key),
+          indexOf(key, groupIndex),
           expected === null ? null : encodeValue(expected),
         ]);
       }
       if (operations.length > 0) {
+        writes = true;
         const last = new Map<number, string | null>(); // the last operation on each key wins
         for (const operation of operations) {
-          last.set(indexOf(operation.key), operation.type === 'put' ? operation.value : null);
+          last.set(indexOf(operation.key, groupIndex), operation.type === 'put' ? operation.value : null);
         }
         const puts: [number, string][] = [];
         const deletes: number[] = [];
@@ -269,6 +320,8 @@ export function commitRequest(
       return group;
     }),
   };
+  request.w = writes;
+  request.i = independent;
   if (keys.length > maxKeyLocksPerCommit) request.x = true;
   return request;
 }
@@ -295,6 +348,9 @@ $prune$;`;
  * The script that creates (or upgrades) the schema: one implicit transaction, serialised by an advisory
  * lock, that re-checks the version under the lock and raises `schema-too-new` (SQLSTATE P0001, message
  * starting `shuttle-schema-too-new:`) rather than touch a newer schema.
+ *
+ * Versions: 1 created the tables and the commit function; 2 replaced the commit function only (same
+ * tables, same request: a version 1 adapter still running keeps working, and a new one refuses to open).
  */
 export function migrationScript(names: SchemaNames): string {
   const { schema, lockNamespace: namespace } = names;
@@ -322,7 +378,11 @@ begin
       ('change_log_rows', '${defaultChangeLogRows}'),
       ('pruned_through', '0');
     execute ${dollarQuote(pruneFunction(names))};
+  end if;
+  if found_version is distinct from ${schemaVersion} then
+    -- version 1 → 2: the same tables; the commit function checks independent groups in one statement
     execute ${dollarQuote(commitFunction(names))};
+    update ${schema}.meta set value = '${schemaVersion}' where name = 'schema_version';
   end if;
 end
 $migrate$;`;

@@ -1,9 +1,10 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
 import { isStorageError, type StorageError } from './errors';
 import { MemoryStorage } from './memory';
 import { PostgresSchemaVersionError, PostgresStorage } from './postgres';
-import { migrationScript, schemaNames } from './postgres-sql';
+import { commitRequest, encodeKey, migrationScript, schemaNames, schemaVersion } from './postgres-sql';
 import {
   createTestDatabase,
   freshSchema,
@@ -53,9 +54,13 @@ async function rejection(call: () => Promise<unknown>): Promise<StorageError> {
   throw new Error('expected the call to reject');
 }
 
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -328,7 +333,11 @@ describe('PostgresStorage', () => {
     await withStores(1, async ([first], schema) => {
       await first!.batch([put('k', 'v')]);
       await first!.close();
-      await runSql(database.url, `update ${schema}.meta set value = '2' where name = 'schema_version'`);
+      const newer = schemaVersion + 1;
+      await runSql(
+        database.url,
+        `update ${schema}.meta set value = '${newer}' where name = 'schema_version'`,
+      );
       const snapshot = async () =>
         (
           await runSql(
@@ -344,11 +353,98 @@ describe('PostgresStorage', () => {
       expect(error).toBeInstanceOf(PostgresSchemaVersionError);
       expect(error.code).toBe('version-change');
       expect(error.operation).toBe('open');
-      expect((error as PostgresSchemaVersionError).foundVersion).toBe(2);
+      expect((error as PostgresSchemaVersionError).foundVersion).toBe(newer);
       expect(error.message).toMatch(
-        /at version 2, but this Shuttle knows only versions up to 1.*Nothing was written.*Upgrade Shuttle/,
+        new RegExp(
+          `at version ${newer}, but this Shuttle knows only versions up to ${schemaVersion}.*Nothing was written.*Upgrade Shuttle`,
+        ),
       );
       expect(await snapshot()).toEqual(before);
+    });
+  });
+
+  it('upgrades a version 1 schema: the commit function is replaced, and the data stays', async () => {
+    await withStores(1, async ([first], schema) => {
+      await first!.batch([put('kept', 'v')]);
+      await first!.close();
+      // A version 1 schema: the same tables, an older commit function (here one that refuses every call).
+      await runSql(
+        database.url,
+        `update ${schema}.meta set value = '1' where name = 'schema_version'; ` +
+          `create or replace function ${schema}.commit(request jsonb) returns boolean[] language plpgsql ` +
+          `as $$ begin raise exception 'the version 1 function'; end $$`,
+      );
+      const upgraded = await PostgresStorage.open({ connectionString: database.url, schema });
+      try {
+        const version = await runSql(
+          database.url,
+          `select value from ${schema}.meta where name = 'schema_version'`,
+        );
+        expect(version.rows).toEqual([{ value: String(schemaVersion) }]);
+        expect(await upgraded.get('kept')).toBe('v');
+        expect(await upgraded.conditionalBatch([{ key: 'kept', expected: 'v' }], [put('kept', 'w')])).toBe(
+          true,
+        );
+        expect(await upgraded.get('kept')).toBe('w');
+      } finally {
+        await upgraded.close();
+      }
+    });
+  });
+
+  it('still serves the requests of a version 1 adapter (no write or independence flags), locks and all', async () => {
+    await withStores(1, async ([store], schema) => {
+      await store!.batch([put('a', '1')]);
+      const reported: string[] = [];
+      store!.watch('', (keys) => reported.push(...keys));
+      // What a version 1 adapter sends: the same request without `w` and `i`.
+      const request = (expected: string, next: string) => {
+        const {
+          w: _w,
+          i: _i,
+          ...v1
+        } = commitRequest([
+          { conditions: [{ key: 'a', expected }], operations: [put('a', next), put('b', next)] },
+          { conditions: [{ key: 'a', expected: next }], operations: [{ type: 'delete', key: 'b' }] },
+        ]);
+        return JSON.stringify(v1);
+      };
+      const commit = async (expected: string, next: string) =>
+        (
+          await runSql(database.url, `select ${schema}.commit($1::jsonb) as results`, [
+            request(expected, next),
+          ])
+        ).rows[0].results;
+      // the second group sees the first group's write (groups in order), as version 1 did
+      expect(await commit('1', '2')).toEqual([true, true]);
+      expect(await store!.getMany(['a', 'b'])).toEqual(['2', null]);
+      expect(await commit('1', '3')).toEqual([false, false]);
+      expect(await store!.get('a')).toBe('2');
+      // it takes the key locks: while another transaction holds the lock of `a`, it waits
+      const holder = new pg.Client({ connectionString: database.url });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query(
+          `select pg_advisory_xact_lock(hashtextextended($1, ${schemaNames(schema).lockNamespace}))`,
+          [encodeKey('a')],
+        );
+        let settled = false;
+        const waiting = commit('2', '4').finally(() => (settled = true));
+        await waitUntil(
+          async () =>
+            (await runSql(database.url, `select 1 from pg_locks where locktype = 'advisory' and not granted`))
+              .rowCount === 1,
+          'the commit to wait for the lock of a',
+        );
+        expect(settled).toBe(false);
+        await holder.query('commit');
+        expect(await waiting).toEqual([true, true]);
+      } finally {
+        await holder.end();
+      }
+      await store!.syncWatchers();
+      expect(reported).toContain('a');
     });
   });
 
