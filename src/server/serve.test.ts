@@ -417,3 +417,37 @@ describe('shuttle serve: claim calls from the studio', () => {
     socket.close();
   }, 30_000);
 });
+
+describe('shuttle serve --engines on the embedded store', () => {
+  let dataDir: string;
+  let embedded: RunningServer;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'shuttle-serve-embedded-'));
+    embedded = await startServer({
+      dataDir,
+      port: 0,
+      studioDir,
+      demos: true,
+      engines: 2,
+      logger: createLogger({}, () => undefined),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await embedded?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs its engines on the store its studio already has open: one PGlite, workflows run by the engines', async () => {
+    expect(embedded.storeLabel).toContain('embedded PostgreSQL (PGlite)');
+    const observer = await embedded.host.engine();
+    const handle = await observer.start('countdown', { from: 2, tickMs: 10 }, { id: 'embedded-count' });
+    expect(await handle.result()).toEqual({ counted: 2 });
+    const claimedBy = (await observer.timeline('embedded-count'))
+      .filter((entry) => entry.kind === 'claim-acquired')
+      .map((entry) => entry.engineId);
+    expect(claimedBy.length).toBeGreaterThan(0);
+    expect(claimedBy).not.toContain(observer.id);
+  });
+});

@@ -148,6 +148,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         ...options,
         workflows: options.workflows ?? [],
         label: `serve-engine-${index + 1}`,
+        store,
         logger,
       }),
     );

@@ -49,6 +49,12 @@ export type WorkerOptions = StoreOptions & {
   retentionMs?: number;
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
+  /**
+   * A store this process already has open, to run on instead of opening one from the options (`shuttle
+   * serve --engines N` shares its own, which is how an embedded store serves several engines of one
+   * process). It stays open when the worker stops: whoever opened it closes it.
+   */
+  store?: OpenedStore;
   logger?: Logger;
 };
 
@@ -71,7 +77,9 @@ export const defaultWorkerTimings = {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger({ component: 'worker' });
   const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
-  const store = await openStore(options);
+  const store = options.store ?? (await openStore(options));
+  /** Closes the store if this worker opened it. */
+  const closeStore = () => (options.store ? Promise.resolve() : store.close());
   const liveness = store.liveness;
   const host = serveEngineHost({
     config: { databaseName: store.label, mode: 'engine' },
@@ -102,7 +110,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     engine = await host.engine();
   } catch (error) {
     await host.dispose().catch(() => undefined);
-    await store.close().catch(() => undefined);
+    await closeStore().catch(() => undefined);
     throw error;
   }
   const label = host.identity().label;
@@ -142,7 +150,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         metrics?.close();
         void host.dispose().catch(() => undefined);
         await Promise.race([
-          store.close().catch(() => undefined),
+          closeStore().catch(() => undefined),
           new Promise((resolve) => setTimeout(resolve, 300)),
         ]);
         logger.info('worker stopped', {
