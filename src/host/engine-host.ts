@@ -296,6 +296,7 @@ class Host implements EngineHost {
   #disposed = false;
   #deathWatch: EngineDeathWatch | null = null;
   #survey: Promise<void> | null = null;
+  #surveyAgain = false;
   #lastPruneAt = 0;
   readonly #versionWarned = new Set<string>();
   #workflowsCompleted = 0;
@@ -1052,13 +1053,26 @@ class Host implements EngineHost {
     if (uncovered) void this.#surveyOnce();
   }
 
+  /**
+   * Surveys the other engines, or — when a survey is already reading — once more after it: a presence
+   * record written while a survey reads (an engine that was `starting` turning `running`) may be missing from
+   * what that survey read, and would otherwise wait for the next heartbeat's survey to be watched.
+   */
   #surveyOnce(): Promise<void> {
-    this.#survey ??= this.#surveyEngines()
+    if (this.#survey) {
+      this.#surveyAgain = true;
+      return this.#survey;
+    }
+    this.#survey = this.#surveyEngines()
       .catch((error: unknown) => {
         console.warn('[shuttle worker] could not survey the other engines', error);
       })
       .finally(() => {
         this.#survey = null;
+        if (this.#surveyAgain && !this.#disposed) {
+          this.#surveyAgain = false;
+          void this.#surveyOnce();
+        }
       });
     return this.#survey;
   }

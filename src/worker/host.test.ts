@@ -489,6 +489,59 @@ describe('worker host: handoff', () => {
     );
   });
 
+  it('surveys again when a tab turns running while a survey is reading, so it is watched at once', async () => {
+    const storage = new MemoryStorage();
+    /** Answers `liveEngineIds` as it was when asked, but only once the gate opens (a slow lock query). */
+    class GatedLiveness extends ListingLiveness {
+      gate: Promise<void> | null = null;
+      override async liveEngineIds(): Promise<ReadonlySet<string>> {
+        const snapshot = await super.liveEngineIds();
+        if (this.gate) await this.gate;
+        return snapshot;
+      }
+    }
+    const liveness = new GatedLiveness();
+    let watchedByA = new Set<string>();
+    let aId = '';
+    const host = {
+      ...slowClaims,
+      heartbeatIntervalMs: 3_600_000, // no heartbeat survey within the test
+      deathWatch: (selfId: string) => {
+        const covered = new Set<string>();
+        if (!aId) {
+          aId = selfId;
+          watchedByA = covered;
+        }
+        return {
+          observe: (engines: readonly { engineId: string }[], held: ReadonlySet<string>) => {
+            for (const { engineId } of engines) if (held.has(engineId)) covered.add(engineId);
+          },
+          covers: (engineId: string) => covered.has(engineId),
+          close: () => undefined,
+        };
+      },
+    };
+    const a = open({ storage, liveness, host });
+    await running(a);
+    let openGate!: () => void;
+    liveness.gate = new Promise<void>((resolve) => (openGate = resolve));
+    const b = open({ storage, liveness, host });
+    // B's presence says running while A's survey (started by B's first presence record) still waits for
+    // the lock list it asked for before B held its lock.
+    await until(
+      async () => await storage.get(presenceKey(b.host.engineId)),
+      (raw) => raw !== null && (JSON.parse(raw) as { status: string }).status === 'running',
+    );
+    openGate();
+    liveness.gate = null;
+    await until(
+      () => watchedByA.has(b.host.engineId),
+      (watched) => watched,
+      3_000,
+    );
+    expect(aId).toBe(a.host.engineId);
+  });
+
   it('takes a workflow over at once when another tab announces it is going away', async () => {
     const storage = new MemoryStorage();
     const liveness = new ListingLiveness();
