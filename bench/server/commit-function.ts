@@ -1,0 +1,146 @@
+/**
+ * The commit function alone, beside its ceiling: `node --import tsx bench/server/commit-function.ts`.
+ *
+ * On a throwaway PostgreSQL server with fsync on, one connection calls `<schema>.commit` back to back with
+ * the request of an engine step (2 conditions: the new timeline record absent and the epoch; 2 puts: that
+ * record and the checkpoint, about 790 bytes), as one group and as 50 groups of 50 workflows, between windows
+ * of the ceiling (the bare conditional UPDATE of bench/server.ts). No engine: what is left is the function's
+ * own cost. Prints each round and the medians; `SHUTTLE_BENCH_ROUNDS` (default 3) and
+ * `SHUTTLE_BENCH_WINDOW_MS` (default 1,000) change the run. A diagnostic, not part of `npm run bench`.
+ */
+import pg from 'pg';
+import { startLocalPostgres } from '../../src/server/local-postgres';
+import { PostgresStorage } from '../../src/storage/postgres';
+import { commitRequest } from '../../src/storage/postgres-sql';
+import { median } from '../stats';
+
+const rounds = Number(process.env.SHUTTLE_BENCH_ROUNDS ?? 3);
+const windowMs = Number(process.env.SHUTTLE_BENCH_WINDOW_MS ?? 1_000);
+const engineId = '529030ee-b6f1-409e-b69b-c7843ea4c199';
+
+/** The groups of one commit: step `n` of each of `ids` (as the engine writes it; see docs/postgres.md). */
+function stepGroups(ids: readonly string[], n: number) {
+  return ids.map((id) => {
+    const record = `wf-tl:${id}:000001:${String(n).padStart(10, '0')}:0000000001`;
+    const at = Date.now();
+    const timeline = JSON.stringify({
+      t: [
+        {
+          seq: 2 * n + 3,
+          at,
+          engineId,
+          epoch: 1,
+          kind: 'activity-completed',
+          detail: { pos: n, member: 0, name: 'step', attempt: 1, durationMs: 0 },
+        },
+        {
+          seq: 2 * n + 4,
+          at,
+          engineId,
+          epoch: 1,
+          kind: 'activity-started',
+          detail: { pos: n + 1, member: 0, name: 'step', attempt: 1 },
+        },
+      ],
+      h: [{ t: 'op', pos: n, kind: 'activity', name: 'step', ok: true, value: n }],
+    });
+    const checkpoint = JSON.stringify({
+      v: 1,
+      run: 1,
+      historyLength: n + 1,
+      timelineLength: 2 * n + 5,
+      position: n + 1,
+      state: {},
+      frontier: {
+        pos: n + 1,
+        kind: 'activity',
+        name: 'step',
+        since: at,
+        leaves: [{ member: 0, kind: 'activity', name: 'step', done: false, attempt: 1, started: true }],
+      },
+      cancel: null,
+      linkedChildren: [],
+      updatedAt: at,
+      commits: n + 1,
+    });
+    return {
+      conditions: [
+        { key: record, expected: null },
+        { key: `wf-owner-epoch:${id}`, expected: '1' },
+      ],
+      operations: [
+        { type: 'put' as const, key: record, value: timeline },
+        { type: 'put' as const, key: `wf-ckpt:${id}`, value: checkpoint },
+      ],
+    };
+  });
+}
+
+const server = await startLocalPostgres({ durable: true });
+const client = new pg.Client({ connectionString: server.url });
+try {
+  await client.connect();
+  const storage = await PostgresStorage.open({ connectionString: server.url, schema: 'commit_bench' });
+  const ids = Array.from({ length: 50 }, (_, index) => `bench-${index}`);
+  await storage.batch(ids.map((id) => ({ type: 'put', key: `wf-owner-epoch:${id}`, value: '1' })));
+  await storage.close();
+  await client.query('create table kv (k text primary key, v text)');
+  const value = (n: number) => String(n).padStart(200, '0');
+  await client.query(`insert into kv values ('k', $1)`, [value(0)]);
+
+  let counter = 0;
+  const ceiling = async (): Promise<number> => {
+    let done = 0;
+    const started = performance.now();
+    while (performance.now() - started < windowMs) {
+      await client.query({
+        name: 'raw-cas',
+        text: 'UPDATE kv SET v = $1 WHERE k = $2 AND v = $3',
+        values: [value(counter + 1), 'k', value(counter)],
+      });
+      counter++;
+      done++;
+    }
+    return (done / (performance.now() - started)) * 1000;
+  };
+  let step = 0;
+  /** Steps committed per second with `groups` groups per call. */
+  const commits = async (groups: number): Promise<number> => {
+    let done = 0;
+    const started = performance.now();
+    while (performance.now() - started < windowMs) {
+      step++;
+      const request = JSON.stringify(commitRequest(stepGroups(ids.slice(0, groups), step)));
+      const { rows } = await client.query<{ results: boolean[] }>({
+        name: `commit-${groups}`,
+        text: 'select commit_bench.commit($1::jsonb) as results',
+        values: [request],
+      });
+      if (!rows[0]!.results.every(Boolean)) throw new Error(`a condition failed at step ${step}`);
+      done += groups;
+    }
+    return (done / (performance.now() - started)) * 1000;
+  };
+
+  const ratios = { one: [] as number[], fifty: [] as number[] };
+  for (let round = 1; round <= rounds; round++) {
+    const before = await ceiling();
+    const one = await commits(1);
+    const middle = await ceiling();
+    const fifty = await commits(50);
+    const after = await ceiling();
+    ratios.one.push(one / ((before + middle) / 2));
+    ratios.fifty.push(fifty / ((middle + after) / 2));
+    console.log(
+      `round ${round}/${rounds}: ceiling ${Math.round(before)} ${Math.round(middle)} ${Math.round(after)}/s; ` +
+        `one group ${Math.round(one)}/s (×${ratios.one.at(-1)!.toFixed(2)}); ` +
+        `50 groups ${Math.round(fifty)} steps/s (×${ratios.fifty.at(-1)!.toFixed(2)})`,
+    );
+  }
+  console.log(
+    `median ratio to the ceiling: one group ${median(ratios.one)?.toFixed(2)}, 50 groups ${median(ratios.fifty)?.toFixed(2)}`,
+  );
+} finally {
+  await client.end().catch(() => undefined);
+  await server.stop();
+}
