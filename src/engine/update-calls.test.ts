@@ -75,16 +75,22 @@ function interleaved(inner: Storage): { storage: Storage; reads: () => number } 
   return { storage, reads: () => reads };
 }
 
+/** A caller waiting for the update `add` on the store (manual timers: no deadline fires). */
+function waitingCaller(storage: Storage) {
+  const calls = new UpdateCalls({
+    storage,
+    clock: new SimulatedClock(),
+    manualTimers: true,
+    commit: async () => true,
+  });
+  const result = calls.wait({ workflowId, updateId, name: 'add', timeoutMs: 60_000 });
+  return { calls, result };
+}
+
 describe('UpdateCalls', () => {
   it('an applied update whose workflow completed in the same commit resolves, even when two checks overlap', async () => {
     const { storage, reads } = interleaved(await answeredAndCompleted());
-    const calls = new UpdateCalls({
-      storage,
-      clock: new SimulatedClock(),
-      manualTimers: true,
-      commit: async () => true,
-    });
-    const result = calls.wait({ workflowId, updateId, name: 'add', timeoutMs: 60_000 });
+    const { calls, result } = waitingCaller(storage);
     // the change feed reports both keys of the owner's commit
     await Promise.all([
       calls.responseWritten(keys.updateResponse(workflowId, updateId)),
@@ -99,13 +105,7 @@ describe('UpdateCalls', () => {
   it('a workflow that ended without answering fails the call', async () => {
     const storage = await answeredAndCompleted();
     await storage.batch([{ type: 'delete', key: keys.updateResponse(workflowId, updateId) }]);
-    const calls = new UpdateCalls({
-      storage,
-      clock: new SimulatedClock(),
-      manualTimers: true,
-      commit: async () => true,
-    });
-    const result = calls.wait({ workflowId, updateId, name: 'add', timeoutMs: 60_000 });
+    const { calls, result } = waitingCaller(storage);
     await calls.workflowChanged(workflowId);
     await expect(result).rejects.toThrow(/Cannot apply update 'add' to workflow 'up': it is completed/);
   });
