@@ -150,8 +150,16 @@ describe('shuttle worker processes on PostgreSQL', () => {
       async () => entriesOf(await observer.timeline(id), 'claim-taken-over').at(-1) ?? null,
       claimTtlMs,
     );
-    expect(takeover.detail).toMatchObject({ fromEngineId: stopping.engineId, reason: 'holder-stopped' });
-    expect(stopping.log.some((line) => line.includes('"msg":"worker stopped"'))).toBe(true);
+    const stopped = stopping.log.find((line) => line.includes('"msg":"worker stopped"'));
+    expect(stopped).toBeDefined();
+    // The worker hands its claims over when its shutdown ends within its patience (1.5 s): its session ended,
+    // so the takeover says holder-stopped. On a machine so busy that the patience ran out first
+    // (`claimsHandedOver: null`), the process exits anyway and its lock tells the others at once.
+    const handedOver = (JSON.parse(stopped!) as { claimsHandedOver: number | null }).claimsHandedOver;
+    expect(takeover.detail).toMatchObject({
+      fromEngineId: stopping.engineId,
+      reason: handedOver === null ? expect.stringMatching(/^holder-(stopped|dead)$/) : 'holder-stopped',
+    });
     await observer.terminate(id);
   }, 60_000);
 });
