@@ -39,6 +39,42 @@ const e2e = readJson(`${reports}/e2e.json`);
 const e2ePassed = e2e ? e2e.stats.expected + e2e.stats.flaky : 0;
 const e2eFailed = e2e ? e2e.stats.unexpected + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0) : 1;
 
+// Name what failed just above the totals, so that the tail of a long log says which test to look at.
+const failures = [];
+for (const file of unit?.testResults ?? []) {
+  const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+  for (const test of failedTests) {
+    failures.push(`unit ${file.name.replace(`${process.cwd()}/`, '')} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+  }
+  if (failedTests.length === 0 && file.status === 'failed') {
+    failures.push(`unit ${file.name.replace(`${process.cwd()}/`, '')}: ${firstLine(file.message)}`);
+  }
+}
+function visit(suite, titles) {
+  for (const spec of suite.specs ?? []) {
+    for (const test of spec.tests ?? []) {
+      if (test.status !== 'unexpected') continue;
+      const last = test.results?.[test.results.length - 1];
+      failures.push(`end-to-end ${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')}: ${firstLine(last?.error?.message)}`);
+    }
+  }
+  for (const child of suite.suites ?? []) visit(child, [...titles, child.title]);
+}
+try {
+  for (const suite of e2e?.suites ?? []) visit(suite, []);
+} catch (error) {
+  failures.push(`(could not read the end-to-end report's failures: ${error})`);
+}
+function firstLine(text) {
+  // eslint-disable-next-line no-control-regex
+  const line = String(text ?? '').replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+if (failures.length > 0) {
+  console.log('\nfailed:');
+  for (const failure of failures) console.log(`  ${failure}`);
+}
+
 console.log(`\nunit: ${unitPassed} passed, ${unitFailed} failed`);
 console.log(`end-to-end: ${e2ePassed} passed, ${e2eFailed} failed`);
 const failed = unitFailed + e2eFailed;
