@@ -144,6 +144,12 @@ export type EngineHostOptions = {
    * tab, closed by the browser, its server gone for good).
    */
   openStorage(databaseName: string, onUnavailable: (error: Error) => void): Promise<Storage>;
+  /**
+   * Who closes that storage. `host` (default): `dispose` closes it (a tab's worker opened its IndexedDB for
+   * this host alone). `caller`: whoever passed `openStorage` keeps it open past `dispose` and closes it
+   * itself (a server process, whose store may serve its studio and several engines at once).
+   */
+  storageOwner?: 'host' | 'caller';
   /** What the studio calls the store, e.g. `IndexedDB 'shuttle'` or `PostgreSQL db.internal:5432/shuttle`. */
   storeLabel?: (databaseName: string) => string;
   /** Where the host runs: a browser tab (default) or a server process, with its host name and pid. */
@@ -225,7 +231,10 @@ export type EngineHost = {
   identity(): EngineIdentity;
   /** Reports an error nobody caught inside the worker to the page, as a warning. */
   reportUncaught(error: unknown): void;
-  /** Shuts the engine down (if it started), stops every timer, closes the storage and stops listening. */
+  /**
+   * Shuts the engine down (if it started), stops every timer, stops listening, and closes the storage unless
+   * its caller owns it (`storageOwner: 'caller'`).
+   */
   dispose(): Promise<void>;
 };
 
@@ -1316,7 +1325,7 @@ class Host implements EngineHost {
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     for (const stop of this.#connections.values()) stop();
     this.#connections.clear();
-    await this.#storage?.close().catch(() => undefined);
+    if ((this.#options.storageOwner ?? 'host') === 'host') await this.#storage?.close().catch(() => undefined);
   }
 }
 

@@ -10,7 +10,11 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION } from '../host/protocol';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
 import { createLogger } from './log';
+import { createEngine } from '../engine';
+import { builtInWorkflows } from '../workflows';
 import { startServer, type RunningServer } from './serve';
+import { openStore } from './store';
+import { startWorker } from './worker';
 
 let database: TestDatabase;
 let server: RunningServer;
@@ -450,4 +454,28 @@ describe('shuttle serve --engines on the embedded store', () => {
     expect(claimedBy.length).toBeGreaterThan(0);
     expect(claimedBy).not.toContain(observer.id);
   });
+});
+
+describe('engines sharing one open store', () => {
+  it('a stopped engine leaves the store open for the others: whoever opened it closes it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'shuttle-shared-store-'));
+    const store = await openStore({ dataDir });
+    const quiet = createLogger({}, () => undefined);
+    try {
+      const first = await startWorker({ store, demos: true, logger: quiet });
+      const second = await startWorker({ store, demos: true, logger: quiet });
+      await first.stop();
+      // The engine still running on the store goes on: a workflow it starts now runs to its end.
+      const handle = await second.engine.start('countdown', { from: 2, tickMs: 10 }, { id: 'after-first-stopped' });
+      expect(await handle.result()).toEqual({ counted: 2 });
+      await second.stop();
+      // And the store itself is still open for whoever opened it.
+      const reader = await createEngine({ storage: store.storage, workflows: builtInWorkflows, ownership: 'none' });
+      expect((await reader.describe('after-first-stopped')).status).toBe('completed');
+      await reader.shutdown();
+    } finally {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

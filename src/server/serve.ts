@@ -121,6 +121,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const host = serveEngineHost({
     config: { databaseName: store.label, mode: 'viewer' },
     openStorage: async () => store.storage,
+    storageOwner: 'caller',
     storeLabel: () => store.label,
     workflows: definitions.workflows,
     builtInInfo: definitions.info,

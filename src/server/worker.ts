@@ -84,6 +84,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const host = serveEngineHost({
     config: { databaseName: store.label, mode: 'engine' },
     openStorage: async () => store.storage,
+    storageOwner: 'caller',
     storeLabel: () => store.label,
     workflows: definitions.workflows,
     builtInInfo: definitions.info,
