@@ -35,6 +35,7 @@ import type { ServerFigures } from './server-results';
 import { FixtureProcess } from './server/child';
 import { median, roundTo, spreadOf, summarize, type SampleSummary } from './stats';
 import { countDuplicateCommits, findTakeover } from './timeline-audit';
+import { createCasTable, rate, rawTransactions, type Rate } from './server/raw-cas';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
 const options = {
@@ -114,32 +115,6 @@ const steps = defineWorkflow({
     return sum;
   },
 });
-
-type Rate = { operations: number; elapsedMs: number; perSecond: number };
-
-function rate(operations: number, elapsedMs: number): Rate {
-  return { operations, elapsedMs: Math.round(elapsedMs), perSecond: (operations / elapsedMs) * 1000 };
-}
-
-/** The ceiling: `UPDATE kv SET v = $1 WHERE k = $2 AND v = $3` in autocommit on one connection, 200-byte values. */
-async function rawTransactions(client: pg.Client, durationMs: number): Promise<Rate> {
-  const value = (n: number) => String(n).padStart(200, '0');
-  let counter = Number((await client.query<{ v: string }>(`SELECT v FROM kv WHERE k = 'k'`)).rows[0]!.v);
-  let done = 0;
-  const started = performance.now();
-  while (performance.now() - started < durationMs) {
-    const next = counter + 1;
-    const result = await client.query({
-      name: 'raw-cas',
-      text: 'UPDATE kv SET v = $1 WHERE k = $2 AND v = $3',
-      values: [value(next), 'k', value(counter)],
-    });
-    if (result.rowCount !== 1) throw new Error('the raw compare-and-swap did not apply');
-    counter = next;
-    done++;
-  }
-  return rate(done, performance.now() - started);
-}
 
 type EngineRun = Rate & {
   workflows: number;
@@ -250,8 +225,7 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
   const shuttleUrl = await createDatabase(server, 'bench_shuttle');
   const raw = new pg.Client({ connectionString: rawUrl, application_name: 'bench:raw' });
   await raw.connect();
-  await raw.query('CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL)');
-  await raw.query(`INSERT INTO kv VALUES ('k', $1)`, ['0'.padStart(200, '0')]);
+  await createCasTable(raw);
 
   const peerInfo: PeerInfo = { name: 'DBOS Transact', package: '@dbos-inc/dbos-sdk', version: null };
   let peer: FixtureProcess | null = null;

@@ -13,6 +13,7 @@ import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresStorage } from '../../src/storage/postgres';
 import { commitRequest } from '../../src/storage/postgres-sql';
 import { median } from '../stats';
+import { createCasTable, rawTransactions } from './raw-cas';
 
 const rounds = Number(process.env.SHUTTLE_BENCH_ROUNDS ?? 3);
 const windowMs = Number(process.env.SHUTTLE_BENCH_WINDOW_MS ?? 1_000);
@@ -84,25 +85,8 @@ try {
   const ids = Array.from({ length: 50 }, (_, index) => `bench-${index}`);
   await storage.batch(ids.map((id) => ({ type: 'put', key: `wf-owner-epoch:${id}`, value: '1' })));
   await storage.close();
-  await client.query('create table kv (k text primary key, v text)');
-  const value = (n: number) => String(n).padStart(200, '0');
-  await client.query(`insert into kv values ('k', $1)`, [value(0)]);
-
-  let counter = 0;
-  const ceiling = async (): Promise<number> => {
-    let done = 0;
-    const started = performance.now();
-    while (performance.now() - started < windowMs) {
-      await client.query({
-        name: 'raw-cas',
-        text: 'UPDATE kv SET v = $1 WHERE k = $2 AND v = $3',
-        values: [value(counter + 1), 'k', value(counter)],
-      });
-      counter++;
-      done++;
-    }
-    return (done / (performance.now() - started)) * 1000;
-  };
+  await createCasTable(client);
+  const ceiling = async (): Promise<number> => (await rawTransactions(client, windowMs)).perSecond;
   let step = 0;
   /** Steps committed per second with `groups` groups per call. */
   const commits = async (groups: number): Promise<number> => {
