@@ -599,24 +599,20 @@ export class ClaimManager {
     }
 
     // 2. running without a holder
+    const runningPrefix = keys.statusIndexPrefix('running');
     for (;;) {
-      const page = await storage.scan(keys.statusIndexPrefix('running'), {
-        ...(this.#runningCursor ? { after: this.#runningCursor } : {}),
-        limit,
-      });
+      const after = this.#runningCursor;
+      const page = await storage.scan(runningPrefix, { ...(after ? { after } : {}), limit });
       this.#runningCursor = page.length < limit ? undefined : page[page.length - 1]!.key;
       const ids = page
-        .map(({ key }) => workflowIdOf(key, keys.statusIndexPrefix('running')))
+        .map(({ key }) => workflowIdOf(key, runningPrefix))
         .filter((id): id is string => id !== null && !claims.has(id));
-      const types = new Map(
-        page.map(({ key, value }) => [workflowIdOf(key, keys.statusIndexPrefix('running')), value]),
-      );
+      const types = new Map(page.map(({ key, value }) => [workflowIdOf(key, runningPrefix), value]));
       const eligible = ids.filter((id) => this.#deps.isEligible(types.get(id) ?? '') && !haveHolder?.has(id));
-      const holders =
-        eligible.length > 0 ? await storage.getMany(eligible.map((id) => keys.ownerHolder(id))) : [];
-      eligible.forEach((id, index) => {
-        if (holders[index] === null) candidates.add(id);
-      });
+      if (eligible.length > 0) {
+        const afterId = after ? workflowIdOf(after, runningPrefix) : null;
+        for (const id of await idsWithoutHolder(storage, eligible, afterId, page.length)) candidates.add(id);
+      }
       if (!options.full || !this.#runningCursor) break;
     }
 
@@ -702,4 +698,40 @@ export class ClaimManager {
     if (claim) this.loseClaim(workflowId, claim.epoch, `wake guard: ${reason}`);
     return false;
   }
+}
+
+/**
+ * Which of `ids` (in key order, all after `afterId`) have no holder record. The holders of the same range of
+ * ids are read in one scan of `count` records (a workflow running somewhere almost always has a holder, so
+ * they reach about as far as the ids do); only ids beyond what the scan reached are read by key. Every idle
+ * engine runs this each reclaim pass: one request instead of one per running workflow of the page.
+ */
+export async function idsWithoutHolder(
+  storage: Pick<Storage, 'scan' | 'getMany'>,
+  ids: readonly string[],
+  afterId: string | null,
+  count: number,
+): Promise<string[]> {
+  const holders = await storage.scan(keys.ownerHoldersPrefix, {
+    ...(afterId !== null ? { after: keys.ownerHolder(afterId) } : {}),
+    limit: count,
+  });
+  const present = new Set(holders.map(({ key }) => key));
+  // Holder keys sort as the index keys do (one escaped id after a fixed prefix): a full page covers the ids
+  // up to its last key; a short page ran to the end of the holders, so it covers every id.
+  const reached = holders.length < count ? null : holders[holders.length - 1]!.key;
+  const missing: string[] = [];
+  const unknown: string[] = [];
+  for (const id of ids) {
+    const key = keys.ownerHolder(id);
+    if (reached !== null && key > reached) unknown.push(id);
+    else if (!present.has(key)) missing.push(id);
+  }
+  if (unknown.length > 0) {
+    const values = await storage.getMany(unknown.map((id) => keys.ownerHolder(id)));
+    unknown.forEach((id, index) => {
+      if (values[index] === null) missing.push(id);
+    });
+  }
+  return missing;
 }

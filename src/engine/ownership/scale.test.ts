@@ -8,6 +8,7 @@ import { MemoryStorage } from '../../storage/memory';
 import type { CommitGroup, Condition, Operation } from '../../storage/types';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import { keys } from '../keys';
+import { idsWithoutHolder } from './claim-manager';
 import type { EngineOptions } from '../options';
 import { defineWorkflow } from '../workflow';
 
@@ -127,6 +128,65 @@ describe('holding parked workflows', () => {
     }
     expect(b.ownedWorkflows().length).toBeGreaterThanOrEqual(300);
     await world.shutdownAll();
+  });
+
+  it('an idle engine’s passes read no holder one by one while another engine holds 2,000 parked workflows', async () => {
+    const { parked } = workflows();
+    const storage = new CountingStorage();
+    const world = new TestWorld({ storage });
+    const a = await world.engine([parked], fencing);
+    const b = await world.engine([parked], fencing);
+    for (let i = 0; i < 2_000; i++) await a.start(parked, { sleepMs: week }, { id: `p-${i}` });
+    await world.idle();
+
+    let readByB = 0;
+    for (let second = 0; second < 20; second++) {
+      await world.clock.advance(1000);
+      await world.maintain([a]); // A renews its session
+      const before = storage.keysReadByKey;
+      await world.maintain([b]);
+      readByB += storage.keysReadByKey - before;
+    }
+    // Each pass of B pages through the running index and reads the holders of that page in one scan
+    // (before: a read by key per running workflow of the page, 200 a pass); what is left is A's session.
+    expect(readByB / 20).toBeLessThan(10);
+    expect(b.ownedWorkflows()).toEqual([]);
+    await world.shutdownAll();
+  }, 60_000);
+
+  it('tells which running ids have no holder from one scan of holders, reading by key only past its reach', async () => {
+    const storage = new CountingStorage();
+    const ids = Array.from({ length: 40 }, (_, i) => `p-${String(i).padStart(3, '0')}`);
+    const held = ids.filter((_, index) => index % 4 !== 0); // every fourth has no holder
+    await storage.batch([
+      ...held.map((id) => ({ type: 'put' as const, key: keys.ownerHolder(id), value: 'h' })),
+      // Holders of ids no running index lists, three after each of the first ten ids: a page of 40
+      // holders ends near p-010, so the ids after it must be read by key.
+      ...ids
+        .slice(0, 10)
+        .flatMap((id) =>
+          ['a', 'b', 'c'].map((suffix) => ({
+            type: 'put' as const,
+            key: keys.ownerHolder(`${id}${suffix}`),
+            value: 'h',
+          })),
+        ),
+      { type: 'put', key: keys.ownerHolder('o-before'), value: 'h' },
+    ]);
+    const expected = ids.filter((id) => !held.includes(id));
+    storage.keysReadByKey = 0;
+    expect((await idsWithoutHolder(storage, ids, 'o', ids.length)).sort()).toEqual(expected);
+    expect(storage.keysReadByKey).toBeGreaterThan(0); // past the scan's reach
+    expect(storage.keysReadByKey).toBeLessThan(ids.length);
+    // From the start of the holders (no cursor yet), and a page that ran to their end: nothing read by key.
+    storage.keysReadByKey = 0;
+    expect((await idsWithoutHolder(storage, ids.slice(30), 'p-029', 100)).sort()).toEqual(
+      expected.filter((id) => id > 'p-029'),
+    );
+    expect(storage.keysReadByKey).toBe(0);
+    expect((await idsWithoutHolder(storage, ['o-before', 'o-missing'], null, 2)).sort()).toEqual([
+      'o-missing',
+    ]);
   });
 
   it('a new engine recovers over 2,000 workflows a live engine holds without reading their holders one by one, and the claims view reads them in a few requests', async () => {
