@@ -225,6 +225,7 @@ describe('the scale part', () => {
     startsPerSecondFirstTenth: 200,
     startsPerSecondLastTenth: 190,
     startsPerSecond: 200,
+    probeStartsPerSecond: 180,
     storageRequestsPerRenewal: 30,
     storageTransactionsPerRenewal: 6,
     minClaimMarginMs: 4_500,
@@ -267,20 +268,25 @@ describe('the scale part', () => {
     expect(checkLatestShape(latest)).toEqual([]);
   });
 
-  it('compares the last tenth of the largest N with the whole run of the smallest', () => {
+  it('compares the probe at the largest N with the probe at the smallest, and shows the tenths beside', () => {
     const latest = withScale([
-      entry(100, { startsPerSecond: 250 }),
-      entry(10_000, { startsPerSecondLastTenth: 150 }),
+      entry(100, { probeStartsPerSecond: 250, startsPerSecond: 400 }),
+      entry(10_000, { probeStartsPerSecond: 150, startsPerSecondLastTenth: 150 }),
     ]);
     expect(latest.scale.startRateRatio).toBe(0.6);
-    expect(rowOf(latest, 'scale N=10,000: starts/s, first → last tenth')).toMatchObject({
-      value: '200 → 150 (all 200)',
+    expect(rowOf(latest, 'scale N=10,000: starts/s with N parked (probe)')).toMatchObject({
+      value: '150',
       ceiling: 'N=100: 250',
       ratio: '0.6',
       verdict: 'miss',
     });
-    const passing = withScale([entry(100, { startsPerSecond: 180 }), entry(10_000)]);
-    expect(rowOf(passing, 'scale N=10,000: starts/s, first → last tenth').verdict).toBe('pass');
+    expect(rowOf(latest, 'scale N=10,000: starts/s, first → last tenth')).toMatchObject({
+      value: '200 → 150 (all 200)',
+      ratio: '',
+      verdict: '',
+    });
+    const passing = withScale([entry(100, { probeStartsPerSecond: 200 }), entry(10_000)]);
+    expect(rowOf(passing, 'scale N=10,000: starts/s with N parked (probe)').verdict).toBe('pass');
   });
 
   it('judges storage requests per renewal pass against the smallest N, and each limit by its target', () => {

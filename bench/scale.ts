@@ -30,6 +30,7 @@ const options: Omit<ScaleOptions, 'log'> = {
   batchSize: 50,
   windowMs: quick ? 20_000 : 60_000,
   startupRuns: quick ? 1 : 3,
+  probeStarts: quick ? 300 : 500,
   dueWorkflows: 20,
   dueDelayMs: 3_000,
   reachableTimeoutMs: 60_000,

@@ -13,6 +13,10 @@
  *    storage cost of a renewal pass. Tab B reads every claim (`shuttle.claims()`) at both ends of the window.
  * 3. **Start-up**: a new tab D opens on the database (`startupRuns` times): navigation → the shell says its
  *    engine is `running`, and navigation → the first workflow row is shown (`performance.now()` in D).
+ * 3b. **Probe**: with the N parked, H starts `probeStarts` more countdowns (500; the same number at every N,
+ *    `batchSize` at a time), timed, then terminates them. Its rate is the start rate at N that the ratio
+ *    compares: the rate of step 1 mixes a first burst (the other tabs not yet following the new workflows)
+ *    into the steady rate, and at N = 100 its 80 starts are two batches.
  * 4. **Close**: H starts the last `dueWorkflows` countdowns with a `dueDelayMs` tick, and is closed as a
  *    person closes it just before the first of those timers falls due. Then: for each due workflow, the time
  *    from the later of the close and its due time to the first step another tab commits for it; and the time
@@ -61,6 +65,11 @@ export type ScaleOptions = {
   windowMs: number;
   /** New tabs opened to time start-up. */
   startupRuns: number;
+  /**
+   * Starts of the probe: with the N parked (after the start-ups), H starts this many more, `batchSize` at a
+   * time, timed, then terminates them. The same count at every N, so the rates compare like with like.
+   */
+  probeStarts: number;
   /** Workflows whose timers fall due right after the holder closes. */
   dueWorkflows: number;
   /** Their timer, in ms (they are started this long before they fall due). */
@@ -116,6 +125,14 @@ export type ScaleCase = {
     claimsAtStart: ClaimsView | null;
     claimsAtEnd: ClaimsView | null;
     holderMetrics: EngineMetrics | null;
+  };
+  /** The probe of `probeStarts` starts with the N parked (they are terminated after). */
+  probe: {
+    count: number;
+    failed: number;
+    errors: string[];
+    rates: StartRates;
+    terminated: number;
   };
   takeovers: {
     fromLiveHolder: number | null;
@@ -314,6 +331,13 @@ function emptyCase(parked: number, databaseName: string): ScaleCase {
       claimsAtStart: null,
       claimsAtEnd: null,
       holderMetrics: null,
+    },
+    probe: {
+      count: 0,
+      failed: 0,
+      errors: [],
+      rates: { firstTenth: null, lastTenth: null, overall: null },
+      terminated: 0,
     },
     takeovers: { fromLiveHolder: null, byEngine: {}, holderClaimsLost: null },
     startup: {
@@ -696,6 +720,41 @@ async function measureCase(
   result.startup.engineRunningMs = summarize(measured((run) => run.engineRunningMs));
   result.startup.firstRowsMs = summarize(measured((run) => run.firstRowsMs));
 
+  // 3b. The probe: the start rate with the N parked, over the same number of starts at every N. The rate of
+  // the first starts of a case is no measure of it: at N = 100 they are two batches, and the first runs before
+  // the other tabs' views and engines have begun to follow the new workflows (see bench/README.md).
+  if (ids.length > 0)
+    try {
+      const probe = await startParked(H, options.probeStarts, options.batchSize, async () => undefined);
+      result.probe = {
+        count: probe.ids.length,
+        failed: probe.failed,
+        errors: probe.errors,
+        rates: startRates(probe.batches),
+        terminated: 0,
+      };
+      // Back to N parked for the close: the probe's workflows end.
+      result.probe.terminated = await H.page.evaluate(async (probeIds) => {
+        let ended = 0;
+        for (let first = 0; first < probeIds.length; first += 50)
+          await Promise.all(
+            probeIds.slice(first, first + 50).map((id) =>
+              window.shuttle!.terminate(id, 'scale bench: end of the probe').then(
+                () => ended++,
+                () => undefined,
+              ),
+            ),
+          );
+        return ended;
+      }, probe.ids);
+      say(
+        `probe: ${probe.ids.length} starts with ${parked.toLocaleString('en-US')} parked at ${round(result.probe.rates.overall)}/s ` +
+          `(first tenth ${round(result.probe.rates.firstTenth)}, last ${round(result.probe.rates.lastTenth)}); ${result.probe.terminated} terminated`,
+      );
+    } catch (error) {
+      fail('probe', error);
+    }
+
   // 4. Due workflows, then close the holder
   let due: { workflowId: string; dueAt: number }[] = [];
   try {
@@ -885,6 +944,7 @@ export function caseFigures(result: ScaleCase): ScaleCaseFigures {
     startsPerSecondFirstTenth: round(result.starts.rates.firstTenth, 1),
     startsPerSecondLastTenth: round(result.starts.rates.lastTenth, 1),
     startsPerSecond: round(result.starts.rates.overall, 1),
+    probeStartsPerSecond: round(result.probe.rates.overall, 1),
     storageRequestsPerRenewal: result.window.requestsPerRenewal,
     storageTransactionsPerRenewal: result.window.transactionsPerRenewal,
     minClaimMarginMs: result.window.margin.minMarginMs,
