@@ -939,6 +939,37 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     expect(d.ownedWorkflows().sort()).toEqual(['s1', 's2']);
   });
 
+  it('25b. an engine that ended its session and then died while a pass was judging it is taken over as stopped', async () => {
+    const { world, parked } = await setup(0);
+    const a = await world.engine([parked], { ...fencing, liveness: world.liveness });
+    await a.start(parked, undefined, { id: 'stopped-then-gone' });
+    await world.idle();
+    // B's pass reads the sessions (A's is live), then asks the oracle about A: in between, A stops gracefully
+    // (its session ends) and its process exits (the oracle says dead), as a worker does on SIGTERM.
+    let stoppedInBetween = false;
+    const liveness = {
+      hold: (engineId: string) => world.liveness.hold(engineId),
+      isDead: async (engineId: string) => {
+        if (engineId === a.id && !stoppedInBetween) {
+          stoppedInBetween = true;
+          await a.shutdown();
+          world.liveness.kill(a.id);
+        }
+        return world.liveness.isDead(engineId);
+      },
+    };
+    const b = await world.engine([parked], { ...fencing, liveness, recover: false });
+    await world.maintain([b]);
+    expect(stoppedInBetween).toBe(true);
+    expect(b.ownedWorkflows()).toEqual(['stopped-then-gone']);
+    expect(
+      (await b.timeline('stopped-then-gone')).find((e) => e.kind === 'claim-taken-over')?.detail,
+    ).toMatchObject({
+      fromEngineId: a.id,
+      reason: 'holder-stopped',
+    });
+  });
+
   it('26. downgrade inertness: a none engine completes a leftover workflow and leaves wf-owner-* untouched', async () => {
     const { world, engines, parked } = await setup(1);
     const a = engines[0]!;

@@ -531,10 +531,37 @@ export class ClaimManager {
       isDead: (engineId) => {
         if (!liveness) return Promise.resolve(false);
         let answer = answers.get(engineId);
-        if (!answer) answers.set(engineId, (answer = liveness.isDead(engineId)));
+        if (!answer) answers.set(engineId, (answer = this.#deathWithSession(liveness, engineId, sessions)));
         return answer;
       },
     };
+  }
+
+  /**
+   * Asks the oracle whether `engineId` is dead; if it is, reads its session again into `sessions`. The pass
+   * read the sessions before it asked: an engine that ended its session and then exited in between (a
+   * graceful stop, then the process gone) would otherwise be judged by the session it had before, and its
+   * takeover said `holder-dead` where it stopped first (`holder-stopped`). One read per dead engine.
+   */
+  async #deathWithSession(
+    liveness: EngineLiveness,
+    engineId: string,
+    sessions: Map<string, Session | null>,
+  ): Promise<boolean> {
+    const dead = await liveness.isDead(engineId);
+    if (dead) {
+      try {
+        const raw = await this.#deps.storage.get(sessionKey(engineId));
+        const session = raw === null ? null : decodeSession(raw);
+        if (session) {
+          sessions.set(engineId, session);
+          this.#sessions.set(engineId, session);
+        }
+      } catch {
+        // judged by the session read at the start of the pass
+      }
+    }
+    return dead;
   }
 
   /** Whether `holderRaw` (not this engine's current claim) may be taken over, judged without storage calls. */
