@@ -105,6 +105,24 @@ export function isEngineLive(engine: EngineRecord): boolean {
   );
 }
 
+/**
+ * Claims held by live engines, for the side bar: from the presence records (one small record per engine,
+ * refreshed every heartbeat), except this tab's own engine, whose held workflows the page knows at once
+ * (`ownedWorkflowsQuery`, refreshed by its claim events): right after a handoff or a finished run the
+ * presence record still counts what it held a second ago.
+ */
+export function claimsOfLiveEngines(
+  engines: readonly EngineRecord[],
+  self: { engineId: string; owned: number } | null,
+): number {
+  return engines
+    .filter(isEngineLive)
+    .reduce(
+      (sum, engine) => sum + (self && engine.engineId === self.engineId ? self.owned : engine.claimsHeld),
+      0,
+    );
+}
+
 /** Every claim holder record of the database (`claimsQuery`). */
 export function useClaims() {
   return useQuery(claimsQuery(useShuttleClient()));

@@ -2,7 +2,13 @@
  * The screens of the studio, with a live figure beside each (schedules firing, definitions of one's own, live
  * engines, claims held by live engines, pending result waiters) so the sidebar itself says what is going on.
  */
-import { useEngines, isEngineLive } from '../data/engine-queries';
+import {
+  claimsOfLiveEngines,
+  isEngineLive,
+  useEngines,
+  useOwnedWorkflows,
+  useThisEngine,
+} from '../data/engine-queries';
 import { useDefinitions } from '../data/workflow-queries';
 import { useSchedules } from '../data/schedule-queries';
 import { Icon, type IconName } from '../components/icons';
@@ -26,6 +32,8 @@ const items: Item[] = [
 export function SideNav({ route }: { route: Route }) {
   const current = sectionOf(route);
   const engines = useEngines().data;
+  const self = useThisEngine().data;
+  const owned = useOwnedWorkflows().data;
   const definitions = useDefinitions().data;
   const schedules = useSchedules().data;
   const figures: Partial<Record<Item['section'], number>> = {
@@ -37,10 +45,12 @@ export function SideNav({ route }: { route: Route }) {
       : undefined,
     // Engines that run workflows: a viewer tab or the studio server's observer is not one.
     engines: engines?.filter((engine) => isEngineLive(engine) && engine.mode === 'engine').length,
-    // Claims held by live engines, from their presence records (one small record per engine): reading
-    // every claim here, in every tab, every few seconds, cost a request per claim and held the holder's
-    // renewals back once tabs held thousands. The Claims screen reads the claims themselves.
-    claims: engines?.filter(isEngineLive).reduce((sum, engine) => sum + engine.claimsHeld, 0),
+    // Claims held by live engines, from their presence records (one small record per engine) and this tab's
+    // own held workflows: reading every claim here, in every tab, every few seconds, cost a request per
+    // claim and held the holder's renewals back once tabs held thousands. The Claims screen reads the claims.
+    claims: engines
+      ? claimsOfLiveEngines(engines, self && owned ? { engineId: self.engineId, owned: owned.length } : null)
+      : undefined,
     waiters: engines
       ?.filter(isEngineLive)
       .reduce(
