@@ -44,7 +44,9 @@ const failures = [];
 for (const file of unit?.testResults ?? []) {
   const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
   for (const test of failedTests) {
-    failures.push(`unit ${file.name.replace(`${process.cwd()}/`, '')} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+    failures.push(
+      `unit ${file.name.replace(`${process.cwd()}/`, '')} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`,
+    );
   }
   if (failedTests.length === 0 && file.status === 'failed') {
     failures.push(`unit ${file.name.replace(`${process.cwd()}/`, '')}: ${firstLine(file.message)}`);
@@ -55,7 +57,9 @@ function visit(suite, titles) {
     for (const test of spec.tests ?? []) {
       if (test.status !== 'unexpected') continue;
       const last = test.results?.[test.results.length - 1];
-      failures.push(`end-to-end ${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')}: ${firstLine(last?.error?.message)}`);
+      failures.push(
+        `end-to-end ${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')}: ${firstLine(last?.error?.message)}`,
+      );
     }
   }
   for (const child of suite.suites ?? []) visit(child, [...titles, child.title]);
@@ -67,7 +71,11 @@ try {
 }
 function firstLine(text) {
   // eslint-disable-next-line no-control-regex
-  const line = String(text ?? '').replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? '';
+  const line =
+    String(text ?? '')
+      .replace(/\u001b\[[0-9;]*m/g, '')
+      .split('\n')
+      .find((l) => l.trim() !== '') ?? '';
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 if (failures.length > 0) {

@@ -1325,7 +1325,8 @@ class Host implements EngineHost {
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     for (const stop of this.#connections.values()) stop();
     this.#connections.clear();
-    if ((this.#options.storageOwner ?? 'host') === 'host') await this.#storage?.close().catch(() => undefined);
+    if ((this.#options.storageOwner ?? 'host') === 'host')
+      await this.#storage?.close().catch(() => undefined);
   }
 }
 

@@ -466,11 +466,19 @@ describe('engines sharing one open store', () => {
       const second = await startWorker({ store, demos: true, logger: quiet });
       await first.stop();
       // The engine still running on the store goes on: a workflow it starts now runs to its end.
-      const handle = await second.engine.start('countdown', { from: 2, tickMs: 10 }, { id: 'after-first-stopped' });
+      const handle = await second.engine.start(
+        'countdown',
+        { from: 2, tickMs: 10 },
+        { id: 'after-first-stopped' },
+      );
       expect(await handle.result()).toEqual({ counted: 2 });
       await second.stop();
       // And the store itself is still open for whoever opened it.
-      const reader = await createEngine({ storage: store.storage, workflows: builtInWorkflows, ownership: 'none' });
+      const reader = await createEngine({
+        storage: store.storage,
+        workflows: builtInWorkflows,
+        ownership: 'none',
+      });
       expect((await reader.describe('after-first-stopped')).status).toBe('completed');
       await reader.shutdown();
     } finally {

@@ -162,15 +162,13 @@ describe('holding parked workflows', () => {
       ...held.map((id) => ({ type: 'put' as const, key: keys.ownerHolder(id), value: 'h' })),
       // Holders of ids no running index lists, three after each of the first ten ids: a page of 40
       // holders ends near p-010, so the ids after it must be read by key.
-      ...ids
-        .slice(0, 10)
-        .flatMap((id) =>
-          ['a', 'b', 'c'].map((suffix) => ({
-            type: 'put' as const,
-            key: keys.ownerHolder(`${id}${suffix}`),
-            value: 'h',
-          })),
-        ),
+      ...ids.slice(0, 10).flatMap((id) =>
+        ['a', 'b', 'c'].map((suffix) => ({
+          type: 'put' as const,
+          key: keys.ownerHolder(`${id}${suffix}`),
+          value: 'h',
+        })),
+      ),
       { type: 'put', key: keys.ownerHolder('o-before'), value: 'h' },
     ]);
     const expected = ids.filter((id) => !held.includes(id));
