@@ -40,6 +40,9 @@ const e2ePassed = e2e ? e2e.stats.expected + e2e.stats.flaky : 0;
 const e2eFailed = e2e ? e2e.stats.unexpected + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0) : 1;
 
 // Name what failed just above the totals, so that the tail of a long log says which test to look at.
+// The terminal's colour codes (ESC [ … m) in a test runner's message.
+// eslint-disable-next-line no-control-regex
+const colourCodes = /\u001b\[[0-9;]*m/g;
 const failures = [];
 for (const file of unit?.testResults ?? []) {
   const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
@@ -70,10 +73,9 @@ try {
   failures.push(`(could not read the end-to-end report's failures: ${error})`);
 }
 function firstLine(text) {
-  // eslint-disable-next-line no-control-regex
   const line =
     String(text ?? '')
-      .replace(/\u001b\[[0-9;]*m/g, '')
+      .replace(colourCodes, '')
       .split('\n')
       .find((l) => l.trim() !== '') ?? '';
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
