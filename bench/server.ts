@@ -56,6 +56,11 @@ const options = {
   parkConcurrency: 100,
   holdWindowMs: quick ? 20_000 : 60_000,
   parkSleepMs: 3 * 24 * 3600_000,
+  /**
+   * Which of the part's three sections run (`SHUTTLE_BENCH_SERVER_PARTS=handoff`, for diagnosing one of them
+   * alone): `throughput`, `handoff`, `holding`; default all. The figures of the others are null.
+   */
+  sections: (process.env.SHUTTLE_BENCH_SERVER_PARTS ?? 'throughput,handoff,holding').split(','),
 };
 
 /** The engines' claim timings: the studio's and a worker process's defaults (`studioClaimTimings`). */
@@ -863,11 +868,13 @@ async function main(): Promise<void> {
       `PostgreSQL ${settings.server_version}, fsync ${settings.fsync}, synchronous_commit ${settings.synchronous_commit}`,
     );
     const loads: Record<string, number[]> = { before: loadBefore };
-    const tp = await timed('throughput', () => throughput(server));
+    const section = <T>(label: string, action: () => Promise<T>): Promise<T | null> =>
+      options.sections.includes(label) ? timed(label, action) : Promise.resolve(null);
+    const tp = await section('throughput', () => throughput(server));
     loads.afterThroughput = load();
-    const handoff = await timed('handoff', () => handoffs(server));
+    const handoff = await section('handoff', () => handoffs(server));
     loads.afterHandoff = load();
-    const hold = await timed('holding', () => holding(server));
+    const hold = await section('holding', () => holding(server));
     loads.afterHolding = load();
 
     const rounds = tp?.rounds ?? [];

@@ -1,7 +1,8 @@
 /**
  * Benchmark fixture, run as its own OS process by bench/server.ts (`node --import tsx`): one Shuttle engine
  * over PostgresStorage with PostgresLiveness, `workflow-lease`, the studio's claim timings
- * (`studioClaimTimings`), as a `shuttle worker` process would run it.
+ * (`studioClaimTimings`), run by `startWorker` exactly as a `shuttle worker` process runs it (the host, its
+ * presence record and its death watch included), with the bench's own definitions.
  *
  * Arguments: `<connection string> <schema> [--serve-check]`. It prints JSON lines on stdout, every one with
  * `at` (`Date.now()` of this machine's one clock):
@@ -16,9 +17,11 @@
  * SIGTERM: `engine.shutdown()` (the graceful path: the session ends, so every claim is free at once), then
  * exit 0. SIGKILL is the crash.
  */
-import { createEngine, defineWorkflow, type Engine, type EngineEvent } from '../../src/engine';
+import { defineWorkflow, type Engine } from '../../src/engine';
 import { studioClaimTimings } from '../../src/host/protocol';
+import { createLogger } from '../../src/server/log';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
+import { startWorker } from '../../src/server/worker';
 import { PostgresStorage } from '../../src/storage/postgres';
 import type { Storage } from '../../src/storage/types';
 import { countdown } from '../../src/workflows/countdown';
@@ -85,28 +88,42 @@ function counted(storage: PostgresStorage): { storage: Storage; calls: Record<st
 const store = await PostgresStorage.open({ connectionString, schema, maxConnections: 10 });
 const { storage, calls } = counted(store);
 const liveness = new PostgresLiveness({ connectionString, schema });
-const events: Record<string, number> = {};
 const createStarted = Date.now();
-const engine: Engine = await createEngine({
-  storage,
-  workflows: Object.values(workflows),
-  ownership: 'workflow-lease',
-  workflowClaimTtlMs: studioClaimTimings.ttlMs,
-  workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
-  liveness,
-  onEvent: (event: EngineEvent) => {
-    events[event.type] = (events[event.type] ?? 0) + 1;
+// What `shuttle worker` runs (src/server/worker.ts): the engine behind the host a tab uses, with the polling
+// death watch that makes another process's kill -9 reach this one within a fraction of a second. (A bare
+// `createEngine` with the same oracle takes a dead engine's workflows at its next reclaim pass, up to one
+// renew interval later: the handoff figure measured that until 2026-12-04.)
+const worker = await startWorker({
+  store: {
+    storage,
+    liveness,
+    label: `PostgreSQL schema ${schema}`,
+    kind: 'postgres',
+    close: async () => {
+      await store.close();
+      await liveness.close();
+    },
   },
-  onWarning: (warning) => say({ event: 'warning', name: warning.name, message: warning.message }),
+  definitions: Object.values(workflows),
+  label: `bench-${process.pid}`,
+  claimTtlMs: studioClaimTimings.ttlMs,
+  renewIntervalMs: studioClaimTimings.renewIntervalMs,
+  logger: createLogger({}, (line) => {
+    const entry = JSON.parse(line) as { level: string; msg: string; warning?: string };
+    if (entry.level === 'warn')
+      say({ event: 'warning', name: entry.warning ?? 'warning', message: entry.msg });
+  }),
 });
+const engine: Engine = worker.engine;
 say({ event: 'ready', engineId: engine.id, createEngineMs: Date.now() - createStarted, startedAt });
 
 let stopping: Promise<void> | null = null;
 function stop(): Promise<void> {
   stopping ??= (async () => {
-    const report = await engine.shutdown();
-    say({ event: 'stopped', claimsReleased: report.claimsReleased });
-    await store.close();
+    // The worker's own graceful stop ends the session (every claim free at once), then closes the store.
+    const report = await worker.stop();
+    say({ event: 'stopped', claimsReleased: report?.claimsReleased ?? null });
+    await store.close().catch(() => undefined);
     await liveness.close();
   })();
   return stopping;
@@ -175,7 +192,6 @@ async function handle(command: Command): Promise<void> {
       say({
         event: 'stats',
         calls: { ...calls },
-        events: { ...events },
         metrics: engine.metrics(),
         owned: engine.ownedWorkflows().length,
         memory: process.memoryUsage().heapUsed,

@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION } from '../host/protocol';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
 import { createLogger } from './log';
-import { createEngine } from '../engine';
+import { createEngine, defineWorkflow, WorkflowNotRegisteredError } from '../engine';
 import { builtInWorkflows } from '../workflows';
 import { startServer, type RunningServer } from './serve';
 import { openStore } from './store';
@@ -482,6 +482,36 @@ describe('engines sharing one open store', () => {
       expect((await reader.describe('after-first-stopped')).status).toBe('completed');
       await reader.shutdown();
     } finally {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('a worker started from code', () => {
+  it('runs exactly the definitions it is given, without reading files or adding the demos', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'shuttle-given-definitions-'));
+    const store = await openStore({ dataDir });
+    const greet = defineWorkflow({
+      name: 'greet',
+      version: 1,
+      *run(ctx, input: { name: string }) {
+        return yield* ctx.activity('greet', () => `hello, ${input.name}`);
+      },
+    });
+    const worker = await startWorker({
+      store,
+      definitions: [greet],
+      logger: createLogger({}, () => undefined),
+    });
+    try {
+      const handle = await worker.engine.start(greet, { name: 'fleet' }, { id: 'given-in-code' });
+      expect(await handle.result()).toBe('hello, fleet');
+      await expect(worker.engine.start('countdown', { from: 1 })).rejects.toBeInstanceOf(
+        WorkflowNotRegisteredError,
+      );
+    } finally {
+      await worker.stop();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     }

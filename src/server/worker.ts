@@ -18,7 +18,7 @@
  */
 import { hostname } from 'node:os';
 import type { Server } from 'node:http';
-import type { Engine, ShutdownReport } from '../engine';
+import type { AnyWorkflowDefinition, Engine, ShutdownReport } from '../engine';
 import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
@@ -34,6 +34,11 @@ export type WorkerOptions = StoreOptions & {
   workflows?: readonly string[];
   /** Also run the built-in demos besides `workflows` (`--demos`). */
   demos?: boolean;
+  /**
+   * Definitions given in code, for a program that runs a worker in its own process: used as given instead of
+   * `workflows` and `demos` (no file is read or compiled; their determinism is the program's lint's job).
+   */
+  definitions?: readonly AnyWorkflowDefinition[];
   /** The process's label in the studio (`--label`). Default `worker-<n>`. */
   label?: string;
   /** Serve Prometheus metrics and a health check on this port (`--metrics-port`). */
@@ -76,7 +81,9 @@ export const defaultWorkerTimings = {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger({ component: 'worker' });
-  const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
+  const definitions = options.definitions
+    ? { workflows: [...options.definitions], info: new Map(), sources: ['(given in code)'] }
+    : await loadDefinitions(options.workflows ?? [], options.demos ?? false);
   const store = options.store ?? (await openStore(options));
   /** Closes the store if this worker opened it. */
   const closeStore = () => (options.store ? Promise.resolve() : store.close());
