@@ -142,8 +142,8 @@ describe('the table', () => {
       value: '700',
       ceiling: '1,000',
       ratio: '0.7',
-      target: 'ratio ≥ 0.6',
-      verdict: 'pass',
+      target: 'ratio ≥ 0.8',
+      verdict: 'miss',
     });
     expect(row('engine steps/s, 50 workflows').verdict).toBe('miss');
     expect(row('handoff, graceful close')).toMatchObject({ value: 'p50 80 · p95 120 ms', verdict: 'pass' });
