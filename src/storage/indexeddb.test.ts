@@ -3,7 +3,7 @@ import { vi } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
 import { isStorageError, type StorageError } from './errors';
-import { IndexedDbStorage, mapIndexedDbError } from './indexeddb';
+import { IndexedDbStorage, channelWindowMs, mapIndexedDbError } from './indexeddb';
 
 const indexedDB = new IDBFactory();
 let databaseCount = 0;
@@ -55,6 +55,36 @@ async function databaseNames(): Promise<string[]> {
 }
 
 describe('IndexedDbStorage', () => {
+  it('posts a commit on the change channel at once, gathers the next few milliseconds of commits into one post, and posts what it gathered when closed', async () => {
+    // Only the window's timer is faked; fake-indexeddb schedules with setImmediate, and so does `settle`.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const databaseName = freshDatabaseName();
+    const storage = openStorage(databaseName);
+    const posts: string[][] = [];
+    const channel = new BroadcastChannel(`shuttle-storage-changes:${databaseName}`);
+    channel.onmessage = (event: MessageEvent<{ keys: string[] }>) => posts.push([...event.data.keys].sort());
+    const settle = async (count: number) => {
+      for (let turn = 0; turn < 10_000 && posts.length < count; turn++)
+        await new Promise((resolve) => setImmediate(resolve));
+    };
+    const put = (key: string) => storage.batch([{ type: 'put', key, value: key }]);
+    try {
+      await put('a');
+      await settle(1);
+      for (const key of ['b', 'c', 'd']) await put(key);
+      vi.advanceTimersByTime(channelWindowMs);
+      await settle(2);
+      await put('e'); // the post of b, c and d opened another window
+      await storage.close();
+      await settle(3);
+      expect(posts).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+    } finally {
+      vi.useRealTimers();
+      channel.close();
+      await IndexedDbStorage.deleteDatabase(databaseName, { indexedDB });
+    }
+  });
+
   it('shares data between two instances on the same database, and not with another database', async () => {
     const name = freshDatabaseName();
     const first = openStorage(name);

@@ -19,7 +19,11 @@
  *   exact for keys with any characters (including U+FFFF).
  * - `watch`: after each commit, this instance's own listeners are told directly, and the touched keys are
  *   posted on a `BroadcastChannel` named after the database, so instances in other tabs, workers, or the same
- *   process are told too. `close()` closes the channel so Node can exit.
+ *   process are told too. A post after a quiet moment goes at once; the commits of the next
+ *   `channelWindowMs` are then gathered into one post at the end of that window (a post costs about as much
+ *   as one of a step's two IndexedDB requests, and a lone workflow commits every millisecond). So another
+ *   instance hears of a commit at most `channelWindowMs` later, and of every commit. `close()` posts what is
+ *   gathered, then closes the channel so Node can exit.
  * - Failures reject with a `StorageError` whose message says what to do: `quota-exceeded` (free space or
  *   delete old workflows), `blocked` (close other tabs running an older version), `version-change` (the
  *   database was upgraded or deleted in another tab: reload the page), `closed`. After a version change or an
@@ -79,6 +83,9 @@ type Unavailability = { code: StorageErrorCode; message: string };
 /** The message posted on the change channel after a commit. */
 type ChangeMessage = { type: 'shuttle-storage-changed'; keys: string[] };
 
+/** How long, after a post on the change channel, the keys of later commits are gathered into the next one. */
+export const channelWindowMs = 4;
+
 const defaultDatabaseName = 'shuttle';
 
 /**
@@ -134,6 +141,9 @@ export class IndexedDbStorage implements Storage {
   private readonly feed = new ChangeFeed();
   private readonly onUnavailable: ((error: StorageError) => void) | undefined;
   private channel: BroadcastChannel | undefined;
+  /** Keys committed since the last post, while its window is open (`announce`). */
+  private gathered: Set<string> | undefined;
+  private channelWindow: ReturnType<typeof setTimeout> | undefined;
   private opening: Promise<void> | undefined;
   private isBlocked = false;
   private readonly blockedWaiters = new Set<() => void>();
@@ -290,8 +300,7 @@ export class IndexedDbStorage implements Storage {
   async close(): Promise<void> {
     this.closedByCaller = true;
     this.feed.clear();
-    this.channel?.close();
-    this.channel = undefined;
+    this.closeChannel();
     this.db.close();
   }
 
@@ -526,8 +535,40 @@ export class IndexedDbStorage implements Storage {
   private announce(keys: string[]): void {
     if (keys.length === 0 || this.closedByCaller) return;
     this.feed.publish(keys);
+    if (this.channelWindow === undefined) return this.post(keys);
+    this.gathered ??= new Set();
+    for (const key of keys) this.gathered.add(key);
+  }
+
+  /** Posts `keys` on the change channel and opens a window that gathers the keys of later commits. */
+  private post(keys: string[]): void {
+    const channel = this.ensureChannel();
+    if (!channel) return;
     const message: ChangeMessage = { type: 'shuttle-storage-changed', keys };
-    this.ensureChannel()?.postMessage(message);
+    channel.postMessage(message);
+    const window = setTimeout(() => {
+      this.channelWindow = undefined;
+      const gathered = this.gathered;
+      this.gathered = undefined;
+      if (gathered && this.channel) this.post([...gathered]);
+    }, channelWindowMs);
+    (window as { unref?: () => void }).unref?.();
+    this.channelWindow = window;
+  }
+
+  /** Posts what the open window gathered, now, and closes the channel. */
+  private closeChannel(): void {
+    clearTimeout(this.channelWindow);
+    this.channelWindow = undefined;
+    const gathered = this.gathered;
+    this.gathered = undefined;
+    if (gathered && this.channel)
+      this.channel.postMessage({
+        type: 'shuttle-storage-changed',
+        keys: [...gathered],
+      } satisfies ChangeMessage);
+    this.channel?.close();
+    this.channel = undefined;
   }
 
   private ensureChannel(): BroadcastChannel | undefined {
@@ -581,8 +622,7 @@ export class IndexedDbStorage implements Storage {
     if (this.unavailable || this.closedByCaller) return;
     this.unavailable = reason;
     this.db.close(); // and never reopen automatically
-    this.channel?.close();
-    this.channel = undefined;
+    this.closeChannel();
     this.onUnavailable?.(new StorageError('open', reason.code, reason.message));
   }
 
