@@ -14,8 +14,7 @@
  *   `concurrency` starts at a time, and waits until all have parked), `stats` (storage calls so far by
  *   method, the engine's metrics, claims held), `shutdown`.
  *
- * SIGTERM: `engine.shutdown()` (the graceful path: the session ends, so every claim is free at once), then
- * exit 0. SIGKILL is the crash.
+ * SIGTERM: the worker's graceful stop (the session ends, so every claim is free at once), then exit 0. SIGKILL is the crash.
  */
 import { defineWorkflow, type Engine } from '../../src/engine';
 import { studioClaimTimings } from '../../src/host/protocol';
@@ -93,21 +92,18 @@ const createStarted = Date.now();
 // death watch that makes another process's kill -9 reach this one within a fraction of a second. (A bare
 // `createEngine` with the same oracle takes a dead engine's workflows at its next reclaim pass, up to one
 // renew interval later: the handoff figure measured that until 2026-12-04.)
+/** Closes what this process opened (the worker leaves a store it was given open). */
+async function closeStore(): Promise<void> {
+  await store.close().catch(() => undefined);
+  await liveness.close();
+}
 const worker = await startWorker({
-  store: {
-    storage,
-    liveness,
-    label: `PostgreSQL schema ${schema}`,
-    kind: 'postgres',
-    close: async () => {
-      await store.close();
-      await liveness.close();
-    },
-  },
+  store: { storage, liveness, label: `PostgreSQL schema ${schema}`, kind: 'postgres', close: closeStore },
   definitions: Object.values(workflows),
   label: `bench-${process.pid}`,
   claimTtlMs: studioClaimTimings.ttlMs,
   renewIntervalMs: studioClaimTimings.renewIntervalMs,
+  // Only warnings reach the runner, as `warning` lines; the worker's other log lines are not the protocol's.
   logger: createLogger({}, (line) => {
     const entry = JSON.parse(line) as { level: string; msg: string; warning?: string };
     if (entry.level === 'warn')
@@ -123,8 +119,7 @@ function stop(): Promise<void> {
     // The worker's own graceful stop ends the session (every claim free at once), then closes the store.
     const report = await worker.stop();
     say({ event: 'stopped', claimsReleased: report?.claimsReleased ?? null });
-    await store.close().catch(() => undefined);
-    await liveness.close();
+    await closeStore();
   })();
   return stopping;
 }

@@ -21,7 +21,7 @@
  *   posted on a `BroadcastChannel` named after the database, so instances in other tabs, workers, or the same
  *   process are told too. A post after a quiet moment goes at once; the commits of the next
  *   `channelWindowMs` are then gathered into one post at the end of that window (a post costs about as much
- *   as one of a step's two IndexedDB requests, and a lone workflow commits every millisecond). So another
+ *   as one IndexedDB request, and a lone workflow commits every millisecond). So another
  *   instance hears of a commit at most `channelWindowMs` later, and of every commit. `close()` posts what is
  *   gathered, then closes the channel so Node can exit.
  * - Failures reject with a `StorageError` whose message says what to do: `quota-exceeded` (free space or
@@ -544,29 +544,30 @@ export class IndexedDbStorage implements Storage {
   private post(keys: string[]): void {
     const channel = this.ensureChannel();
     if (!channel) return;
-    const message: ChangeMessage = { type: 'shuttle-storage-changed', keys };
-    channel.postMessage(message);
+    channel.postMessage({ type: 'shuttle-storage-changed', keys } satisfies ChangeMessage);
     const window = setTimeout(() => {
       this.channelWindow = undefined;
-      const gathered = this.gathered;
-      this.gathered = undefined;
-      if (gathered && this.channel) this.post([...gathered]);
+      const gathered = this.takeGathered();
+      if (gathered && this.channel) this.post(gathered);
     }, channelWindowMs);
     (window as { unref?: () => void }).unref?.();
     this.channelWindow = window;
+  }
+
+  /** The keys the open window gathered (emptied), or undefined when it gathered none. */
+  private takeGathered(): string[] | undefined {
+    const gathered = this.gathered;
+    this.gathered = undefined;
+    return gathered && [...gathered];
   }
 
   /** Posts what the open window gathered, now, and closes the channel. */
   private closeChannel(): void {
     clearTimeout(this.channelWindow);
     this.channelWindow = undefined;
-    const gathered = this.gathered;
-    this.gathered = undefined;
+    const gathered = this.takeGathered();
     if (gathered && this.channel)
-      this.channel.postMessage({
-        type: 'shuttle-storage-changed',
-        keys: [...gathered],
-      } satisfies ChangeMessage);
+      this.channel.postMessage({ type: 'shuttle-storage-changed', keys: gathered } satisfies ChangeMessage);
     this.channel?.close();
     this.channel = undefined;
   }
