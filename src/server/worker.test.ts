@@ -102,25 +102,34 @@ describe('shuttle worker processes on PostgreSQL', () => {
       ids.push(
         (await observer.start('countdown', { from: 30, tickMs: 150 }, { id: `kill-${i}` })).workflowId,
       );
-    const heldByA = await until(
-      'worker-a holds some workflows',
+    // Either worker may claim all eight first (both reclaim passes race for them): the one holding some is
+    // killed, the other must take them over.
+    const { victim, survivor, held } = await until(
+      'a worker holds some workflows',
       async () => {
-        const held = (await observer.claims()).filter((claim) => claim.holder?.engineId === a.engineId);
-        return held.length > 0 && held.map((claim) => claim.workflowId);
+        const claims = await observer.claims();
+        const heldBy = (worker: Worker) =>
+          claims
+            .filter((claim) => claim.holder?.engineId === worker.engineId)
+            .map((claim) => claim.workflowId);
+        const [byA, byB] = [heldBy(a), heldBy(b)];
+        if (byA.length > 0) return { victim: a, survivor: b, held: byA };
+        if (byB.length > 0) return { victim: b, survivor: a, held: byB };
+        return null;
       },
       10_000,
     );
     const killedAt = Date.now();
-    a.child.kill('SIGKILL');
-    for (const id of heldByA) {
+    victim.child.kill('SIGKILL');
+    for (const id of held) {
       const takeover = await until(
         `${id} taken over`,
         async () => entriesOf(await observer.timeline(id), 'claim-taken-over').at(-1) ?? null,
         claimTtlMs,
       );
       expect(takeover.detail).toMatchObject({
-        fromEngineId: a.engineId,
-        toEngineId: b.engineId,
+        fromEngineId: victim.engineId,
+        toEngineId: survivor.engineId,
         reason: 'holder-dead',
       });
       expect(takeover.at - killedAt).toBeLessThan(claimTtlMs); // the lock, not the TTL, told
