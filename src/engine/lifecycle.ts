@@ -197,6 +197,18 @@ export class Lifecycle {
     };
   }
 
+  /**
+   * The run number a start of an id without a record takes: 1, or where its purged runs left tombstones
+   * (only an id with per-workflow claims has them: purge.ts), the run after the last of them, so that a late
+   * owner's commit into an old run never lands in the new one.
+   */
+  async #firstRunOf(id: string, epochRaw: string | null): Promise<number> {
+    if (epochRaw === null) return 1;
+    const [last] = await this.deps.storage.scan(keys.logsOf(id), { reverse: true, limit: 1 });
+    const run = last ? keys.runOfLog(id, last.key) : 0;
+    return Number.isSafeInteger(run) ? run + 1 : 1;
+  }
+
   #who(epoch: number) {
     return { engineId: this.deps.engineId, epoch, now: this.deps.clock.now() };
   }
@@ -487,7 +499,7 @@ export class Lifecycle {
       };
     const now = clock.now();
     const delayed = options.startDelayMs !== undefined && options.startDelayMs > 0;
-    const run = existing ? existing.record.run + 1 : 1;
+    const run = existing ? existing.record.run + 1 : await this.#firstRunOf(id, epochRaw ?? null);
     const record: WorkflowRecord = {
       v: 1,
       id,

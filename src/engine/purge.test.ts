@@ -50,11 +50,26 @@ const plain = defineWorkflow({
   },
 });
 
-/** Every key of the store that belongs to workflow `id` (its epoch aside: it is never deleted). */
+const isTombstone = (value: string) => value.startsWith('{"purged":');
+
+/**
+ * Every key of the store that belongs to workflow `id`, but for what a purge keeps: its epoch and the
+ * tombstones of the log records that opened an epoch (`tombstonesOf`).
+ */
 async function keysOf(storage: Storage, id: string): Promise<string[]> {
   return (await storage.scan(''))
-    .map(({ key }) => key)
-    .filter((key) => key.includes(`:${id}`) && !key.startsWith(keys.ownerEpoch(id)));
+    .filter(
+      ({ key, value }) =>
+        key.includes(`:${id}`) && !key.startsWith(keys.ownerEpoch(id)) && !isTombstone(value),
+    )
+    .map(({ key }) => key);
+}
+
+/** The tombstones purges left in `id`'s logs, as `key=value`. */
+async function tombstonesOf(storage: Storage, id: string): Promise<string[]> {
+  return (await storage.scan(keys.logsOf(id)))
+    .filter(({ value }) => isTombstone(value))
+    .map(({ key, value }) => `${key}=${value}`);
 }
 
 async function everyKey(storage: Storage): Promise<string[]> {
@@ -155,7 +170,7 @@ describe.each(stores)('purge and retention on $name', (store) => {
       await world.idle();
     }
 
-    it(`${mode}: purges every run of a finished workflow; its id starts afresh at run 1`, async () => {
+    it(`${mode}: purges every run of a finished workflow; its id starts again ${mode === 'workflow-lease' ? 'after its old runs' : 'at run 1'}`, async () => {
       const { world, engine } = await setup();
       await finishOrder(world, engine, 'o-1', 1);
       await finishOrder(world, engine, 'o-1', 2);
@@ -172,9 +187,16 @@ describe.each(stores)('purge and retention on $name', (store) => {
       await expect(engine.purge('o-1')).rejects.toBeInstanceOf(WorkflowNotFoundError);
       expect((await engine.list({ idPrefix: 'o-' })).items).toEqual([]);
       expect(engine.metrics().runsPurged).toBe(2);
+      // With per-workflow claims, each run's first record (it opened the run's epoch) stays as a tombstone,
+      // and a new run of the id continues the numbering past it: no late write of an old run can reach it.
+      expect(await tombstonesOf(world.storage, 'o-1')).toEqual(
+        mode === 'workflow-lease'
+          ? [`${keys.timeline('o-1', 1, 1)}={"purged":1}`, `${keys.timeline('o-1', 2, 1)}={"purged":2}`]
+          : [],
+      );
 
       const again = await engine.start(order, { n: 9 }, { id: 'o-1' });
-      expect(again.run).toBe(1);
+      expect(again.run).toBe(mode === 'workflow-lease' ? 3 : 1);
       await world.idle();
       const kinds = (await engine.timeline('o-1')).map((entry) => entry.kind);
       expect(kinds.filter((kind) => kind === 'started')).toHaveLength(1);
@@ -198,7 +220,9 @@ describe.each(stores)('purge and retention on $name', (store) => {
       expect((await engine.purge('o-2', { run: 1 })).runs).toEqual([1]);
       await expect(engine.describe('o-2', { run: 1 })).rejects.toBeInstanceOf(WorkflowNotFoundError);
       expect((await engine.runs('o-2')).map(({ run }) => run)).toEqual([2]);
-      expect((await world.storage.scan(keys.timelinePrefix('o-2', 1))).length).toBe(0);
+      expect((await world.storage.scan(keys.timelinePrefix('o-2', 1))).map(({ value }) => value)).toEqual(
+        mode === 'workflow-lease' ? ['{"purged":1}'] : [],
+      );
       expect((await world.storage.scan(keys.timelinePrefix('o-2', 2))).length).toBeGreaterThan(0);
       // The latest run goes on undisturbed.
       await second.signal('finish');
@@ -226,7 +250,9 @@ describe.each(stores)('purge and retention on $name', (store) => {
       );
       await engine.runMaintenance();
       expect(await keysOf(world.storage, 'o-3')).toEqual([]);
-      expect((await engine.start(order, { n: 2 }, { id: 'o-3' })).run).toBe(1);
+      expect((await engine.start(order, { n: 2 }, { id: 'o-3' })).run).toBe(
+        mode === 'workflow-lease' ? 2 : 1,
+      );
       await world.shutdownAll();
     });
 
@@ -453,13 +479,21 @@ describe('a purge racing a late owner', () => {
       await world.maintain([b]);
       await b.purge('g');
       if (restart) {
-        await b.start(gated, undefined, { id: 'g' });
+        expect((await b.start(gated, undefined, { id: 'g' })).run).toBe(2);
         await world.maintain([b]);
       }
+      // What opened epochs 1 (the start) and 2 (B's takeover, at the key A's commit names) stays.
+      const tombstones = [
+        `${keys.timeline('g', 1, 1)}={"purged":1}`,
+        `${keys.commitRecord('g', 1, 3, 1)}={"purged":2}`,
+      ];
+      expect(await tombstonesOf(world.storage, 'g')).toEqual(tombstones);
       const before = await keysOf(world.storage, 'g');
       world.thaw(a); // A's hung commit now meets the store as it is
       await world.advance(3000, { stepMs: 1000, engines: [b] });
-      // Refused by the epoch (kept through the purge), and recorded as a refused write.
+      // Refused by the takeover's tombstone (its anchor), classified by the epoch (kept through the purge),
+      // and recorded as a refused write.
+      expect(await tombstonesOf(world.storage, 'g')).toEqual(tombstones);
       const rejections = await world.storage.scan(keys.fenceRejectionPrefix('g'));
       expect(rejections.map(({ key }) => key)).toEqual([expect.stringContaining(a.id)]);
       const after = await keysOf(world.storage, 'g');

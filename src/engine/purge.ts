@@ -14,9 +14,15 @@
  *    `purgeBatchKeys`; then the marker goes (conditioned on what was read, so runs added meanwhile are not
  *    forgotten). If an engine stops half-way, any engine's next sweep finishes the marker.
  *
- * While a marker names a workflow whose record is gone, starting that id again is refused (its run 1 log
- * would meet the old one); the marker lives for one purge's deletes. The epoch (`wf-owner-epoch:`) is never
- * deleted: an id started again continues its epochs, so a zombie of an old run stays fenced out.
+ * While a marker names a workflow whose record is gone, starting that id again is refused (a new run's log
+ * could meet the old one); the marker lives for one purge's deletes. The epoch (`wf-owner-epoch:`) is never
+ * deleted: an id started again continues its epochs.
+ *
+ * Tombstones: a run's commit is fenced by its anchor alone (the key of the commit record it appends, which
+ * every epoch change writes first: workflow-lease.ts), so where the id has an epoch, the log records that
+ * opened an epoch are kept as tombstones `{"purged": epoch}` instead of deleted (`#purgeLog`), and a start of
+ * the id continues its run numbers after them (lifecycle.ts). A zombie of an old run meets the tombstone of
+ * its successor's takeover, whatever was purged or started since.
  *
  * Retention: `retentionMs` of the workflow's definition, else the engine's `retentionMs`; no value means
  * keep forever. An engine judges only the types it has a definition of (another engine's definition may
@@ -39,7 +45,7 @@ import { decodeIdempotency } from './lifecycle';
 import { keys, workflowIdOf } from './keys';
 import type { MetricsCounters } from './metrics';
 import type { FencedWriter } from './ownership/fenced-write';
-import { decodePastRun, decodeRecord } from './records';
+import { decodeLogRecord, decodePastRun, decodeRecord } from './records';
 import { isTerminal, terminalStatuses } from './vocabulary';
 
 export const purgeBatchKeys = 200;
@@ -51,6 +57,22 @@ export const sweepIntervalMs = 60_000;
 export type PurgeReport = { workflowId: string; runs: number[]; keysDeleted: number };
 
 type Marker = { v: 1; runs: number[]; all: boolean };
+
+/** A purged log record that opened an epoch (`#purgeLog`): `{"purged": epoch}`, read as an empty record. */
+function encodeTombstone(epoch: number | null): string {
+  return JSON.stringify({ purged: epoch });
+}
+
+/** The epoch a tombstone carries (null: unknown), or undefined when `raw` is not a tombstone. */
+export function decodeTombstone(raw: string): number | null | undefined {
+  if (!raw.startsWith('{"purged":')) return undefined;
+  try {
+    const { purged } = JSON.parse(raw) as { purged: unknown };
+    return typeof purged === 'number' ? purged : null;
+  } catch {
+    return undefined;
+  }
+}
 
 function decodeMarker(key: string, raw: string): Marker {
   try {
@@ -208,7 +230,13 @@ export class Purger {
           keys.fenceRejectionPrefix(workflowId),
           keys.activityCompletionsOf(workflowId),
         );
-      for (const prefix of prefixes) deleted += await this.#deleteAll(prefix);
+      // Where the id had per-workflow claims, a late owner's commit names a record of its log (module header).
+      const tombstones = (await storage.get(keys.ownerEpoch(workflowId))) !== null;
+      for (const prefix of prefixes)
+        deleted +=
+          tombstones && prefix.startsWith(keys.timelinesPrefix)
+            ? await this.#purgeLog(prefix)
+            : await this.#deleteAll(prefix);
       const extra: Operation[] = marker.all
         ? [
             { type: 'delete', key: keys.signalCounter(workflowId) },
@@ -227,6 +255,63 @@ export class Purger {
       }
       if (landed.reason === 'deposed') throw new EngineLeaseNotHeldError(this.#deps.engineId);
       // the marker changed (another purge added runs): go again
+    }
+  }
+
+  /**
+   * Deletes a run's log but for the records that opened an epoch (those whose first timeline entry's epoch
+   * differs from the entry before it, the run's first record included), which are rewritten as tombstones
+   * `{"purged": epoch}` (read as empty records). Survives interruption: a tombstone is recognised and kept,
+   * and carries the epoch the records after it are compared with.
+   */
+  async #purgeLog(prefix: string): Promise<number> {
+    let deleted = 0;
+    let after: string | undefined;
+    let lastEpoch: number | null | 'none' = 'none'; // the epoch of the entry before; 'none' at the run's start
+    for (;;) {
+      const page = await this.#deps.storage.scan(prefix, {
+        ...(after ? { after } : {}),
+        limit: purgeBatchKeys,
+      });
+      if (page.length === 0) return deleted;
+      const operations: Operation[] = [];
+      for (const { key, value } of page) {
+        const tombstone = decodeTombstone(value);
+        if (tombstone !== undefined) {
+          lastEpoch = tombstone;
+          continue;
+        }
+        let epochs: { first: number | null; last: number | null } | null | undefined; // null: unreadable
+        try {
+          const { timeline } = decodeLogRecord(key, value);
+          const epochOf = (entry: { epoch?: unknown }) =>
+            typeof entry.epoch === 'number' ? entry.epoch : null;
+          if (timeline.length > 0) epochs = { first: epochOf(timeline[0]!), last: epochOf(timeline.at(-1)!) };
+        } catch {
+          epochs = null;
+        }
+        if (epochs === undefined) operations.push({ type: 'delete', key });
+        else if (epochs === null || epochs.first !== lastEpoch) {
+          lastEpoch = epochs?.last ?? null;
+          operations.push({ type: 'put', key, value: encodeTombstone(lastEpoch) });
+        } else {
+          lastEpoch = epochs.last;
+          operations.push({ type: 'delete', key });
+        }
+      }
+      const outcome = await this.#deps.writer.write(
+        null,
+        [],
+        operations,
+        `purge ${page.length} keys under ${prefix}`,
+      );
+      if (!outcome.ok) {
+        if (outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.#deps.engineId);
+        continue;
+      }
+      deleted += operations.filter(({ type }) => type === 'delete').length;
+      if (page.length < purgeBatchKeys) return deleted;
+      after = page[page.length - 1]!.key;
     }
   }
 

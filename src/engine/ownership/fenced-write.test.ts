@@ -126,7 +126,7 @@ describe('FencedWriter', () => {
     expect(events.map((e) => e.type)).toEqual(['claim.lost']);
   });
 
-  it('fences a commit that pins its checkpoint by the epoch too (an anchor can be purged), and classifies its refusal', async () => {
+  it('adds no epoch condition to an anchored write (a run’s commit), and still classifies its refusal by the epoch', async () => {
     const storage = new MemoryStorage();
     await storage.batch([
       { type: 'put', key: keys.ownerEpoch('w'), value: '2' },
@@ -134,23 +134,31 @@ describe('FencedWriter', () => {
     ]);
     const { writer, ownership, hold, events, deposed, calls } = writerFor(storage);
     hold('w');
-    // Its own anchor holds (its log was purged, say), but the epoch moved on: refused all the same, and the
-    // epoch says why: deposed, recorded, no longer driven.
+    // Its own anchor holds, the epoch moved on: an anchored write lands, in one batch and no read (the anchor
+    // is its whole fence: every epoch change writes the record its anchor names, and purge keeps that record).
     expect(
       await writer.write(
         'w',
         [{ key: 'record-0', expected: null }],
         [{ type: 'put', key: 'record-0', value: 'mine' }],
         'commit',
+        { anchored: true },
       ),
+    ).toEqual({ ok: true });
+    expect(calls()).toBe(1);
+    // The same write, not anchored, names the epoch and is refused.
+    expect(
+      await writer.write('w', [], [{ type: 'put', key: 'record-9', value: 'mine' }], 'timer', {}),
     ).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
-    expect(await storage.get('record-0')).toBeNull();
+    expect(await storage.get('record-9')).toBeNull();
+    // Once its anchor fails, the epoch says why: deposed, recorded, no longer driven.
     hold('w');
     const outcome = await writer.write(
       'w',
       [{ key: 'record-1', expected: null }],
       [{ type: 'put', key: 'record-1', value: 'zombie' }],
       'commit',
+      { anchored: true },
     );
     expect(outcome).toEqual({ ok: false, reason: 'deposed', heldEpoch: 1, currentEpoch: 2 });
     expect(await storage.get('record-1')).toBe('written by the successor');
@@ -166,12 +174,12 @@ describe('FencedWriter', () => {
     ]);
     // Both refusals were at the same instant by the same engine: one diagnostic record (keyed by time and engine).
     expect(await storage.scan(keys.fenceRejectionPrefix('w'))).toHaveLength(1);
-    // Without a claim it is refused before any storage call.
+    // Without a claim it is refused before any storage call, anchored or not.
     const before = calls();
-    expect(await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit')).toMatchObject({
-      ok: false,
-      reason: 'deposed',
-    });
+    for (const anchored of [false, true])
+      expect(
+        await writer.write('w', [], [{ type: 'put', key: 'x', value: '1' }], 'commit', { anchored }),
+      ).toMatchObject({ ok: false, reason: 'deposed' });
     expect(calls()).toBe(before);
   });
 

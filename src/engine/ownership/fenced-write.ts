@@ -6,10 +6,11 @@
  * workflow, or at all). How each mode fences is said once, in its strategy (none.ts, lease.ts,
  * workflow-lease.ts); this module only guarantees that no write skips it.
  *
- * A run's commit also pins the workflow's checkpoint in its own conditions (its commit record's key is
- * unused exactly while the checkpoint it last wrote is current); strategies fence it like any other write
- * all the same: an anchor can be deleted (a purge deletes a finished run's log), an epoch never is
- * (workflow-lease.ts).
+ * An `anchored` write is one whose own conditions already pin the workflow's checkpoint (a run's commit:
+ * its commit record's key is unused exactly while the checkpoint it last wrote is current). A strategy whose
+ * every epoch transition replaces the checkpoint (workflow-lease) needs no further condition for it: it
+ * still refuses it without a storage call when no claim is held, and still classifies its refusal. (Purge
+ * keeps the records that opened an epoch, so an anchor outlives its run: purge.ts.)
  *
  * Ownership transitions (acquire, takeover, renew, release, rotation, the global lease, the mode marker)
  * carry their own epoch and holder conditions and are committed by the strategy itself, never through here.
@@ -33,14 +34,16 @@ export class FencedWriter {
    * Commits `operations` if `conditions` and the ownership fence hold.
    * @param workflowId the workflow the write belongs to, or null for engine-scoped writes
    * @param what a short description of the write, recorded in fence-rejection diagnostics
+   * @param options.anchored the conditions pin the workflow's checkpoint through a commit record's key
    */
   async write(
     workflowId: string | null,
     conditions: readonly Condition[],
     operations: readonly Operation[],
     what: string,
+    options: { anchored?: boolean } = {},
   ): Promise<WriteOutcome> {
-    const fence = this.#ownership.fence(workflowId, what);
+    const fence = this.#ownership.fence(workflowId, what, options.anchored === true);
     if ('ok' in fence) return fence;
     const fenced = fence.conditions.length === 0 ? conditions : [...conditions, ...fence.conditions];
     if (await this.#committer.commit(fenced, operations)) return { ok: true };

@@ -118,9 +118,11 @@ export interface Ownership {
   // -- Fencing
   /**
    * The fence of a write of `workflowId` (`null`: an engine-scoped write), or a refusal without any storage
-   * call when this engine may not write for it at all.
+   * call when this engine may not write for it at all. An `anchored` write (a run's commit) already pins the
+   * workflow's checkpoint in its own conditions; a strategy whose every epoch change replaces that checkpoint
+   * may add nothing to it (workflow-lease.ts).
    */
-  fence(workflowId: string | null, what: string): Fence | WriteOutcome;
+  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome;
   /** A fenced write was refused: was it an ordinary lost race, or is this engine deposed? */
   classifyRefusal(workflowId: string | null, fence: Fence, what: string): Promise<WriteOutcome>;
 

@@ -3,7 +3,8 @@
  * the shared store, in the order it lands, and checks as it goes:
  *
  * - each replay-history slot and timeline slot (commit record) is written once and never rewritten, and only
- *   deleted by a purge of its run (its purge marker lists the run);
+ *   deleted, or made a tombstone, by a purge of its run (its purge marker lists the run); a tombstone is never
+ *   deleted or rewritten;
  * - every write that replaces a checkpoint of a run appends the commit record that checkpoint names (what
  *   makes a run's commit, conditioned on that record's absence, a fenced write: workflow-writes.ts);
  * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
@@ -38,6 +39,7 @@ import { describeStoredKey, keys, type StoredKeyKind } from '../keys';
 import { decodeTimelineRecord, isTerminal, type Checkpoint, type WorkflowRecord } from '../records';
 import type { ScheduleRecord } from '../schedules/records';
 import { slotWorkflowId } from '../schedules/schedules';
+import { decodeTombstone } from '../purge';
 import { commitRecordKey } from '../workflow-writes';
 
 /** One creation of a workflow run, as it landed. */
@@ -185,16 +187,25 @@ export class AuditedStorage implements Storage {
       const { key } = operation;
       const written = kind === 'history' || kind === 'timeline';
       const previous = this.#shadow.get(key);
+      const purging = written && this.#purging(workflowId ?? '?').includes(runOf(key));
       if (operation.type === 'delete') {
         if (kind === 'claim-epoch') this.#violate(`epoch key ${key} was deleted`);
-        if (written && !this.#purging(workflowId ?? '?').includes(runOf(key)))
-          this.#violate(`${key} was deleted outside a purge of its run`);
+        if (written && !purging) this.#violate(`${key} was deleted outside a purge of its run`);
+        if (written && previous !== undefined && decodeTombstone(previous) !== undefined)
+          this.#violate(`the tombstone ${key} was deleted`);
         if (kind === 'idempotency' && previous !== undefined)
           this.#violate(`idempotency key ${key} was deleted within its window`);
         this.#shadow.delete(key);
         continue;
       }
       const value = operation.value;
+      if (written && decodeTombstone(value) !== undefined) {
+        // A purge makes a record that opened an epoch a tombstone: only an existing record, only in its purge.
+        if (!purging || previous === undefined || decodeTombstone(previous) !== undefined)
+          this.#violate(`${key} was made a tombstone outside a purge of its run, or twice`);
+        this.#shadow.set(key, value);
+        continue;
+      }
       if (kind === 'claim-epoch' && previous !== undefined && !(Number(value) > Number(previous)))
         this.#violate(`epoch ${key} went from ${previous} to ${value}`);
       if (written && previous !== undefined && previous !== value)
@@ -269,6 +280,7 @@ export class AuditedStorage implements Storage {
     if (this.purgedWorkflows.size === 0 && this.purgedRuns.size === 0) return;
     for (const { operation, kind, workflowId } of landed) {
       if (operation.type !== 'put' || workflowId === null) continue;
+      if (decodeTombstone(operation.value) !== undefined) continue; // a purge's own (checked in #landed)
       if (this.purgedWorkflows.has(workflowId) && !afterPurge.has(kind)) {
         this.#violate(`${operation.key} was written after workflow ${workflowId} was purged`);
         continue;

@@ -148,4 +148,29 @@ describe('the simulation audit', () => {
       `${keys.checkpoint(id)} was replaced without appending ${commitRecordKey(id, 1, first)}`,
     ]);
   });
+
+  it('allows a purge of a run to make its records tombstones, and reports a tombstone made elsewhere or deleted', async () => {
+    const audited = new AuditedStorage(new MemoryStorage());
+    const first = newCheckpoint(1, 0);
+    const { operations } = runCommit(first);
+    await audited.batch(operations);
+    const record = commitRecordKey(id, 1, first);
+    const tombstone = { type: 'put', key: record, value: '{"purged":2}' } as const;
+    // Outside a purge of run 1: reported.
+    await audited.batch([tombstone]);
+    expect(audited.violations).toEqual([
+      `${record} was made a tombstone outside a purge of its run, or twice`,
+    ]);
+    audited.violations.length = 0;
+    // Within it (the marker lists run 1): allowed, but never deleted afterwards.
+    await audited.batch([
+      { type: 'put', key: keys.purge(id), value: JSON.stringify({ v: 1, runs: [1], all: true }) },
+    ]);
+    const other = commitRecordKey(id, 1, runCommit(first).next);
+    await audited.batch([{ type: 'put', key: other, value: encodeCommitRecord([], []) }]);
+    await audited.batch([{ ...tombstone, key: other }]);
+    expect(audited.violations).toEqual([]);
+    await audited.batch([{ type: 'delete', key: other }]);
+    expect(audited.violations).toEqual([`the tombstone ${other} was deleted`]);
+  });
 });

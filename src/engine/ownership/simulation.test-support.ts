@@ -36,6 +36,7 @@ import { checkOwnershipInvariants, type WorkflowEvidence } from '../invariants';
 import { describeStoredKey, keys } from '../keys';
 import type { EngineOptions } from '../options';
 import { decodeFenceRejection, isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
+import { decodeTombstone } from '../purge';
 import type { ScheduleRecord } from '../schedules/records';
 import type { ActivityContext } from '../workflow';
 import { defineWorkflow } from '../workflow';
@@ -678,13 +679,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   for (const result of checkOwnershipInvariants(evidence, rejections))
     if (!result.ok) violations.push(...result.violations.map((violation) => `${result.title}: ${violation}`));
 
-  // Purges: a purged workflow keeps only its epoch; a purged run keeps nothing; no purge is left half-done.
+  // Purges: a purged workflow keeps only its epoch and tombstones; a purged run keeps only tombstones; no
+  // purge is left half-done.
   const left = new Map<string, string[]>();
-  for (const { key } of await audited.scan('')) {
+  for (const { key, value } of await audited.scan('')) {
     const { kind, workflowId } = describeStoredKey(key);
     if (kind === 'purge') violate(`purge marker ${key} was never finished`);
-    // Its epoch stays; so does the record of a late owner's write refused after the purge (kept on purpose).
+    // Its epoch stays; so does the record of a late owner's write refused after the purge (kept on purpose),
+    // and the tombstones of the records that opened an epoch (a late owner's commit meets them).
     if (workflowId === null || kind === 'claim-epoch' || kind === 'fence-rejection') continue;
+    if (kind === 'timeline' && decodeTombstone(value) !== undefined) continue;
     if (audited.purgedWorkflows.has(workflowId)) left.set(workflowId, [...(left.get(workflowId) ?? []), key]);
     else if (kind === 'timeline' || kind === 'history' || kind === 'past-run') {
       const run = Number(key.slice(key.indexOf(':') + 1).split(':')[1]);

@@ -3,14 +3,18 @@
  * claims a workflow before any of its code runs here; every write of that workflow is fenced by its epoch;
  * claims are kept alive by the renewal pass and taken over when their holder is gone (claim-manager.ts).
  *
- * The fence: a write of a workflow this engine does not hold fails at once, without a storage call. Every
- * other write of a workflow — a run's commit included — adds "the epoch key equals my epoch". A run's commit
- * is also anchored (its commit record's key is unused exactly while the checkpoint it last wrote is current,
- * workflow-writes.ts), but the anchor alone is not a fence: a purge deletes a finished workflow's logs, and
- * with them the record whose presence refused a zombie's commit — a zombie frozen with a commit in flight
- * would then land it on nothing, or inside a new run of the id. The epoch is never deleted (purge keeps it,
- * a new run of the id continues it), so it fences across purges and restarts; it costs one small key read
- * per commit.
+ * The fence: a write of a workflow this engine does not hold fails at once, without a storage call. A write
+ * that is not anchored (a start, a rotation, a signal's bookkeeping, …) adds "the epoch key equals my epoch".
+ * An anchored write — a run's commit — adds nothing: its own condition is that the commit record named by
+ * the checkpoint it last wrote does not exist yet, which holds exactly while that checkpoint is current
+ * (workflow-writes.ts), and every transition that mints or rotates an epoch (acquire, takeover, terminate,
+ * suspend, time-out, resume) replaces the checkpoint and appends that record in the same batch. So a
+ * zombie's commit is refused by storage as surely as by an epoch condition, one storage read cheaper per
+ * step (a third of a step's IndexedDB requests).
+ *
+ * That record must outlive a purge, or a zombie frozen with a commit in flight would land it on nothing (an
+ * orphan checkpoint) or inside a new run of the id: purge keeps the records that opened an epoch as
+ * tombstones, and a new run of a purged id continues its run numbers past them (purge.ts, lifecycle.ts).
  *
  * When a write is refused, the epoch is re-read: if it differs from the held one, is absent, is undecodable,
  * or the read throws, this engine is *deposed* for that workflow — it stops driving it, emits
@@ -93,7 +97,7 @@ export class WorkflowLeaseOwnership implements Ownership {
   // -------------------------------------------------------------------------------------------------------
   // Fencing
 
-  fence(workflowId: string | null, what: string): Fence | WriteOutcome {
+  fence(workflowId: string | null, what: string, anchored: boolean): Fence | WriteOutcome {
     if (workflowId === null) return noFence;
     const claim = this.#registry.get(workflowId);
     if (!claim) {
@@ -106,7 +110,7 @@ export class WorkflowLeaseOwnership implements Ownership {
       return { ok: false, reason: 'deposed', heldEpoch: 0, currentEpoch: null };
     }
     return {
-      conditions: [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
+      conditions: anchored ? [] : [{ key: keys.ownerEpoch(workflowId), expected: claim.epochRaw }],
       heldEpoch: claim.epoch,
     };
   }

@@ -1401,6 +1401,7 @@ export class WorkflowRun {
       conditions,
       operations,
       finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${this.#checkpoint.position}`,
+      { anchored: true },
     );
     if (!outcome.ok) {
       this.drop(outcome.reason === 'deposed' ? 'deposed' : 'lost-race');
