@@ -9,16 +9,7 @@
 import { createEngine, defineWorkflow, type Engine } from '../src/engine';
 import { MemoryStorage } from '../src/storage';
 import { median, percentile } from './stats';
-
-const steps = defineWorkflow({
-  name: 'bench-steps',
-  version: 1,
-  *run(ctx, input: { steps: number }) {
-    let sum = 0;
-    for (let i = 0; i < input.steps; i++) sum += yield* ctx.activity('step', () => i);
-    return sum;
-  },
-});
+import { steps } from './steps-workflow';
 
 const parked = defineWorkflow({
   name: 'bench-parked',

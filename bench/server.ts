@@ -24,7 +24,7 @@
  */
 import os from 'node:os';
 import pg from 'pg';
-import { createEngine, defineWorkflow, type Engine, type TimelineEntry } from '../src/engine';
+import { createEngine, type Engine, type TimelineEntry } from '../src/engine';
 import { keys } from '../src/engine/keys';
 import { studioClaimTimings } from '../src/host/protocol';
 import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
@@ -36,6 +36,7 @@ import { FixtureProcess } from './server/child';
 import { median, roundTo, spreadOf, summarize, type SampleSummary } from './stats';
 import { countDuplicateCommits, findTakeover } from './timeline-audit';
 import { createCasTable, rate, rawTransactions, type Rate } from './server/raw-cas';
+import { steps } from './steps-workflow';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
 const options = {
@@ -110,16 +111,6 @@ async function createDatabase(server: LocalPostgres, database: string): Promise<
 
 // -----------------------------------------------------------------------------------------------------------
 // 1. Throughput
-
-const steps = defineWorkflow({
-  name: 'bench-steps',
-  version: 1,
-  *run(ctx, input: { steps: number }) {
-    let sum = 0;
-    for (let i = 0; i < input.steps; i++) sum += yield* ctx.activity('step', () => i);
-    return sum;
-  },
-});
 
 type EngineRun = Rate & {
   workflows: number;

@@ -6,23 +6,15 @@
  * per step by method (every SQL statement the adapter's data path sends, the change feed's reads excepted)
  * beside the steps per second. A diagnostic, not part of `npm run bench`.
  */
-import { createEngine, defineWorkflow } from '../../src/engine';
+import { createEngine } from '../../src/engine';
 import { studioClaimTimings } from '../../src/host/protocol';
 import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { PostgresStorage } from '../../src/storage/postgres';
 import type { Storage } from '../../src/storage/types';
+import { steps } from '../steps-workflow';
 
 const stepsEach = Number(process.argv[2] ?? 1000);
-const steps = defineWorkflow({
-  name: 'bench-steps',
-  version: 1,
-  *run(ctx, input: { steps: number }) {
-    let sum = 0;
-    for (let i = 0; i < input.steps; i++) sum += yield* ctx.activity('step', () => i);
-    return sum;
-  },
-});
 
 /** `storage` with every call counted by method (and a commit's groups counted apart). */
 function counted(storage: Storage, calls: Map<string, number>): Storage {
