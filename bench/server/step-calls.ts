@@ -1,8 +1,8 @@
 /**
- * What one workflow's step costs the store, counted: `node --import tsx bench/server/step-calls.ts [steps]`.
+ * What a step costs the store, counted: `node --import tsx bench/server/step-calls.ts [steps] [workflows]`.
  *
  * On a throwaway PostgreSQL server (fsync on), one `workflow-lease` engine with the liveness oracle runs one
- * workflow of N sequential activities (default 1,000) over PostgresStorage, and this prints the storage calls
+ * workflow (or `workflows` at once) of N sequential activities (default 1,000) over PostgresStorage, and this prints the storage calls
  * per step by method (every SQL statement the adapter's data path sends, the change feed's reads excepted)
  * beside the steps per second. A diagnostic, not part of `npm run bench`.
  */
@@ -15,6 +15,7 @@ import type { Storage } from '../../src/storage/types';
 import { steps } from '../steps-workflow';
 
 const stepsEach = Number(process.argv[2] ?? 1000);
+const workflows = Number(process.argv[3] ?? 1);
 
 /** `storage` with every call counted by method (and a commit's groups counted apart). */
 function counted(storage: Storage, calls: Map<string, number>): Storage {
@@ -48,14 +49,17 @@ try {
   await warm.result();
   calls.clear();
   const started = performance.now();
-  const handle = await engine.start(steps, { steps: stepsEach });
-  await handle.result();
+  const handles = await Promise.all(
+    Array.from({ length: workflows }, () => engine.start(steps, { steps: stepsEach })),
+  );
+  await Promise.all(handles.map((handle) => handle.result()));
   const elapsedMs = performance.now() - started;
+  const total = stepsEach * workflows;
   console.log(
-    `${stepsEach} steps in ${Math.round(elapsedMs)} ms: ${Math.round((stepsEach / elapsedMs) * 1000)} steps/s`,
+    `${workflows} × ${stepsEach} steps in ${Math.round(elapsedMs)} ms: ${Math.round((total / elapsedMs) * 1000)} steps/s`,
   );
   for (const [method, n] of [...calls].sort((a, b) => b[1] - a[1]))
-    console.log(`  ${method}: ${n} (${(n / stepsEach).toFixed(3)} per step)`);
+    console.log(`  ${method}: ${n} (${(n / total).toFixed(3)} per step)`);
   await engine.shutdown();
   await liveness.close();
   await storage.close();
