@@ -256,6 +256,26 @@ describe.each(stores)('purge and retention on $name', (store) => {
       await world.shutdownAll();
     });
 
+    it(`${mode}: a purge that stopped after deleting its logs is finished again without touching what it kept`, async () => {
+      const { world, engine } = await setup();
+      await finishOrder(world, engine, 'o-4', 1);
+      await engine.purge('o-4');
+      const kept = await tombstonesOf(world.storage, 'o-4');
+      expect(kept).toHaveLength(mode === 'workflow-lease' ? 1 : 0);
+      // As if the engine had stopped right before deleting the marker: the next sweep goes over the logs again.
+      await world.storage.batch([
+        { type: 'put', key: keys.purge('o-4'), value: JSON.stringify({ v: 1, runs: [1], all: true }) },
+      ]);
+      await engine.runMaintenance();
+      expect(await world.storage.get(keys.purge('o-4'))).toBeNull();
+      expect(await tombstonesOf(world.storage, 'o-4')).toEqual(kept);
+      expect(await keysOf(world.storage, 'o-4')).toEqual([]);
+      expect((await engine.start(order, { n: 2 }, { id: 'o-4' })).run).toBe(
+        mode === 'workflow-lease' ? 2 : 1,
+      );
+      await world.shutdownAll();
+    });
+
     it(`${mode}: retention purges only finished runs older than their type's retention, in bounded passes`, async () => {
       const { world, engine } = await setup({ retentionMs: 24 * hour });
       for (let n = 0; n < 3; n++) await engine.start(shortLived, { n }, { id: `s-${n}` });

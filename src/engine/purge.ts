@@ -299,12 +299,11 @@ export class Purger {
           operations.push({ type: 'delete', key });
         }
       }
-      const outcome = await this.#deps.writer.write(
-        null,
-        [],
-        operations,
-        `purge ${page.length} keys under ${prefix}`,
-      );
+      // A page of tombstones alone (a purge that stopped after its logs, gone over again) writes nothing.
+      const outcome =
+        operations.length === 0
+          ? { ok: true as const }
+          : await this.#deps.writer.write(null, [], operations, `purge ${page.length} keys under ${prefix}`);
       if (!outcome.ok) {
         if (outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.#deps.engineId);
         continue;
