@@ -177,7 +177,9 @@ export interface Engine {
   /**
    * Deletes every run of a finished workflow (record, checkpoint, timelines, messages), or only the earlier
    * run `{ run }`. A workflow that is not finished is refused (`InvalidWorkflowStateError`); nothing of it is
-   * touched. Its id may be started again afterwards (run 1). Retention does the same in the background.
+   * touched. Its id may be started again afterwards: under `workflow-lease` its runs go on numbering after
+   * the purged ones (whose logs keep a tombstone per epoch: purge.ts), otherwise at run 1. Retention does the
+   * same in the background.
    */
   purge(workflowId: string, options?: { run?: number }): Promise<PurgeReport>;
   list(filter?: ListFilter): Promise<ListPage>;
