@@ -48,12 +48,11 @@ export const keys = {
     `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}`,
   commitRecord: (id: string, run: number, seq: number, commit: number) =>
     `wf-tl:${escapeId(id)}:${pad(run, 6)}:${pad(seq, seqWidth)}:${pad(commit, seqWidth)}`,
-  timelinePrefix: (id: string, run: number) => `wf-tl:${escapeId(id)}:${pad(run, 6)}:`,
+  timelinePrefix: (id: string, run: number) => `${keys.logsOf(id)}${pad(run, 6)}:`,
   /** Every run's log of one workflow (what a purge leaves of it: tombstones, purge.ts). */
   logsOf: (id: string) => `wf-tl:${escapeId(id)}:`,
   /** The run number of a key under `logsOf(id)`. */
-  runOfLog: (id: string, key: string) => Number(key.slice(`wf-tl:${escapeId(id)}:`.length).slice(0, 6)),
-  timelinesPrefix: 'wf-tl:',
+  runOfLog: (id: string, key: string) => Number(key.slice(keys.logsOf(id).length).slice(0, 6)),
   /**
    * A finished run kept when its id was started again (run history): its record and last checkpoint. The
    * latest run lives at `record` / `checkpoint`; earlier runs here, and every run's log under `timeline`.

@@ -20,7 +20,7 @@
  *
  * Tombstones: a run's commit is fenced by its anchor alone (the key of the commit record it appends, which
  * every epoch change writes first: workflow-lease.ts), so where the id has an epoch, the log records that
- * opened an epoch are kept as tombstones `{"purged": epoch}` instead of deleted (`#purgeLog`), and a start of
+ * opened an epoch are kept as tombstones `{"purged": epoch}` instead of deleted (`logPage`), and a start of
  * the id continues its run numbers after them (lifecycle.ts). A zombie of an old run meets the tombstone of
  * its successor's takeover, whatever was purged or started since.
  *
@@ -58,7 +58,7 @@ export type PurgeReport = { workflowId: string; runs: number[]; keysDeleted: num
 
 type Marker = { v: 1; runs: number[]; all: boolean };
 
-/** A purged log record that opened an epoch (`#purgeLog`): `{"purged": epoch}`, read as an empty record. */
+/** A purged log record that opened an epoch (`logPage`): `{"purged": epoch}`, read as an empty record. */
 function encodeTombstone(epoch: number | null): string {
   return JSON.stringify({ purged: epoch });
 }
@@ -72,6 +72,49 @@ export function decodeTombstone(raw: string): number | null | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The epoch of the log entry before a page (null: unknown), or 'none' at the start of a run's log. */
+type LastEpoch = number | null | 'none';
+
+/**
+ * What a purge does with one page of a run's log, in key order: the records that opened an epoch (those
+ * whose first timeline entry's epoch differs from the entry before it, the run's first record included)
+ * become tombstones `{"purged": epoch}`, tombstones stay as they are (they carry the epoch the records after
+ * them are compared with), and everything else is deleted. Pure: the caller keeps `lastEpoch` for the next
+ * page once this one has landed.
+ */
+function logPage(
+  page: readonly { key: string; value: string }[],
+  lastEpoch: LastEpoch,
+): { operations: Operation[]; lastEpoch: LastEpoch } {
+  const operations: Operation[] = [];
+  const epochOf = (entry: { epoch?: unknown }) => (typeof entry.epoch === 'number' ? entry.epoch : null);
+  for (const { key, value } of page) {
+    const tombstone = decodeTombstone(value);
+    if (tombstone !== undefined) {
+      lastEpoch = tombstone;
+      continue;
+    }
+    let timeline;
+    try {
+      timeline = decodeLogRecord(key, value).timeline;
+    } catch {
+      lastEpoch = null; // unreadable: kept, and what follows it is judged afresh
+      operations.push({ type: 'put', key, value: encodeTombstone(null) });
+      continue;
+    }
+    if (timeline.length === 0) {
+      operations.push({ type: 'delete', key }); // history alone opens no epoch
+      continue;
+    }
+    const opened = epochOf(timeline[0]!) !== lastEpoch;
+    lastEpoch = epochOf(timeline.at(-1)!);
+    operations.push(
+      opened ? { type: 'put', key, value: encodeTombstone(lastEpoch) } : { type: 'delete', key },
+    );
+  }
+  return { operations, lastEpoch };
 }
 
 function decodeMarker(key: string, raw: string): Marker {
@@ -218,10 +261,9 @@ export class Purger {
       if (markerRaw === null) return { workflowId, runs, keysDeleted: deleted };
       const marker = decodeMarker(markerKey, markerRaw);
       runs = marker.runs;
-      const prefixes = marker.runs.flatMap((run) => [
-        keys.timelinePrefix(workflowId, run),
-        keys.historyPrefix(workflowId, run),
-      ]);
+      // Where the id had per-workflow claims, a late owner's commit names a record of its log (module header).
+      const tombstones = (await storage.get(keys.ownerEpoch(workflowId))) !== null;
+      const prefixes = marker.runs.map((run) => keys.historyPrefix(workflowId, run));
       if (marker.all)
         prefixes.push(
           keys.signalPrefix(workflowId),
@@ -230,13 +272,9 @@ export class Purger {
           keys.fenceRejectionPrefix(workflowId),
           keys.activityCompletionsOf(workflowId),
         );
-      // Where the id had per-workflow claims, a late owner's commit names a record of its log (module header).
-      const tombstones = (await storage.get(keys.ownerEpoch(workflowId))) !== null;
-      for (const prefix of prefixes)
-        deleted +=
-          tombstones && prefix.startsWith(keys.timelinesPrefix)
-            ? await this.#purgeLog(prefix)
-            : await this.#deleteAll(prefix);
+      for (const run of marker.runs)
+        deleted += await this.#purgeKeys(keys.timelinePrefix(workflowId, run), tombstones);
+      for (const prefix of prefixes) deleted += await this.#purgeKeys(prefix, false);
       const extra: Operation[] = marker.all
         ? [
             { type: 'delete', key: keys.signalCounter(workflowId) },
@@ -259,78 +297,40 @@ export class Purger {
   }
 
   /**
-   * Deletes a run's log but for the records that opened an epoch (those whose first timeline entry's epoch
-   * differs from the entry before it, the run's first record included), which are rewritten as tombstones
-   * `{"purged": epoch}` (read as empty records). Survives interruption: a tombstone is recognised and kept,
-   * and carries the epoch the records after it are compared with.
+   * Deletes every key under `prefix`, a page at a time; with `tombstones` (a run's log of an id with an
+   * epoch), each page is `logPage`'s, its epoch carried to the next page once the page has landed.
    */
-  async #purgeLog(prefix: string): Promise<number> {
+  async #purgeKeys(prefix: string, tombstones: boolean): Promise<number> {
     let deleted = 0;
-    let after: string | undefined;
-    let lastEpoch: number | null | 'none' = 'none'; // the epoch of the entry before; 'none' at the run's start
+    let after: string | undefined; // only tombstones stay behind the cursor
+    let lastEpoch: LastEpoch = 'none';
     for (;;) {
       const page = await this.#deps.storage.scan(prefix, {
         ...(after ? { after } : {}),
         limit: purgeBatchKeys,
       });
       if (page.length === 0) return deleted;
-      const operations: Operation[] = [];
-      for (const { key, value } of page) {
-        const tombstone = decodeTombstone(value);
-        if (tombstone !== undefined) {
-          lastEpoch = tombstone;
-          continue;
-        }
-        let epochs: { first: number | null; last: number | null } | null | undefined; // null: unreadable
-        try {
-          const { timeline } = decodeLogRecord(key, value);
-          const epochOf = (entry: { epoch?: unknown }) =>
-            typeof entry.epoch === 'number' ? entry.epoch : null;
-          if (timeline.length > 0) epochs = { first: epochOf(timeline[0]!), last: epochOf(timeline.at(-1)!) };
-        } catch {
-          epochs = null;
-        }
-        if (epochs === undefined) operations.push({ type: 'delete', key });
-        else if (epochs === null || epochs.first !== lastEpoch) {
-          lastEpoch = epochs?.last ?? null;
-          operations.push({ type: 'put', key, value: encodeTombstone(lastEpoch) });
-        } else {
-          lastEpoch = epochs.last;
-          operations.push({ type: 'delete', key });
-        }
-      }
+      const planned: { operations: Operation[]; lastEpoch: LastEpoch } = tombstones
+        ? logPage(page, lastEpoch)
+        : { operations: page.map(({ key }): Operation => ({ type: 'delete', key })), lastEpoch };
       // A page of tombstones alone (a purge that stopped after its logs, gone over again) writes nothing.
       const outcome =
-        operations.length === 0
+        planned.operations.length === 0
           ? { ok: true as const }
-          : await this.#deps.writer.write(null, [], operations, `purge ${page.length} keys under ${prefix}`);
+          : await this.#deps.writer.write(
+              null,
+              [],
+              planned.operations,
+              `purge ${page.length} keys under ${prefix}`,
+            );
       if (!outcome.ok) {
         if (outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.#deps.engineId);
         continue;
       }
-      deleted += operations.filter(({ type }) => type === 'delete').length;
+      deleted += planned.operations.filter(({ type }) => type === 'delete').length;
+      lastEpoch = planned.lastEpoch;
       if (page.length < purgeBatchKeys) return deleted;
-      after = page[page.length - 1]!.key;
-    }
-  }
-
-  async #deleteAll(prefix: string): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const page = await this.#deps.storage.scan(prefix, { limit: purgeBatchKeys });
-      if (page.length === 0) return deleted;
-      const outcome = await this.#deps.writer.write(
-        null,
-        [],
-        page.map(({ key }) => ({ type: 'delete', key })),
-        `purge ${page.length} keys under ${prefix}`,
-      );
-      if (!outcome.ok) {
-        if (outcome.reason === 'deposed') throw new EngineLeaseNotHeldError(this.#deps.engineId);
-        continue;
-      }
-      deleted += page.length;
-      if (page.length < purgeBatchKeys) return deleted;
+      if (tombstones) after = page[page.length - 1]!.key;
     }
   }
 
