@@ -15,6 +15,7 @@
  * In `manual` mode nothing runs on timers: the host calls `runMaintenance()`.
  */
 import type { Storage } from '../storage/types';
+import { currentCheckpoint } from './checkpoint';
 import type { Clock } from './clock';
 import { normalizePayload, type Json } from './codec';
 import { Committer } from './committer';
@@ -59,7 +60,6 @@ import { FencedWriter } from './ownership/fenced-write';
 import type { ClaimHolder, ClaimHow, Ownership, ReclaimOutcome } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
 import {
-  decodeCheckpoint,
   decodePastRun,
   decodeRecord,
   isTerminal,
@@ -666,7 +666,8 @@ class ShuttleEngine implements Engine {
         name,
         `workflow type '${record.type}' has no query named '${name}' (it has: ${Object.keys(definition.queries ?? {}).join(', ') || 'none'})`,
       );
-    const state = checkpointRaw ? decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw).state : {};
+    const current = checkpointRaw ? await currentCheckpoint(this.#storage, workflowId, checkpointRaw) : null;
+    const state = current?.checkpoint.state ?? {};
     let value: unknown;
     try {
       value = handler(deepFreeze(state), arg);

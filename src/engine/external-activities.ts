@@ -25,7 +25,9 @@ import {
 } from './errors';
 import { keys } from './keys';
 import type { FencedWriter } from './ownership/fenced-write';
-import { decodeCheckpoint, decodeRecord, isTerminal } from './records';
+import { currentCheckpoint } from './checkpoint';
+import { decodeRecord, isTerminal } from './records';
+import { commitRecordKey } from './workflow-writes';
 
 const tokenPattern = /^act1:(\d{1,9}):(\d{1,10}):(\d{1,4}):(.+)$/s;
 
@@ -72,7 +74,7 @@ export type ExternalActivitiesDeps = {
 };
 
 /** Where the token's activity stands, as read now. */
-type Standing = { checkpointRaw: string; name: string } | { refused: string };
+type Standing = { checkpointRaw: string; anchor: string; name: string } | { refused: string };
 
 export class ExternalActivities {
   readonly #deps: ExternalActivitiesDeps;
@@ -120,7 +122,9 @@ export class ExternalActivities {
         null,
         [
           { key, expected: null },
+          // The checkpoint read is still current (checkpoint.ts): not rewritten, nothing appended after it.
           { key: keys.checkpoint(workflowId), expected: standing.checkpointRaw },
+          { key: standing.anchor, expected: null },
         ],
         [{ type: 'put', key, value: JSON.stringify(completion) }],
         `complete activity '${standing.name}' of '${workflowId}'`,
@@ -146,7 +150,9 @@ export class ExternalActivities {
     const record = decodeRecord(keys.record(workflowId), recordRaw);
     if (record.run !== run) return { refused: `run ${run} of workflow '${workflowId}' has ended` };
     if (isTerminal(record.status)) return { refused: `workflow '${workflowId}' is ${record.status}` };
-    const checkpoint = decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw);
+    const current = await currentCheckpoint(this.#deps.storage, workflowId, checkpointRaw);
+    if (!current) throw new WorkflowNotFoundError(workflowId);
+    const { checkpoint } = current;
     const frontier = checkpoint.frontier;
     const leaf =
       frontier?.pos === pos ? frontier.leaves.find((candidate) => candidate.member === member) : undefined;
@@ -155,7 +161,11 @@ export class ExternalActivities {
     if (frontier.pos > pos || leaf!.done) return { refused: 'it was already completed or failed' };
     if (leaf!.kind !== 'activity' || leaf!.external !== true)
       return { refused: `'${leaf!.name}' is not an external activity` };
-    return { checkpointRaw, name: leaf!.name };
+    return {
+      checkpointRaw: current.storedRaw,
+      anchor: commitRecordKey(workflowId, run, checkpoint),
+      name: leaf!.name,
+    };
   }
 }
 

@@ -9,6 +9,7 @@ import { CorruptRecordError, InvalidArgumentError, type SerializedError } from '
 import { assertWorkflowId } from './ids';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
 import { isTerminal, workflowStatuses, type WorkflowStatus } from './vocabulary';
+import { currentCheckpoint } from './checkpoint';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
 import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
@@ -365,13 +366,9 @@ export async function describeWorkflow(
       corrupt: corruptOf(error),
     };
   }
-  let checkpoint: Checkpoint | null = null;
-  let corrupt: { key: string; message: string } | undefined;
-  try {
-    checkpoint = checkpointRaw ? decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw) : null;
-  } catch (error) {
-    corrupt = corruptOf(error);
-  }
+  const read = await checkpointOf(storage, workflowId, record, checkpointRaw ?? null);
+  const checkpoint = 'checkpoint' in read ? read.checkpoint : null;
+  let corrupt = 'corrupt' in read ? read.corrupt : undefined;
   const finished = isTerminal(record.status);
   const bufferedSignals: BufferedSignal[] = [];
   if (!finished)
@@ -543,10 +540,29 @@ async function summarize(
     storage,
     ids.map((_, index) => extra[index * stride + (recordRaws ? 1 : 2)]),
   );
-  return ids.map((id, index) => {
+  const rows = ids.map((id, index) => {
     const base = index * stride;
     const recordRaw = recordRaws ? recordRaws[index]! : extra[base];
     const [checkpointRaw, holderRaw, epochRaw] = extra.slice(recordRaws ? base : base + 1, base + stride);
+    return { id, recordRaw, checkpointRaw, holderRaw, epochRaw };
+  });
+  // Checkpoints are read in the same turn, so a store that groups reads answers them together.
+  const checkpoints = await Promise.all(
+    rows.map(async ({ id, recordRaw, checkpointRaw }) => {
+      try {
+        if (!recordRaw) return null;
+        return await checkpointOf(
+          storage,
+          id,
+          decodeRecord(keys.record(id), recordRaw),
+          checkpointRaw ?? null,
+        );
+      } catch {
+        return null; // the record is corrupt: reported below
+      }
+    }),
+  );
+  return rows.map(({ id, recordRaw, holderRaw, epochRaw }, index) => {
     try {
       if (!recordRaw)
         throw new CorruptRecordError(
@@ -554,13 +570,9 @@ async function summarize(
           'missing (the index names a workflow that does not exist)',
         );
       const record = decodeRecord(keys.record(id), recordRaw);
-      let checkpoint: Checkpoint | null = null;
-      let corrupt: { key: string; message: string } | undefined;
-      try {
-        checkpoint = checkpointRaw ? decodeCheckpoint(keys.checkpoint(id), checkpointRaw) : null;
-      } catch (error) {
-        corrupt = corruptOf(error);
-      }
+      const read = checkpoints[index] ?? { checkpoint: null };
+      const checkpoint = 'checkpoint' in read ? read.checkpoint : null;
+      const corrupt = 'corrupt' in read ? read.corrupt : undefined;
       const epoch = tryDecodeEpoch(epochRaw ?? null);
       return summaryRow(record, {
         updatedAt: checkpoint?.updatedAt ?? record.createdAt,
@@ -804,3 +816,24 @@ async function epochsOf(storage: Storage, holders: readonly Entry[]): Promise<(s
 }
 
 const epochsByKeyAtMost = 200;
+
+/**
+ * A workflow's current checkpoint for display (checkpoint.ts): a finished workflow's stored one is current
+ * (its last commit rewrites it), so only a live one costs a read of its log.
+ */
+async function checkpointOf(
+  storage: Storage,
+  workflowId: string,
+  record: WorkflowRecord,
+  checkpointRaw: string | null,
+): Promise<{ checkpoint: Checkpoint | null } | { corrupt: { key: string; message: string } }> {
+  if (!checkpointRaw) return { checkpoint: null };
+  try {
+    if (isTerminal(record.status))
+      return { checkpoint: decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw) };
+    const current = await currentCheckpoint(storage, workflowId, checkpointRaw);
+    return { checkpoint: current?.checkpoint ?? null };
+  } catch (error) {
+    return { corrupt: corruptOf(error) };
+  }
+}

@@ -38,9 +38,9 @@ import type { FencedWriter, WriteOutcome } from './ownership/fenced-write';
 import { readHolder } from './ownership/holder';
 import type { Ownership } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
+import { workflowView } from './checkpoint';
 import {
   encodePastRun,
-  decodeCheckpoint,
   decodeRecord,
   isTerminal,
   type CancelRequest,
@@ -183,18 +183,12 @@ export class Lifecycle {
       keys.ownerHolder(workflowId),
     ]);
     if (!recordRaw) return null;
-    const record = decodeRecord(keys.record(workflowId), recordRaw);
+    decodeRecord(keys.record(workflowId), recordRaw);
     if (!checkpointRaw)
       throw new CorruptRecordError(keys.checkpoint(workflowId), 'missing while its workflow record exists');
-    const checkpoint = decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw);
-    return {
-      record,
-      recordRaw,
-      checkpoint,
-      checkpointRaw,
-      epochRaw: epochRaw ?? null,
-      holderRaw: holderRaw ?? null,
-    };
+    const view = await workflowView(this.deps.storage, workflowId, recordRaw, checkpointRaw);
+    if (!view) return null;
+    return { ...view, epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null };
   }
 
   /**

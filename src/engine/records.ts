@@ -294,7 +294,10 @@ export function decodeRecord(key: string, raw: string): WorkflowRecord {
 }
 
 export function decodeCheckpoint(key: string, raw: string): Checkpoint {
-  const value = parseJson(key, raw);
+  return checkCheckpoint(key, parseJson(key, raw));
+}
+
+function checkCheckpoint(key: string, value: unknown): Checkpoint {
   need(isObject(value), key, 'not an object');
   need(value.v === 1, key, `unknown checkpoint version ${JSON.stringify(value.v)}`);
   need(isCount(value.run), key, 'bad run number');
@@ -323,7 +326,7 @@ export function decodePastRun(key: string, raw: string): PastRun {
   need(value.v === 1, key, `unknown past-run version ${JSON.stringify(value.v)}`);
   need(isObject(value.record) && isObject(value.checkpoint), key, 'missing record or checkpoint');
   const record = decodeRecord(key, JSON.stringify(value.record));
-  const checkpoint = decodeCheckpoint(key, JSON.stringify(value.checkpoint));
+  const checkpoint = checkCheckpoint(key, value.checkpoint);
   need(isTerminal(record.status), key, `a past run must be finished; it is ${record.status}`);
   return { v: 1, record, checkpoint };
 }
@@ -340,9 +343,13 @@ export function decodeHistoryEntry(key: string, raw: string): HistoryEntry {
 /**
  * A commit record (`wf-tl:` keys): everything one write appended to a run's log, as one storage value — the
  * timeline entries it appended (`t`) and the history entries (`h`, in order, numbered on from the history
- * before it). Either is omitted when empty.
+ * before it). Either is omitted when empty. A run's commit that does not rewrite `wf-ckpt:` carries the
+ * checkpoint it makes current (`c`) and the epoch it was written under (`e`): see checkpoint.ts.
  */
-export type CommitRecord = { t?: TimelineEntry[]; h?: HistoryEntry[] };
+export type CommitRecord = { t?: TimelineEntry[]; h?: HistoryEntry[]; c?: Checkpoint; e?: number };
+
+/** A checkpoint carried by a commit record, with the epoch its write was made under. */
+export type CarriedCheckpoint = { checkpoint: Checkpoint; epoch: number };
 
 /**
  * The entries of a `wf-tl:` record in any of its shapes: a commit record (`{ t, h }`), or a timeline record
@@ -351,10 +358,11 @@ export type CommitRecord = { t?: TimelineEntry[]; h?: HistoryEntry[] };
 export function decodeLogRecord(
   key: string,
   raw: string,
-): { timeline: TimelineEntry[]; history: HistoryEntry[] } {
+): { timeline: TimelineEntry[]; history: HistoryEntry[]; carried?: CarriedCheckpoint } {
   const value = parseJson(key, raw);
   let timeline: unknown[];
   let history: unknown[] = [];
+  let carried: CarriedCheckpoint | undefined;
   if (Array.isArray(value)) timeline = value;
   else {
     need(isObject(value), key, 'not an object');
@@ -364,6 +372,10 @@ export function decodeLogRecord(
       need(value.h === undefined || Array.isArray(value.h), key, 'bad history entries');
       timeline = (value.t as unknown[] | undefined) ?? [];
       history = (value.h as unknown[] | undefined) ?? [];
+      if (value.c !== undefined) {
+        need(isCount(value.e), key, 'a carried checkpoint without its epoch');
+        carried = { checkpoint: checkCheckpoint(key, value.c), epoch: value.e as number };
+      }
     }
   }
   for (const entry of timeline)
@@ -377,6 +389,7 @@ export function decodeLogRecord(
   return {
     timeline: timeline as unknown as TimelineEntry[],
     history: history as unknown as HistoryEntry[],
+    ...(carried ? { carried } : {}),
   };
 }
 

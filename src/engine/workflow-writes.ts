@@ -50,7 +50,10 @@ export type WorkflowWrite = {
   checkpointRaw: string;
 };
 
-/** The current durable view of a workflow, exactly as read. */
+/**
+ * The durable view of a workflow a write builds on: its record as read, its current checkpoint, and
+ * `wf-ckpt:` exactly as read (which may be older than the current checkpoint: checkpoint.ts).
+ */
 export type WorkflowView = {
   record: WorkflowRecord;
   recordRaw: string;
@@ -76,13 +79,20 @@ export function commitRecordKey(workflowId: string, run: number, checkpoint: Che
   return keys.commitRecord(workflowId, run, checkpoint.timelineLength, checkpoint.commits ?? 0);
 }
 
-/** The value of a commit record (`CommitRecord`): what the write appended to the run's log. */
+/**
+ * The value of a commit record (`CommitRecord`): what the write appended to the run's log, and, for a run's
+ * commit that does not rewrite `wf-ckpt:`, the checkpoint it makes current (already encoded) and its epoch.
+ */
 export function encodeCommitRecord(
   timeline: readonly TimelineEntry[],
   history: readonly HistoryEntry[],
+  carried?: { checkpointRaw: string; epoch: number },
 ): string {
-  if (history.length === 0) return timeline.length === 0 ? '{}' : JSON.stringify({ t: timeline });
-  return JSON.stringify(timeline.length === 0 ? { h: history } : { t: timeline, h: history });
+  const fields: string[] = [];
+  if (timeline.length > 0) fields.push(`"t":${JSON.stringify(timeline)}`);
+  if (history.length > 0) fields.push(`"h":${JSON.stringify(history)}`);
+  if (carried) fields.push(`"c":${carried.checkpointRaw}`, `"e":${carried.epoch}`);
+  return `{${fields.join(',')}}`;
 }
 
 /**
@@ -96,8 +106,9 @@ export function nextLogCounters(checkpoint: Checkpoint): Pick<Checkpoint, 'commi
 }
 
 /**
- * Appends timeline entries (and optional checkpoint changes) conditioned on the checkpoint just read, with
- * the commit record that checkpoint names.
+ * Appends timeline entries (and optional checkpoint changes) with the commit record the current checkpoint
+ * names, conditioned on that record's absence and on `wf-ckpt:` as read (checkpoint.ts), and rewrites
+ * `wf-ckpt:`.
  */
 export function appendTimeline(
   view: Pick<WorkflowView, 'record' | 'checkpoint' | 'checkpointRaw'>,
@@ -107,13 +118,8 @@ export function appendTimeline(
 ): WorkflowWrite {
   const { record, checkpoint } = view;
   const entries = notes.map((note, index) => timelineEntry(note, checkpoint.timelineLength + index, who));
-  const operations: Operation[] = [
-    {
-      type: 'put',
-      key: commitRecordKey(record.id, record.run, checkpoint),
-      value: encodeCommitRecord(entries, []),
-    },
-  ];
+  const recordKey = commitRecordKey(record.id, record.run, checkpoint);
+  const operations: Operation[] = [{ type: 'put', key: recordKey, value: encodeCommitRecord(entries, []) }];
   const next: Checkpoint = {
     ...checkpoint,
     ...changes,
@@ -124,7 +130,10 @@ export function appendTimeline(
   const checkpointRaw = JSON.stringify(next);
   operations.push({ type: 'put', key: keys.checkpoint(record.id), value: checkpointRaw });
   return {
-    conditions: [{ key: keys.checkpoint(record.id), expected: view.checkpointRaw }],
+    conditions: [
+      { key: keys.checkpoint(record.id), expected: view.checkpointRaw },
+      { key: recordKey, expected: null },
+    ],
     operations,
     checkpoint: next,
     checkpointRaw,

@@ -311,18 +311,17 @@ describe('shuttle worker on PostgreSQL', () => {
 
   it('runs a studio-style definition file; logs claims, takeovers and failures as JSON lines; serves /metrics and /healthz; a second signal exits at once', async () => {
     const port = await freePort();
-    const [a, b] = await Promise.all([
-      startedWorker([
-        '--database-url',
-        database.url,
-        '--workflows',
-        greetFile,
-        '--label',
-        'cli-a',
-        '--metrics-port',
-        String(port),
-      ]),
-      startedWorker(['--database-url', database.url, '--workflows', greetFile, '--label', 'cli-b']),
+    // cli-a starts first and alone, so it claims the workflows (two started together race for them, and on a
+    // busy machine one could take all six); cli-b joins once cli-a holds some, and takes them over below.
+    const a = await startedWorker([
+      '--database-url',
+      database.url,
+      '--workflows',
+      greetFile,
+      '--label',
+      'cli-a',
+      '--metrics-port',
+      String(port),
     ]);
     expect(a.started).toMatchObject({ workflows: ['cli-greet@1'], from: [greetFile], metricsPort: port });
 
@@ -339,6 +338,14 @@ describe('shuttle worker on PostgreSQL', () => {
       },
       15_000,
     );
+    const b = await startedWorker([
+      '--database-url',
+      database.url,
+      '--workflows',
+      greetFile,
+      '--label',
+      'cli-b',
+    ]);
 
     // The metrics endpoint: the engine's figures as Prometheus text, and the health check.
     const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);

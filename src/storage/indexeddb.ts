@@ -243,7 +243,9 @@ export class IndexedDbStorage implements Storage {
         : this.keyRange.bound(range.lower, range.upper, range.lowerOpen, true);
     try {
       const rows = reverse
-        ? await this.readBackwards(bounds, limit)
+        ? limit === 1
+          ? await this.readLast(bounds)
+          : await this.readBackwards(bounds, limit)
         : ((await this.read((store) => [store.getAll(bounds, limit)]))[0] as Row[]);
       return rows.map((row) => ({ key: row.key, value: readValue('scan', row, row.key) as string }));
     } catch (error) {
@@ -510,6 +512,17 @@ export class IndexedDbStorage implements Storage {
     transaction.onerror = () => failAll(transaction.error ?? new Error('the IndexedDB read failed'));
     transaction.onabort = () =>
       failAll(transaction.error ?? new DOMException('the IndexedDB read was aborted', 'AbortError'));
+  }
+
+  /**
+   * The last row of `bounds`, read with the other reads of this turn (`read`): the cursor's first position
+   * is all it needs, and its value stays readable after the transaction moves on.
+   */
+  private async readLast(bounds: IDBKeyRange): Promise<Row[]> {
+    const [cursor] = (await this.read((store) => [
+      store.openCursor(bounds, 'prev'),
+    ])) as (IDBCursorWithValue | null)[];
+    return cursor ? [cursor.value as Row] : [];
   }
 
   /** Rows of `bounds` in descending key order, up to `limit`, with a cursor (`getAll` reads forward only). */

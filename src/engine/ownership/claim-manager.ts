@@ -25,7 +25,8 @@ import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import { keys, workflowIdOf } from '../keys';
 import type { MetricsCounters } from '../metrics';
-import { decodeCheckpoint, decodeRecord, type WorkflowRecord } from '../records';
+import { workflowView } from '../checkpoint';
+import type { WorkflowRecord } from '../records';
 import { appendTimeline, type TimelineNote } from '../workflow-writes';
 import type { ClaimRegistry } from './claims';
 import { decodeEpoch, decodeHolder, readHolder, type Holder } from './holder';
@@ -345,8 +346,9 @@ export class ClaimManager {
       let storedEpoch: number | null;
       let view;
       try {
-        record = decodeRecord(recordKey, recordRaw);
-        view = { record, checkpoint: decodeCheckpoint(checkpointKey, checkpointRaw), checkpointRaw };
+        view = await workflowView(storage, workflowId, recordRaw, checkpointRaw);
+        if (!view) return { outcome: 'missing' };
+        record = view.record;
         storedEpoch = decodeEpoch(epochKey, epochRaw ?? null);
       } catch (error) {
         if (error instanceof CorruptRecordError) {
@@ -468,11 +470,8 @@ export class ClaimManager {
         let operations = release.operations;
         if (recordRaw && checkpointRaw) {
           try {
-            const view = {
-              record: decodeRecord(keys.record(workflowId), recordRaw),
-              checkpoint: decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw),
-              checkpointRaw,
-            };
+            const view = await workflowView(storage, workflowId, recordRaw, checkpointRaw);
+            if (!view) return false; // purged meanwhile
             const write = appendTimeline(
               view,
               [{ kind: 'claim-released', detail: { engineId, epoch: claim.epoch } }],

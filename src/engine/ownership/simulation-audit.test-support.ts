@@ -5,8 +5,9 @@
  * - each replay-history slot and timeline slot (commit record) is written once and never rewritten, and only
  *   deleted, or made a tombstone, by a purge of its run (its purge marker lists the run); a tombstone is never
  *   deleted or rewritten;
- * - every write that replaces a checkpoint of a run appends the commit record that checkpoint names (what
- *   makes a run's commit, conditioned on that record's absence, a fenced write: workflow-writes.ts);
+ * - every write that replaces a checkpoint of a run — stored, or carried by a commit record (checkpoint.ts) —
+ *   appends the commit record the checkpoint it replaces names (what makes a run's commit, conditioned on that
+ *   record's absence, a fenced write: workflow-writes.ts);
  * - every epoch's timeline entries came from one engine, and epoch keys only rose (never deleted);
  * - no terminal record was ever overwritten;
  * - a workflow record, or an earlier run kept by run history, is deleted only by a purge, and a purge only
@@ -30,13 +31,21 @@
  * until every earlier write sharing a key with it (condition or operation) has been answered and audited:
  * writes that share a key are applied and audited in the order they reached the audit, and writes that share
  * none commute, so any order of theirs is one the store could have had. The store serialises writes sharing
- * a key anyway (PostgreSQL locks every key of a commit), so this adds only the round trip. MemoryStorage
+ * a key anyway (PostgreSQL locks every key of a commit), so this adds only the round trip. Writes on one
+ * workflow's log or checkpoint count as sharing a key: a commit that builds on another read it, so it reached
+ * the audit after it. MemoryStorage
  * applies a call as it is made and answers in call order, so there a write waits only when it is made in the
  * microtasks between an earlier one's answer and its audit.
  */
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
 import { describeStoredKey, keys, type StoredKeyKind } from '../keys';
-import { decodeTimelineRecord, isTerminal, type Checkpoint, type WorkflowRecord } from '../records';
+import {
+  decodeLogRecord,
+  decodeTimelineRecord,
+  isTerminal,
+  type Checkpoint,
+  type WorkflowRecord,
+} from '../records';
 import type { ScheduleRecord } from '../schedules/records';
 import { slotWorkflowId } from '../schedules/schedules';
 import { decodeTombstone } from '../purge';
@@ -78,6 +87,8 @@ export class AuditedStorage implements Storage {
   readonly #shadow = new Map<string, string>();
   readonly #epochOwners = new Map<string, string>();
   readonly #slots = new Map<string, string>();
+  /** Per workflow, its current checkpoint as the audit has seen it land (`#checkpointsAppend`). */
+  readonly #heads = new Map<string, Checkpoint>();
   /** Workflows with an earlier run purged alone. */
   readonly #runsPurgedOf = new Set<string>();
   /** Per key, the turn of the last write touching it that has not yet been answered and audited. */
@@ -143,9 +154,16 @@ export class AuditedStorage implements Storage {
    */
   #turn(groups: readonly CommitGroup[]): { after: Promise<unknown> | null; done: () => void } {
     const touched = new Set<string>();
+    const touch = (key: string) => {
+      touched.add(key);
+      // A run's commits share no key with the one before (each appends its own record), yet they replace
+      // the checkpoint one after another: every write on a workflow's log or checkpoint takes its turn.
+      const { kind, workflowId } = describeStoredKey(key);
+      if (kind === 'timeline' || kind === 'checkpoint') touched.add(`chain of ${workflowId}`);
+    };
     for (const { conditions, operations } of groups) {
-      for (const { key } of conditions) touched.add(key);
-      for (const { key } of operations) touched.add(key);
+      for (const { key } of conditions) touch(key);
+      for (const { key } of operations) touch(key);
     }
     const earlier = new Set<Promise<void>>();
     let done!: () => void;
@@ -234,17 +252,28 @@ export class AuditedStorage implements Storage {
     }
   }
 
-  /** A write replacing a run's checkpoint appends the commit record the replaced checkpoint names. */
+  /**
+   * A write replacing a run's checkpoint appends the commit record the replaced checkpoint names. The current
+   * checkpoint is the last one that landed, stored (`wf-ckpt:`) or carried by a commit record (checkpoint.ts).
+   */
   #checkpointsAppend(landed: readonly Landed[]) {
     for (const { operation, kind, workflowId } of landed) {
-      if (operation.type !== 'put' || kind !== 'checkpoint') continue;
-      const previous = this.#shadow.get(operation.key);
-      if (previous === undefined) continue;
-      const before = JSON.parse(previous) as Checkpoint;
-      if ((JSON.parse(operation.value) as Checkpoint).run !== before.run) continue;
-      const record = commitRecordKey(workflowId ?? '?', before.run, before);
+      if (workflowId === null || (kind !== 'checkpoint' && kind !== 'timeline')) continue;
+      if (operation.type === 'delete') {
+        if (kind === 'checkpoint') this.#heads.delete(workflowId); // a purge
+        continue;
+      }
+      const next =
+        kind === 'checkpoint'
+          ? (JSON.parse(operation.value) as Checkpoint)
+          : decodeLogRecord(operation.key, operation.value).carried?.checkpoint;
+      if (!next) continue;
+      const before = this.#heads.get(workflowId);
+      this.#heads.set(workflowId, next);
+      if (before === undefined || next.run !== before.run) continue;
+      const record = commitRecordKey(workflowId, before.run, before);
       if (!landed.some((other) => other.operation.type === 'put' && other.operation.key === record))
-        this.#violate(`${operation.key} was replaced without appending ${record}`);
+        this.#violate(`the checkpoint of ${workflowId} was replaced without appending ${record}`);
     }
   }
 

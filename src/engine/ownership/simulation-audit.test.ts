@@ -2,7 +2,7 @@
  * The simulation's audited store (simulation-audit.test-support.ts) must judge writes in the order the store
  * applied them, not in the order their answers came back: over PostgreSQL the answer to an earlier commit can
  * reach the process after a later commit that read what the earlier one wrote (seed 22 of scenario 28 once
- * reported "wf-ckpt:<id> was replaced without appending <its commit record>" that way on a loaded machine).
+ * reported a checkpoint "replaced without appending <its commit record>" that way on a loaded machine).
  * These tests hold a commit's answer back on purpose over MemoryStorage, deterministically.
  */
 import { describe, expect, it } from 'vitest';
@@ -81,6 +81,23 @@ function runCommit(checkpoint: Checkpoint) {
   };
 }
 
+/** A run's commit that carries the checkpoint it makes current in its record (checkpoint.ts). */
+function carriedCommit(checkpoint: Checkpoint, key = commitRecordKey(id, checkpoint.run, checkpoint)) {
+  const next: Checkpoint = {
+    ...checkpoint,
+    timelineLength: checkpoint.timelineLength + 1,
+    ...nextLogCounters(checkpoint),
+  };
+  const checkpointRaw = JSON.stringify(next);
+  return {
+    next,
+    conditions: [{ key, expected: null }],
+    operations: [
+      { type: 'put', key, value: encodeCommitRecord([], [], { checkpointRaw, epoch: 1 }) },
+    ] satisfies Operation[],
+  };
+}
+
 /** Does not settle while nothing releases what `promise` waits for. */
 async function pending(promise: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');
@@ -138,14 +155,42 @@ describe('the simulation audit', () => {
     expect(audited.violations).toEqual([]);
   });
 
-  it('still reports a checkpoint replaced without its commit record', async () => {
+  it('judges checkpoints carried by records in store order when the first answer comes back last', async () => {
+    const store = new LateAnswers();
+    const audited = new AuditedStorage(store);
+    const first = newCheckpoint(1, 0);
+    await audited.batch([{ type: 'put', key: keys.checkpoint(id), value: JSON.stringify(first) }]);
+    // A's commit carries its checkpoint (no key shared with B's, which appends the next record); late answer.
+    const a = carriedCommit(first);
+    store.holdNextAnswer();
+    const committedByA = audited.conditionalBatch(a.conditions, a.operations);
+    const b = carriedCommit(a.next);
+    const committedByB = audited.conditionalBatch(b.conditions, b.operations);
+    const waitedForA = await pending(committedByB);
+    store.releaseAnswer();
+    expect(await Promise.all([committedByA, committedByB])).toEqual([true, true]);
+    expect(audited.violations).toEqual([]);
+    expect(waitedForA).toBe(true);
+  });
+
+  it('still reports a checkpoint replaced without its commit record, stored or carried', async () => {
     const audited = new AuditedStorage(new MemoryStorage());
     const first = newCheckpoint(1, 0);
     await audited.batch([{ type: 'put', key: keys.checkpoint(id), value: JSON.stringify(first) }]);
     const { next } = runCommit(first);
     await audited.batch([{ type: 'put', key: keys.checkpoint(id), value: JSON.stringify(next) }]);
     expect(audited.violations).toEqual([
-      `${keys.checkpoint(id)} was replaced without appending ${commitRecordKey(id, 1, first)}`,
+      `the checkpoint of ${id} was replaced without appending ${commitRecordKey(id, 1, first)}`,
+    ]);
+    // A record that carries a checkpoint but is not the record the current one names.
+    const skipping = carriedCommit(
+      next,
+      keys.commitRecord(id, 1, next.timelineLength + 1, next.commits! + 1),
+    );
+    await audited.batch(skipping.operations);
+    expect(audited.violations).toEqual([
+      `the checkpoint of ${id} was replaced without appending ${commitRecordKey(id, 1, first)}`,
+      `the checkpoint of ${id} was replaced without appending ${commitRecordKey(id, 1, next)}`,
     ]);
   });
 

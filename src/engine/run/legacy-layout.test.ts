@@ -1,8 +1,9 @@
 /**
  * Old records still read: a store written by the engine before commit records (`fixtures/layout-1.json`,
  * dumped from that engine: every history entry under its own `wf-hist:` key, timeline records keyed by
- * their last entry's sequence number) is loaded, replayed and continued by this engine, on MemoryStorage
- * and on IndexedDbStorage. A store of that layout holding a finished workflow
+ * their last entry's sequence number), and one written by the engine before commit records carried
+ * checkpoints (`fixtures/layout-2.json`: every commit rewrote `wf-ckpt:`), are loaded, replayed and
+ * continued by this engine, on MemoryStorage and on IndexedDbStorage. A store of the first layout holding a finished workflow
  * (`fixtures/layout-1-finished.json`, made by the same engine; the fixture carries the script that wrote it)
  * has its run listed and read by run number, and keeps it when the id is started again as run 2.
  */
@@ -14,7 +15,7 @@ import { MemoryStorage } from '../../storage/memory';
 import type { Entry, Storage } from '../../storage/types';
 import { TestWorld, type TestEngine } from '../engine.test-support';
 import { keys } from '../keys';
-import type { TimelineEntry } from '../records';
+import { decodeLogRecord, decodeTimelineRecord, type TimelineEntry } from '../records';
 import { legacyFinished, legacyWorkflows, setLegacyActivityTwo } from './legacy-layout.test-support';
 
 type Fixture = { now: number; entries: Entry[] };
@@ -24,6 +25,16 @@ function loadFixture(name: string): Fixture {
 }
 
 const fixture = loadFixture('layout-1.json');
+/** Each layout's fixture, the engine that wrote it, and the `ctx.random()` value that engine recorded. */
+const layouts: [string, Fixture, string, number][] = [
+  ['before commit records (layout 1)', fixture, 'legacy-engine', 0.7202267837710679],
+  [
+    'before carried checkpoints (layout 2)',
+    loadFixture('layout-2.json'),
+    'layout-2-engine',
+    0.6270739405881613,
+  ],
+];
 const finishedFixture = loadFixture('layout-1-finished.json');
 
 const fencing = {
@@ -66,76 +77,83 @@ async function expectConsistentTimeline(engine: TestEngine, workflowId: string):
   return all;
 }
 
-describe.each(stores)('a store of the earlier layout on %s', (_name, store) => {
-  it('loads, replays and continues its workflows, across both layouts', async () => {
-    setLegacyActivityTwo(() => 2);
-    const world = await legacyWorld(store);
-    const b = await world.engine(legacyWorkflows, fencing);
-    await world.maintain([b]);
-    expect(b.ownedWorkflows().sort()).toEqual(['mixed', 'sleeper']); // and 'interrupted' finished
+describe.each(stores)('a store of an earlier layout on %s', (_name, store) => {
+  it.each(layouts)(
+    'loads, replays and continues its workflows, %s',
+    async (_layout, fixture, writer, roll) => {
+      setLegacyActivityTwo(() => 2);
+      const world = await legacyWorld(store, fixture);
+      const b = await world.engine(legacyWorkflows, fencing);
+      await world.maintain([b]);
+      expect(b.ownedWorkflows().sort()).toEqual(['mixed', 'sleeper']); // and 'interrupted' finished
 
-    // Replay of the earlier layout restored the state the two updates produced.
-    const mixed = await b.describe('mixed');
-    expect(mixed.pending?.summary).toBe("signal 'go'");
-    expect(mixed.state).toEqual({ label: 'old', count: 5 });
-    expect(await b.query('mixed', 'count')).toBe(5);
+      // Replay of the earlier layout restored the state the two updates produced.
+      const mixed = await b.describe('mixed');
+      expect(mixed.pending?.summary).toBe("signal 'go'");
+      expect(mixed.state).toEqual({ label: 'old', count: 5 });
+      expect(await b.query('mixed', 'count')).toBe(5);
 
-    // A commit in the new layout on top of the old one, then another engine replays both.
-    expect(await b.update('mixed', 'increment', 7)).toBe(12);
-    await world.idle([b]);
-    world.crash(b);
-    const c = await world.engine(legacyWorkflows, fencing);
-    await world.advance(10_000, { stepMs: 1000, engines: [c] });
-    expect(c.ownedWorkflows()).toContain('mixed');
-    expect(await c.query('mixed', 'count')).toBe(12);
-    await c.signal('mixed', 'go', 'now');
-    await world.idle([c]);
-    expect(await c.handle('mixed').result()).toEqual({
-      label: 'old',
-      sum: 1 + 10 + 11 + 12,
-      left: 'L',
-      right: 'R',
-      payload: 'now',
-      count: 12,
-      at: Date.UTC(2026, 0, 1),
-      roll: 0.7202267837710679,
-    });
+      // A commit in the new layout on top of the old one, then another engine replays both.
+      expect(await b.update('mixed', 'increment', 7)).toBe(12);
+      await world.idle([b]);
+      world.crash(b);
+      const c = await world.engine(legacyWorkflows, fencing);
+      await world.advance(10_000, { stepMs: 1000, engines: [c] });
+      expect(c.ownedWorkflows()).toContain('mixed');
+      expect(await c.query('mixed', 'count')).toBe(12);
+      await c.signal('mixed', 'go', 'now');
+      await world.idle([c]);
+      expect(await c.handle('mixed').result()).toEqual({
+        label: 'old',
+        sum: 1 + 10 + 11 + 12,
+        left: 'L',
+        right: 'R',
+        payload: 'now',
+        count: 12,
+        at: Date.UTC(2026, 0, 1),
+        roll,
+      });
 
-    // The interrupted activity ran again as attempt 2; the durable timer armed by the old engine fired.
-    expect(await c.handle('interrupted').result()).toBe(3);
-    await world.advance(60_000, { engines: [c] });
-    expect(await c.handle('sleeper').result()).toBe('ba');
+      // The interrupted activity ran again as attempt 2; the durable timer armed by the old engine fired.
+      expect(await c.handle('interrupted').result()).toBe(3);
+      await world.advance(60_000, { engines: [c] });
+      expect(await c.handle('sleeper').result()).toBe('ba');
 
-    for (const id of ['mixed', 'interrupted', 'sleeper']) await expectConsistentTimeline(c, id);
-    const interrupted = await c.timeline('interrupted');
-    expect(
-      interrupted.flatMap((entry) =>
-        entry.kind === 'activity-started' && entry.detail.name === 'two'
-          ? [[entry.engineId, entry.detail.attempt]]
-          : [],
-      ),
-    ).toEqual([
-      ['legacy-engine', 1],
-      [b.id, 2],
-    ]);
-    const kinds = (await c.timeline('mixed')).map((entry) => entry.kind);
-    expect(kinds.slice(0, 12)).toEqual(
-      fixture.entries
-        .filter(({ key }) => key.startsWith(keys.timelinePrefix('mixed', 1)))
-        .flatMap(({ value }) => [JSON.parse(value) as TimelineEntry | TimelineEntry[]].flat())
-        .map((entry) => entry.kind),
-    );
-    expect(kinds.slice(12)).toEqual(
-      expect.arrayContaining(['claim-taken-over', 'update-applied', 'signal-consumed', 'completed']),
-    );
+      for (const id of ['mixed', 'interrupted', 'sleeper']) await expectConsistentTimeline(c, id);
+      const interrupted = await c.timeline('interrupted');
+      expect(
+        interrupted.flatMap((entry) =>
+          entry.kind === 'activity-started' && entry.detail.name === 'two'
+            ? [[entry.engineId, entry.detail.attempt]]
+            : [],
+        ),
+      ).toEqual([
+        [writer, 1],
+        [b.id, 2],
+      ]);
+      const kinds = (await c.timeline('mixed')).map((entry) => entry.kind);
+      const mixedLog = fixture.entries.filter(({ key }) => key.startsWith(keys.timelinePrefix('mixed', 1)));
+      const before = mixedLog
+        .flatMap(({ key, value }) => decodeTimelineRecord(key, value))
+        .map((e) => e.kind);
+      expect(before.length).toBeGreaterThan(8);
+      expect(kinds.slice(0, before.length)).toEqual(before);
+      expect(kinds.slice(before.length)).toEqual(
+        expect.arrayContaining(['claim-taken-over', 'update-applied', 'signal-consumed', 'completed']),
+      );
 
-    // Nothing new was written in the earlier layout.
-    const history = await world.storage.scan('wf-hist:');
-    expect(history.map(({ key }) => key)).toEqual(
-      fixture.entries.filter(({ key }) => key.startsWith('wf-hist:')).map(({ key }) => key),
-    );
-    await world.shutdownAll();
-  });
+      // Nothing new was written in an earlier layout: the update's commit carried its checkpoint.
+      const written = (await world.storage.scan(keys.timelinePrefix('mixed', 1))).filter(
+        ({ key }) => !mixedLog.some((old) => old.key === key),
+      );
+      expect(written.some(({ key, value }) => decodeLogRecord(key, value).carried)).toBe(true);
+      const history = await world.storage.scan('wf-hist:');
+      expect(history.map(({ key }) => key)).toEqual(
+        fixture.entries.filter(({ key }) => key.startsWith('wf-hist:')).map(({ key }) => key),
+      );
+      await world.shutdownAll();
+    },
+  );
 
   it('lists a finished workflow of the earlier layout as run 1, reads it by run, and keeps it as run 2 starts', async () => {
     const world = await legacyWorld(store, finishedFixture);

@@ -6,11 +6,14 @@
  * The history of a run is the entries of its `wf-hist:` keys (the earlier layout: one key per entry), then
  * the history entries of its commit records in key order (workflow-writes.ts): a run written partly in each
  * layout has its older entries in the first and its newer ones in the second. The checkpoint says how many
- * are in each (`earlierHistory`), so a run reads only the layouts that hold some, and a run just started
- * reads neither.
+ * are in each (`earlierHistory`), so a run reads `wf-hist:` keys only when it has some. Its log is always
+ * read whole: its last record may carry the current checkpoint (checkpoint.ts).
  */
 import type { Storage } from '../../storage/types';
+import { checkpointAt } from '../checkpoint';
+import { CorruptRecordError } from '../errors';
 import { keys } from '../keys';
+import { tryDecodeEpoch } from '../ownership/holder';
 import {
   decodeCheckpoint,
   decodeHistoryEntry,
@@ -26,13 +29,14 @@ import {
 export type LoadedWorkflow = {
   record: WorkflowRecord;
   recordRaw: string;
+  /** The current checkpoint (checkpoint.ts). */
   checkpoint: Checkpoint;
-  checkpointRaw: string;
   /**
-   * The workflow's stored epoch, read in the same call as the checkpoint: the epoch that checkpoint was
-   * written under (every epoch change replaces the checkpoint in the same batch).
+   * The epoch the current checkpoint was written under: the one its carrying record names, or the workflow's
+   * stored epoch read in the same call as the stored checkpoint (every epoch change rewrites `wf-ckpt:` in
+   * the same batch). Null: none stored; undefined: unreadable.
    */
-  epochRaw: string | null;
+  epoch: number | null | undefined;
   history: HistoryEntry[];
   signals: { key: string; record: SignalRecord }[];
 };
@@ -41,47 +45,54 @@ export type LoadedWorkflow = {
 export async function loadWorkflow(storage: Storage, workflowId: string): Promise<LoadedWorkflow | null> {
   const recordKey = keys.record(workflowId);
   const checkpointKey = keys.checkpoint(workflowId);
-  const [recordRaw, checkpointRaw, epochRaw] = await storage.getMany([
-    recordKey,
-    checkpointKey,
-    keys.ownerEpoch(workflowId),
-  ]);
-  if (!recordRaw) return null;
-  const record = decodeRecord(recordKey, recordRaw);
-  if (!checkpointRaw) return null;
-  const checkpoint = decodeCheckpoint(checkpointKey, checkpointRaw);
-  // History and buffered signals are read at once (a handoff waits on this load).
-  const [history, signalEntries] = await Promise.all([
-    loadHistory(storage, workflowId, record.run, checkpoint),
-    storage.scan(keys.signalPrefix(workflowId)),
-  ]);
-  history.length = Math.min(history.length, checkpoint.historyLength);
-  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
-  return { record, recordRaw, checkpoint, checkpointRaw, epochRaw: epochRaw ?? null, history, signals };
-}
-
-/** The run's history, reading only the layouts the checkpoint says hold some of it. */
-async function loadHistory(
-  storage: Storage,
-  workflowId: string,
-  run: number,
-  checkpoint: Checkpoint,
-): Promise<HistoryEntry[]> {
-  const inEarlier =
-    checkpoint.commits === undefined ? checkpoint.historyLength : (checkpoint.earlierHistory ?? 0);
-  const inRecords = checkpoint.historyLength - inEarlier;
-  const [earlier, records] = await Promise.all([
-    inEarlier > 0 ? scanAll(storage, keys.historyPrefix(workflowId, run)) : [],
-    inRecords > 0 ? scanAll(storage, keys.timelinePrefix(workflowId, run)) : [],
-  ]);
-  const history: HistoryEntry[] = [];
-  for (const { key, value } of earlier) history.push(decodeHistoryEntry(key, value));
-  // Timeline records of the earlier layout (keyed by a sequence number alone) hold no history.
-  const earlierKeyLength = keys.timeline(workflowId, run, 0).length;
-  for (const { key, value } of records)
-    if (key.length > earlierKeyLength)
-      for (const entry of decodeLogRecord(key, value).history) history.push(entry);
-  return history;
+  let previousRaw: string | null = null;
+  for (;;) {
+    const [recordRaw, checkpointRaw, epochRaw] = await storage.getMany([
+      recordKey,
+      checkpointKey,
+      keys.ownerEpoch(workflowId),
+    ]);
+    if (!recordRaw) return null;
+    const record = decodeRecord(recordKey, recordRaw);
+    if (!checkpointRaw) return null;
+    const stored = decodeCheckpoint(checkpointKey, checkpointRaw);
+    const inEarlier = stored.commits === undefined ? stored.historyLength : (stored.earlierHistory ?? 0);
+    // The run's log (its history, and the record that may carry its current checkpoint), the history of
+    // the earlier layout and buffered signals are read at once (a handoff waits on this load).
+    const [earlier, log, signalEntries] = await Promise.all([
+      inEarlier > 0 ? scanAll(storage, keys.historyPrefix(workflowId, record.run)) : [],
+      scanAll(storage, keys.timelinePrefix(workflowId, record.run)),
+      storage.scan(keys.signalPrefix(workflowId)),
+    ]);
+    const last = log[log.length - 1];
+    const current = checkpointAt(workflowId, checkpointRaw, last);
+    if (current === 'moved') {
+      // `wf-ckpt:` was rewritten after it was read; read again, unless it was not (then the log is corrupt).
+      if (checkpointRaw === previousRaw)
+        throw new CorruptRecordError(last!.key, 'it follows the stored checkpoint yet carries none');
+      previousRaw = checkpointRaw;
+      continue;
+    }
+    const { checkpoint } = current;
+    const history: HistoryEntry[] = [];
+    for (const { key, value } of earlier) history.push(decodeHistoryEntry(key, value));
+    // Timeline records of the earlier layout (keyed by a sequence number alone) hold no history.
+    const earlierKeyLength = keys.timeline(workflowId, record.run, 0).length;
+    for (const { key, value } of log)
+      if (key.length > earlierKeyLength)
+        for (const entry of decodeLogRecord(key, value).history) history.push(entry);
+    // Records a commit appended after this read of the stored checkpoint are not part of it.
+    history.length = Math.min(history.length, checkpoint.historyLength);
+    const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+    return {
+      record,
+      recordRaw,
+      checkpoint,
+      epoch: current.carriedEpoch ?? tryDecodeEpoch(epochRaw ?? null),
+      history,
+      signals,
+    };
+  }
 }
 
 /** Every entry under `prefix`, in pages. */

@@ -61,6 +61,7 @@ import {
   type UpdateResponse,
   type WorkflowRecord,
 } from '../records';
+import { carriedCheckpointChars } from '../checkpoint';
 import { commitRecordKey, encodeCommitRecord, nextLogCounters, timelineEntry } from '../workflow-writes';
 import {
   describeCommand,
@@ -72,7 +73,6 @@ import {
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { ActivityAttempt } from './activity-attempt';
 import { createContext } from './context';
-import { tryDecodeEpoch } from '../ownership/holder';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { nextRetryWait } from './retry';
 import type { RunHost } from './run-host';
@@ -169,7 +169,7 @@ export class WorkflowRun {
     // between this engine's claim and this load. Then its checkpoint is not ours to build on.
     const held = host.heldEpoch(workflowId);
     if (held !== undefined && held > 0) {
-      const stored = tryDecodeEpoch(loaded.epochRaw);
+      const stored = loaded.epoch;
       if (stored !== held) {
         host.claimLost(
           workflowId,
@@ -1377,11 +1377,22 @@ export class WorkflowRun {
     const timeline = turn.timeline.map((note, index) =>
       timelineEntry(note, this.#checkpoint.timelineLength + index, who),
     );
+    // A small checkpoint rides in the record (one storage request); the last commit and a large checkpoint
+    // rewrite `wf-ckpt:` (checkpoint.ts).
+    const carry = !finalRecord && checkpointRaw.length <= carriedCheckpointChars;
     const recordKey = commitRecordKey(this.id, this.#record.run, this.#checkpoint);
-    const operations: StorageOperation[] = [
-      { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
-      { type: 'put', key: this.#checkpointKey, value: checkpointRaw },
-    ];
+    const operations: StorageOperation[] = carry
+      ? [
+          {
+            type: 'put',
+            key: recordKey,
+            value: encodeCommitRecord(timeline, turn.history, { checkpointRaw, epoch }),
+          },
+        ]
+      : [
+          { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
+          { type: 'put', key: this.#checkpointKey, value: checkpointRaw },
+        ];
     let recordRaw = this.#recordRaw;
     if (finalRecord) {
       recordRaw = JSON.stringify(finalRecord);

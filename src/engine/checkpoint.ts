@@ -1,0 +1,104 @@
+/**
+ * A workflow's current checkpoint.
+ *
+ * Each write that replaces a checkpoint appends the commit record that checkpoint names (workflow-writes.ts),
+ * so a run's log is a chain, and the checkpoint is where the chain stands. `wf-ckpt:<id>` stores it — but a
+ * run's commit, the write made once per step, does not rewrite it when its checkpoint is small: it carries
+ * the checkpoint it makes current inside its commit record instead (`c`, with the epoch it was written under,
+ * `e`), one storage request per step instead of two. Every other write (a run's last commit, a commit whose
+ * checkpoint is larger than `carriedCheckpointChars`, claim transitions, cancels, status changes) rewrites
+ * `wf-ckpt:` and carries nothing. So:
+ *
+ * - the current checkpoint is the stored one, unless the run's log holds a record at or after the key the
+ *   stored one names; then it is the one the run's last record carries;
+ * - a last record at or after that key that carries none was written (with a new `wf-ckpt:`) after the stored
+ *   one was read: read it again.
+ *
+ * A write that replaces the current checkpoint conditions on both: `wf-ckpt:` exactly as read (no rewrite
+ * since) and the absence of the record the current checkpoint names (no commit carried one since). A run's
+ * own commit needs only the second: it is the run's anchor fence (ownership.md).
+ */
+import type { Entry, Storage } from '../storage/types';
+import { CorruptRecordError } from './errors';
+import { keys } from './keys';
+import { decodeCheckpoint, decodeLogRecord, decodeRecord, type Checkpoint } from './records';
+import { commitRecordKey, type WorkflowView } from './workflow-writes';
+
+/** The largest encoded checkpoint a run's commit carries in its record instead of rewriting `wf-ckpt:`. */
+export const carriedCheckpointChars = 2048;
+
+export type CurrentCheckpoint = {
+  checkpoint: Checkpoint;
+  /** `wf-ckpt:<id>` exactly as read: what a write replacing the checkpoint conditions on (module header). */
+  storedRaw: string;
+  /** The epoch the record carrying `checkpoint` was written under; absent when the stored one is current. */
+  carriedEpoch?: number;
+};
+
+/**
+ * The current checkpoint given the stored one and the last record of its run's log (`undefined`: the log is
+ * empty), or `'moved'` when `wf-ckpt:` was rewritten after `storedRaw` was read.
+ */
+export function checkpointAt(
+  workflowId: string,
+  storedRaw: string,
+  last: Entry | undefined,
+): CurrentCheckpoint | 'moved' {
+  const stored = decodeCheckpoint(keys.checkpoint(workflowId), storedRaw);
+  if (!last || last.key < commitRecordKey(workflowId, stored.run, stored))
+    return { checkpoint: stored, storedRaw };
+  const { carried } = decodeLogRecord(last.key, last.value);
+  if (!carried) return 'moved';
+  return { checkpoint: carried.checkpoint, storedRaw, carriedEpoch: carried.epoch };
+}
+
+/**
+ * The current checkpoint of a workflow whose `wf-ckpt:` was read as `storedRaw` (one more storage call: the
+ * last record of its run). Null when the workflow is gone (purged) by the time it is read again.
+ */
+export async function currentCheckpoint(
+  storage: Storage,
+  workflowId: string,
+  storedRaw: string,
+): Promise<CurrentCheckpoint | null> {
+  for (;;) {
+    const stored = decodeCheckpoint(keys.checkpoint(workflowId), storedRaw);
+    const [last] = await storage.scan(keys.timelinePrefix(workflowId, stored.run), {
+      reverse: true,
+      limit: 1,
+    });
+    const current = checkpointAt(workflowId, storedRaw, last);
+    if (current !== 'moved') return current;
+    const again = await storage.get(keys.checkpoint(workflowId));
+    if (again === null) return null;
+    if (again === storedRaw)
+      throw new CorruptRecordError(
+        last!.key,
+        `it follows checkpoint ${keys.checkpoint(workflowId)} in the run's log, yet neither carries a checkpoint nor replaced the stored one`,
+      );
+    storedRaw = again;
+  }
+}
+
+/**
+ * A workflow's view for a write that replaces its checkpoint, from its record and `wf-ckpt:` as read: the
+ * checkpoint is the current one, `checkpointRaw` the stored one (appendTimeline conditions on both). Null when
+ * the workflow is gone by the time its log is read. Throws `CorruptRecordError` naming a bad key.
+ */
+export async function workflowView(
+  storage: Storage,
+  workflowId: string,
+  recordRaw: string,
+  checkpointRaw: string,
+): Promise<(WorkflowView & { carriedEpoch?: number }) | null> {
+  const record = decodeRecord(keys.record(workflowId), recordRaw);
+  const current = await currentCheckpoint(storage, workflowId, checkpointRaw);
+  if (!current) return null;
+  return {
+    record,
+    recordRaw,
+    checkpoint: current.checkpoint,
+    checkpointRaw: current.storedRaw,
+    ...(current.carriedEpoch !== undefined ? { carriedEpoch: current.carriedEpoch } : {}),
+  };
+}
