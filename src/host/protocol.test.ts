@@ -172,20 +172,24 @@ describe('parseWorkerMessage', () => {
 
 describe('store change notices', () => {
   it('classifies keys by area and finds the workflow id, unescaped', () => {
-    expect(classifyKey('wf:order%3A1')).toEqual({ area: 'workflows', workflowId: 'order:1' });
-    expect(classifyKey('wf-idx:running:a%25b')).toEqual({ area: 'workflows', workflowId: 'a%b' });
-    expect(classifyKey('wf-tl:w1:000001:0000000003')).toEqual({ area: 'timelines', workflowId: 'w1' });
-    expect(classifyKey('wf-owner-holder:w1')).toEqual({ area: 'claims', workflowId: 'w1' });
-    expect(classifyKey('timer:000001700000000:w2:sleep')).toEqual({ area: 'timers', workflowId: 'w2' });
-    expect(classifyKey('engine:abc')).toEqual({ area: 'engines', workflowId: null });
-    expect(classifyKey('studio:engine-counter')).toEqual({ area: 'engines', workflowId: null });
+    expect(classifyKey('wf:order%3A1')).toEqual({ areas: ['workflows'], workflowId: 'order:1' });
+    expect(classifyKey('wf-idx:running:a%25b')).toEqual({ areas: ['workflows'], workflowId: 'a%b' });
+    // A commit record may carry the workflow's checkpoint: its row and page change too.
+    expect(classifyKey('wf-tl:w1:000001:0000000003')).toEqual({
+      areas: ['timelines', 'workflows'],
+      workflowId: 'w1',
+    });
+    expect(classifyKey('wf-owner-holder:w1')).toEqual({ areas: ['claims'], workflowId: 'w1' });
+    expect(classifyKey('timer:000001700000000:w2:sleep')).toEqual({ areas: ['timers'], workflowId: 'w2' });
+    expect(classifyKey('engine:abc')).toEqual({ areas: ['engines'], workflowId: null });
+    expect(classifyKey('studio:engine-counter')).toEqual({ areas: ['engines'], workflowId: null });
     expect(classifyKey('fence-reject:w3:000001700000000:e1')).toEqual({
-      area: 'fence-rejections',
+      areas: ['fence-rejections'],
       workflowId: 'w3',
     });
-    expect(classifyKey('upd:w4:u1')).toEqual({ area: 'messages', workflowId: 'w4' });
-    expect(classifyKey('def:order:000001')).toEqual({ area: 'definitions', workflowId: null });
-    expect(classifyKey('something-new')).toEqual({ area: 'other', workflowId: null });
+    expect(classifyKey('upd:w4:u1')).toEqual({ areas: ['messages'], workflowId: 'w4' });
+    expect(classifyKey('def:order:000001')).toEqual({ areas: ['definitions'], workflowId: null });
+    expect(classifyKey('something-new')).toEqual({ areas: ['other'], workflowId: null });
   });
 
   it('coalesces many commits into one notice, and says "many" past the id limit', () => {

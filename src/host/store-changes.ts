@@ -43,11 +43,16 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   other: 'other',
 };
 
-/** The area of a stored key and, for per-workflow keys, the workflow id. */
-export function classifyKey(key: string): { area: StoreArea; workflowId: string | null } {
+/**
+ * The areas a stored key's change touches and, for per-workflow keys, the workflow id. A commit record is in
+ * its workflow's timeline and also moves the workflow: a run's step carries its checkpoint in its commit
+ * record and writes nothing else of the workflow (src/engine/checkpoint.ts), so its list row and page change.
+ */
+export function classifyKey(key: string): { areas: StoreArea[]; workflowId: string | null } {
   const { kind, workflowId } = describeStoredKey(key);
-  if (kind === 'other' && key.startsWith(studioKeyPrefix)) return { area: 'engines', workflowId: null };
-  return { area: areaOfKind[kind] ?? 'other', workflowId };
+  if (kind === 'other' && key.startsWith(studioKeyPrefix)) return { areas: ['engines'], workflowId: null };
+  if (kind === 'timeline') return { areas: ['timelines', 'workflows'], workflowId };
+  return { areas: [areaOfKind[kind] ?? 'other'], workflowId };
 }
 
 /** Options of `StoreChangeCoalescer`. */
@@ -72,8 +77,8 @@ export class StoreChangeCoalescer {
 
   add(keys: readonly string[]): void {
     for (const key of keys) {
-      const { area, workflowId } = classifyKey(key);
-      this.#areas.add(area);
+      const { areas, workflowId } = classifyKey(key);
+      for (const area of areas) this.#areas.add(area);
       if (workflowId === null || this.#workflowIds === null) continue;
       this.#workflowIds.add(workflowId);
       if (this.#workflowIds.size > this.#maxWorkflowIds) this.#workflowIds = null;
