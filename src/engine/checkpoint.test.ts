@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../storage/memory';
-import { carriedCheckpointChars, currentCheckpoint } from './checkpoint';
+import { carriedCheckpointChars, checkpointAt, currentCheckpoint, lastLogRecord } from './checkpoint';
 import { TestWorld, fencing } from './engine.test-support';
 import { CorruptRecordError } from './errors';
 import { keys } from './keys';
@@ -63,6 +63,7 @@ describe('checkpoints carried by commit records', () => {
       world.storage,
       'w',
       (await world.storage.get(keys.checkpoint('w')))!,
+      await lastLogRecord(world.storage, 'w'),
     );
     expect(current!.carriedEpoch).toBe(1);
     expect(current!.checkpoint.position).toBeGreaterThan(stored.position);
@@ -149,7 +150,7 @@ describe('currentCheckpoint', () => {
       who,
     );
     expect(await storage.conditionalBatch(transition.conditions, transition.operations)).toBe(true);
-    expect((await currentCheckpoint(storage, id, raw))!).toEqual({
+    expect((await currentCheckpoint(storage, id, raw, await lastLogRecord(storage, id)))!).toEqual({
       checkpoint: transition.checkpoint,
       storedRaw: transition.checkpointRaw,
     });
@@ -161,7 +162,9 @@ describe('currentCheckpoint', () => {
         value: encodeCommitRecord([], [], { checkpointRaw: JSON.stringify(carried), epoch: 7 }),
       },
     ]);
-    expect(await currentCheckpoint(storage, id, transition.checkpointRaw)).toEqual({
+    expect(
+      await currentCheckpoint(storage, id, transition.checkpointRaw, await lastLogRecord(storage, id)),
+    ).toEqual({
       checkpoint: carried,
       storedRaw: transition.checkpointRaw,
       carriedEpoch: 7,
@@ -190,7 +193,19 @@ describe('currentCheckpoint', () => {
     await storage.batch([
       { type: 'put', key: commitRecordKey(id, 1, first), value: encodeCommitRecord([], []) },
     ]);
-    await expect(currentCheckpoint(storage, id, raw)).rejects.toThrow(CorruptRecordError);
+    await expect(currentCheckpoint(storage, id, raw, await lastLogRecord(storage, id))).rejects.toThrow(
+      CorruptRecordError,
+    );
+  });
+
+  it('a record of a later run means wf-ckpt: moved (a new run started since it was read)', () => {
+    const first = { ...newCheckpoint(1, 0), timelineLength: 1 };
+    const raw = JSON.stringify(first);
+    const carried = { checkpointRaw: JSON.stringify(newCheckpoint(2, 0)), epoch: 1 };
+    const later = { key: keys.commitRecord(id, 2, 1, 0), value: encodeCommitRecord([], [], carried) };
+    expect(checkpointAt(id, raw, later)).toBe('moved');
+    const earlier = { key: keys.timeline(id, 1, 0), value: '{"seq":0}' };
+    expect(checkpointAt(id, raw, earlier)).toEqual({ checkpoint: first, storedRaw: raw });
   });
 
   it('is null for a workflow purged between the two reads', async () => {
@@ -200,6 +215,6 @@ describe('currentCheckpoint', () => {
       { type: 'put', key: commitRecordKey(id, 1, first), value: '{"purged":1}' },
       { type: 'delete', key: keys.checkpoint(id) },
     ]);
-    expect(await currentCheckpoint(storage, id, raw)).toBeNull();
+    expect(await currentCheckpoint(storage, id, raw, await lastLogRecord(storage, id))).toBeNull();
   });
 });

@@ -14,6 +14,9 @@
  * - a last record at or after that key that carries none was written (with a new `wf-ckpt:`) after the stored
  *   one was read: read it again.
  *
+ * Readers ask for the last record of the workflow's logs (`lastLogRecord`) in the same turn as `wf-ckpt:`,
+ * so finding the current checkpoint costs no round trip of its own.
+ *
  * A write that replaces the current checkpoint conditions on both: `wf-ckpt:` exactly as read (no rewrite
  * since) and the absence of the record the current checkpoint names (no commit carried one since). A run's
  * own commit needs only the second: it is the run's anchor fence (ownership.md).
@@ -47,26 +50,34 @@ export function checkpointAt(
   const stored = decodeCheckpoint(keys.checkpoint(workflowId), storedRaw);
   if (!last || last.key < commitRecordKey(workflowId, stored.run, stored))
     return { checkpoint: stored, storedRaw };
+  // A record of a later run: a new run started after the stored checkpoint was read.
+  if (!last.key.startsWith(keys.timelinePrefix(workflowId, stored.run))) return 'moved';
   const { carried } = decodeLogRecord(last.key, last.value);
   if (!carried) return 'moved';
   return { checkpoint: carried.checkpoint, storedRaw, carriedEpoch: carried.epoch };
 }
 
 /**
- * The current checkpoint of a workflow whose `wf-ckpt:` was read as `storedRaw` (one more storage call: the
- * last record of its run). Null when the workflow is gone (purged) by the time it is read again.
+ * The last record of a workflow's logs (any run). Asked for in the same turn as `wf-ckpt:`, a store that
+ * groups reads answers both from one snapshot in one round trip (IndexedDB: one transaction).
+ */
+export async function lastLogRecord(storage: Storage, workflowId: string): Promise<Entry | undefined> {
+  const [last] = await storage.scan(keys.logsOf(workflowId), { reverse: true, limit: 1 });
+  return last;
+}
+
+/**
+ * The current checkpoint of a workflow whose `wf-ckpt:` was read as `storedRaw`, given the last record of
+ * its logs read beside it (`lastLogRecord`); read again as long as `wf-ckpt:` moved. Null when the workflow
+ * is gone (purged) by the time it is read again.
  */
 export async function currentCheckpoint(
   storage: Storage,
   workflowId: string,
   storedRaw: string,
+  last: Entry | undefined,
 ): Promise<CurrentCheckpoint | null> {
   for (;;) {
-    const stored = decodeCheckpoint(keys.checkpoint(workflowId), storedRaw);
-    const [last] = await storage.scan(keys.timelinePrefix(workflowId, stored.run), {
-      reverse: true,
-      limit: 1,
-    });
     const current = checkpointAt(workflowId, storedRaw, last);
     if (current !== 'moved') return current;
     const again = await storage.get(keys.checkpoint(workflowId));
@@ -77,11 +88,13 @@ export async function currentCheckpoint(
         `it follows checkpoint ${keys.checkpoint(workflowId)} in the run's log, yet neither carries a checkpoint nor replaced the stored one`,
       );
     storedRaw = again;
+    last = await lastLogRecord(storage, workflowId);
   }
 }
 
 /**
- * A workflow's view for a write that replaces its checkpoint, from its record and `wf-ckpt:` as read: the
+ * A workflow's view for a write that replaces its checkpoint, from its record, `wf-ckpt:` and the last record
+ * of its logs as read: the
  * checkpoint is the current one, `checkpointRaw` the stored one (appendTimeline conditions on both). Null when
  * the workflow is gone by the time its log is read. Throws `CorruptRecordError` naming a bad key.
  */
@@ -90,9 +103,10 @@ export async function workflowView(
   workflowId: string,
   recordRaw: string,
   checkpointRaw: string,
+  last: Entry | undefined,
 ): Promise<(WorkflowView & { carriedEpoch?: number }) | null> {
   const record = decodeRecord(keys.record(workflowId), recordRaw);
-  const current = await currentCheckpoint(storage, workflowId, checkpointRaw);
+  const current = await currentCheckpoint(storage, workflowId, checkpointRaw, last);
   if (!current) return null;
   return {
     record,

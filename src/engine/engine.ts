@@ -15,7 +15,7 @@
  * In `manual` mode nothing runs on timers: the host calls `runMaintenance()`.
  */
 import type { Storage } from '../storage/types';
-import { currentCheckpoint } from './checkpoint';
+import { currentCheckpoint, lastLogRecord } from './checkpoint';
 import type { Clock } from './clock';
 import { normalizePayload, type Json } from './codec';
 import { Committer } from './committer';
@@ -651,9 +651,9 @@ class ShuttleEngine implements Engine {
     this.#assertOpen();
     assertWorkflowId(workflowId);
     assertHandlerName(name, 'Query');
-    const [recordRaw, checkpointRaw] = await this.#storage.getMany([
-      keys.record(workflowId),
-      keys.checkpoint(workflowId),
+    const [[recordRaw, checkpointRaw], last] = await Promise.all([
+      this.#storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId)]),
+      lastLogRecord(this.#storage, workflowId),
     ]);
     if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
     const record = decodeRecord(keys.record(workflowId), recordRaw);
@@ -666,7 +666,9 @@ class ShuttleEngine implements Engine {
         name,
         `workflow type '${record.type}' has no query named '${name}' (it has: ${Object.keys(definition.queries ?? {}).join(', ') || 'none'})`,
       );
-    const current = checkpointRaw ? await currentCheckpoint(this.#storage, workflowId, checkpointRaw) : null;
+    const current = checkpointRaw
+      ? await currentCheckpoint(this.#storage, workflowId, checkpointRaw, last)
+      : null;
     const state = current?.checkpoint.state ?? {};
     let value: unknown;
     try {

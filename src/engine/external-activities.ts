@@ -25,7 +25,7 @@ import {
 } from './errors';
 import { keys } from './keys';
 import type { FencedWriter } from './ownership/fenced-write';
-import { currentCheckpoint } from './checkpoint';
+import { currentCheckpoint, lastLogRecord } from './checkpoint';
 import { decodeRecord, isTerminal } from './records';
 import { commitRecordKey } from './workflow-writes';
 
@@ -140,17 +140,16 @@ export class ExternalActivities {
 
   async #standing(token: CompletionToken, key: string): Promise<Standing> {
     const { workflowId, run, pos, member } = token;
-    const [recordRaw, checkpointRaw, stored] = await this.#deps.storage.getMany([
-      keys.record(workflowId),
-      keys.checkpoint(workflowId),
-      key,
+    const [[recordRaw, checkpointRaw, stored], last] = await Promise.all([
+      this.#deps.storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId), key]),
+      lastLogRecord(this.#deps.storage, workflowId),
     ]);
     if (!recordRaw || !checkpointRaw) throw new WorkflowNotFoundError(workflowId);
     if (stored) return { refused: 'it was already completed or failed (the completion is being applied)' };
     const record = decodeRecord(keys.record(workflowId), recordRaw);
     if (record.run !== run) return { refused: `run ${run} of workflow '${workflowId}' has ended` };
     if (isTerminal(record.status)) return { refused: `workflow '${workflowId}' is ${record.status}` };
-    const current = await currentCheckpoint(this.#deps.storage, workflowId, checkpointRaw);
+    const current = await currentCheckpoint(this.#deps.storage, workflowId, checkpointRaw, last);
     if (!current) throw new WorkflowNotFoundError(workflowId);
     const { checkpoint } = current;
     const frontier = checkpoint.frontier;

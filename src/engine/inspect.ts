@@ -9,7 +9,7 @@ import { CorruptRecordError, InvalidArgumentError, type SerializedError } from '
 import { assertWorkflowId } from './ids';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
 import { isTerminal, workflowStatuses, type WorkflowStatus } from './vocabulary';
-import { currentCheckpoint } from './checkpoint';
+import { currentCheckpoint, lastLogRecord } from './checkpoint';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
 import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
@@ -329,16 +329,19 @@ export async function describeWorkflow(
   workflowId: string,
 ): Promise<WorkflowDescription | null> {
   // Asked for in the same turn as the record, so a store that groups reads answers both in one transaction.
-  const [[recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw], signalEntries] = await Promise.all([
-    storage.getMany([
-      keys.record(workflowId),
-      keys.checkpoint(workflowId),
-      keys.ownerHolder(workflowId),
-      keys.ownerEpoch(workflowId),
-      keys.cancelRequest(workflowId),
-    ]),
-    storage.scan(keys.signalPrefix(workflowId), { limit: maxBufferedSignalsDescribed + 1 }),
-  ]);
+  const [[recordRaw, checkpointRaw, holderRaw, epochRaw, cancelRaw], signalEntries, last] = await Promise.all(
+    [
+      storage.getMany([
+        keys.record(workflowId),
+        keys.checkpoint(workflowId),
+        keys.ownerHolder(workflowId),
+        keys.ownerEpoch(workflowId),
+        keys.cancelRequest(workflowId),
+      ]),
+      storage.scan(keys.signalPrefix(workflowId), { limit: maxBufferedSignalsDescribed + 1 }),
+      lastLogRecord(storage, workflowId),
+    ],
+  );
   if (!recordRaw) return null;
   let record: WorkflowRecord;
   try {
@@ -366,7 +369,7 @@ export async function describeWorkflow(
       corrupt: corruptOf(error),
     };
   }
-  const read = await checkpointOf(storage, workflowId, record, checkpointRaw ?? null);
+  const read = await checkpointOf(storage, workflowId, record, checkpointRaw ?? null, last);
   const checkpoint = 'checkpoint' in read ? read.checkpoint : null;
   let corrupt = 'corrupt' in read ? read.corrupt : undefined;
   const finished = isTerminal(record.status);
@@ -527,14 +530,26 @@ async function summarize(
   ids: string[],
   recordRaws: (string | null)[] | null,
 ): Promise<WorkflowSummary[]> {
-  const extra = await storage.getMany(
-    ids.flatMap((id) => [
-      ...(recordRaws ? [] : [keys.record(id)]),
-      keys.checkpoint(id),
-      keys.ownerHolder(id),
-      keys.ownerEpoch(id),
-    ]),
-  );
+  // A live row's current checkpoint needs the last record of its logs (checkpoint.ts), read in the same turn.
+  const live = (index: number): boolean => {
+    if (!recordRaws) return true;
+    try {
+      return !isTerminal(decodeRecord(keys.record(ids[index]!), recordRaws[index]!).status);
+    } catch {
+      return false;
+    }
+  };
+  const [extra, lasts] = await Promise.all([
+    storage.getMany(
+      ids.flatMap((id) => [
+        ...(recordRaws ? [] : [keys.record(id)]),
+        keys.checkpoint(id),
+        keys.ownerHolder(id),
+        keys.ownerEpoch(id),
+      ]),
+    ),
+    Promise.all(ids.map((id, index) => (live(index) ? lastLogRecord(storage, id) : undefined))),
+  ]);
   const stride = recordRaws ? 3 : 4;
   const owners = await ownersOf(
     storage,
@@ -546,9 +561,8 @@ async function summarize(
     const [checkpointRaw, holderRaw, epochRaw] = extra.slice(recordRaws ? base : base + 1, base + stride);
     return { id, recordRaw, checkpointRaw, holderRaw, epochRaw };
   });
-  // Checkpoints are read in the same turn, so a store that groups reads answers them together.
   const checkpoints = await Promise.all(
-    rows.map(async ({ id, recordRaw, checkpointRaw }) => {
+    rows.map(async ({ id, recordRaw, checkpointRaw }, index) => {
       try {
         if (!recordRaw) return null;
         return await checkpointOf(
@@ -556,6 +570,7 @@ async function summarize(
           id,
           decodeRecord(keys.record(id), recordRaw),
           checkpointRaw ?? null,
+          lasts[index],
         );
       } catch {
         return null; // the record is corrupt: reported below
@@ -818,20 +833,21 @@ async function epochsOf(storage: Storage, holders: readonly Entry[]): Promise<(s
 const epochsByKeyAtMost = 200;
 
 /**
- * A workflow's current checkpoint for display (checkpoint.ts): a finished workflow's stored one is current
- * (its last commit rewrites it), so only a live one costs a read of its log.
+ * A workflow's current checkpoint for display (checkpoint.ts), given the last record of its logs read beside
+ * `wf-ckpt:`: a finished workflow's stored one is current (its last commit rewrites it).
  */
 async function checkpointOf(
   storage: Storage,
   workflowId: string,
   record: WorkflowRecord,
   checkpointRaw: string | null,
+  last: Entry | undefined,
 ): Promise<{ checkpoint: Checkpoint | null } | { corrupt: { key: string; message: string } }> {
   if (!checkpointRaw) return { checkpoint: null };
   try {
     if (isTerminal(record.status))
       return { checkpoint: decodeCheckpoint(keys.checkpoint(workflowId), checkpointRaw) };
-    const current = await currentCheckpoint(storage, workflowId, checkpointRaw);
+    const current = await currentCheckpoint(storage, workflowId, checkpointRaw, last);
     return { checkpoint: current?.checkpoint ?? null };
   } catch (error) {
     return { corrupt: corruptOf(error) };

@@ -38,7 +38,7 @@ import type { FencedWriter, WriteOutcome } from './ownership/fenced-write';
 import { readHolder } from './ownership/holder';
 import type { Ownership } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
-import { workflowView } from './checkpoint';
+import { lastLogRecord, workflowView } from './checkpoint';
 import {
   encodePastRun,
   decodeRecord,
@@ -176,17 +176,20 @@ export class Lifecycle {
   }
 
   async #read(workflowId: string): Promise<Read | null> {
-    const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await this.deps.storage.getMany([
-      keys.record(workflowId),
-      keys.checkpoint(workflowId),
-      keys.ownerEpoch(workflowId),
-      keys.ownerHolder(workflowId),
+    const [[recordRaw, checkpointRaw, epochRaw, holderRaw], last] = await Promise.all([
+      this.deps.storage.getMany([
+        keys.record(workflowId),
+        keys.checkpoint(workflowId),
+        keys.ownerEpoch(workflowId),
+        keys.ownerHolder(workflowId),
+      ]),
+      lastLogRecord(this.deps.storage, workflowId),
     ]);
     if (!recordRaw) return null;
     decodeRecord(keys.record(workflowId), recordRaw);
     if (!checkpointRaw)
       throw new CorruptRecordError(keys.checkpoint(workflowId), 'missing while its workflow record exists');
-    const view = await workflowView(this.deps.storage, workflowId, recordRaw, checkpointRaw);
+    const view = await workflowView(this.deps.storage, workflowId, recordRaw, checkpointRaw, last);
     if (!view) return null;
     return { ...view, epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null };
   }

@@ -25,7 +25,7 @@ import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import { keys, workflowIdOf } from '../keys';
 import type { MetricsCounters } from '../metrics';
-import { workflowView } from '../checkpoint';
+import { lastLogRecord, workflowView } from '../checkpoint';
 import type { WorkflowRecord } from '../records';
 import { appendTimeline, type TimelineNote } from '../workflow-writes';
 import type { ClaimRegistry } from './claims';
@@ -335,18 +335,16 @@ export class ClaimManager {
       const recordKey = keys.record(workflowId);
       const checkpointKey = keys.checkpoint(workflowId);
       const { epochKey, holderKey } = claimKeysOf(workflowId);
-      const [recordRaw, checkpointRaw, epochRaw, holderRaw] = await storage.getMany([
-        recordKey,
-        checkpointKey,
-        epochKey,
-        holderKey,
+      const [[recordRaw, checkpointRaw, epochRaw, holderRaw], last] = await Promise.all([
+        storage.getMany([recordKey, checkpointKey, epochKey, holderKey]),
+        lastLogRecord(storage, workflowId),
       ]);
       if (!recordRaw || !checkpointRaw) return { outcome: 'missing' };
       let record: WorkflowRecord;
       let storedEpoch: number | null;
       let view;
       try {
-        view = await workflowView(storage, workflowId, recordRaw, checkpointRaw);
+        view = await workflowView(storage, workflowId, recordRaw, checkpointRaw, last);
         if (!view) return { outcome: 'missing' };
         record = view.record;
         storedEpoch = decodeEpoch(epochKey, epochRaw ?? null);
@@ -461,16 +459,16 @@ export class ClaimManager {
     claims.dispatch(workflowId, { type: 'release-started' });
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
-        const [recordRaw, checkpointRaw] = await storage.getMany([
-          keys.record(workflowId),
-          keys.checkpoint(workflowId),
+        const [[recordRaw, checkpointRaw], last] = await Promise.all([
+          storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId)]),
+          lastLogRecord(storage, workflowId),
         ]);
         const release = buildRelease(claimKeysOf(workflowId), claim);
         let conditions = release.conditions;
         let operations = release.operations;
         if (recordRaw && checkpointRaw) {
           try {
-            const view = await workflowView(storage, workflowId, recordRaw, checkpointRaw);
+            const view = await workflowView(storage, workflowId, recordRaw, checkpointRaw, last);
             if (!view) return false; // purged meanwhile
             const write = appendTimeline(
               view,
