@@ -9,6 +9,7 @@ import { TestWorld, fencing } from './engine.test-support';
 import { CorruptRecordError } from './errors';
 import { keys } from './keys';
 import { decodeCheckpoint, decodeLogRecord, type Checkpoint, type WorkflowRecord } from './records';
+import { loadWorkflow } from './run/load';
 import { defineWorkflow } from './workflow';
 import { appendTimeline, commitRecordKey, encodeCommitRecord, newCheckpoint } from './workflow-writes';
 
@@ -216,5 +217,105 @@ describe('currentCheckpoint', () => {
       { type: 'delete', key: keys.checkpoint(id) },
     ]);
     expect(await currentCheckpoint(storage, id, raw, await lastLogRecord(storage, id))).toBeNull();
+  });
+});
+
+/** loadWorkflow finds the current checkpoint in the log it reads whole, through the same loop (resolveCheckpoint). */
+describe('loadWorkflow and the current checkpoint', () => {
+  const id = 'l';
+  const who = { engineId: 'e', epoch: 1, now: 0 };
+  const record: WorkflowRecord = {
+    v: 1,
+    id,
+    type: 't',
+    version: 1,
+    run: 1,
+    status: 'running',
+    createdAt: 0,
+    createdBy: 'e',
+  };
+  const first = { ...newCheckpoint(1, 0), timelineLength: 1 };
+  const raw = JSON.stringify(first);
+
+  /** A store holding `record` and `first`; `reads` counts the reads of wf-ckpt:. */
+  async function store(): Promise<{ storage: MemoryStorage; reads: () => number }> {
+    const storage = new MemoryStorage();
+    await storage.batch([
+      { type: 'put', key: keys.record(id), value: JSON.stringify(record) },
+      { type: 'put', key: keys.checkpoint(id), value: raw },
+    ]);
+    let reads = 0;
+    const getMany = storage.getMany.bind(storage);
+    storage.getMany = (wanted) => {
+      if (wanted.includes(keys.checkpoint(id))) reads++;
+      return getMany(wanted);
+    };
+    return { storage, reads: () => reads };
+  }
+
+  /** Lands `write` right after the first read of wf-ckpt: and the record returns, before the log is read. */
+  function landAfterFirstRead(storage: MemoryStorage, write: () => Promise<unknown>): void {
+    const getMany = storage.getMany.bind(storage);
+    let landed = false;
+    storage.getMany = async (wanted) => {
+      const values = await getMany(wanted);
+      if (!landed) {
+        landed = true;
+        await write();
+      }
+      return values;
+    };
+  }
+
+  it("takes the checkpoint the run's last record carries, and its epoch", async () => {
+    const { storage, reads } = await store();
+    const carried: Checkpoint = { ...first, commits: 1, position: 1 };
+    await storage.batch([
+      {
+        type: 'put',
+        key: commitRecordKey(id, 1, first),
+        value: encodeCommitRecord([], [], { checkpointRaw: JSON.stringify(carried), epoch: 7 }),
+      },
+    ]);
+    const loaded = await loadWorkflow(storage, id);
+    expect(loaded!.checkpoint).toEqual(carried);
+    expect(loaded!.epoch).toBe(7);
+    expect(reads()).toBe(1);
+  });
+
+  it("reads everything again when wf-ckpt: was rewritten between its read and the log's", async () => {
+    const { storage, reads } = await store();
+    const transition = appendTimeline(
+      { record, checkpoint: first, checkpointRaw: raw },
+      [{ kind: 'claim-acquired', detail: { engineId: 'e', epoch: 1, how: 'acquire' } }],
+      who,
+    );
+    // The transition (a record that carries none, and a new wf-ckpt:) lands right after the first read.
+    landAfterFirstRead(storage, () => storage.conditionalBatch(transition.conditions, transition.operations));
+    const loaded = await loadWorkflow(storage, id);
+    expect(loaded!.checkpoint).toEqual(transition.checkpoint);
+    expect(reads()).toBe(2);
+  });
+
+  it('reports a record after the stored checkpoint that carries none while wf-ckpt: did not move', async () => {
+    const { storage, reads } = await store();
+    await storage.batch([
+      { type: 'put', key: commitRecordKey(id, 1, first), value: encodeCommitRecord([], []) },
+    ]);
+    await expect(loadWorkflow(storage, id)).rejects.toThrow(CorruptRecordError);
+    expect(reads()).toBe(2);
+  });
+
+  it('is null for a workflow purged between the two reads', async () => {
+    const { storage, reads } = await store();
+    landAfterFirstRead(storage, () =>
+      storage.batch([
+        { type: 'put', key: commitRecordKey(id, 1, first), value: '{"purged":1}' },
+        { type: 'delete', key: keys.checkpoint(id) },
+        { type: 'delete', key: keys.record(id) },
+      ]),
+    );
+    expect(await loadWorkflow(storage, id)).toBeNull();
+    expect(reads()).toBe(2);
   });
 });

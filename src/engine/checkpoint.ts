@@ -66,10 +66,40 @@ export async function lastLogRecord(storage: Storage, workflowId: string): Promi
   return last;
 }
 
+/** A read of `wf-ckpt:` (`storedRaw`) and of the last record of the workflow's log beside it (`undefined`: empty). */
+export type CheckpointRead = { storedRaw: string; last: Entry | undefined };
+
+/**
+ * The current checkpoint given `read`, reading again with `readAgain` as long as `wf-ckpt:` moved, with the
+ * read it comes from. How to read is the caller's (`currentCheckpoint`: the last log record alone; load.ts:
+ * the run's whole log, with everything else a load needs); what the reads mean is decided here, once.
+ * `readAgain` answers null when the workflow is gone (purged), and so does this. A read again that finds
+ * `wf-ckpt:` as it was means the record that made it 'moved' neither carries a checkpoint nor was written
+ * with a new one: `CorruptRecordError` naming that record.
+ */
+export async function resolveCheckpoint<R extends CheckpointRead>(
+  workflowId: string,
+  read: R,
+  readAgain: () => Promise<R | null>,
+): Promise<{ current: CurrentCheckpoint; read: R } | null> {
+  for (;;) {
+    const current = checkpointAt(workflowId, read.storedRaw, read.last);
+    if (current !== 'moved') return { current, read };
+    const again = await readAgain();
+    if (again === null) return null;
+    if (again.storedRaw === read.storedRaw)
+      throw new CorruptRecordError(
+        read.last!.key,
+        `it follows checkpoint ${keys.checkpoint(workflowId)} in the run's log, yet neither carries a checkpoint nor replaced the stored one`,
+      );
+    read = again;
+  }
+}
+
 /**
  * The current checkpoint of a workflow whose `wf-ckpt:` was read as `storedRaw`, given the last record of
- * its logs read beside it (`lastLogRecord`); read again as long as `wf-ckpt:` moved. Null when the workflow
- * is gone (purged) by the time it is read again.
+ * its logs read beside it (`lastLogRecord`); read again as long as `wf-ckpt:` moved (`resolveCheckpoint`).
+ * Null when the workflow is gone (purged) by the time it is read again.
  */
 export async function currentCheckpoint(
   storage: Storage,
@@ -77,19 +107,11 @@ export async function currentCheckpoint(
   storedRaw: string,
   last: Entry | undefined,
 ): Promise<CurrentCheckpoint | null> {
-  for (;;) {
-    const current = checkpointAt(workflowId, storedRaw, last);
-    if (current !== 'moved') return current;
+  const resolved = await resolveCheckpoint(workflowId, { storedRaw, last }, async () => {
     const again = await storage.get(keys.checkpoint(workflowId));
-    if (again === null) return null;
-    if (again === storedRaw)
-      throw new CorruptRecordError(
-        last!.key,
-        `it follows checkpoint ${keys.checkpoint(workflowId)} in the run's log, yet neither carries a checkpoint nor replaced the stored one`,
-      );
-    storedRaw = again;
-    last = await lastLogRecord(storage, workflowId);
-  }
+    return again === null ? null : { storedRaw: again, last: await lastLogRecord(storage, workflowId) };
+  });
+  return resolved ? resolved.current : null;
 }
 
 /**

@@ -7,11 +7,10 @@
  * the history entries of its commit records in key order (workflow-writes.ts): a run written partly in each
  * layout has its older entries in the first and its newer ones in the second. The checkpoint says how many
  * are in each (`earlierHistory`), so a run reads `wf-hist:` keys only when it has some. Its log is always
- * read whole: its last record may carry the current checkpoint (checkpoint.ts).
+ * read whole: its last record may carry the current checkpoint (checkpoint.ts, `resolveCheckpoint`).
  */
 import type { Storage } from '../../storage/types';
-import { checkpointAt } from '../checkpoint';
-import { CorruptRecordError } from '../errors';
+import { resolveCheckpoint } from '../checkpoint';
 import { keys } from '../keys';
 import { tryDecodeEpoch } from '../ownership/holder';
 import {
@@ -45,8 +44,8 @@ export type LoadedWorkflow = {
 export async function loadWorkflow(storage: Storage, workflowId: string): Promise<LoadedWorkflow | null> {
   const recordKey = keys.record(workflowId);
   const checkpointKey = keys.checkpoint(workflowId);
-  let previousRaw: string | null = null;
-  for (;;) {
+  // Everything, read again whole as long as `wf-ckpt:` moved (resolveCheckpoint); null once it is gone.
+  const read = async () => {
     const [recordRaw, checkpointRaw, epochRaw] = await storage.getMany([
       recordKey,
       checkpointKey,
@@ -64,35 +63,41 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
       scanAll(storage, keys.timelinePrefix(workflowId, record.run)),
       storage.scan(keys.signalPrefix(workflowId)),
     ]);
-    const last = log[log.length - 1];
-    const current = checkpointAt(workflowId, checkpointRaw, last);
-    if (current === 'moved') {
-      // `wf-ckpt:` was rewritten after it was read; read again, unless it was not (then the log is corrupt).
-      if (checkpointRaw === previousRaw)
-        throw new CorruptRecordError(last!.key, 'it follows the stored checkpoint yet carries none');
-      previousRaw = checkpointRaw;
-      continue;
-    }
-    const { checkpoint } = current;
-    const history: HistoryEntry[] = [];
-    for (const { key, value } of earlier) history.push(decodeHistoryEntry(key, value));
-    // Timeline records of the earlier layout (keyed by a sequence number alone) hold no history.
-    const earlierKeyLength = keys.timeline(workflowId, record.run, 0).length;
-    for (const { key, value } of log)
-      if (key.length > earlierKeyLength)
-        for (const entry of decodeLogRecord(key, value).history) history.push(entry);
-    // Records a commit appended after this read of the stored checkpoint are not part of it.
-    history.length = Math.min(history.length, checkpoint.historyLength);
-    const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
     return {
+      storedRaw: checkpointRaw,
+      last: log[log.length - 1],
       record,
       recordRaw,
-      checkpoint,
-      epoch: current.carriedEpoch ?? tryDecodeEpoch(epochRaw ?? null),
-      history,
-      signals,
+      epochRaw,
+      earlier,
+      log,
+      signalEntries,
     };
-  }
+  };
+  const first = await read();
+  const resolved = first && (await resolveCheckpoint(workflowId, first, read));
+  if (!resolved) return null;
+  const { current } = resolved;
+  const { checkpoint } = current;
+  const { record, recordRaw, epochRaw, earlier, log, signalEntries } = resolved.read;
+  const history: HistoryEntry[] = [];
+  for (const { key, value } of earlier) history.push(decodeHistoryEntry(key, value));
+  // Timeline records of the earlier layout (keyed by a sequence number alone) hold no history.
+  const earlierKeyLength = keys.timeline(workflowId, record.run, 0).length;
+  for (const { key, value } of log)
+    if (key.length > earlierKeyLength)
+      for (const entry of decodeLogRecord(key, value).history) history.push(entry);
+  // Records a commit appended after this read of the stored checkpoint are not part of it.
+  history.length = Math.min(history.length, checkpoint.historyLength);
+  const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+  return {
+    record,
+    recordRaw,
+    checkpoint,
+    epoch: current.carriedEpoch ?? tryDecodeEpoch(epochRaw ?? null),
+    history,
+    signals,
+  };
 }
 
 /** Every entry under `prefix`, in pages. */
