@@ -400,6 +400,16 @@ describe('describe, list and timeline', () => {
       'a-9',
       'a-7',
     ]);
+    // Rows read from one status's index: a live status's rows read the last record of their logs, a finished
+    // status's rows none (their stored checkpoints are current).
+    for (const [status, rows] of [
+      ['running', 49],
+      ['terminated', 1],
+    ] as const) {
+      lastRecords = 0;
+      expect((await engine.list({ status })).items).toHaveLength(rows);
+      expect(lastRecords).toBe(status === 'running' ? rows : 0);
+    }
     await expect(engine.list({ ids: Array.from({ length: 1001 }, (_, i) => `a-${i}`) })).rejects.toThrow(
       /at most 1,000/,
     );

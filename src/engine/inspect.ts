@@ -441,7 +441,11 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
     const page = await storage.scan(prefix, { ...(after ? { after } : {}), limit: pageSize });
     if (page.length === 0) break;
     const ids = page.map(({ key }) => workflowIdOf(key, base)!);
-    const summaries = await summarize(storage, ids, singleStatus ? null : page.map(({ value }) => value));
+    const summaries = await summarize(
+      storage,
+      ids,
+      singleStatus ? { indexed: singleStatus } : { recordRaws: page.map(({ value }) => value) },
+    );
     const pastRuns = filter.allRuns ? await pastRunSummaries(storage, ids) : null;
     for (let index = 0; index < summaries.length; index++) {
       const rows = [summaries[index]!, ...(pastRuns?.[index] ?? [])].filter((row) =>
@@ -471,11 +475,9 @@ async function listByIds(storage: Storage, filter: ListFilter): Promise<ListPage
   const unique = [...new Set(ids)];
   const records = await storage.getMany(unique.map((id) => keys.record(id)));
   const present = unique.filter((_, index) => records[index] !== null);
-  const summaries = await summarize(
-    storage,
-    present,
-    records.filter((raw): raw is string => raw !== null),
-  );
+  const summaries = await summarize(storage, present, {
+    recordRaws: records.filter((raw): raw is string => raw !== null),
+  });
   const pastRuns = filter.allRuns ? await pastRunSummaries(storage, present) : null;
   const items = summaries
     .flatMap((summary, index) => [summary, ...(pastRuns?.[index] ?? [])])
@@ -525,66 +527,73 @@ function corruptSummary(id: string, error: unknown): WorkflowSummary {
   };
 }
 
+/** A row's workflow record, decoded, or why it cannot be (reported as a corrupt row). */
+type DecodedRecord = { record: WorkflowRecord } | { error: unknown };
+
+function decodeRow(id: string, recordRaw: string | null | undefined): DecodedRecord {
+  try {
+    if (!recordRaw)
+      throw new CorruptRecordError(
+        keys.record(id),
+        'missing (the index names a workflow that does not exist)',
+      );
+    return { record: decodeRecord(keys.record(id), recordRaw) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * The list rows of `ids`, given their records as read (`recordRaws`), or, for ids read from one status's
+ * index (`{ indexed }`), the status it names: their records are then read with the rest of their rows.
+ */
 async function summarize(
   storage: Storage,
   ids: string[],
-  recordRaws: (string | null)[] | null,
+  given: { recordRaws: (string | null)[] } | { indexed: WorkflowStatus },
 ): Promise<WorkflowSummary[]> {
-  // A live row's current checkpoint needs the last record of its logs (checkpoint.ts), read in the same turn.
-  const live = (index: number): boolean => {
-    if (!recordRaws) return true;
-    try {
-      return !isTerminal(decodeRecord(keys.record(ids[index]!), recordRaws[index]!).status);
-    } catch {
-      return false;
-    }
-  };
+  const known = 'recordRaws' in given ? ids.map((id, index) => decodeRow(id, given.recordRaws[index])) : null;
+  // A live row's current checkpoint needs the last record of its logs (checkpoint.ts), read in the same turn
+  // as `wf-ckpt:`; a finished one's stored checkpoint is current. Rows read from the index are live or not as
+  // it says: a finished one that has started again since is no longer of the status listed (its row is
+  // filtered out), and telling it by its record would take a round trip of its own.
+  const live =
+    'indexed' in given
+      ? ids.map(() => !isTerminal(given.indexed))
+      : known!.map((row) => 'record' in row && !isTerminal(row.record.status));
   const [extra, lasts] = await Promise.all([
     storage.getMany(
       ids.flatMap((id) => [
-        ...(recordRaws ? [] : [keys.record(id)]),
+        ...(known ? [] : [keys.record(id)]),
         keys.checkpoint(id),
         keys.ownerHolder(id),
         keys.ownerEpoch(id),
       ]),
     ),
-    Promise.all(ids.map((id, index) => (live(index) ? lastLogRecord(storage, id) : undefined))),
+    Promise.all(ids.map((id, index) => (live[index] ? lastLogRecord(storage, id) : undefined))),
   ]);
-  const stride = recordRaws ? 3 : 4;
+  const stride = known ? 3 : 4;
   const owners = await ownersOf(
     storage,
-    ids.map((_, index) => extra[index * stride + (recordRaws ? 1 : 2)]),
+    ids.map((_, index) => extra[index * stride + (known ? 1 : 2)]),
   );
   const rows = ids.map((id, index) => {
     const base = index * stride;
-    const recordRaw = recordRaws ? recordRaws[index]! : extra[base];
-    const [checkpointRaw, holderRaw, epochRaw] = extra.slice(recordRaws ? base : base + 1, base + stride);
-    return { id, recordRaw, checkpointRaw, holderRaw, epochRaw };
+    const decoded = known ? known[index]! : decodeRow(id, extra[base]);
+    const [checkpointRaw, holderRaw, epochRaw] = extra.slice(known ? base : base + 1, base + stride);
+    return { id, decoded, checkpointRaw, holderRaw, epochRaw };
   });
   const checkpoints = await Promise.all(
-    rows.map(async ({ id, recordRaw, checkpointRaw }, index) => {
-      try {
-        if (!recordRaw) return null;
-        return await checkpointOf(
-          storage,
-          id,
-          decodeRecord(keys.record(id), recordRaw),
-          checkpointRaw ?? null,
-          lasts[index],
-        );
-      } catch {
-        return null; // the record is corrupt: reported below
-      }
-    }),
+    rows.map(({ id, decoded, checkpointRaw }, index) =>
+      'record' in decoded
+        ? checkpointOf(storage, id, decoded.record, checkpointRaw ?? null, lasts[index])
+        : null,
+    ),
   );
-  return rows.map(({ id, recordRaw, holderRaw, epochRaw }, index) => {
+  return rows.map(({ id, decoded, holderRaw, epochRaw }, index) => {
+    if ('error' in decoded) return corruptSummary(id, decoded.error);
+    const { record } = decoded;
     try {
-      if (!recordRaw)
-        throw new CorruptRecordError(
-          keys.record(id),
-          'missing (the index names a workflow that does not exist)',
-        );
-      const record = decodeRecord(keys.record(id), recordRaw);
       const read = checkpoints[index] ?? { checkpoint: null };
       const checkpoint = 'checkpoint' in read ? read.checkpoint : null;
       const corrupt = 'corrupt' in read ? read.corrupt : undefined;
