@@ -63,39 +63,29 @@ class LateAnswers implements Storage {
 
 const id = 'wf-a';
 
-/** A run's commit replacing `checkpoint`: its commit record (whose absence is the condition) and the next. */
-function runCommit(checkpoint: Checkpoint) {
-  const next: Checkpoint = {
-    ...checkpoint,
-    timelineLength: checkpoint.timelineLength + 1,
-    ...nextLogCounters(checkpoint),
-  };
-  const record = commitRecordKey(id, checkpoint.run, checkpoint);
-  return {
-    next,
-    conditions: [{ key: record, expected: null }],
-    operations: [
-      { type: 'put', key: record, value: encodeCommitRecord([], []) },
-      { type: 'put', key: keys.checkpoint(id), value: JSON.stringify(next) },
-    ] satisfies Operation[],
-  };
-}
-
-/** A run's commit that carries the checkpoint it makes current in its record (checkpoint.ts). */
-function carriedCommit(checkpoint: Checkpoint, key = commitRecordKey(id, checkpoint.run, checkpoint)) {
+/**
+ * A run's commit replacing `checkpoint`: its commit record (whose absence is the condition) and the next
+ * checkpoint, rewritten in `wf-ckpt:`, or with `carry` carried in the record instead (checkpoint.ts). `key`
+ * appends the record elsewhere than where `checkpoint` names it.
+ */
+function runCommit(
+  checkpoint: Checkpoint,
+  {
+    carry = false,
+    key = commitRecordKey(id, checkpoint.run, checkpoint),
+  }: { carry?: boolean; key?: string } = {},
+) {
   const next: Checkpoint = {
     ...checkpoint,
     timelineLength: checkpoint.timelineLength + 1,
     ...nextLogCounters(checkpoint),
   };
   const checkpointRaw = JSON.stringify(next);
-  return {
-    next,
-    conditions: [{ key, expected: null }],
-    operations: [
-      { type: 'put', key, value: encodeCommitRecord([], [], { checkpointRaw, epoch: 1 }) },
-    ] satisfies Operation[],
-  };
+  const operations: Operation[] = [
+    { type: 'put', key, value: encodeCommitRecord([], [], carry ? { checkpointRaw, epoch: 1 } : undefined) },
+  ];
+  if (!carry) operations.push({ type: 'put', key: keys.checkpoint(id), value: checkpointRaw });
+  return { next, conditions: [{ key, expected: null }], operations };
 }
 
 /** Does not settle while nothing releases what `promise` waits for. */
@@ -161,10 +151,10 @@ describe('the simulation audit', () => {
     const first = newCheckpoint(1, 0);
     await audited.batch([{ type: 'put', key: keys.checkpoint(id), value: JSON.stringify(first) }]);
     // A's commit carries its checkpoint (no key shared with B's, which appends the next record); late answer.
-    const a = carriedCommit(first);
+    const a = runCommit(first, { carry: true });
     store.holdNextAnswer();
     const committedByA = audited.conditionalBatch(a.conditions, a.operations);
-    const b = carriedCommit(a.next);
+    const b = runCommit(a.next, { carry: true });
     const committedByB = audited.conditionalBatch(b.conditions, b.operations);
     const waitedForA = await pending(committedByB);
     store.releaseAnswer();
@@ -183,10 +173,10 @@ describe('the simulation audit', () => {
       `the checkpoint of ${id} was replaced without appending ${commitRecordKey(id, 1, first)}`,
     ]);
     // A record that carries a checkpoint but is not the record the current one names.
-    const skipping = carriedCommit(
-      next,
-      keys.commitRecord(id, 1, next.timelineLength + 1, next.commits! + 1),
-    );
+    const skipping = runCommit(next, {
+      carry: true,
+      key: keys.commitRecord(id, 1, next.timelineLength + 1, next.commits! + 1),
+    });
     await audited.batch(skipping.operations);
     expect(audited.violations).toEqual([
       `the checkpoint of ${id} was replaced without appending ${commitRecordKey(id, 1, first)}`,
