@@ -1,17 +1,18 @@
 /**
- * The commit function alone, beside its ceiling: `node --import tsx bench/server/commit-function.ts`.
+ * The commit paths alone, beside their ceiling: `node --import tsx bench/server/commit-function.ts`.
  *
- * On a throwaway PostgreSQL server with fsync on, one connection calls `<schema>.commit` back to back with
- * the request of an engine step (1 condition: the new commit record absent, its anchor; 1 put: that record,
- * carrying the checkpoint, about 790 bytes), as one group and as 50 groups of 50 workflows, between windows
- * of the ceiling (the bare conditional UPDATE of bench/server.ts). No engine: what is left is the function's
- * own cost. Prints each round and the medians; `SHUTTLE_BENCH_ROUNDS` (default 3) and
+ * On a throwaway PostgreSQL server with fsync on, one connection commits an engine step (1 condition: the
+ * new commit record absent, its anchor; 1 put: that record, carrying the checkpoint, about 790 bytes) back
+ * to back, as one group and as 50 groups of 50 workflows, two ways: through the commit function
+ * (`<schema>.commit`, every commit's general path) and through the append statement (the path the adapter
+ * takes for this shape; docs/postgres.md), between windows of the ceiling (the bare conditional UPDATE of
+ * bench/server.ts). No engine: what is left is each path's own cost. Prints each round and the medians; `SHUTTLE_BENCH_ROUNDS` (default 3) and
  * `SHUTTLE_BENCH_WINDOW_MS` (default 1,000) change the run. A diagnostic, not part of `npm run bench`.
  */
 import pg from 'pg';
 import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresStorage } from '../../src/storage/postgres';
-import { commitRequest } from '../../src/storage/postgres-sql';
+import { appendParams, commitRequest, schemaNames, statements } from '../../src/storage/postgres-sql';
 import { median } from '../stats';
 import { createCasTable, rawTransactions } from './raw-cas';
 
@@ -85,41 +86,65 @@ try {
   await createCasTable(client);
   const ceiling = async (): Promise<number> => (await rawTransactions(client, windowMs)).perSecond;
   let step = 0;
-  /** Steps committed per second with `groups` groups per call. */
-  const commits = async (groups: number): Promise<number> => {
+  const appendText = statements(schemaNames('commit_bench')).append;
+  /** Steps committed per second with `groups` groups per call, through the function or the statement. */
+  const commits = async (groups: number, path: 'function' | 'append'): Promise<number> => {
     let done = 0;
     const started = performance.now();
     while (performance.now() - started < windowMs) {
       step++;
-      const request = JSON.stringify(commitRequest(stepGroups(ids.slice(0, groups), step)));
-      const { rows } = await client.query<{ results: boolean[] }>({
-        name: `commit-${groups}`,
-        text: 'select commit_bench.commit($1::jsonb) as results',
-        values: [request],
-      });
-      if (!rows[0]!.results.every(Boolean)) throw new Error(`a condition failed at step ${step}`);
+      const commit = stepGroups(ids.slice(0, groups), step);
+      if (path === 'function') {
+        const { rows } = await client.query<{ results: boolean[] }>({
+          name: `commit-${groups}`,
+          text: 'select commit_bench.commit($1::jsonb) as results',
+          values: [JSON.stringify(commitRequest(commit))],
+        });
+        if (!rows[0]!.results.every(Boolean)) throw new Error(`a condition failed at step ${step}`);
+      } else {
+        const { rows } = await client.query<{ held: string | null }>({
+          name: 'append',
+          text: appendText,
+          values: appendParams(commit)!,
+        });
+        if (rows[0]!.held?.split(',').length !== groups)
+          throw new Error(`a condition failed at step ${step}`);
+      }
       done += groups;
     }
     return (done / (performance.now() - started)) * 1000;
   };
 
-  const ratios = { one: [] as number[], fifty: [] as number[] };
+  const ratios = {
+    one: [] as number[],
+    fifty: [] as number[],
+    appendOne: [] as number[],
+    appendFifty: [] as number[],
+  };
+  const format = (list: number[]) => `×${list.at(-1)!.toFixed(2)}`;
   for (let round = 1; round <= rounds; round++) {
     const before = await ceiling();
-    const one = await commits(1);
+    const one = await commits(1, 'function');
+    const appendOne = await commits(1, 'append');
     const middle = await ceiling();
-    const fifty = await commits(50);
+    const fifty = await commits(50, 'function');
+    const appendFifty = await commits(50, 'append');
     const after = await ceiling();
     ratios.one.push(one / ((before + middle) / 2));
+    ratios.appendOne.push(appendOne / ((before + middle) / 2));
     ratios.fifty.push(fifty / ((middle + after) / 2));
+    ratios.appendFifty.push(appendFifty / ((middle + after) / 2));
     console.log(
       `round ${round}/${rounds}: ceiling ${Math.round(before)} ${Math.round(middle)} ${Math.round(after)}/s; ` +
-        `one group ${Math.round(one)}/s (×${ratios.one.at(-1)!.toFixed(2)}); ` +
-        `50 groups ${Math.round(fifty)} steps/s (×${ratios.fifty.at(-1)!.toFixed(2)})`,
+        `one group: function ${Math.round(one)}/s (${format(ratios.one)}), append ${Math.round(appendOne)}/s ` +
+        `(${format(ratios.appendOne)}); 50 groups: function ${Math.round(fifty)} steps/s (${format(ratios.fifty)}), ` +
+        `append ${Math.round(appendFifty)} steps/s (${format(ratios.appendFifty)})`,
     );
   }
+  const medianOf = (list: number[]) => median(list)?.toFixed(2);
   console.log(
-    `median ratio to the ceiling: one group ${median(ratios.one)?.toFixed(2)}, 50 groups ${median(ratios.fifty)?.toFixed(2)}`,
+    `median ratio to the ceiling: one group ${medianOf(ratios.one)} (function), ${medianOf(ratios.appendOne)} ` +
+      `(append); 50 groups ${medianOf(ratios.fifty)} (function), ${medianOf(ratios.appendFifty)} (append)`,
   );
 } finally {
   await client.end().catch(() => undefined);

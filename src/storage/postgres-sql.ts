@@ -141,9 +141,7 @@ function commitFunction({ schema, channel, lockNamespace: namespace }: SchemaNam
   // A key's current value as a scalar subquery: always the primary key's index, whatever the planner
   // thinks of the rows a JSON array yields (a join there became a scan of the whole table as it grew).
   const current = (index: string) => `(select value from ${schema}.entries where key = ${key(index)})`;
-  const announce = (seq: string, touched: string) =>
-    `pg_notify('${channel}', case when octet_length(${touched}) <= ${maxNotifyPayloadBytes} ` +
-    `then ${seq} || ' ' || ${touched} else ${seq}::text end)`;
+  const notify = (seq: string, touched: string) => announce(seq, touched, channel);
   return `
 create or replace function ${schema}.commit(request jsonb) returns boolean[]
 language plpgsql volatile
@@ -204,7 +202,7 @@ begin
     )
     select (select array_agg(ok order by index) from outcome),
            (select appended.seq from appended, touched_keys
-             where ${announce('appended.seq', 'touched_keys.list')} is not null)
+             where ${notify('appended.seq', 'touched_keys.list')} is not null)
       into results, new_seq;
   else
     for group_index in 0 .. jsonb_array_length(groups) - 1 loop
@@ -240,7 +238,7 @@ begin
     end loop;
     if touched is not null then
       with appended as (insert into ${schema}.changes (keys) values (touched) returning seq)
-        select seq into new_seq from appended where ${announce('seq', 'touched')} is not null;
+        select seq into new_seq from appended where ${notify('seq', 'touched')} is not null;
     end if;
   end if;
 
@@ -326,6 +324,122 @@ export function commitRequest(
   return request;
 }
 
+/**
+ * The parameters of the append statement (see `appendStatement`): the hex of every key written, as an array
+ * literal; the encoded value of each, as a JSON array (`JSON.stringify` escapes in one native pass what an
+ * array literal would need escaped by hand, about eight times faster); the index of the group writing each
+ * key and whether it is its group's anchor (the key the group's one condition expects absent), as array
+ * literals.
+ */
+export type AppendParams = [keys: string, values: string, groups: string, anchors: string];
+
+/**
+ * The append statement's parameters for `groups`, or null when the commit is not of its shape and goes to
+ * the commit function. The shape is the engine's step, alone or in a group commit: every group writes, and
+ * only puts (after the last operation on each key wins); it has no condition, or one that expects absent a
+ * key the group itself puts (its anchor); no key belongs to two groups; and the commit has at most
+ * `maxKeyLocksPerCommit` keys.
+ */
+export function appendParams(
+  groups: readonly {
+    conditions: readonly { key: string; expected: string | null }[];
+    operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
+  }[],
+): AppendParams | null {
+  const seen = new Set<string>();
+  const keys: string[] = [];
+  const values: string[] = [];
+  const owners: number[] = [];
+  const anchors: boolean[] = [];
+  for (let index = 0; index < groups.length; index++) {
+    const { conditions, operations } = groups[index]!;
+    if (operations.length === 0 || conditions.length > 1) return null;
+    const anchor = conditions[0];
+    if (anchor && anchor.expected !== null) return null;
+    const last = new Map<string, string>(); // the last operation on each key wins
+    for (const operation of operations) {
+      if (operation.type !== 'put') return null;
+      last.set(operation.key, operation.value);
+    }
+    if (anchor && !last.has(anchor.key)) return null;
+    for (const [key, value] of last) {
+      if (seen.has(key)) return null;
+      seen.add(key);
+      keys.push(encodeKey(key));
+      values.push(encodeValue(value));
+      owners.push(index);
+      anchors.push(key === anchor?.key);
+    }
+  }
+  if (keys.length > maxKeyLocksPerCommit) return null;
+  return [
+    `{${keys.join(',')}}`,
+    JSON.stringify(values),
+    `{${owners.join(',')}}`,
+    `{${anchors.map((anchor) => (anchor ? 't' : 'f')).join(',')}}`,
+  ];
+}
+
+/**
+ * The append statement: the engine's step committed by one prepared statement instead of the commit
+ * function, for the shape `appendParams` accepts. It returns `held`, the indexes of the groups that hold
+ * (comma-separated; null when none does), and `seq`, the change's sequence number.
+ *
+ * What it does is what the function does for such a commit, in the same order, with the same locks:
+ * 1. A transaction id, the store lock shared and every key's lock in ascending hash order (the `locked`
+ *    row, which every row of the commit is joined to, so no row is written before all locks are held).
+ * 2. The anchors are inserted with `on conflict do nothing`: an anchor that was inserted is absent, one
+ *    that conflicted is present — the one index probe that checks the condition and applies the put. The
+ *    check is the unique index's, not the statement's snapshot: it sees a row committed after the snapshot
+ *    was taken, and waits for an insert still in flight. A commit of the function that expects the same key
+ *    absent holds the key's lock from before its check to after its commit, so the two serialise as two
+ *    commits of the function do.
+ * 3. The other puts of the groups that hold (no anchor, or an anchor inserted) are upserted; an upsert
+ *    updates the row it conflicts with whatever the snapshot. No delete is applied here: a delete's rows
+ *    come from the snapshot, which may predate a commit that released a lock this statement then waited for
+ *    (a commit with deletes goes to the function, whose statement after the locks takes a fresh snapshot).
+ * 4. Their touched keys are appended to the change log and announced, as the function does, and the log is
+ *    pruned every 256th change.
+ */
+function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  return `with locked as materialized (
+  select pg_current_xact_id() as xid, pg_advisory_xact_lock_shared(${namespace}, 0) as store,
+    (select count(pg_advisory_xact_lock(h)) from
+      (select hashtextextended(k, ${namespace}) as h from unnest($1::text[]) k order by 1) sorted) as keys
+), listed as materialized (
+  select k, decode(k, 'hex') as key, v, g, a
+    from unnest($1::text[],
+                array(select v from json_array_elements_text($2::json) with ordinality as e(v, i) order by i),
+                $3::integer[], $4::boolean[]) as r(k, v, g, a), locked
+), anchored as (
+  insert into ${schema}.entries (key, value) select key, v from listed where a
+    on conflict do nothing returning key
+), held as (
+  select g from listed group by g having not bool_or(a)
+  union all
+  select listed.g from listed join anchored using (key) where listed.a
+), upserted as (
+  insert into ${schema}.entries (key, value) select key, v from listed where not a and g in (select g from held)
+    on conflict (key) do update set value = excluded.value
+), touched as (
+  select string_agg(k, ',' order by g) as list from listed where g in (select g from held)
+), appended as (
+  insert into ${schema}.changes (keys) select list from touched where list is not null returning seq
+)
+select (select string_agg(g::text, ',' order by g) from held) as held,
+  (select seq from appended, touched
+    where ${announce('appended.seq', 'touched.list', channel)} is not null
+      and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
+}
+
+/** The `pg_notify` call announcing change `seq` with its `touched` keys when they fit (see the feed). */
+function announce(seq: string, touched: string, channel: string): string {
+  return (
+    `pg_notify('${channel}', case when octet_length(${touched}) <= ${maxNotifyPayloadBytes} ` +
+    `then ${seq} || ' ' || ${touched} else ${seq}::text end)`
+  );
+}
+
 function pruneFunction({ schema }: SchemaNames): string {
   return `
 create or replace function ${schema}.prune_changes(newest bigint) returns void
@@ -409,9 +523,12 @@ export function versionStatement({ schema }: SchemaNames): string {
 }
 
 /** The statements of the data path. */
-export function statements({ schema }: SchemaNames) {
+export function statements(names: SchemaNames) {
+  const { schema } = names;
   return {
     commit: `select ${schema}.commit($1::jsonb) as results`,
+    /** The engine's step without the function; see `appendStatement`. */
+    append: appendStatement(names),
     get: `select value from ${schema}.entries where key = decode($1, 'hex')`,
     getMany:
       `select encode(key, 'hex') as key, value from ${schema}.entries where key = any(array(` +

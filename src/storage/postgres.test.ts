@@ -4,7 +4,15 @@ import { describeStorageConformance } from './conformance.test-support';
 import { isStorageError, type StorageError } from './errors';
 import { MemoryStorage } from './memory';
 import { PostgresSchemaVersionError, PostgresStorage } from './postgres';
-import { commitRequest, encodeKey, migrationScript, schemaNames, schemaVersion } from './postgres-sql';
+import {
+  appendParams,
+  commitRequest,
+  encodeKey,
+  maxKeyLocksPerCommit,
+  migrationScript,
+  schemaNames,
+  schemaVersion,
+} from './postgres-sql';
 import {
   createTestDatabase,
   freshSchema,
@@ -445,6 +453,158 @@ describe('PostgresStorage', () => {
       }
       await store!.syncWatchers();
       expect(reported).toContain('a');
+    });
+  });
+
+  describe('the append statement (the engine’s step: puts, anchored on one absent key they insert)', () => {
+    const step = (key: string, value: string, ...others: Operation[]) => ({
+      conditions: [{ key, expected: null }],
+      operations: [put(key, value), ...others],
+    });
+
+    it('takes exactly that shape and leaves everything else to the commit function', () => {
+      expect(appendParams([step('k', 'v')])).toEqual([`{${encodeKey('k')}}`, '["v"]', '{0}', '{t}']);
+      expect(appendParams([{ conditions: [], operations: [put('a', '1'), put('a', '2')] }])).toEqual([
+        `{${encodeKey('a')}}`,
+        '["2"]', // the last operation on a key wins
+        '{0}',
+        '{f}',
+      ]);
+      const rejected = {
+        'a delete': [step('k', 'v', { type: 'delete', key: 'd' })],
+        'a put then deleted': [step('k', 'v', put('d', '1'), { type: 'delete', key: 'd' })],
+        'a condition on a value': [
+          { conditions: [{ key: 'k', expected: 'v' }], operations: [put('k', 'w')] },
+        ],
+        'an anchor it does not put': [
+          { conditions: [{ key: 'k', expected: null }], operations: [put('j', 'v')] },
+        ],
+        'two conditions': [
+          {
+            ...step('k', 'v'),
+            conditions: [
+              { key: 'k', expected: null },
+              { key: 'j', expected: null },
+            ],
+          },
+        ],
+        'a check without writes': [{ conditions: [{ key: 'k', expected: null }], operations: [] }],
+        'a key in two groups': [step('k', 'v'), step('j', 'v', put('k', 'x'))],
+        'more keys than key locks': [
+          {
+            conditions: [],
+            operations: Array.from({ length: maxKeyLocksPerCommit + 1 }, (_, i) => put(`k${i}`, '')),
+          },
+        ],
+      } satisfies Record<string, Parameters<typeof appendParams>[0]>;
+      for (const [what, groups] of Object.entries(rejected)) expect(appendParams(groups), what).toBeNull();
+    });
+
+    it('stores values that need escaping in JSON or an array literal exactly', async () => {
+      await withStores(1, async ([storage]) => {
+        const values = [
+          '"quoted"',
+          'back\\slash\\',
+          '{,}',
+          'NULL',
+          '',
+          ' spaced ',
+          'nul\u0000',
+          'lone \uD800',
+          '\u0001',
+          'null',
+          'control \u0007\n\t',
+          '\\u0041 is not A',
+          '\u{1F600}',
+          '[1,"two"]',
+        ];
+        await storage!.commitGroups(values.map((value, index) => step(`q${index}`, value)));
+        expect(await storage!.getMany(values.map((_, index) => `q${index}`))).toEqual(values);
+      });
+    });
+
+    it('applies the groups whose anchor was absent, and nothing of the others; reports only what it wrote', async () => {
+      await withStores(1, async ([storage]) => {
+        const reported: string[] = [];
+        storage!.watch('s:', (keys) => reported.push(...keys));
+        await storage!.batch([put('s:taken', 'earlier')]);
+        await storage!.syncWatchers();
+        reported.length = 0;
+        expect(
+          await storage!.commitGroups([
+            step('s:taken', 'late', put('s:taken-side', 'late')),
+            step('s:fresh', 'new', put('s:fresh-side', 'new')),
+            { conditions: [], operations: [put('s:plain', 'new')] },
+          ]),
+        ).toEqual([false, true, true]);
+        expect(
+          await storage!.getMany(['s:taken', 's:taken-side', 's:fresh', 's:fresh-side', 's:plain']),
+        ).toEqual(['earlier', null, 'new', 'new', 'new']);
+        await storage!.syncWatchers();
+        expect(reported.sort()).toEqual(['s:fresh', 's:fresh-side', 's:plain']);
+        expect(await storage!.commitGroups([step('s:taken', 'again')])).toEqual([false]);
+      });
+    });
+
+    it('races the commit function for one absent key from other connections: exactly one wins, every time', async () => {
+      await withStores(2, async ([appender, other]) => {
+        for (let round = 0; round < 40; round++) {
+          const key = `mixed:${round}`;
+          await other!.batch([put(`${key}:gone`, 'x')]);
+          // The second commit deletes a key, so it goes to the commit function.
+          const results = await Promise.all([
+            appender!.conditionalBatch([{ key, expected: null }], [put(key, 'append')]),
+            other!.conditionalBatch(
+              [{ key, expected: null }],
+              [put(key, 'function'), { type: 'delete', key: `${key}:gone` }],
+            ),
+          ]);
+          expect(results.filter(Boolean), `round ${round}: ${JSON.stringify(results)}`).toHaveLength(1);
+          const [value, gone] = await appender!.getMany([key, `${key}:gone`]);
+          expect(value).toBe(results[0] ? 'append' : 'function');
+          expect(gone).toBe(results[0] ? 'x' : null);
+        }
+      });
+    });
+
+    it('waits for the lock of its key, then sees the row its holder inserted, whatever its snapshot', async () => {
+      await withStores(1, async ([storage], schema) => {
+        const holder = new pg.Client({ connectionString: database.url });
+        await holder.connect();
+        try {
+          await holder.query('begin');
+          await holder.query(
+            `select pg_advisory_xact_lock(hashtextextended($1, ${schemaNames(schema).lockNamespace}))`,
+            [encodeKey('held')],
+          );
+          let settled = false;
+          const waiting = storage!.conditionalBatch(
+            [{ key: 'held', expected: null }],
+            [put('held', 'append')],
+          );
+          void waiting.finally(() => (settled = true));
+          await waitUntil(
+            async () =>
+              (
+                await runSql(
+                  database.url,
+                  `select 1 from pg_locks where locktype = 'advisory' and not granted`,
+                )
+              ).rowCount === 1,
+            'the append to wait for the lock of its key',
+          );
+          expect(settled).toBe(false);
+          await holder.query(
+            `insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'holder')`,
+            [encodeKey('held')],
+          );
+          await holder.query('commit');
+          expect(await waiting).toBe(false);
+          expect(await storage!.get('held')).toBe('holder');
+        } finally {
+          await holder.end();
+        }
+      });
     });
   });
 

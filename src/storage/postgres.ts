@@ -6,9 +6,10 @@
  *   database server: `PostgresStorage.embedded({ dataDir })`.
  *
  * Guarantees:
- * - Every commit (`batch`, `conditionalBatch`, `commitGroups`) is one call of a PL/pgSQL function, one
- *   round trip in autocommit: it locks every key it reads or writes (transaction-scoped advisory locks,
- *   in a fixed order), checks each group's conditions exactly (string equality) against the state after the
+ * - Every commit (`batch`, `conditionalBatch`, `commitGroups`) is one statement, one round trip in
+ *   autocommit — a call of a PL/pgSQL function, or for the engine's steps the append statement that does the
+ *   same for their shape: it locks every key it reads or writes (transaction-scoped advisory locks, in a
+ *   fixed order), checks each group's conditions exactly (string equality) against the state after the
  *   earlier groups, applies the groups that hold and notifies listeners, atomically. Two commits that both
  *   expect a key absent cannot both succeed, whichever connections or processes they come from.
  * - Input is validated (validation.ts) before anything is sent, so a rejected call writes nothing.
@@ -31,6 +32,7 @@ import { scanRange } from './key-range';
 import { classifySqlError, PgQueryable, type SqlQueryable, type SqlRow } from './postgres-driver';
 import { PostgresChangeFeed } from './postgres-feed';
 import {
+  appendParams,
   commitRequest,
   decodeKeyBytes,
   decodeValue,
@@ -393,11 +395,30 @@ export class PostgresStorage implements Storage {
     return this.closing;
   }
 
-  /** One commit: the groups as a JSON request to the commit function (see postgres-sql.ts). */
+  /**
+   * One commit: the append statement when the groups are of its shape (the engine's steps), else the groups
+   * as a JSON request to the commit function (see postgres-sql.ts).
+   */
   private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
     if (groups.length === 0) return [];
     if (groups.every((group) => group.conditions.length === 0 && group.operations.length === 0)) {
       return groups.map(() => true);
+    }
+    const append = appendParams(groups);
+    if (append) {
+      // The engine's step, alone or grouped: one prepared statement (see `appendStatement`).
+      const [row] = await this.run(operation, this.sql.append, append, 'append');
+      const held = row?.held;
+      if (row === undefined || (held !== null && typeof held !== 'string')) {
+        throw new StorageError(
+          operation,
+          'unknown',
+          `the append statement of schema "${this.schema}" returned ${JSON.stringify(row)}; ` +
+            `the schema may have been changed by hand.`,
+        );
+      }
+      const holding = new Set(held === null ? [] : held.split(',').map(Number));
+      return groups.map((_, index) => holding.has(index));
     }
     const request = JSON.stringify(commitRequest(groups));
     const rows = await this.run(operation, this.sql.commit, [request], 'commit');
