@@ -3,10 +3,11 @@
  * log table, so that nothing is lost to NOTIFY's 8,000-byte payload limit or to a dropped connection.
  *
  * Every commit that writes appends one row (a sequence number and its touched keys) to the change log and
- * notifies the sequence number, followed by the keys when they fit in the payload. The feed keeps `high`,
- * the highest sequence number it has seen, and `missing`, the numbers below `high` it has not seen. A
- * notification for the next number, keys included, is delivered as it is (no query: the common case);
- * anything else (a skipped number, keys too long for a payload, a reconnect, the heartbeat) reads the log.
+ * notifies the sequence number, followed by the keys when they fit in the payload (see `notified`). The
+ * feed keeps `high`, the highest sequence number it has seen, and `missing`, the numbers below `high` it has not seen. A
+ * notification with its keys is delivered as it is (no query: the common case), also one that skips numbers
+ * (they are still committing, and their own notifications follow) or fills a skipped one; anything else
+ * (keys too long for a payload, a notification during a read, a reconnect, the heartbeat) reads the log.
  *
  * Sequence numbers are taken before commit, so they can become visible out of order; a number missing now
  * is either still being committed or was rolled back. Each read of the log is one statement, one snapshot:
@@ -27,7 +28,7 @@
 
 import { ChangeFeed, type ChangeListener } from './change-feed';
 import type { SqlListener, SqlQueryable } from './postgres-driver';
-import { decodeKeyHex, statements, type SchemaNames } from './postgres-sql';
+import { decodeKeyHex, decodeNotifiedKey, statements, type SchemaNames } from './postgres-sql';
 
 export type PostgresChangeFeedOptions = {
   queryable: SqlQueryable;
@@ -192,32 +193,34 @@ export class PostgresChangeFeed {
   }
 
   /**
-   * A notification: `seq` alone, or `seq keyHex,keyHex,…`. In the common case (the next number, keys
-   * included, no read running) it is delivered straight from the payload; anything else reads the log.
+   * A notification: `seq` alone, `seq keyHex,keyHex,…` (the commit function's), or `seq<tab>key,key,…` with
+   * keys as `notifiedKey` names them (the append statement's). In the common case (keys included, no read
+   * running) it is delivered straight from the payload, in order or not; anything else reads the log.
    */
   private notified(payload: string): void {
     // Before the starting read (or while reconnecting) `high` is not known yet; the read that follows will
     // find this change in the log.
     if (!this.listener) return;
-    const space = payload.indexOf(' ');
+    const separator = /[ \t]/.exec(payload);
+    const space = separator ? separator.index : -1;
     const seq = Number(space < 0 ? payload : payload.slice(0, space));
     if (space < 0 || !Number.isSafeInteger(seq) || this.reading || seq - this.high > maxMissing) {
       this.read();
       return;
     }
     if (seq <= this.high && !this.missing.has(seq)) return; // already delivered
-    let gap = false;
-    for (let skipped = this.high + 1; skipped < seq; skipped++) {
-      this.missing.set(skipped, undefined);
-      gap = true;
-    }
+    for (let skipped = this.high + 1; skipped < seq; skipped++) this.missing.set(skipped, undefined);
     this.missing.delete(seq);
     this.high = Math.max(this.high, seq);
     if (this.prefixes.size > 0) {
       const keys = payload.slice(space + 1);
-      this.feed.publish(keys === '' ? [] : keys.split(',').map(decodeKeyHex));
+      const decode = separator![0] === ' ' ? decodeKeyHex : decodeNotifiedKey;
+      this.feed.publish(keys === '' ? [] : keys.split(',').map(decode));
     }
-    if (gap) this.read(); // learn whether the skipped numbers are still coming
+    // A skipped number is not read for: numbers are drawn before commit and notifications come in commit
+    // order, so two commits in flight often notify out of order, and the skipped one's own notification
+    // delivers it when it commits (or a read, if it comes while one runs or without its keys). Only a
+    // number whose transaction rolled back never comes; the heartbeat's read forgets it.
   }
 
   /** Reads the log now, or again right after the read in progress. */

@@ -329,9 +329,9 @@ export function commitRequest(
  * literal; the encoded value of each, as a JSON array (`JSON.stringify` escapes in one native pass what an
  * array literal would need escaped by hand, about eight times faster); the index of the group writing each
  * key and whether it is its group's anchor (the key the group's one condition expects absent), as array
- * literals.
+ * literals; and each key as its notification names it (`notifiedKey`), as a JSON array.
  */
-export type AppendParams = [keys: string, values: string, groups: string, anchors: string];
+export type AppendParams = [keys: string, values: string, groups: string, anchors: string, notified: string];
 
 /**
  * The append statement's parameters for `groups`, or null when the commit is not of its shape and goes to
@@ -351,6 +351,7 @@ export function appendParams(
   const values: string[] = [];
   const owners: number[] = [];
   const anchors: boolean[] = [];
+  const notified: string[] = [];
   for (let index = 0; index < groups.length; index++) {
     const { conditions, operations } = groups[index]!;
     if (operations.length === 0 || conditions.length > 1) return null;
@@ -369,6 +370,7 @@ export function appendParams(
       values.push(encodeValue(value));
       owners.push(index);
       anchors.push(key === anchor?.key);
+      notified.push(notifiedKey(key));
     }
   }
   if (keys.length > maxKeyLocksPerCommit) return null;
@@ -377,7 +379,28 @@ export function appendParams(
     JSON.stringify(values),
     `{${owners.join(',')}}`,
     `{${anchors.map((anchor) => (anchor ? 't' : 'f')).join(',')}}`,
+    JSON.stringify(notified),
   ];
+}
+
+/** Characters a key named as itself in a notification may not contain (lone surrogates: not UTF-8). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
+const unnameable = /[,%\u0000-\u001f]|[\ud800-\udfff]/u;
+
+/**
+ * How the append statement's notification names `key`: as itself when it has no comma, `%`, control
+ * character or lone surrogate (every key the engine writes), else `%` and its hex (`encodeKey`). A
+ * notification of the commit function names every key by its hex: four characters a character, so fifty
+ * engine steps (a key of about sixty characters each) would not fit in one payload and the feed would
+ * read the log for them. `decodeNotifiedKey` reverses it.
+ */
+export function notifiedKey(key: string): string {
+  return unnameable.test(key) ? `%${encodeKey(key)}` : key;
+}
+
+/** The key `notifiedKey` named. */
+export function decodeNotifiedKey(name: string): string {
+  return name.startsWith('%') ? decodeKeyHex(name.slice(1)) : name;
 }
 
 /**
@@ -398,8 +421,11 @@ export function appendParams(
  *    updates the row it conflicts with whatever the snapshot. No delete is applied here: a delete's rows
  *    come from the snapshot, which may predate a commit that released a lock this statement then waited for
  *    (a commit with deletes goes to the function, whose statement after the locks takes a fresh snapshot).
- * 4. Their touched keys are appended to the change log and announced, as the function does, and the log is
- *    pruned every 256th change.
+ * 4. Their touched keys are appended to the change log (as hex, as the function does) and announced, and
+ *    the log is pruned every 256th change. The announcement is the sequence number, a tab and the keys as
+ *    `notifiedKey` names them, when that fits in `maxNotifyPayloadBytes` (else the number alone, as for
+ *    the function): a feed of an older version takes a payload without a space for one without keys and
+ *    reads the log, which stays correct.
  */
 function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
   return `with locked as materialized (
@@ -407,10 +433,12 @@ function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNa
     (select count(pg_advisory_xact_lock(h)) from
       (select hashtextextended(k, ${namespace}) as h from unnest($1::text[]) k order by 1) sorted) as keys
 ), listed as materialized (
-  select k, decode(k, 'hex') as key, v, g, a
+  select k, decode(k, 'hex') as key, v, g, a, n
     from unnest($1::text[],
                 array(select v from json_array_elements_text($2::json) with ordinality as e(v, i) order by i),
-                $3::integer[], $4::boolean[]) as r(k, v, g, a), locked
+                $3::integer[], $4::boolean[],
+                array(select n from json_array_elements_text($5::json) with ordinality as e(n, i) order by i))
+      as r(k, v, g, a, n), locked
 ), anchored as (
   insert into ${schema}.entries (key, value) select key, v from listed where a
     on conflict do nothing returning key
@@ -422,13 +450,15 @@ function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNa
   insert into ${schema}.entries (key, value) select key, v from listed where not a and g in (select g from held)
     on conflict (key) do update set value = excluded.value
 ), touched as (
-  select string_agg(k, ',' order by g) as list from listed where g in (select g from held)
+  select string_agg(k, ',' order by g) as list, string_agg(n, ',' order by g) as names
+    from listed where g in (select g from held)
 ), appended as (
   insert into ${schema}.changes (keys) select list from touched where list is not null returning seq
 )
 select (select string_agg(g::text, ',' order by g) from held) as held,
   (select seq from appended, touched
-    where ${announce('appended.seq', 'touched.list', channel)} is not null
+    where pg_notify('${channel}', case when octet_length(touched.names) <= ${maxNotifyPayloadBytes}
+                      then seq || E'\\t' || touched.names else seq::text end) is not null
       and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
 }
 

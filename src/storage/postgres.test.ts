@@ -1,15 +1,18 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
 import { isStorageError, type StorageError } from './errors';
 import { MemoryStorage } from './memory';
 import { PostgresSchemaVersionError, PostgresStorage } from './postgres';
+import { PostgresChangeFeed } from './postgres-feed';
 import {
   appendParams,
   commitRequest,
+  decodeNotifiedKey,
   encodeKey,
   maxKeyLocksPerCommit,
   migrationScript,
+  notifiedKey,
   schemaNames,
   schemaVersion,
 } from './postgres-sql';
@@ -238,6 +241,51 @@ describe('PostgresStorage', () => {
     });
   });
 
+  it('delivers commits that notify out of order straight from their notifications, reading no log', async () => {
+    const schema = freshSchema();
+    const watcher = await PostgresStorage.open({
+      connectionString: database.url,
+      schema,
+      changeFeedHeartbeatMs: 600_000,
+    });
+    const writer = await PostgresStorage.open({ connectionString: database.url, schema });
+    const early = new pg.Client({ connectionString: database.url });
+    const feedReads = vi.spyOn(
+      PostgresChangeFeed.prototype as unknown as { readPages(): Promise<void> },
+      'readPages',
+    );
+    try {
+      await early.connect();
+      const reported: string[] = [];
+      watcher.watch('o:', (keys) => reported.push(...keys));
+      await watcher.syncWatchers();
+      feedReads.mockClear();
+      // A commit that draws its number first and commits last, as two commits in flight often do.
+      const hex = encodeKey('o:first');
+      await early.query('begin');
+      await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
+        hex,
+      ]);
+      const { rows } = await early.query<{ seq: string }>(
+        `insert into ${schema}.changes (keys) values ($1) returning seq`,
+        [hex],
+      );
+      await writer.batch([put('o:second', 'second')]); // the next number, committed and notified first
+      await waitUntil(() => reported.includes('o:second'), 'the later number to be delivered');
+      await early.query(`select pg_notify($1, $2)`, [schemaNames(schema).channel, `${rows[0]!.seq} ${hex}`]);
+      await early.query('commit');
+      await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
+      expect(reported).toEqual(['o:second', 'o:first']);
+      expect(feedReads).not.toHaveBeenCalled();
+    } finally {
+      feedReads.mockRestore();
+      await early.end();
+      await writer.close();
+      await watcher.close();
+      await runSql(database.url, `drop schema if exists ${schema} cascade`);
+    }
+  });
+
   it('keeps watching after its listening connection is terminated, and reports the commits made meanwhile', async () => {
     await withStores(1, async ([writer], schema) => {
       // The watcher logs in as a role limited to one connection more than its pool holds, so after its
@@ -463,12 +511,13 @@ describe('PostgresStorage', () => {
     });
 
     it('takes exactly that shape and leaves everything else to the commit function', () => {
-      expect(appendParams([step('k', 'v')])).toEqual([`{${encodeKey('k')}}`, '["v"]', '{0}', '{t}']);
+      expect(appendParams([step('k', 'v')])).toEqual([`{${encodeKey('k')}}`, '["v"]', '{0}', '{t}', '["k"]']);
       expect(appendParams([{ conditions: [], operations: [put('a', '1'), put('a', '2')] }])).toEqual([
         `{${encodeKey('a')}}`,
         '["2"]', // the last operation on a key wins
         '{0}',
         '{f}',
+        '["a"]',
       ]);
       const rejected = {
         'a delete': [step('k', 'v', { type: 'delete', key: 'd' })],
@@ -498,6 +547,59 @@ describe('PostgresStorage', () => {
         ],
       } satisfies Record<string, Parameters<typeof appendParams>[0]>;
       for (const [what, groups] of Object.entries(rejected)) expect(appendParams(groups), what).toBeNull();
+    });
+
+    it('names keys in its notification as themselves, or by their hex when they could not be', () => {
+      const keys = ['wf-tl:order-7:000001:0000000003:0000000001', 'a b', '\u{1F600}', 'é', '', '"{}"'];
+      for (const key of keys) expect(notifiedKey(key)).toBe(key);
+      for (const key of ['a,b', '%41', 'tab\t', 'nul\u0000', 'lone \uD800', '\uDC00']) {
+        expect(notifiedKey(key)).toBe(`%${encodeKey(key)}`);
+        expect(decodeNotifiedKey(notifiedKey(key))).toBe(key);
+      }
+    });
+
+    it('announces fifty steps with their keys in one notification: the feed reads no log', async () => {
+      const schema = freshSchema();
+      const watcher = await PostgresStorage.open({
+        connectionString: database.url,
+        schema,
+        changeFeedHeartbeatMs: 600_000,
+      });
+      const writer = await PostgresStorage.open({ connectionString: database.url, schema });
+      const feedReads = vi.spyOn(
+        PostgresChangeFeed.prototype as unknown as { readPages(): Promise<void> },
+        'readPages',
+      );
+      try {
+        const reported = new Set<string>();
+        watcher.watch('wf-tl:', (keys) => keys.forEach((key) => reported.add(key)));
+        await watcher.syncWatchers();
+        feedReads.mockClear();
+        // Sixty keys of an engine step's length: about 15,000 bytes as hex, about 3,700 as themselves; and
+        // keys only hex can name.
+        const keys = [
+          ...Array.from(
+            { length: 60 },
+            (_, index) =>
+              `wf-tl:${'w'.repeat(20)}-${String(index).padStart(4, '0')}:000001:0000000042:0000000001`,
+          ),
+          'wf-tl:comma,inside',
+          'wf-tl:100%',
+          'wf-tl:lone \uD800',
+        ];
+        expect(await writer.commitGroups(keys.map((key) => step(key, 'v')))).toEqual(keys.map(() => true));
+        await waitUntil(
+          () => reported.size === keys.length,
+          `all ${keys.length} keys (got ${reported.size})`,
+        );
+        expect([...reported].sort()).toEqual([...keys].sort());
+        expect(feedReads).not.toHaveBeenCalled();
+      } finally {
+        feedReads.mockRestore();
+        await writer.close();
+        await watcher.close();
+        await runSql(database.url, `drop schema if exists ${schema} cascade`);
+      }
     });
 
     it('stores values that need escaping in JSON or an array literal exactly', async () => {
