@@ -37,6 +37,11 @@ async function lastRecord(world: TestWorld, id: string, run = 1) {
   return decodeLogRecord(last!.key, last!.value);
 }
 
+/** The record of a running workflow `id` (run 1, type `t`). */
+function runningRecord(id: string): WorkflowRecord {
+  return { v: 1, id, type: 't', version: 1, run: 1, status: 'running', createdAt: 0, createdBy: 'e' };
+}
+
 describe('checkpoints carried by commit records', () => {
   it("a run's steps write one record each, carrying the checkpoint; its last commit rewrites wf-ckpt:", async () => {
     const world = new TestWorld();
@@ -130,16 +135,7 @@ describe('currentCheckpoint', () => {
     return { storage, raw };
   }
 
-  const record: WorkflowRecord = {
-    v: 1,
-    id,
-    type: 't',
-    version: 1,
-    run: 1,
-    status: 'running',
-    createdAt: 0,
-    createdBy: 'e',
-  };
+  const record = runningRecord(id);
 
   it('reads wf-ckpt: again when it was rewritten after it was read, and follows records carrying one', async () => {
     const first = { ...newCheckpoint(1, 0), timelineLength: 1 };
@@ -224,16 +220,7 @@ describe('currentCheckpoint', () => {
 describe('loadWorkflow and the current checkpoint', () => {
   const id = 'l';
   const who = { engineId: 'e', epoch: 1, now: 0 };
-  const record: WorkflowRecord = {
-    v: 1,
-    id,
-    type: 't',
-    version: 1,
-    run: 1,
-    status: 'running',
-    createdAt: 0,
-    createdBy: 'e',
-  };
+  const record = runningRecord(id);
   const first = { ...newCheckpoint(1, 0), timelineLength: 1 };
   const raw = JSON.stringify(first);
 

@@ -77,6 +77,61 @@ async function waitUntil(
   }
 }
 
+/**
+ * A watcher and a writer on a fresh schema, the watcher's heartbeat far away and every read of its change
+ * log counted (`feedReads`), for tests of what the feed takes from notifications alone.
+ */
+async function withFeed(
+  body: (feed: {
+    watcher: PostgresStorage;
+    writer: PostgresStorage;
+    schema: string;
+    feedReads: { mockClear(): void };
+  }) => Promise<void>,
+): Promise<void> {
+  const schema = freshSchema();
+  const watcher = await PostgresStorage.open({
+    connectionString: database.url,
+    schema,
+    changeFeedHeartbeatMs: 600_000,
+  });
+  const writer = await PostgresStorage.open({ connectionString: database.url, schema });
+  const feedReads = vi.spyOn(
+    PostgresChangeFeed.prototype as unknown as { readPages(): Promise<void> },
+    'readPages',
+  );
+  try {
+    await body({ watcher, writer, schema, feedReads });
+  } finally {
+    feedReads.mockRestore();
+    await writer.close();
+    await watcher.close();
+    await runSql(database.url, `drop schema if exists ${schema} cascade`);
+  }
+}
+
+/** A transaction on a connection of its own holding the advisory lock of `key` in `schema`; commit or end it. */
+async function holdKeyLock(schema: string, key: string): Promise<pg.Client> {
+  const holder = new pg.Client({ connectionString: database.url });
+  await holder.connect();
+  await holder.query('begin');
+  await holder.query(
+    `select pg_advisory_xact_lock(hashtextextended($1, ${schemaNames(schema).lockNamespace}))`,
+    [encodeKey(key)],
+  );
+  return holder;
+}
+
+/** Resolves once a transaction waits for an advisory lock. */
+async function lockWaiter(what: string): Promise<void> {
+  await waitUntil(
+    async () =>
+      (await runSql(database.url, `select 1 from pg_locks where locktype = 'advisory' and not granted`))
+        .rowCount === 1,
+    what,
+  );
+}
+
 /** Keys whose JavaScript order (UTF-16 code units) differs from code point and UTF-8 byte order. */
 const unusualKeys = [
   'a',
@@ -242,48 +297,38 @@ describe('PostgresStorage', () => {
   });
 
   it('delivers commits that notify out of order straight from their notifications, reading no log', async () => {
-    const schema = freshSchema();
-    const watcher = await PostgresStorage.open({
-      connectionString: database.url,
-      schema,
-      changeFeedHeartbeatMs: 600_000,
-    });
-    const writer = await PostgresStorage.open({ connectionString: database.url, schema });
-    const early = new pg.Client({ connectionString: database.url });
-    const feedReads = vi.spyOn(
-      PostgresChangeFeed.prototype as unknown as { readPages(): Promise<void> },
-      'readPages',
-    );
-    try {
+    await withFeed(async ({ watcher, writer, schema, feedReads }) => {
+      const early = new pg.Client({ connectionString: database.url });
       await early.connect();
-      const reported: string[] = [];
-      watcher.watch('o:', (keys) => reported.push(...keys));
-      await watcher.syncWatchers();
-      feedReads.mockClear();
-      // A commit that draws its number first and commits last, as two commits in flight often do.
-      const hex = encodeKey('o:first');
-      await early.query('begin');
-      await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
-        hex,
-      ]);
-      const { rows } = await early.query<{ seq: string }>(
-        `insert into ${schema}.changes (keys) values ($1) returning seq`,
-        [hex],
-      );
-      await writer.batch([put('o:second', 'second')]); // the next number, committed and notified first
-      await waitUntil(() => reported.includes('o:second'), 'the later number to be delivered');
-      await early.query(`select pg_notify($1, $2)`, [schemaNames(schema).channel, `${rows[0]!.seq} ${hex}`]);
-      await early.query('commit');
-      await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
-      expect(reported).toEqual(['o:second', 'o:first']);
-      expect(feedReads).not.toHaveBeenCalled();
-    } finally {
-      feedReads.mockRestore();
-      await early.end();
-      await writer.close();
-      await watcher.close();
-      await runSql(database.url, `drop schema if exists ${schema} cascade`);
-    }
+      try {
+        const reported: string[] = [];
+        watcher.watch('o:', (keys) => reported.push(...keys));
+        await watcher.syncWatchers();
+        feedReads.mockClear();
+        // A commit that draws its number first and commits last, as two commits in flight often do.
+        const hex = encodeKey('o:first');
+        await early.query('begin');
+        await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
+          hex,
+        ]);
+        const { rows } = await early.query<{ seq: string }>(
+          `insert into ${schema}.changes (keys) values ($1) returning seq`,
+          [hex],
+        );
+        await writer.batch([put('o:second', 'second')]); // the next number, committed and notified first
+        await waitUntil(() => reported.includes('o:second'), 'the later number to be delivered');
+        await early.query(`select pg_notify($1, $2)`, [
+          schemaNames(schema).channel,
+          `${rows[0]!.seq} ${hex}`,
+        ]);
+        await early.query('commit');
+        await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
+        expect(reported).toEqual(['o:second', 'o:first']);
+        expect(feedReads).not.toHaveBeenCalled();
+      } finally {
+        await early.end();
+      }
+    });
   });
 
   it('keeps watching after its listening connection is terminated, and reports the commits made meanwhile', async () => {
@@ -477,22 +522,11 @@ describe('PostgresStorage', () => {
       expect(await commit('1', '3')).toEqual([false, false]);
       expect(await store!.get('a')).toBe('2');
       // it takes the key locks: while another transaction holds the lock of `a`, it waits
-      const holder = new pg.Client({ connectionString: database.url });
-      await holder.connect();
+      const holder = await holdKeyLock(schema, 'a');
       try {
-        await holder.query('begin');
-        await holder.query(
-          `select pg_advisory_xact_lock(hashtextextended($1, ${schemaNames(schema).lockNamespace}))`,
-          [encodeKey('a')],
-        );
         let settled = false;
         const waiting = commit('2', '4').finally(() => (settled = true));
-        await waitUntil(
-          async () =>
-            (await runSql(database.url, `select 1 from pg_locks where locktype = 'advisory' and not granted`))
-              .rowCount === 1,
-          'the commit to wait for the lock of a',
-        );
+        await lockWaiter('the commit to wait for the lock of a');
         expect(settled).toBe(false);
         await holder.query('commit');
         expect(await waiting).toEqual([true, true]);
@@ -559,18 +593,7 @@ describe('PostgresStorage', () => {
     });
 
     it('announces fifty steps with their keys in one notification: the feed reads no log', async () => {
-      const schema = freshSchema();
-      const watcher = await PostgresStorage.open({
-        connectionString: database.url,
-        schema,
-        changeFeedHeartbeatMs: 600_000,
-      });
-      const writer = await PostgresStorage.open({ connectionString: database.url, schema });
-      const feedReads = vi.spyOn(
-        PostgresChangeFeed.prototype as unknown as { readPages(): Promise<void> },
-        'readPages',
-      );
-      try {
+      await withFeed(async ({ watcher, writer, feedReads }) => {
         const reported = new Set<string>();
         watcher.watch('wf-tl:', (keys) => keys.forEach((key) => reported.add(key)));
         await watcher.syncWatchers();
@@ -594,12 +617,7 @@ describe('PostgresStorage', () => {
         );
         expect([...reported].sort()).toEqual([...keys].sort());
         expect(feedReads).not.toHaveBeenCalled();
-      } finally {
-        feedReads.mockRestore();
-        await writer.close();
-        await watcher.close();
-        await runSql(database.url, `drop schema if exists ${schema} cascade`);
-      }
+      });
     });
 
     it('stores values that need escaping in JSON or an array literal exactly', async () => {
@@ -671,30 +689,15 @@ describe('PostgresStorage', () => {
 
     it('waits for the lock of its key, then sees the row its holder inserted, whatever its snapshot', async () => {
       await withStores(1, async ([storage], schema) => {
-        const holder = new pg.Client({ connectionString: database.url });
-        await holder.connect();
+        const holder = await holdKeyLock(schema, 'held');
         try {
-          await holder.query('begin');
-          await holder.query(
-            `select pg_advisory_xact_lock(hashtextextended($1, ${schemaNames(schema).lockNamespace}))`,
-            [encodeKey('held')],
-          );
           let settled = false;
           const waiting = storage!.conditionalBatch(
             [{ key: 'held', expected: null }],
             [put('held', 'append')],
           );
           void waiting.finally(() => (settled = true));
-          await waitUntil(
-            async () =>
-              (
-                await runSql(
-                  database.url,
-                  `select 1 from pg_locks where locktype = 'advisory' and not granted`,
-                )
-              ).rowCount === 1,
-            'the append to wait for the lock of its key',
-          );
+          await lockWaiter('the append to wait for the lock of its key');
           expect(settled).toBe(false);
           await holder.query(
             `insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'holder')`,
