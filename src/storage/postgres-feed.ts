@@ -4,10 +4,11 @@
  *
  * Every commit that writes appends one row (a sequence number and its touched keys) to the change log and
  * notifies the sequence number, followed by the keys when they fit in the payload (see `notified`). The
- * feed keeps `high`, the highest sequence number it has seen, and `missing`, the numbers below `high` it has not seen. A
- * notification with its keys is delivered as it is (no query: the common case), also one that skips numbers
- * (they are still committing, and their own notifications follow) or fills a skipped one; anything else
- * (keys too long for a payload, a notification during a read, a reconnect, the heartbeat) reads the log.
+ * feed keeps `high`, the highest sequence number it has seen, and `missing`, the numbers below `high` it has
+ * not seen. A notification with its keys is delivered as it is (no query: the common case), also one that
+ * skips numbers (they are still committing, and their own notifications follow) or fills a skipped one;
+ * anything else (keys too long for a payload, a notification during a read, a reconnect, the heartbeat)
+ * reads the log.
  *
  * Sequence numbers are taken before commit, so they can become visible out of order; a number missing now
  * is either still being committed or was rolled back. Each read of the log is one statement, one snapshot:
