@@ -43,6 +43,8 @@ const options = {
   rounds: Number(process.env.SHUTTLE_BENCH_SERVER_ROUNDS ?? (quick ? 2 : 5)),
   /** How long each throughput measurement should last (N is sized from the previous round). */
   measureMs: quick ? 1_000 : 2_000,
+  /** How long each kind is run before the first round (discarded; see the warm-up). */
+  warmUpMs: quick ? 3_000 : 8_000,
   /** Each ceiling window (one before, between and after the round's measurements). */
   ceilingWindowMs: quick ? 500 : 1_000,
   parallelWorkflows: 50,
@@ -246,13 +248,31 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
     }
   };
 
-  // Warm-up (discarded): compiles the hot paths of both engines and sizes the first round.
+  // Warm-up (discarded), each kind run again and again for `warmUpMs`, sized to about a measurement: V8 takes
+  // thousands of steps to optimise the hot paths (one engine went from 570 µs of CPU a step in its first 2,000
+  // steps to 160 µs by its third 2,000, and fifty workflows from 6,300 to 10,600 steps/s by their fourth
+  // run: bench/README.md), so a short warm-up measured the compiler, not the engine. The peer gets the same.
   log('throughput warm-up');
-  const warmSequential = await shuttle(1, 200);
-  const warmParallel = await shuttle(options.parallelWorkflows, 20);
+  const warmUp = async (
+    run: (stepsEach: number) => Promise<Rate>,
+    workflows: number,
+    first: number,
+  ): Promise<Rate> => {
+    const started = performance.now();
+    let last = await run(first);
+    while (performance.now() - started < options.warmUpMs)
+      last = await run(clamp((last.perSecond * options.measureMs) / 1000 / workflows, 5, 20_000));
+    return last;
+  };
+  const warmSequential = await warmUp((n) => shuttle(1, n), 1, 200);
+  const warmParallel = await warmUp(
+    (n) => shuttle(options.parallelWorkflows, n),
+    options.parallelWorkflows,
+    20,
+  );
   if (peer) {
-    await peerSteps(peer, 1, 200);
-    await peerSteps(peer, options.parallelWorkflows, 20);
+    await warmUp((n) => peerSteps(peer!, 1, n), 1, 200);
+    await warmUp((n) => peerSteps(peer!, options.parallelWorkflows, n), options.parallelWorkflows, 20);
   }
   let sequentialSteps = clamp((warmSequential.perSecond * options.measureMs) / 1000, 100, 20_000);
   let parallelSteps = clamp(

@@ -4,15 +4,17 @@
  * On a throwaway PostgreSQL server with fsync on, one connection commits an engine step (1 condition: the
  * new commit record absent, its anchor; 1 put: that record, carrying the checkpoint, about 790 bytes) back
  * to back, as one group and as 50 groups of 50 workflows, two ways: through the commit function
- * (`<schema>.commit`, every commit's general path) and through the append statement (the path the adapter
- * takes for this shape; docs/postgres.md), between windows of the ceiling (the bare conditional UPDATE of
- * bench/server.ts). No engine: what is left is each path's own cost. Prints each round and the medians; `SHUTTLE_BENCH_ROUNDS` (default 3) and
- * `SHUTTLE_BENCH_WINDOW_MS` (default 1,000) change the run. A diagnostic, not part of `npm run bench`.
+ * (`<schema>.commit`, every commit's general path) and through the append statements (the paths the
+ * adapter takes for this shape: the one-key statement for one group, the general one for fifty;
+ * docs/postgres.md), between windows of the ceiling (the bare conditional UPDATE of bench/server.ts). No
+ * engine: what is left is each path's own cost. Prints each round and the medians; `SHUTTLE_BENCH_ROUNDS`
+ * (default 3) and `SHUTTLE_BENCH_WINDOW_MS` (default 1,000) change the run. A diagnostic, not part of
+ * `npm run bench`.
  */
 import pg from 'pg';
 import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresStorage } from '../../src/storage/postgres';
-import { appendParams, commitRequest, schemaNames, statements } from '../../src/storage/postgres-sql';
+import { appendCommit, commitRequest, schemaNames, statements } from '../../src/storage/postgres-sql';
 import { median } from '../stats';
 import { createCasTable, rawTransactions } from './raw-cas';
 
@@ -86,7 +88,7 @@ try {
   await createCasTable(client);
   const ceiling = async (): Promise<number> => (await rawTransactions(client, windowMs)).perSecond;
   let step = 0;
-  const appendText = statements(schemaNames('commit_bench')).append;
+  const sql = statements(schemaNames('commit_bench'));
   /** Steps committed per second with `groups` groups per call, through the function or the statement. */
   const commits = async (groups: number, path: 'function' | 'append'): Promise<number> => {
     let done = 0;
@@ -102,10 +104,11 @@ try {
         });
         if (!rows[0]!.results.every(Boolean)) throw new Error(`a condition failed at step ${step}`);
       } else {
+        const append = appendCommit(commit)!; // one group: the one-key statement; fifty: the general one
         const { rows } = await client.query<{ held: string | null }>({
-          name: 'append',
-          text: appendText,
-          values: appendParams(commit)!,
+          name: append.statement,
+          text: sql[append.statement],
+          values: append.params,
         });
         if (rows[0]!.held?.split(',').length !== groups)
           throw new Error(`a condition failed at step ${step}`);

@@ -262,12 +262,7 @@ export type CommitRequest = {
 };
 
 /** Builds the commit function's request from the groups of a commit (keys and values encoded here). */
-export function commitRequest(
-  groups: readonly {
-    conditions: readonly { key: string; expected: string | null }[];
-    operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
-  }[],
-): CommitRequest {
+export function commitRequest(groups: readonly Group[]): CommitRequest {
   const keys: string[] = [];
   const indexes = new Map<string, number>();
   /** The group that first named each key (by index in `keys`). */
@@ -301,19 +296,18 @@ export function commitRequest(
       }
       if (operations.length > 0) {
         writes = true;
-        const last = new Map<number, string | null>(); // the last operation on each key wins
-        for (const operation of operations) {
-          last.set(indexOf(operation.key, groupIndex), operation.type === 'put' ? operation.value : null);
-        }
         const puts: [number, string][] = [];
         const deletes: number[] = [];
-        for (const [index, value] of last) {
+        const touched: string[] = [];
+        for (const [key, value] of lastOperations(operations)) {
+          const index = indexOf(key, groupIndex);
           if (value === null) deletes.push(index);
           else puts.push([index, encodeValue(value)]);
+          touched.push(keys[index]!);
         }
         if (puts.length > 0) group.p = puts;
         if (deletes.length > 0) group.d = deletes;
-        group.t = [...last.keys()].map((index) => keys[index]).join(',');
+        group.t = touched.join(',');
       }
       return group;
     }),
@@ -322,6 +316,23 @@ export function commitRequest(
   request.i = independent;
   if (keys.length > maxKeyLocksPerCommit) request.x = true;
   return request;
+}
+
+/** A commit's group, as the adapter hands it to the SQL side. */
+type Group = {
+  conditions: readonly { key: string; expected: string | null }[];
+  operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
+};
+
+/**
+ * A group's operations with the last one on each key winning: each key once, in the order it was first
+ * named, with the value it is put to or null when it is deleted.
+ */
+export function lastOperations(operations: Group['operations']): Map<string, string | null> {
+  const last = new Map<string, string | null>();
+  for (const operation of operations)
+    last.set(operation.key, operation.type === 'put' ? operation.value : null);
+  return last;
 }
 
 /**
@@ -333,19 +344,21 @@ export function commitRequest(
  */
 export type AppendParams = [keys: string, values: string, groups: string, anchors: string, notified: string];
 
+/** The parameters of the one-key append statement (see `appendOneStatement`). */
+export type AppendOneParams = [key: string, value: string, notified: string];
+
+/** The append statement a commit goes to, with its parameters. */
+export type AppendCommit =
+  { statement: 'append'; params: AppendParams } | { statement: 'appendOne'; params: AppendOneParams };
+
 /**
- * The append statement's parameters for `groups`, or null when the commit is not of its shape and goes to
- * the commit function. The shape is the engine's step, alone or in a group commit: every group writes, and
- * only puts (after the last operation on each key wins); it has no condition, or one that expects absent a
- * key the group itself puts (its anchor); no key belongs to two groups; and the commit has at most
- * `maxKeyLocksPerCommit` keys.
+ * The append statement for `groups`, or null when the commit is not of its shape and goes to the commit
+ * function. The shape is the engine's step, alone or in a group commit: every group writes, and only puts
+ * (after the last operation on each key wins); it has no condition, or one that expects absent a key the
+ * group itself puts (its anchor); no key belongs to two groups; and the commit has at most
+ * `maxKeyLocksPerCommit` keys. One group putting only its anchor (a lone step) goes to the one-key statement.
  */
-export function appendParams(
-  groups: readonly {
-    conditions: readonly { key: string; expected: string | null }[];
-    operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
-  }[],
-): AppendParams | null {
+export function appendCommit(groups: readonly Group[]): AppendCommit | null {
   const seen = new Set<string>();
   const keys: string[] = [];
   const values: string[] = [];
@@ -357,14 +370,10 @@ export function appendParams(
     if (operations.length === 0 || conditions.length > 1) return null;
     const anchor = conditions[0];
     if (anchor && anchor.expected !== null) return null;
-    const last = new Map<string, string>(); // the last operation on each key wins
-    for (const operation of operations) {
-      if (operation.type !== 'put') return null;
-      last.set(operation.key, operation.value);
-    }
+    const last = lastOperations(operations);
     if (anchor && !last.has(anchor.key)) return null;
     for (const [key, value] of last) {
-      if (seen.has(key)) return null;
+      if (value === null || seen.has(key)) return null;
       seen.add(key);
       keys.push(encodeKey(key));
       values.push(encodeValue(value));
@@ -374,13 +383,19 @@ export function appendParams(
     }
   }
   if (keys.length > maxKeyLocksPerCommit) return null;
-  return [
-    `{${keys.join(',')}}`,
-    JSON.stringify(values),
-    `{${owners.join(',')}}`,
-    `{${anchors.map((anchor) => (anchor ? 't' : 'f')).join(',')}}`,
-    JSON.stringify(notified),
-  ];
+  if (keys.length === 1 && anchors[0]) {
+    return { statement: 'appendOne', params: [keys[0]!, values[0]!, notified[0]!] };
+  }
+  return {
+    statement: 'append',
+    params: [
+      `{${keys.join(',')}}`,
+      JSON.stringify(values),
+      `{${owners.join(',')}}`,
+      `{${anchors.map((anchor) => (anchor ? 't' : 'f')).join(',')}}`,
+      JSON.stringify(notified),
+    ],
+  };
 }
 
 /** Characters a key named as itself in a notification may not contain (lone surrogates: not UTF-8). */
@@ -459,6 +474,30 @@ select (select string_agg(g::text, ',' order by g) from held) as held,
   (select seq from appended, touched
     where pg_notify('${channel}', case when octet_length(touched.names) <= ${maxNotifyPayloadBytes}
                       then seq || E'\\t' || touched.names else seq::text end) is not null
+      and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
+}
+
+/**
+ * The append statement of a commit of one key, put by the one group whose anchor it is (a lone engine step):
+ * the same locks, insert, change and announcement as `appendStatement`, with the key's hex, its encoded
+ * value and its notified name as plain parameters. The general statement's arrays and JSON, the joins that
+ * map rows back to groups and the materialised steps between them cost a lone step about as much server
+ * time as the insert itself (measured: bench/README.md); this one is planned as a few nodes.
+ */
+function appendOneStatement({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  return `with locked as materialized (
+  select pg_current_xact_id() as xid, pg_advisory_xact_lock_shared(${namespace}, 0) as store,
+    pg_advisory_xact_lock(hashtextextended($1, ${namespace})) as key
+), anchored as (
+  insert into ${schema}.entries (key, value) select decode($1, 'hex'), $2::text from locked
+    on conflict do nothing returning key
+), appended as (
+  insert into ${schema}.changes (keys) select $1 from anchored returning seq
+)
+select (select '0' from anchored) as held,
+  (select seq from appended
+    where pg_notify('${channel}', case when octet_length($3::text) <= ${maxNotifyPayloadBytes}
+                      then seq || E'\\t' || $3::text else seq::text end) is not null
       and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
 }
 
@@ -559,6 +598,8 @@ export function statements(names: SchemaNames) {
     commit: `select ${schema}.commit($1::jsonb) as results`,
     /** The engine's step without the function; see `appendStatement`. */
     append: appendStatement(names),
+    /** A lone step (one anchored key); see `appendOneStatement`. */
+    appendOne: appendOneStatement(names),
     get: `select value from ${schema}.entries where key = decode($1, 'hex')`,
     getMany:
       `select encode(key, 'hex') as key, value from ${schema}.entries where key = any(array(` +

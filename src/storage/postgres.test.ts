@@ -6,7 +6,7 @@ import { MemoryStorage } from './memory';
 import { PostgresSchemaVersionError, PostgresStorage } from './postgres';
 import { PostgresChangeFeed } from './postgres-feed';
 import {
-  appendParams,
+  appendCommit,
   commitRequest,
   decodeNotifiedKey,
   encodeKey,
@@ -545,14 +545,26 @@ describe('PostgresStorage', () => {
     });
 
     it('takes exactly that shape and leaves everything else to the commit function', () => {
-      expect(appendParams([step('k', 'v')])).toEqual([`{${encodeKey('k')}}`, '["v"]', '{0}', '{t}', '["k"]']);
-      expect(appendParams([{ conditions: [], operations: [put('a', '1'), put('a', '2')] }])).toEqual([
-        `{${encodeKey('a')}}`,
-        '["2"]', // the last operation on a key wins
-        '{0}',
-        '{f}',
-        '["a"]',
-      ]);
+      // A lone step: the one-key statement, its parameters plain.
+      expect(appendCommit([step('k', 'v')])).toEqual({
+        statement: 'appendOne',
+        params: [encodeKey('k'), 'v', 'k'],
+      });
+      expect(appendCommit([step('k', 'v'), step('j', 'w')])).toEqual({
+        statement: 'append',
+        params: [`{${encodeKey('k')},${encodeKey('j')}}`, '["v","w"]', '{0,1}', '{t,t}', '["k","j"]'],
+      });
+      expect(appendCommit([step('k', 'v', put('side', 's'))])?.statement).toBe('append');
+      expect(appendCommit([{ conditions: [], operations: [put('a', '1'), put('a', '2')] }])).toEqual({
+        statement: 'append',
+        params: [
+          `{${encodeKey('a')}}`,
+          '["2"]', // the last operation on a key wins
+          '{0}',
+          '{f}',
+          '["a"]',
+        ],
+      });
       const rejected = {
         'a delete': [step('k', 'v', { type: 'delete', key: 'd' })],
         'a put then deleted': [step('k', 'v', put('d', '1'), { type: 'delete', key: 'd' })],
@@ -579,8 +591,8 @@ describe('PostgresStorage', () => {
             operations: Array.from({ length: maxKeyLocksPerCommit + 1 }, (_, i) => put(`k${i}`, '')),
           },
         ],
-      } satisfies Record<string, Parameters<typeof appendParams>[0]>;
-      for (const [what, groups] of Object.entries(rejected)) expect(appendParams(groups), what).toBeNull();
+      } satisfies Record<string, Parameters<typeof appendCommit>[0]>;
+      for (const [what, groups] of Object.entries(rejected)) expect(appendCommit(groups), what).toBeNull();
     });
 
     it('names keys in its notification as themselves, or by their hex when they could not be', () => {
@@ -638,8 +650,18 @@ describe('PostgresStorage', () => {
           '\u{1F600}',
           '[1,"two"]',
         ];
+        // All in one commit (the general statement), and each alone (the one-key statement).
         await storage!.commitGroups(values.map((value, index) => step(`q${index}`, value)));
+        for (const [index, value] of values.entries()) {
+          expect(
+            await storage!.conditionalBatch(
+              [{ key: `r${index}`, expected: null }],
+              [put(`r${index}`, value)],
+            ),
+          ).toBe(true);
+        }
         expect(await storage!.getMany(values.map((_, index) => `q${index}`))).toEqual(values);
+        expect(await storage!.getMany(values.map((_, index) => `r${index}`))).toEqual(values);
       });
     });
 
@@ -671,9 +693,20 @@ describe('PostgresStorage', () => {
         for (let round = 0; round < 40; round++) {
           const key = `mixed:${round}`;
           await other!.batch([put(`${key}:gone`, 'x')]);
-          // The second commit deletes a key, so it goes to the commit function.
+          // The appender's commit is a lone step (the one-key statement) in even rounds, and a step grouped with
+          // another (the general statement) in odd ones; the other's deletes a key, so it goes to the commit
+          // function.
+          const appended =
+            round % 2 === 0
+              ? appender!.conditionalBatch([{ key, expected: null }], [put(key, 'append')])
+              : appender!
+                  .commitGroups([step(key, 'append'), step(`${key}:beside`, 'x')])
+                  .then(([applied, beside]) => {
+                    expect(beside).toBe(true);
+                    return applied!;
+                  });
           const results = await Promise.all([
-            appender!.conditionalBatch([{ key, expected: null }], [put(key, 'append')]),
+            appended,
             other!.conditionalBatch(
               [{ key, expected: null }],
               [put(key, 'function'), { type: 'delete', key: `${key}:gone` }],
@@ -709,6 +742,125 @@ describe('PostgresStorage', () => {
         } finally {
           await holder.end();
         }
+      });
+    });
+  });
+
+  describe('commits on the listening session (its own notification comes back in the answer)', () => {
+    /** A store on a fresh schema whose feed reads the log only when asked (no heartbeat during a test). */
+    async function withQuietStore(body: (storage: PostgresStorage, schema: string) => Promise<void>) {
+      const schema = freshSchema();
+      const storage = await PostgresStorage.open({
+        connectionString: database.url,
+        schema,
+        changeFeedHeartbeatMs: 600_000,
+      });
+      try {
+        await body(storage, schema);
+      } finally {
+        await storage.close();
+        await runSql(database.url, `drop schema if exists ${schema} cascade`);
+      }
+    }
+
+    /** What the listening sessions of the server ran last, and whether they wait for a lock. */
+    const listeningSessions = async () =>
+      (
+        await runSql(
+          database.url,
+          `select pid, query, wait_event_type from pg_stat_activity where application_name = 'shuttle:listen'`,
+        )
+      ).rows as { pid: number; query: string; wait_event_type: string | null }[];
+
+    it('sends a commit on the listening session when it is idle, and reports it without reading the log', async () => {
+      await withFeed(async ({ watcher, schema, feedReads }) => {
+        const reported: string[] = [];
+        watcher.watch('lent:', (keys) => reported.push(...keys));
+        await watcher.syncWatchers();
+        feedReads.mockClear();
+        expect(
+          await watcher.conditionalBatch([{ key: 'lent:1', expected: null }], [put('lent:1', 'v')]),
+        ).toBe(true);
+        // The session that listens ran the step (its pool's connections did not), so its notification came
+        // back on it.
+        const ran = (await listeningSessions()).filter(({ query }) =>
+          query.includes(`insert into ${schema}.entries`),
+        );
+        expect(ran).toHaveLength(1);
+        await waitUntil(() => reported.includes('lent:1'), 'the commit to be reported');
+        expect(feedReads).not.toHaveBeenCalled();
+        // A commit of another shape (a condition on a value: the commit function) goes there too.
+        expect(await watcher.conditionalBatch([{ key: 'lent:1', expected: 'v' }], [put('lent:1', 'w')])).toBe(
+          true,
+        );
+        expect(
+          (await listeningSessions()).filter(({ query }) => query.includes(`${schema}.commit(`)),
+        ).toHaveLength(1);
+        await waitUntil(() => reported.length === 2, 'the second commit to be reported');
+        expect(reported).toEqual(['lent:1', 'lent:1']);
+      });
+    });
+
+    it('fails a commit whose listening session is cut as unknown, and reconnects the feed', async () => {
+      await withQuietStore(async (storage, schema) => {
+        const reported: string[] = [];
+        storage.watch('cut:', (keys) => reported.push(...keys));
+        await storage.syncWatchers();
+        const holder = await holdKeyLock(schema, 'cut:1');
+        try {
+          const failed = rejection(() =>
+            storage.conditionalBatch([{ key: 'cut:1', expected: null }], [put('cut:1', 'v')]),
+          );
+          await lockWaiter('the commit to wait for its key');
+          const [waiting] = (await listeningSessions()).filter(
+            ({ wait_event_type }) => wait_event_type === 'Lock',
+          );
+          expect(waiting, 'the commit waits on the listening session').toBeDefined();
+          await runSql(database.url, `select pg_terminate_backend(${waiting!.pid})`);
+          const error = await failed;
+          expect(error.code).toBe('unknown');
+          expect(error.message).toMatch(
+            /cannot reach .* it may or may not have been applied: read before retrying/,
+          );
+        } finally {
+          await holder.query('rollback');
+          await holder.end();
+        }
+        expect(await storage.get('cut:1')).toBeNull(); // cut before it committed
+        await waitUntil(() => storage.changeFeedConnected, 'the feed to reconnect');
+        expect(await storage.conditionalBatch([{ key: 'cut:2', expected: null }], [put('cut:2', 'v')])).toBe(
+          true,
+        );
+        await waitUntil(() => reported.includes('cut:2'), 'the next commit to be reported');
+        expect(reported).toEqual(['cut:2']);
+      });
+    });
+
+    it('closes only after a commit running on the listening session has finished', async () => {
+      await withQuietStore(async (storage, schema) => {
+        const holder = await holdKeyLock(schema, 'close:1');
+        let committed: Promise<boolean>;
+        let closed: Promise<void>;
+        let closeDone = false;
+        try {
+          committed = storage.conditionalBatch([{ key: 'close:1', expected: null }], [put('close:1', 'v')]);
+          await lockWaiter('the commit to wait for its key');
+          closed = storage.close().then(() => {
+            closeDone = true;
+          });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          expect(closeDone).toBe(false);
+        } finally {
+          await holder.query('commit');
+          await holder.end();
+        }
+        expect(await committed).toBe(true);
+        await closed;
+        const { rows } = await runSql(
+          database.url,
+          `select value from ${schema}.entries where key = decode('${encodeKey('close:1')}', 'hex')`,
+        );
+        expect(rows).toEqual([{ value: 'v' }]);
       });
     });
   });

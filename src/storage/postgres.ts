@@ -29,10 +29,16 @@ import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { StorageError, isStorageError } from './errors';
 import { scanRange } from './key-range';
-import { classifySqlError, PgQueryable, type SqlQueryable, type SqlRow } from './postgres-driver';
+import {
+  classifySqlError,
+  PgQueryable,
+  type SqlListener,
+  type SqlQueryable,
+  type SqlRow,
+} from './postgres-driver';
 import { PostgresChangeFeed } from './postgres-feed';
 import {
-  appendParams,
+  appendCommit,
   commitRequest,
   decodeKeyBytes,
   decodeValue,
@@ -396,18 +402,21 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * One commit: the append statement when the groups are of its shape (the engine's steps), else the groups
-   * as a JSON request to the commit function (see postgres-sql.ts).
+   * One commit: an append statement when the groups are of its shape (the engine's steps), else the groups
+   * as a JSON request to the commit function (see postgres-sql.ts). Sent on the change feed's listening
+   * session when it is idle, else on a pooled connection (see `PostgresChangeFeed.withIdleSession`).
    */
   private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
     if (groups.length === 0) return [];
     if (groups.every((group) => group.conditions.length === 0 && group.operations.length === 0)) {
       return groups.map(() => true);
     }
-    const append = appendParams(groups);
+    const append = appendCommit(groups);
     if (append) {
       // The engine's step, alone or grouped: one prepared statement (see `appendStatement`).
-      const [row] = await this.run(operation, this.sql.append, append, 'append');
+      const [row] = await this.feed.withIdleSession((session) =>
+        this.run(operation, this.sql[append.statement], append.params, append.statement, session),
+      );
       const held = row?.held;
       if (row === undefined || (held !== null && typeof held !== 'string')) {
         throw new StorageError(
@@ -421,7 +430,9 @@ export class PostgresStorage implements Storage {
       return groups.map((_, index) => holding.has(index));
     }
     const request = JSON.stringify(commitRequest(groups));
-    const rows = await this.run(operation, this.sql.commit, [request], 'commit');
+    const rows = await this.feed.withIdleSession((session) =>
+      this.run(operation, this.sql.commit, [request], 'commit', session),
+    );
     const results = rows[0]?.results;
     if (!Array.isArray(results) || results.length !== groups.length) {
       throw new StorageError(
@@ -453,9 +464,14 @@ export class PostgresStorage implements Storage {
     text: string,
     params: readonly (string | null)[],
     name?: string,
+    session?: SqlListener,
   ): Promise<SqlRow[]> {
     try {
-      return await this.queryable.query(text, params, name ? `${this.schema}:${name}` : undefined);
+      return await (session ?? this.queryable).query(
+        text,
+        params,
+        name ? `${this.schema}:${name}` : undefined,
+      );
     } catch (error) {
       if (this.closed) {
         throw new StorageError(operation, 'closed', `this PostgresStorage was closed during the call.`, {
