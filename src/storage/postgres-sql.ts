@@ -420,7 +420,7 @@ export function decodeNotifiedKey(name: string): string {
 
 /**
  * The append statement: the engine's step committed by one prepared statement instead of the commit
- * function, for the shape `appendParams` accepts. It returns `held`, the indexes of the groups that hold
+ * function, for the shape `appendCommit` accepts. It returns `held`, the indexes of the groups that hold
  * (comma-separated; null when none does), and `seq`, the change's sequence number.
  *
  * What it does is what the function does for such a commit, in the same order, with the same locks:
@@ -551,11 +551,13 @@ begin
   end if;
   if found_version is null then
     create table ${schema}.entries (key bytea primary key, value text not null) with (fillfactor = 80);
+    -- A row of up to a page stays as it is: a group commit's keys pass 2 kB, and compressing them cost every
+    -- commit CPU to save disk for rows that are pruned soon (docs/postgres.md).
     create table ${schema}.changes (
       seq bigserial primary key,
       keys text not null,
       at timestamptz not null default now()
-    );
+    ) with (toast_tuple_target = 8160);
     insert into ${schema}.meta (name, value) values
       ('schema_version', '${schemaVersion}'),
       ('change_log_rows', '${defaultChangeLogRows}'),

@@ -604,6 +604,24 @@ describe('PostgresStorage', () => {
       }
     });
 
+    it('keeps the change row of a group commit as it is: no compression below a page', async () => {
+      await withStores(1, async ([storage], schema) => {
+        const keys = Array.from(
+          { length: 20 },
+          (_, index) => `wf-tl:order-${index}:000001:0000000042:0000000001`,
+        );
+        expect(await storage!.commitGroups(keys.map((key) => step(key, 'v')))).toEqual(keys.map(() => true));
+        const { rows } = await runSql(
+          database.url,
+          `select octet_length(keys) as bytes, pg_column_compression(keys) as method from ${schema}.changes ` +
+            `order by seq desc limit 1`,
+        );
+        // Twenty keys in hex: past the 2 kB at which PostgreSQL would otherwise compress the row.
+        expect(Number(rows[0].bytes)).toBeGreaterThan(3000);
+        expect(rows[0].method).toBeNull();
+      });
+    });
+
     it('announces fifty steps with their keys in one notification: the feed reads no log', async () => {
       await withFeed(async ({ watcher, writer, feedReads }) => {
         const reported = new Set<string>();
