@@ -101,6 +101,26 @@ export function schemaNames(schema: string): SchemaNames {
 export const maxNotifyPayloadBytes = 7900;
 
 /**
+ * The locks of a writing commit, as SQL expressions for a select list (see the commit function, step 1): the
+ * transaction id first (the change feed relies on it being taken before the change's sequence number), the
+ * store lock — shared, or exclusive for a commit of more than `maxKeyLocksPerCommit` keys — and the lock of
+ * each key, by its hash, in ascending order. The commit function and both append statements take their locks
+ * through these, so the order is written once.
+ */
+function commitLocks(namespace: number) {
+  return {
+    shared: `pg_current_xact_id(), pg_advisory_xact_lock_shared(${namespace}, 0)`,
+    exclusive: `pg_current_xact_id(), pg_advisory_xact_lock(${namespace}, 0)`,
+    /** The lock of the key whose hex is `hex`. */
+    key: (hex: string) => `pg_advisory_xact_lock(hashtextextended(${hex}, ${namespace}))`,
+    /** The locks of the keys `hexes` yields (a set-returning expression of their hex), in hash order. */
+    keys: (hexes: string) =>
+      `(select count(pg_advisory_xact_lock(h)) from ` +
+      `(select hashtextextended(k, ${namespace}) as h from ${hexes} k order by 1) sorted)`,
+  };
+}
+
+/**
  * The commit function. `request` is `{"k": [keyHex, …], "w": bool, "i": bool, "x": bool, "g": [group, …]}`:
  * `k` lists every distinct key of the commit, and each group refers to keys by their index in `k`:
  * `{"c": [[index, expected|null], …], "p": [[index, value], …], "d": [index, …], "t": "keyHex,keyHex"}`
@@ -141,7 +161,8 @@ function commitFunction({ schema, channel, lockNamespace: namespace }: SchemaNam
   // A key's current value as a scalar subquery: always the primary key's index, whatever the planner
   // thinks of the rows a JSON array yields (a join there became a scan of the whole table as it grew).
   const current = (index: string) => `(select value from ${schema}.entries where key = ${key(index)})`;
-  const notify = (seq: string, touched: string) => announce(seq, touched, channel);
+  const notify = (seq: string, touched: string) => announce(seq, touched, channel, ' ');
+  const locks = commitLocks(namespace);
   return `
 create or replace function ${schema}.commit(request jsonb) returns boolean[]
 language plpgsql volatile
@@ -160,15 +181,12 @@ begin
   if coalesce((request->>'w')::boolean,
                jsonb_path_exists(groups, '$[*] ? (exists (@.p) || exists (@.d))')) then
     if (request->>'x')::boolean then
-      perform pg_current_xact_id(), pg_advisory_xact_lock(${namespace}, 0);
+      perform ${locks.exclusive};
     elsif jsonb_array_length(keys) = 1 then
-      perform pg_current_xact_id(), pg_advisory_xact_lock_shared(${namespace}, 0),
-        pg_advisory_xact_lock(hashtextextended(keys->>0, ${namespace}));
+      perform ${locks.shared}, ${locks.key('keys->>0')};
     else
-      perform pg_current_xact_id(), pg_advisory_xact_lock_shared(${namespace}, 0);
-      perform pg_advisory_xact_lock(h)
-        from (select hashtextextended(k, ${namespace}) as h from jsonb_array_elements_text(keys) k
-              order by 1) sorted;
+      perform ${locks.shared};
+      perform ${locks.keys('jsonb_array_elements_text(keys)')};
     end if;
   end if;
 
@@ -443,10 +461,9 @@ export function decodeNotifiedKey(name: string): string {
  *    reads the log, which stays correct.
  */
 function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  const locks = commitLocks(namespace);
   return `with locked as materialized (
-  select pg_current_xact_id() as xid, pg_advisory_xact_lock_shared(${namespace}, 0) as store,
-    (select count(pg_advisory_xact_lock(h)) from
-      (select hashtextextended(k, ${namespace}) as h from unnest($1::text[]) k order by 1) sorted) as keys
+  select ${locks.shared}, ${locks.keys('unnest($1::text[])')}
 ), listed as materialized (
   select k, decode(k, 'hex') as key, v, g, a, n
     from unnest($1::text[],
@@ -472,9 +489,7 @@ function appendStatement({ schema, channel, lockNamespace: namespace }: SchemaNa
 )
 select (select string_agg(g::text, ',' order by g) from held) as held,
   (select seq from appended, touched
-    where pg_notify('${channel}', case when octet_length(touched.names) <= ${maxNotifyPayloadBytes}
-                      then seq || E'\\t' || touched.names else seq::text end) is not null
-      and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
+    where ${announce('seq', 'touched.names', channel, 'tab')} is not null and ${pruneEvery256('seq', schema)}) as seq`;
 }
 
 /**
@@ -485,9 +500,9 @@ select (select string_agg(g::text, ',' order by g) from held) as held,
  * time as the insert itself (measured: bench/README.md); this one is planned as a few nodes.
  */
 function appendOneStatement({ schema, channel, lockNamespace: namespace }: SchemaNames): string {
+  const locks = commitLocks(namespace);
   return `with locked as materialized (
-  select pg_current_xact_id() as xid, pg_advisory_xact_lock_shared(${namespace}, 0) as store,
-    pg_advisory_xact_lock(hashtextextended($1, ${namespace})) as key
+  select ${locks.shared}, ${locks.key('$1')}
 ), anchored as (
   insert into ${schema}.entries (key, value) select decode($1, 'hex'), $2::text from locked
     on conflict do nothing returning key
@@ -496,17 +511,24 @@ function appendOneStatement({ schema, channel, lockNamespace: namespace }: Schem
 )
 select (select '0' from anchored) as held,
   (select seq from appended
-    where pg_notify('${channel}', case when octet_length($3::text) <= ${maxNotifyPayloadBytes}
-                      then seq || E'\\t' || $3::text else seq::text end) is not null
-      and case when seq % 256 = 0 then ${schema}.prune_changes(seq) is not null else true end) as seq`;
+    where ${announce('seq', '$3::text', channel, 'tab')} is not null and ${pruneEvery256('seq', schema)}) as seq`;
 }
 
-/** The `pg_notify` call announcing change `seq` with its `touched` keys when they fit (see the feed). */
-function announce(seq: string, touched: string, channel: string): string {
+/**
+ * The `pg_notify` call announcing change `seq` with its `touched` keys when they fit (see the feed): after a
+ * space the keys in hex (the commit function), after a tab as `notifiedKey` names them (the append
+ * statements).
+ */
+function announce(seq: string, touched: string, channel: string, separator: ' ' | 'tab'): string {
   return (
     `pg_notify('${channel}', case when octet_length(${touched}) <= ${maxNotifyPayloadBytes} ` +
-    `then ${seq} || ' ' || ${touched} else ${seq}::text end)`
+    `then ${seq} || ${separator === 'tab' ? "E'\\t'" : "' '"} || ${touched} else ${seq}::text end)`
   );
+}
+
+/** True, after pruning the change log when `seq` is a multiple of 256 (the statements' form of step 4). */
+function pruneEvery256(seq: string, schema: string): string {
+  return `case when ${seq} % 256 = 0 then ${schema}.prune_changes(${seq}) is not null else true end`;
 }
 
 function pruneFunction({ schema }: SchemaNames): string {
