@@ -101,8 +101,8 @@ export type PostgresStorageOptions = PostgresStorageCommonOptions & {
   /**
    * A node-postgres pool to run on instead; the adapter does not end it on `close()`. Its options (and its
    * `statement_timeout`) are used as they are; the change feed opens one extra connection with the same
-   * options. Do not put it behind a transaction-pooling proxy: the adapter uses prepared statements and
-   * LISTEN.
+   * options (which also carries commits while it is idle). Do not put it behind a transaction-pooling proxy:
+   * the adapter uses prepared statements and LISTEN.
    */
   pool?: pg.Pool;
   /**
