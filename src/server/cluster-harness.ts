@@ -345,10 +345,12 @@ function spawnWorker(
         }
         if (worker) {
           if (entry.msg === 'write fenced out') worker.counts.fencedOut++;
-          else if (entry.msg === 'claim lost' && entry.epoch === 0) worker.counts.lostLocally++;
-          if (entry.msg === 'claim lost' && entry.workflowId && !entry.reason?.startsWith('deposed'))
-            worker.dropped.push({ workflowId: entry.workflowId, at: Date.parse(entry.time ?? '') });
           else if (entry.msg === 'claim taken over') worker.counts.takenOver++;
+          else if (entry.msg === 'claim lost') {
+            if (entry.epoch === 0) worker.counts.lostLocally++;
+            if (entry.workflowId && !entry.reason?.startsWith('deposed'))
+              worker.dropped.push({ workflowId: entry.workflowId, at: Date.parse(entry.time ?? '') });
+          }
         }
         if (entry.msg === 'worker started' && !worker) {
           clearTimeout(timer);

@@ -16,6 +16,7 @@
  */
 
 import { Buffer } from 'node:buffer';
+import type { CommitGroup } from './types';
 
 /** The schema version this code creates and understands. A database at a newer version is refused. */
 export const schemaVersion = 2;
@@ -280,7 +281,7 @@ export type CommitRequest = {
 };
 
 /** Builds the commit function's request from the groups of a commit (keys and values encoded here). */
-export function commitRequest(groups: readonly Group[]): CommitRequest {
+export function commitRequest(groups: readonly CommitGroup[]): CommitRequest {
   const keys: string[] = [];
   const indexes = new Map<string, number>();
   /** The group that first named each key (by index in `keys`). */
@@ -336,17 +337,11 @@ export function commitRequest(groups: readonly Group[]): CommitRequest {
   return request;
 }
 
-/** A commit's group, as the adapter hands it to the SQL side. */
-type Group = {
-  conditions: readonly { key: string; expected: string | null }[];
-  operations: readonly ({ type: 'put'; key: string; value: string } | { type: 'delete'; key: string })[];
-};
-
 /**
  * A group's operations with the last one on each key winning: each key once, in the order it was first
  * named, with the value it is put to or null when it is deleted.
  */
-export function lastOperations(operations: Group['operations']): Map<string, string | null> {
+export function lastOperations(operations: CommitGroup['operations']): Map<string, string | null> {
   const last = new Map<string, string | null>();
   for (const operation of operations)
     last.set(operation.key, operation.type === 'put' ? operation.value : null);
@@ -376,7 +371,7 @@ export type AppendCommit =
  * group itself puts (its anchor); no key belongs to two groups; and the commit has at most
  * `maxKeyLocksPerCommit` keys. One group putting only its anchor (a lone step) goes to the one-key statement.
  */
-export function appendCommit(groups: readonly Group[]): AppendCommit | null {
+export function appendCommit(groups: readonly CommitGroup[]): AppendCommit | null {
   const seen = new Set<string>();
   const keys: string[] = [];
   const values: string[] = [];

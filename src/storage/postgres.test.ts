@@ -41,12 +41,18 @@ describeStorageConformance(
 const put = (key: string, value: string): Operation => ({ type: 'put', key, value });
 
 /** Opens `count` adapters on one fresh schema; closes them (and drops the schema) after `body`. */
-async function withStores(count: number, body: (stores: PostgresStorage[], schema: string) => Promise<void>) {
+async function withStores(
+  count: number,
+  body: (stores: PostgresStorage[], schema: string) => Promise<void>,
+  options: { changeFeedHeartbeatMs?: number } = {},
+) {
   const schema = freshSchema();
   const stores: PostgresStorage[] = [];
   try {
     for (let index = 0; index < count; index++) {
-      stores.push(await PostgresStorage.open({ connectionString: database.url, schema, maxConnections: 4 }));
+      stores.push(
+        await PostgresStorage.open({ connectionString: database.url, schema, maxConnections: 4, ...options }),
+      );
     }
     await body(stores, schema);
   } finally {
@@ -765,21 +771,8 @@ describe('PostgresStorage', () => {
   });
 
   describe('commits on the listening session (its own notification comes back in the answer)', () => {
-    /** A store on a fresh schema whose feed reads the log only when asked (no heartbeat during a test). */
-    async function withQuietStore(body: (storage: PostgresStorage, schema: string) => Promise<void>) {
-      const schema = freshSchema();
-      const storage = await PostgresStorage.open({
-        connectionString: database.url,
-        schema,
-        changeFeedHeartbeatMs: 600_000,
-      });
-      try {
-        await body(storage, schema);
-      } finally {
-        await storage.close();
-        await runSql(database.url, `drop schema if exists ${schema} cascade`);
-      }
-    }
+    /** The feed of these tests' stores reads the log only when asked (no heartbeat during a test). */
+    const quiet = { changeFeedHeartbeatMs: 600_000 };
 
     /** What the listening sessions of the server ran last, and whether they wait for a lock. */
     const listeningSessions = async () =>
@@ -820,66 +813,76 @@ describe('PostgresStorage', () => {
     });
 
     it('fails a commit whose listening session is cut as unknown, and reconnects the feed', async () => {
-      await withQuietStore(async (storage, schema) => {
-        const reported: string[] = [];
-        storage.watch('cut:', (keys) => reported.push(...keys));
-        await storage.syncWatchers();
-        const holder = await holdKeyLock(schema, 'cut:1');
-        try {
-          const failed = rejection(() =>
-            storage.conditionalBatch([{ key: 'cut:1', expected: null }], [put('cut:1', 'v')]),
-          );
-          await lockWaiter('the commit to wait for its key');
-          const [waiting] = (await listeningSessions()).filter(
-            ({ wait_event_type }) => wait_event_type === 'Lock',
-          );
-          expect(waiting, 'the commit waits on the listening session').toBeDefined();
-          await runSql(database.url, `select pg_terminate_backend(${waiting!.pid})`);
-          const error = await failed;
-          expect(error.code).toBe('unknown');
-          expect(error.message).toMatch(
-            /cannot reach .* it may or may not have been applied: read before retrying/,
-          );
-        } finally {
-          await holder.query('rollback');
-          await holder.end();
-        }
-        expect(await storage.get('cut:1')).toBeNull(); // cut before it committed
-        await waitUntil(() => storage.changeFeedConnected, 'the feed to reconnect');
-        expect(await storage.conditionalBatch([{ key: 'cut:2', expected: null }], [put('cut:2', 'v')])).toBe(
-          true,
-        );
-        await waitUntil(() => reported.includes('cut:2'), 'the next commit to be reported');
-        expect(reported).toEqual(['cut:2']);
-      });
+      await withStores(
+        1,
+        async ([store], schema) => {
+          const storage = store!;
+          const reported: string[] = [];
+          storage.watch('cut:', (keys) => reported.push(...keys));
+          await storage.syncWatchers();
+          const holder = await holdKeyLock(schema, 'cut:1');
+          try {
+            const failed = rejection(() =>
+              storage.conditionalBatch([{ key: 'cut:1', expected: null }], [put('cut:1', 'v')]),
+            );
+            await lockWaiter('the commit to wait for its key');
+            const [waiting] = (await listeningSessions()).filter(
+              ({ wait_event_type }) => wait_event_type === 'Lock',
+            );
+            expect(waiting, 'the commit waits on the listening session').toBeDefined();
+            await runSql(database.url, `select pg_terminate_backend(${waiting!.pid})`);
+            const error = await failed;
+            expect(error.code).toBe('unknown');
+            expect(error.message).toMatch(
+              /cannot reach .* it may or may not have been applied: read before retrying/,
+            );
+          } finally {
+            await holder.query('rollback');
+            await holder.end();
+          }
+          expect(await storage.get('cut:1')).toBeNull(); // cut before it committed
+          await waitUntil(() => storage.changeFeedConnected, 'the feed to reconnect');
+          expect(
+            await storage.conditionalBatch([{ key: 'cut:2', expected: null }], [put('cut:2', 'v')]),
+          ).toBe(true);
+          await waitUntil(() => reported.includes('cut:2'), 'the next commit to be reported');
+          expect(reported).toEqual(['cut:2']);
+        },
+        quiet,
+      );
     });
 
     it('closes only after a commit running on the listening session has finished', async () => {
-      await withQuietStore(async (storage, schema) => {
-        const holder = await holdKeyLock(schema, 'close:1');
-        let committed: Promise<boolean>;
-        let closed: Promise<void>;
-        let closeDone = false;
-        try {
-          committed = storage.conditionalBatch([{ key: 'close:1', expected: null }], [put('close:1', 'v')]);
-          await lockWaiter('the commit to wait for its key');
-          closed = storage.close().then(() => {
-            closeDone = true;
-          });
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          expect(closeDone).toBe(false);
-        } finally {
-          await holder.query('commit');
-          await holder.end();
-        }
-        expect(await committed).toBe(true);
-        await closed;
-        const { rows } = await runSql(
-          database.url,
-          `select value from ${schema}.entries where key = decode('${encodeKey('close:1')}', 'hex')`,
-        );
-        expect(rows).toEqual([{ value: 'v' }]);
-      });
+      await withStores(
+        1,
+        async ([store], schema) => {
+          const storage = store!;
+          const holder = await holdKeyLock(schema, 'close:1');
+          let committed: Promise<boolean>;
+          let closed: Promise<void>;
+          let closeDone = false;
+          try {
+            committed = storage.conditionalBatch([{ key: 'close:1', expected: null }], [put('close:1', 'v')]);
+            await lockWaiter('the commit to wait for its key');
+            closed = storage.close().then(() => {
+              closeDone = true;
+            });
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            expect(closeDone).toBe(false);
+          } finally {
+            await holder.query('commit');
+            await holder.end();
+          }
+          expect(await committed).toBe(true);
+          await closed;
+          const { rows } = await runSql(
+            database.url,
+            `select value from ${schema}.entries where key = decode('${encodeKey('close:1')}', 'hex')`,
+          );
+          expect(rows).toEqual([{ value: 'v' }]);
+        },
+        quiet,
+      );
     });
   });
 

@@ -414,8 +414,11 @@ export class PostgresStorage implements Storage {
     const append = appendCommit(groups);
     if (append) {
       // The engine's step, alone or grouped: one prepared statement (see `appendStatement`).
-      const [row] = await this.feed.withIdleSession((session) =>
-        this.run(operation, this.sql[append.statement], append.params, append.statement, session),
+      const [row] = await this.runCommit(
+        operation,
+        this.sql[append.statement],
+        append.params,
+        append.statement,
       );
       const held = row?.held;
       if (row === undefined || (held !== null && typeof held !== 'string')) {
@@ -430,9 +433,7 @@ export class PostgresStorage implements Storage {
       return groups.map((_, index) => holding.has(index));
     }
     const request = JSON.stringify(commitRequest(groups));
-    const rows = await this.feed.withIdleSession((session) =>
-      this.run(operation, this.sql.commit, [request], 'commit', session),
-    );
+    const rows = await this.runCommit(operation, this.sql.commit, [request], 'commit');
     const results = rows[0]?.results;
     if (!Array.isArray(results) || results.length !== groups.length) {
       throw new StorageError(
@@ -457,6 +458,16 @@ export class PostgresStorage implements Storage {
       yield page.map((entry) => entry.key);
       after = page[page.length - 1]?.key;
     }
+  }
+
+  /** A commit's statement: on the change feed's listening session when it is idle, else on the pool. */
+  private runCommit(
+    operation: string,
+    text: string,
+    params: readonly (string | null)[],
+    name: string,
+  ): Promise<SqlRow[]> {
+    return this.feed.withIdleSession((session) => this.run(operation, text, params, name, session));
   }
 
   private async run(
