@@ -92,6 +92,40 @@ describe('start', () => {
     expect(description.status).toBe('running');
   });
 
+  it('a start of a new id commits at once, without reading; an id with a finished run is read and planned from it', async () => {
+    const world = new TestWorld();
+    const engine = await world.engine([waiter]);
+    const storage = engine.wrapper;
+    const calls: string[] = [];
+    for (const method of ['get', 'getMany', 'scan', 'conditionalBatch', 'commitGroups'] as const) {
+      const original = (storage[method] as (...args: unknown[]) => Promise<unknown>).bind(storage);
+      Object.assign(storage, {
+        [method]: (...args: unknown[]) => {
+          calls.push(method);
+          return original(...args);
+        },
+      });
+    }
+    const isCommit = (call: string) => call === 'conditionalBatch' || call === 'commitGroups';
+    await engine.start(waiter, { label: 'new' }, { id: 'fresh' });
+    expect(calls.slice(0, calls.findIndex(isCommit) + 1)).toEqual([
+      expect.stringMatching(/^(conditionalBatch|commitGroups)$/),
+    ]);
+    await engine.terminate('fresh');
+    await world.idle();
+    calls.length = 0;
+    await engine.start(waiter, { label: 'again' }, { id: 'fresh' });
+    // The guess fails on the finished run's record; what is stored is then read, and run 2 is created.
+    expect(calls.filter(isCommit).length).toBe(2);
+    expect(calls.some((call) => !isCommit(call))).toBe(true);
+    await world.idle();
+    expect(await engine.describe('fresh')).toMatchObject({
+      run: 2,
+      status: 'running',
+      input: { label: 'again' },
+    });
+  });
+
   it('generates a UUID when no id is given, and rejects unknown types', async () => {
     const world = new TestWorld();
     const engine = await world.engine([waiter]);

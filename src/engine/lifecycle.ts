@@ -365,10 +365,23 @@ export class Lifecycle {
       const held = decodeIdempotency(raw);
       return { raw, live: held && held.at + window > this.deps.clock.now() ? held : null };
     };
+    // The first attempt of a plain start assumes the id has nothing stored — the common case, and always so
+    // for a generated id — and commits at once: every assumption is a condition of the commit, so an id with
+    // a record, a claim, tombstones or a purge in progress fails it and the next attempt reads. A start is then
+    // one round trip instead of three.
+    let assumeAbsent = firstSignal === null;
     for (let attempt = 0; attempt < attempts; attempt++) {
       const idem = await existingRun();
       if (idem.live) return { id: idem.live.workflowId, run: idem.live.run, started: false };
-      const plan = await this.#planCreate({ id, definition, input: stored, options, parent: undefined });
+      const optimistic = assumeAbsent;
+      const plan = await this.#planCreate({
+        id,
+        definition,
+        input: stored,
+        options,
+        parent: undefined,
+        assumeAbsent: optimistic,
+      });
       if (!plan.ok) throw plan.error;
       const conditions = [...plan.conditions];
       const operations = [...plan.operations];
@@ -396,8 +409,12 @@ export class Lifecycle {
       const raced = await existingRun();
       if (raced.live) return { id: raced.live.workflowId, run: raced.live.run, started: false };
       if (attempts === 1) throw new CreateRaceLost();
-      // Tell a claim conflict from our own conflicts by re-reading.
-      const read = await this.#read(id);
+      // Tell a claim conflict from our own conflicts by re-reading (a corrupt record after a guess: the next
+      // attempt's plan reports it).
+      const read = await this.#read(id).catch((error: unknown) => {
+        if (optimistic && error instanceof CorruptRecordError) return null;
+        throw error;
+      });
       const holder = readHolder(read?.holderRaw ?? null);
       if (holder?.holder && holder.holder.engineId !== this.deps.engineId)
         throw new WorkflowClaimUnavailableError(id, {
@@ -407,6 +424,12 @@ export class Lifecycle {
         });
       if (read && !isTerminal(read.record.status))
         throw new WorkflowAlreadyExistsError(id, read.record.status);
+      if (optimistic) {
+        // Something else is stored under this id (a finished run, tombstones, a purge): plan from what is
+        // stored, and do not count the guess as an attempt.
+        assumeAbsent = false;
+        attempt--;
+      }
     }
     throw new WorkflowClaimUnavailableError(id, null);
   }
@@ -465,13 +488,20 @@ export class Lifecycle {
     options: StartOptions;
     parent: ParentLink | undefined;
     scheduledBy?: ScheduledBy;
+    /**
+     * Plan without reading, as for an id with nothing stored (no record, checkpoint, claim, epoch or purge):
+     * the plan's conditions expect each of them absent, so the commit fails where the guess was wrong.
+     */
+    assumeAbsent?: boolean;
   }): Promise<CreatePlan> {
-    const { id, definition, input, options, parent, scheduledBy } = args;
+    const { id, definition, input, options, parent, scheduledBy, assumeAbsent = false } = args;
     const { clock, engineId, ownership } = this.deps;
-    const existing = await this.#read(id).catch((error: unknown) => {
-      if (error instanceof CorruptRecordError) return 'corrupt' as const;
-      throw error;
-    });
+    const existing = assumeAbsent
+      ? null
+      : await this.#read(id).catch((error: unknown) => {
+          if (error instanceof CorruptRecordError) return 'corrupt' as const;
+          throw error;
+        });
     if (existing === 'corrupt')
       return { ok: false, error: new WorkflowAlreadyExistsError(id, 'stored with a corrupt record') };
     if (existing && !isTerminal(existing.record.status))
@@ -483,7 +513,9 @@ export class Lifecycle {
       return { ok: false, error: new WorkflowIdReuseError(id, existing.record.type, definition.name) };
     const [epochRaw, holderRaw, purgeRaw] = existing
       ? [existing.epochRaw, existing.holderRaw, null]
-      : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id), keys.purge(id)]);
+      : assumeAbsent
+        ? [null, null, null]
+        : await this.deps.storage.getMany([keys.ownerEpoch(id), keys.ownerHolder(id), keys.purge(id)]);
     if (purgeRaw)
       return {
         ok: false,
@@ -590,6 +622,10 @@ export class Lifecycle {
       conditions.push(...minted.conditions);
       operations.push(...minted.operations);
     }
+    // The guessed epoch (none: run 1) and holder (none) are conditions too where no claim names them.
+    if (assumeAbsent)
+      for (const key of [keys.ownerEpoch(id), keys.ownerHolder(id)])
+        if (!conditions.some((condition) => condition.key === key)) conditions.push({ key, expected: null });
     return {
       ok: true,
       run,
