@@ -958,6 +958,53 @@ describe('PostgresStorage', () => {
     });
   });
 
+  it('sends the point reads of one turn as one statement on one connection, each caller getting its own keys', async () => {
+    const schema = freshSchema();
+    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+    let statements = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    Object.assign(pool, {
+      query: (...args: unknown[]) => {
+        statements++;
+        return query(...args);
+      },
+    });
+    const storage = await PostgresStorage.open({ pool, schema });
+    try {
+      await storage.batch(Array.from({ length: 60 }, (_, index) => put(`k${index}`, `v${index}`)));
+      const before = statements;
+      const reads = await Promise.all([
+        ...Array.from({ length: 50 }, (_, index) => storage.get(`k${index}`)),
+        storage.getMany(['k55', 'missing', 'k3', 'k55']),
+        storage.get('missing'),
+      ]);
+      expect(reads).toEqual([
+        ...Array.from({ length: 50 }, (_, index) => `v${index}`),
+        ['v55', null, 'v3', 'v55'],
+        null,
+      ]);
+      expect(statements - before).toBe(1);
+      expect(pool.totalCount).toBe(1);
+      // Reads of different turns are sent apart.
+      expect(await storage.get('k1')).toBe('v1');
+      expect(await storage.getMany(['k2'])).toEqual(['v2']);
+      expect(statements - before).toBe(3);
+      // A batch that fails rejects every caller, each with its own operation's name.
+      await runSql(database.url, `drop schema ${schema} cascade`);
+      const failed = await Promise.allSettled([storage.get('k1'), storage.getMany(['k2', 'k3'])]);
+      expect(failed.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      const [get, getMany] = failed.map(
+        (outcome) => (outcome as PromiseRejectedResult).reason as StorageError,
+      );
+      expect([get!.operation, getMany!.operation]).toEqual(['get', 'getMany']);
+      expect(get!.code).toBe(getMany!.code);
+    } finally {
+      await storage.close();
+      await pool.end();
+      await runSql(database.url, `drop schema if exists ${schema} cascade`);
+    }
+  });
+
   it('rejects bad options before connecting', async () => {
     expect(
       (await rejection(() => PostgresStorage.open({ connectionString: database.url, schema: 'Bad-Name' })))

@@ -165,6 +165,21 @@ const scanPageForFeed = 1000;
  * // No database server: PostgreSQL embedded in this process, data in a folder.
  * const storage = await PostgresStorage.embedded({ dataDir: '.shuttle/db' });
  */
+/** Point reads gathered into one statement (see `PostgresStorage.pointRead`). */
+type PendingReads = {
+  /** Every key asked for, as hex, once. */
+  keys: Set<string>;
+  readers: {
+    operation: 'get' | 'getMany';
+    keys: string[];
+    resolve: (values: (string | null)[]) => void;
+    reject: (error: unknown) => void;
+  }[];
+};
+
+/** Most distinct keys one gathered read sends; a larger burst is sent as several statements. */
+const maxKeysPerRead = 1000;
+
 export class PostgresStorage implements Storage {
   readonly capabilities: StorageCapabilities;
   /** The schema this store lives in. */
@@ -176,6 +191,8 @@ export class PostgresStorage implements Storage {
   private readonly feed: PostgresChangeFeed;
   private closed = false;
   private closing: Promise<void> | undefined;
+  /** The point reads asked for in this turn of the event loop, not yet sent (see `pointRead`). */
+  private pendingReads: PendingReads | undefined;
 
   private constructor(queryable: SqlQueryable, names: SchemaNames, options: PostgresStorageCommonOptions) {
     this.queryable = queryable;
@@ -282,19 +299,56 @@ export class PostgresStorage implements Storage {
   async get(key: string): Promise<string | null> {
     this.assertOpen('get');
     validateKey('get', key, 'the key');
-    const rows = await this.run('get', this.sql.get, [encodeKey(key)]);
-    const value = rows[0]?.value;
-    return typeof value === 'string' ? decodeValue(value) : null;
+    const [value] = await this.pointRead('get', [encodeKey(key)]);
+    return value!;
   }
 
   async getMany(keys: readonly string[]): Promise<(string | null)[]> {
     this.assertOpen('getMany');
     validateReadKeys('getMany', keys);
     if (keys.length === 0) return [];
-    const encoded = keys.map(encodeKey);
-    const rows = await this.run('getMany', this.sql.getMany, [[...new Set(encoded)].join(',')]);
-    const found = new Map(rows.map((row) => [String(row.key), decodeValue(String(row.value))]));
-    return encoded.map((key) => found.get(key) ?? null);
+    return this.pointRead('getMany', keys.map(encodeKey));
+  }
+
+  /**
+   * Point reads (`get`, `getMany`) issued in the same turn of the event loop are sent as one statement once
+   * that turn ends: a burst of reads — fifty `result()` calls, a page of rows to describe — costs one round
+   * trip and one pooled connection instead of one each (each new connection is a server process to start).
+   * A read is only ever sent later than it was asked for, never earlier, so it still sees every commit that
+   * had landed when it was called. Each caller gets its own keys' values, or the batch's error with its own
+   * operation's name.
+   */
+  private pointRead(operation: 'get' | 'getMany', encoded: string[]): Promise<(string | null)[]> {
+    return new Promise((resolve, reject) => {
+      let batch = this.pendingReads;
+      if (!batch || batch.keys.size + encoded.length > maxKeysPerRead) {
+        batch = this.pendingReads = { keys: new Set(), readers: [] };
+        const flushing = batch;
+        queueMicrotask(() => void this.flushReads(flushing));
+      }
+      for (const key of encoded) batch.keys.add(key);
+      batch.readers.push({ operation, keys: encoded, resolve, reject });
+    });
+  }
+
+  private async flushReads(batch: PendingReads): Promise<void> {
+    if (this.pendingReads === batch) this.pendingReads = undefined;
+    const keys = [...batch.keys];
+    let found: Map<string, string>;
+    try {
+      const rows: SqlRow[] =
+        keys.length === 1
+          ? (await this.queryable.query(this.sql.get, keys)).map((row) => ({
+              key: keys[0],
+              value: row.value,
+            }))
+          : await this.queryable.query(this.sql.getMany, [keys.join(',')]);
+      found = new Map(rows.map((row) => [String(row.key), decodeValue(String(row.value))]));
+    } catch (error) {
+      for (const reader of batch.readers) reader.reject(this.failure(reader.operation, error));
+      return;
+    }
+    for (const reader of batch.readers) reader.resolve(reader.keys.map((key) => found.get(key) ?? null));
   }
 
   async scan(prefix: string, options: ScanOptions = {}): Promise<Entry[]> {
@@ -484,13 +538,18 @@ export class PostgresStorage implements Storage {
         name ? `${this.schema}:${name}` : undefined,
       );
     } catch (error) {
-      if (this.closed) {
-        throw new StorageError(operation, 'closed', `this PostgresStorage was closed during the call.`, {
-          cause: error,
-        });
-      }
-      throw mapError(operation, error, this.queryable, this.schema);
+      throw this.failure(operation, error);
     }
+  }
+
+  /** The `StorageError` a failed statement of `operation` rejects with. */
+  private failure(operation: string, error: unknown): StorageError {
+    if (this.closed) {
+      return new StorageError(operation, 'closed', `this PostgresStorage was closed during the call.`, {
+        cause: error,
+      });
+    }
+    return mapError(operation, error, this.queryable, this.schema);
   }
 
   private assertOpen(operation: string): void {
