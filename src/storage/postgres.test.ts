@@ -337,6 +337,40 @@ describe('PostgresStorage', () => {
     });
   });
 
+  it('reads a skipped number back from the log by its number when its notification names no keys', async () => {
+    await withFeed(async ({ watcher, writer, schema, feedReads }) => {
+      const early = new pg.Client({ connectionString: database.url });
+      await early.connect();
+      try {
+        const reported: string[] = [];
+        watcher.watch('o:', (keys) => reported.push(...keys));
+        await watcher.syncWatchers();
+        const hex = encodeKey('o:first');
+        await early.query('begin');
+        await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
+          hex,
+        ]);
+        const { rows } = await early.query<{ seq: string }>(
+          `insert into ${schema}.changes (keys) values ($1) returning seq`,
+          [hex],
+        );
+        // Later numbers, committed and delivered while the first is still open; the feed moves past it.
+        for (const key of ['o:second', 'o:third']) await writer.batch([put(key, key)]);
+        await waitUntil(() => reported.includes('o:third'), 'the later numbers to be delivered');
+        feedReads.mockClear();
+        // The skipped number announced without its keys (as a commit too large for a payload is): only the
+        // log can say what it changed, and it lies below the feed's position.
+        await early.query(`select pg_notify($1, $2)`, [schemaNames(schema).channel, rows[0]!.seq]);
+        await early.query('commit');
+        await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
+        expect(reported).toEqual(['o:second', 'o:third', 'o:first']);
+        expect(feedReads).toHaveBeenCalled();
+      } finally {
+        await early.end();
+      }
+    });
+  });
+
   it('keeps watching after its listening connection is terminated, and reports the commits made meanwhile', async () => {
     await withStores(1, async ([writer], schema) => {
       // The watcher logs in as a role limited to one connection more than its pool holds, so after its
