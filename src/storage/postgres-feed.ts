@@ -1,8 +1,8 @@
 /**
  * The change feed of `PostgresStorage` (`watch`): LISTEN/NOTIFY on a session of its own, backed by the change
  * log table, so that nothing is lost to NOTIFY's 8,000-byte payload limit or to a dropped connection. While
- * that session is idle the adapter sends its commits on it (`withIdleSession`), so that a commit's own
- * notification comes back in its answer.
+ * that session is free the adapter sends its commits on it, two at most (`withSession`), so that a commit's
+ * own notification comes back in its answer.
  *
  * Every commit that writes appends one row (a sequence number and its touched keys) to the change log and
  * notifies the sequence number, followed by the keys when they fit in the payload (see `notified`). The
@@ -48,6 +48,8 @@ const pageSize = 1000;
 const startWindow = 1000;
 /** Beyond this many missing numbers the feed stops tracking them one by one and rescans instead. */
 const maxMissing = 10_000;
+/** Most commits on the listening session at once (the engine keeps two in flight; see `withSession`). */
+const commitsOnSession = 2;
 const firstBackoffMs = 50;
 const maxBackoffMs = 2000;
 
@@ -63,8 +65,8 @@ export class PostgresChangeFeed {
   /** Missing sequence number → xmax of the snapshot it was first missed under (unknown until a read). */
   private readonly missing = new Map<number, bigint | undefined>();
   private reading: Promise<void> | undefined;
-  /** The commit running on the listening session, if any (`withIdleSession`). */
-  private lent: Promise<unknown> | undefined;
+  /** The commits running or queued on the listening session (`withSession`). */
+  private readonly lent = new Set<Promise<unknown>>();
   private readAgain = false;
   private closed = false;
   private connecting = false;
@@ -121,7 +123,7 @@ export class PostgresChangeFeed {
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.reconnectTimer);
     await this.reading?.catch(() => undefined);
-    await this.lent?.catch(() => undefined);
+    await Promise.allSettled(this.lent);
     const listener = this.listener;
     this.listener = undefined;
     await listener?.close();
@@ -134,23 +136,28 @@ export class PostgresChangeFeed {
   }
 
   /**
-   * Runs `run` (a commit) with the listening session when it is up and idle — no read and no other commit
-   * on it — and with undefined otherwise (the caller then uses its pool). A commit sent on the session that
-   * listens gets its own notification back in its answer: PostgreSQL hands a session the notifications of
-   * its own transaction before it reports ready, so no second backend wakes to forward it and this process
-   * does not wake a second time to read it. For a lone engine step that was a tenth of its time (measured:
-   * bench/README.md). The feed delivers the notification as any other; `close()` waits for a commit lent
-   * the session.
+   * Runs `run` (a commit) with the listening session when it is up, no read runs on it and fewer than
+   * `commitsOnSession` commits are on it; with undefined otherwise (the caller then uses its pool).
+   *
+   * A commit sent on the session that listens gets its own notification back in its answer: PostgreSQL hands
+   * a session the notifications of its own transaction before it reports ready, so no second backend wakes
+   * to forward it and this process does not wake a second time to read it (for a lone engine step that was a
+   * tenth of its time). The engine keeps two commits in flight; both go here, the second waiting in the
+   * driver's queue until the first is answered and then sent at once, so the server commits them back to
+   * back while the engine prepares the next — instead of two backends committing side by side, which on two
+   * cores contend with each other and with the engine, and queue anyway on NOTIFY's commit lock (PostgreSQL
+   * serialises the commits of transactions that notify, disk flush included). Measured: bench/README.md.
+   * The feed delivers the notifications as any other; `close()` waits for the commits on the session.
    */
-  async withIdleSession<T>(run: (session: SqlListener | undefined) => Promise<T>): Promise<T> {
+  async withSession<T>(run: (session: SqlListener | undefined) => Promise<T>): Promise<T> {
     const listener = this.listener;
-    if (!listener || this.lent || this.reading || this.closed) return run(undefined);
+    if (!listener || this.lent.size >= commitsOnSession || this.reading || this.closed) return run(undefined);
     const lent = run(listener);
-    this.lent = lent;
+    this.lent.add(lent);
     try {
       return await lent;
     } finally {
-      this.lent = undefined;
+      this.lent.delete(lent);
     }
   }
 

@@ -846,6 +846,57 @@ describe('PostgresStorage', () => {
       });
     });
 
+    it('queues a second commit behind the first on the listening session, and sends a third on the pool', async () => {
+      const schema = freshSchema();
+      const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+      let poolStatements = 0;
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      Object.assign(pool, {
+        query: (...args: unknown[]) => {
+          poolStatements++;
+          return query(...args);
+        },
+      });
+      const storage = await PostgresStorage.open({ pool, schema, ...quiet });
+      const holder = await holdKeyLock(schema, 'lent:a');
+      try {
+        const reported: string[] = [];
+        storage.watch('lent:', (keys) => reported.push(...keys));
+        await storage.syncWatchers();
+        const before = poolStatements;
+        const settled: string[] = [];
+        const commit = (key: string) =>
+          storage.conditionalBatch([{ key, expected: null }], [put(key, key)]).then((ok) => {
+            settled.push(key);
+            return ok;
+          });
+        const first = commit('lent:a'); // on the session, waiting for the key's lock
+        const second = commit('lent:b'); // on the session too, queued behind the first
+        expect(await commit('lent:c')).toBe(true); // the session carries two: this one on the pool
+        expect(poolStatements - before).toBe(1);
+        await waitUntil(
+          async () =>
+            (await listeningSessions()).some(
+              ({ query, wait_event_type }) =>
+                query.includes(`${schema}.entries`) && wait_event_type === 'Lock',
+            ),
+          'the first commit to wait for the lock on the listening session',
+        );
+        expect(settled).toEqual(['lent:c']);
+        await holder.query('commit');
+        expect(await Promise.all([first, second])).toEqual([true, true]);
+        expect(settled).toEqual(['lent:c', 'lent:a', 'lent:b']);
+        expect(poolStatements - before).toBe(1);
+        await waitUntil(() => reported.length === 3, 'the three commits to be reported');
+        expect([...reported].sort()).toEqual(['lent:a', 'lent:b', 'lent:c']);
+      } finally {
+        await holder.end();
+        await storage.close();
+        await pool.end();
+        await runSql(database.url, `drop schema if exists ${schema} cascade`);
+      }
+    });
+
     it('fails a commit whose listening session is cut as unknown, and reconnects the feed', async () => {
       await withStores(
         1,

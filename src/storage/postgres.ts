@@ -458,7 +458,7 @@ export class PostgresStorage implements Storage {
   /**
    * One commit: an append statement when the groups are of its shape (the engine's steps), else the groups
    * as a JSON request to the commit function (see postgres-sql.ts). Sent on the change feed's listening
-   * session when it is idle, else on a pooled connection (see `PostgresChangeFeed.withIdleSession`).
+   * session while it carries fewer than two, else on a pooled connection (see `PostgresChangeFeed.withSession`).
    */
   private async commit(operation: string, groups: readonly CommitGroup[]): Promise<boolean[]> {
     if (groups.length === 0) return [];
@@ -514,14 +514,14 @@ export class PostgresStorage implements Storage {
     }
   }
 
-  /** A commit's statement: on the change feed's listening session when it is idle, else on the pool. */
+  /** A commit's statement: on the change feed's listening session when it is free, else on the pool. */
   private runCommit(
     operation: string,
     text: string,
     params: readonly (string | null)[],
     name: string,
   ): Promise<SqlRow[]> {
-    return this.feed.withIdleSession((session) => this.run(operation, text, params, name, session));
+    return this.feed.withSession((session) => this.run(operation, text, params, name, session));
   }
 
   private async run(
