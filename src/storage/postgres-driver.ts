@@ -128,15 +128,18 @@ export class PgQueryable implements SqlQueryable {
       throw error;
     }
     ready = true;
+    // The session's queries run one after the other (the feed's reads and the commits lent to it overlap):
+    // each is sent once the one before it is answered — in the first microtasks after that answer, before
+    // its caller resumes — rather than handed to the driver while one runs (deprecated in node-postgres).
+    let previous: Promise<unknown> = Promise.resolve();
     return {
-      query: async (text, params, name) =>
-        (
-          await client.query<SqlRow>({
-            text,
-            values: params as (string | null)[],
-            ...(name ? { name } : {}),
-          })
-        ).rows,
+      query: (text, params, name) => {
+        const result = previous.then(() =>
+          client.query<SqlRow>({ text, values: params as (string | null)[], ...(name ? { name } : {}) }),
+        );
+        previous = result.catch(() => undefined);
+        return result.then(({ rows }) => rows);
+      },
       close: async () => {
         if (closed) return;
         closed = true;
