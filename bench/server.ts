@@ -6,8 +6,9 @@
  *
  * 1. Throughput, in rounds (5, or 2 when quick), the order rotating within each round:
  *    - the ceiling: raw conditional single-row UPDATE transactions on one connection (autocommit);
- *    - Shuttle: one `bench-steps` workflow of N sequential activities, then 50 at once, each on a fresh
- *      engine (`workflow-lease`, TTL 6 s / renew 1 s, PostgresLiveness) on a fresh schema;
+ *    - Shuttle: one `bench-steps` workflow of N sequential activities, then 50 at once, new workflows each
+ *      time, on one engine (`workflow-lease`, TTL 6 s / renew 1 s, PostgresLiveness) on a schema of its own,
+ *      opened before the warm-up and kept through the rounds, as the peer's process is;
  *    - the peer, DBOS Transact, in its own process and its own database on the same server: the same
  *      workflows (N sequential steps; 50 at once).
  *    Ratios are taken within each round and the median of the per-round ratios is reported.
@@ -122,13 +123,10 @@ type EngineRun = Rate & {
   duplicates: number;
 };
 
-/** `workflows` × `stepsEach` on a fresh engine over a fresh schema; elapsed = first start → last result. */
-async function shuttleSteps(
-  url: string,
-  schema: string,
-  workflows: number,
-  stepsEach: number,
-): Promise<EngineRun> {
+/** A Shuttle engine of the throughput section, on a schema of its own, kept for every round of its kind. */
+type ShuttleBench = { engine: Engine; storage: PostgresStorage; liveness: PostgresLiveness; schema: string };
+
+async function openShuttle(url: string, schema: string): Promise<ShuttleBench> {
   const storage = await PostgresStorage.open({ connectionString: url, schema });
   const liveness = new PostgresLiveness({ connectionString: url, schema });
   const engine = await createEngine({
@@ -138,37 +136,47 @@ async function shuttleSteps(
     ...claimTimings,
     liveness,
   });
-  try {
-    const before = engine.metrics();
-    const started = performance.now();
-    const handles = await Promise.all(
-      Array.from({ length: workflows }, () => engine.start(steps, { steps: stepsEach })),
-    );
-    const results = await Promise.all(handles.map((handle) => handle.result()));
-    const elapsedMs = performance.now() - started;
-    const after = engine.metrics();
-    const expected = (stepsEach * (stepsEach - 1)) / 2;
-    if (results.some((result) => result !== expected))
-      throw new Error(`a bench-steps workflow returned ${JSON.stringify(results[0])}, expected ${expected}`);
-    let duplicates = 0;
-    for (const handle of handles)
-      duplicates += countDuplicateCommits(await handle.timeline(), {
-        kind: 'activity-completed',
-        count: stepsEach,
-      }).duplicates;
-    return {
-      ...rate(workflows * stepsEach, elapsedMs),
-      workflows,
-      stepsPerWorkflow: stepsEach,
-      storageTransactions: after.storageTransactions - before.storageTransactions,
-      groupedBatches: after.groupedBatches - before.groupedBatches,
-      duplicates,
-    };
-  } finally {
-    await engine.shutdown();
-    await storage.close();
-    await liveness.close();
-  }
+  return { engine, storage, liveness, schema };
+}
+
+async function closeShuttle(url: string, { engine, storage, liveness, schema }: ShuttleBench): Promise<void> {
+  await engine.shutdown();
+  await storage.close();
+  await liveness.close();
+  await dropSchema(url, schema);
+}
+
+/** `workflows` × `stepsEach` new workflows on `bench`'s engine; elapsed = first start → last result. */
+async function shuttleSteps(
+  { engine }: ShuttleBench,
+  workflows: number,
+  stepsEach: number,
+): Promise<EngineRun> {
+  const before = engine.metrics();
+  const started = performance.now();
+  const handles = await Promise.all(
+    Array.from({ length: workflows }, () => engine.start(steps, { steps: stepsEach })),
+  );
+  const results = await Promise.all(handles.map((handle) => handle.result()));
+  const elapsedMs = performance.now() - started;
+  const after = engine.metrics();
+  const expected = (stepsEach * (stepsEach - 1)) / 2;
+  if (results.some((result) => result !== expected))
+    throw new Error(`a bench-steps workflow returned ${JSON.stringify(results[0])}, expected ${expected}`);
+  let duplicates = 0;
+  for (const handle of handles)
+    duplicates += countDuplicateCommits(await handle.timeline(), {
+      kind: 'activity-completed',
+      count: stepsEach,
+    }).duplicates;
+  return {
+    ...rate(workflows * stepsEach, elapsedMs),
+    workflows,
+    stepsPerWorkflow: stepsEach,
+    storageTransactions: after.storageTransactions - before.storageTransactions,
+    groupedBatches: after.groupedBatches - before.groupedBatches,
+    duplicates,
+  };
 }
 
 async function dropSchema(url: string, schema: string): Promise<void> {
@@ -237,16 +245,12 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
     log(`the peer could not run: ${peerInfo.error}`);
   }
 
-  let schemas = 0;
-  const freshSchema = () => `bench_${++schemas}`;
-  const shuttle = async (workflows: number, stepsEach: number) => {
-    const schema = freshSchema();
-    try {
-      return await shuttleSteps(shuttleUrl, schema, workflows, stepsEach);
-    } finally {
-      await dropSchema(shuttleUrl, schema);
-    }
-  };
+  // One Shuttle engine, opened here and kept through the warm-up and every round of both kinds — as the
+  // peer's process is: the figures describe a worker that is running, not one starting (its pool's
+  // connections, each a server process to start, and their first plans; bench/README.md). One, not one per
+  // kind: every listening session of a database is woken by every commit's NOTIFY, whatever its channel.
+  const shuttleEngine = await openShuttle(shuttleUrl, 'bench_steps');
+  const shuttle = (workflows: number, stepsEach: number) => shuttleSteps(shuttleEngine, workflows, stepsEach);
 
   // Warm-up (discarded), each kind run again and again for `warmUpMs`, sized to about a measurement: V8 takes
   // thousands of steps to optimise the hot paths (one engine went from 570 µs of CPU a step in its first 2,000
@@ -358,6 +362,9 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
     }
   } finally {
     await raw.end();
+    await closeShuttle(shuttleUrl, shuttleEngine).catch((error: unknown) =>
+      log(`closing the engine: ${error}`),
+    );
     if (peer) {
       peer.send({ op: 'stop' });
       await Promise.race([peer.exited, sleep(10_000)]);
