@@ -154,17 +154,6 @@ export class PostgresSchemaVersionError extends StorageError {
 const writeOperations = new Set(['batch', 'conditionalBatch', 'commitGroups']);
 const scanPageForFeed = 1000;
 
-/**
- * Storage on PostgreSQL or PGlite; create it with `open`, `embedded` or `fromPglite`.
- *
- * @example
- * const storage = await PostgresStorage.open({ connectionString: process.env.DATABASE_URL });
- * const engine = await createEngine({ storage, workflows: [order] });
- *
- * @example
- * // No database server: PostgreSQL embedded in this process, data in a folder.
- * const storage = await PostgresStorage.embedded({ dataDir: '.shuttle/db' });
- */
 /** Point reads gathered into one statement (see `PostgresStorage.pointRead`). */
 type PendingReads = {
   /** Every key asked for, as hex, once. */
@@ -180,6 +169,17 @@ type PendingReads = {
 /** Most distinct keys one gathered read sends; a larger burst is sent as several statements. */
 const maxKeysPerRead = 1000;
 
+/**
+ * Storage on PostgreSQL or PGlite; create it with `open`, `embedded` or `fromPglite`.
+ *
+ * @example
+ * const storage = await PostgresStorage.open({ connectionString: process.env.DATABASE_URL });
+ * const engine = await createEngine({ storage, workflows: [order] });
+ *
+ * @example
+ * // No database server: PostgreSQL embedded in this process, data in a folder.
+ * const storage = await PostgresStorage.embedded({ dataDir: '.shuttle/db' });
+ */
 export class PostgresStorage implements Storage {
   readonly capabilities: StorageCapabilities;
   /** The schema this store lives in. */
@@ -311,9 +311,10 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Point reads (`get`, `getMany`) issued in the same turn of the event loop are sent as one statement once
-   * that turn ends: a burst of reads — fifty `result()` calls, a page of rows to describe — costs one round
-   * trip and one pooled connection instead of one each (each new connection is a server process to start).
+   * Point reads (`get`, `getMany`) asked for together — in one stretch of code, or in the microtasks already
+   * queued when the first was asked — are sent as one statement: a burst of reads (fifty `result()` calls, a
+   * page of rows to describe) costs one round trip and one pooled connection instead of one each (each new
+   * connection is a server process to start).
    * A read is only ever sent later than it was asked for, never earlier, so it still sees every commit that
    * had landed when it was called. Each caller gets its own keys' values, or the batch's error with its own
    * operation's name.
