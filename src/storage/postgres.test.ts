@@ -116,6 +116,20 @@ async function withFeed(
   }
 }
 
+/** A pool of its own whose `query` calls (the adapter's statements outside the listening session) are counted. */
+function countingPool(max: number): { pool: pg.Pool; statements: () => number } {
+  const pool = new pg.Pool({ connectionString: database.url, max });
+  let statements = 0;
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  Object.assign(pool, {
+    query: (...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    },
+  });
+  return { pool, statements: () => statements };
+}
+
 /** A transaction on a connection of its own holding the advisory lock of `key` in `schema`; commit or end it. */
 async function holdKeyLock(schema: string, key: string): Promise<pg.Client> {
   const holder = new pg.Client({ connectionString: database.url });
@@ -848,15 +862,7 @@ describe('PostgresStorage', () => {
 
     it('queues a second commit behind the first on the listening session, and sends a third on the pool', async () => {
       const schema = freshSchema();
-      const pool = new pg.Pool({ connectionString: database.url, max: 4 });
-      let poolStatements = 0;
-      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-      Object.assign(pool, {
-        query: (...args: unknown[]) => {
-          poolStatements++;
-          return query(...args);
-        },
-      });
+      const { pool, statements } = countingPool(4);
       const storage = await PostgresStorage.open({ pool, schema, ...quiet });
       const holder = await holdKeyLock(schema, 'lent:a');
       // The session sends them one at a time itself: none is handed to the driver while another runs there.
@@ -867,7 +873,7 @@ describe('PostgresStorage', () => {
         const reported: string[] = [];
         storage.watch('lent:', (keys) => reported.push(...keys));
         await storage.syncWatchers();
-        const before = poolStatements;
+        const before = statements();
         const settled: string[] = [];
         const commit = (key: string) =>
           storage.conditionalBatch([{ key, expected: null }], [put(key, key)]).then((ok) => {
@@ -877,7 +883,7 @@ describe('PostgresStorage', () => {
         const first = commit('lent:a'); // on the session, waiting for the key's lock
         const second = commit('lent:b'); // on the session too, queued behind the first
         expect(await commit('lent:c')).toBe(true); // the session carries two: this one on the pool
-        expect(poolStatements - before).toBe(1);
+        expect(statements() - before).toBe(1);
         await waitUntil(
           async () =>
             (await listeningSessions()).some(
@@ -892,7 +898,7 @@ describe('PostgresStorage', () => {
         expect(await Promise.all([first, second])).toEqual([true, true]);
         await read;
         expect(settled).toEqual(['lent:c', 'lent:a', 'lent:b']);
-        expect(poolStatements - before).toBe(1);
+        expect(statements() - before).toBe(1);
         await waitUntil(() => reported.length === 3, 'the three commits to be reported');
         expect([...reported].sort()).toEqual(['lent:a', 'lent:b', 'lent:c']);
         expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([]);
@@ -1053,19 +1059,11 @@ describe('PostgresStorage', () => {
 
   it('sends the point reads of one turn as one statement on one connection, each caller getting its own keys', async () => {
     const schema = freshSchema();
-    const pool = new pg.Pool({ connectionString: database.url, max: 10 });
-    let statements = 0;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    Object.assign(pool, {
-      query: (...args: unknown[]) => {
-        statements++;
-        return query(...args);
-      },
-    });
+    const { pool, statements } = countingPool(10);
     const storage = await PostgresStorage.open({ pool, schema });
     try {
       await storage.batch(Array.from({ length: 60 }, (_, index) => put(`k${index}`, `v${index}`)));
-      const before = statements;
+      const before = statements();
       const reads = await Promise.all([
         ...Array.from({ length: 50 }, (_, index) => storage.get(`k${index}`)),
         storage.getMany(['k55', 'missing', 'k3', 'k55']),
@@ -1076,12 +1074,12 @@ describe('PostgresStorage', () => {
         ['v55', null, 'v3', 'v55'],
         null,
       ]);
-      expect(statements - before).toBe(1);
+      expect(statements() - before).toBe(1);
       expect(pool.totalCount).toBe(1);
       // Reads of different turns are sent apart.
       expect(await storage.get('k1')).toBe('v1');
       expect(await storage.getMany(['k2'])).toEqual(['v2']);
-      expect(statements - before).toBe(3);
+      expect(statements() - before).toBe(3);
       // A batch that fails rejects every caller, each with its own operation's name.
       await runSql(database.url, `drop schema ${schema} cascade`);
       const failed = await Promise.allSettled([storage.get('k1'), storage.getMany(['k2', 'k3'])]);
