@@ -116,6 +116,33 @@ async function withFeed(
   }
 }
 
+/**
+ * A commit of `key` by hand on a connection of its own that draws its change number and stays open: as a
+ * commit of two in flight that draws first and commits last. `notify(payload)` then `commit()` finish it.
+ */
+async function openEarlyCommit(schema: string, key: string) {
+  const early = new pg.Client({ connectionString: database.url });
+  await early.connect();
+  const hex = encodeKey(key);
+  await early.query('begin');
+  await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [hex]);
+  const { rows } = await early.query<{ seq: string }>(
+    `insert into ${schema}.changes (keys) values ($1) returning seq`,
+    [hex],
+  );
+  return {
+    hex,
+    seq: rows[0]!.seq,
+    notify: async (payload: string) => {
+      await early.query(`select pg_notify($1, $2)`, [schemaNames(schema).channel, payload]);
+    },
+    commit: async () => {
+      await early.query('commit');
+    },
+    end: () => early.end(),
+  };
+}
+
 /** A pool of its own whose `query` calls (the adapter's statements outside the listening session) are counted. */
 function countingPool(max: number): { pool: pg.Pool; statements: () => number } {
   const pool = new pg.Pool({ connectionString: database.url, max });
@@ -318,30 +345,17 @@ describe('PostgresStorage', () => {
 
   it('delivers commits that notify out of order straight from their notifications, reading no log', async () => {
     await withFeed(async ({ watcher, writer, schema, feedReads }) => {
-      const early = new pg.Client({ connectionString: database.url });
-      await early.connect();
+      const reported: string[] = [];
+      watcher.watch('o:', (keys) => reported.push(...keys));
+      await watcher.syncWatchers();
+      feedReads.mockClear();
+      // A commit that draws its number first and commits last, as two commits in flight often do.
+      const early = await openEarlyCommit(schema, 'o:first');
       try {
-        const reported: string[] = [];
-        watcher.watch('o:', (keys) => reported.push(...keys));
-        await watcher.syncWatchers();
-        feedReads.mockClear();
-        // A commit that draws its number first and commits last, as two commits in flight often do.
-        const hex = encodeKey('o:first');
-        await early.query('begin');
-        await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
-          hex,
-        ]);
-        const { rows } = await early.query<{ seq: string }>(
-          `insert into ${schema}.changes (keys) values ($1) returning seq`,
-          [hex],
-        );
         await writer.batch([put('o:second', 'second')]); // the next number, committed and notified first
         await waitUntil(() => reported.includes('o:second'), 'the later number to be delivered');
-        await early.query(`select pg_notify($1, $2)`, [
-          schemaNames(schema).channel,
-          `${rows[0]!.seq} ${hex}`,
-        ]);
-        await early.query('commit');
+        await early.notify(`${early.seq} ${early.hex}`);
+        await early.commit();
         await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
         expect(reported).toEqual(['o:second', 'o:first']);
         expect(feedReads).not.toHaveBeenCalled();
@@ -353,29 +367,19 @@ describe('PostgresStorage', () => {
 
   it('reads a skipped number back from the log by its number when its notification names no keys', async () => {
     await withFeed(async ({ watcher, writer, schema, feedReads }) => {
-      const early = new pg.Client({ connectionString: database.url });
-      await early.connect();
+      const reported: string[] = [];
+      watcher.watch('o:', (keys) => reported.push(...keys));
+      await watcher.syncWatchers();
+      const early = await openEarlyCommit(schema, 'o:first');
       try {
-        const reported: string[] = [];
-        watcher.watch('o:', (keys) => reported.push(...keys));
-        await watcher.syncWatchers();
-        const hex = encodeKey('o:first');
-        await early.query('begin');
-        await early.query(`insert into ${schema}.entries (key, value) values (decode($1, 'hex'), 'first')`, [
-          hex,
-        ]);
-        const { rows } = await early.query<{ seq: string }>(
-          `insert into ${schema}.changes (keys) values ($1) returning seq`,
-          [hex],
-        );
         // Later numbers, committed and delivered while the first is still open; the feed moves past it.
         for (const key of ['o:second', 'o:third']) await writer.batch([put(key, key)]);
         await waitUntil(() => reported.includes('o:third'), 'the later numbers to be delivered');
         feedReads.mockClear();
         // The skipped number announced without its keys (as a commit too large for a payload is): only the
         // log can say what it changed, and it lies below the feed's position.
-        await early.query(`select pg_notify($1, $2)`, [schemaNames(schema).channel, rows[0]!.seq]);
-        await early.query('commit');
+        await early.notify(early.seq);
+        await early.commit();
         await waitUntil(() => reported.includes('o:first'), 'the skipped number to be delivered');
         expect(reported).toEqual(['o:second', 'o:third', 'o:first']);
         expect(feedReads).toHaveBeenCalled();
