@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
@@ -869,7 +870,7 @@ describe('PostgresStorage', () => {
       const { pool, statements } = countingPool(4);
       const storage = await PostgresStorage.open({ pool, schema, ...quiet });
       const holder = await holdKeyLock(schema, 'lent:a');
-      // The session sends them one at a time itself: none is handed to the driver while another runs there.
+      // The session pipelines them: the driver takes each at once, without its "already executing" warning.
       const warnings: string[] = [];
       const onWarning = (warning: Error) => warnings.push(warning.message);
       process.on('warning', onWarning);
@@ -913,6 +914,94 @@ describe('PostgresStorage', () => {
         await pool.end();
         await runSql(database.url, `drop schema if exists ${schema} cascade`);
       }
+    });
+
+    it('pipelines the commits on the listening session: the second runs once the first commits, while this process is busy', async () => {
+      await withStores(
+        1,
+        async ([store], schema) => {
+          const storage = store!;
+          const holder = await holdKeyLock(schema, 'pipe:a');
+          try {
+            const first = storage.conditionalBatch([{ key: 'pipe:a', expected: null }], [put('pipe:a', 'a')]);
+            const second = storage.conditionalBatch(
+              [{ key: 'pipe:b', expected: null }],
+              [put('pipe:b', 'b')],
+            );
+            await waitUntil(
+              async () =>
+                (await listeningSessions()).some(
+                  ({ query, wait_event_type }) =>
+                    query.includes(`${schema}.entries`) && wait_event_type === 'Lock',
+                ),
+              'the first commit to wait for the lock on the listening session',
+            );
+            // Release the lock, then keep this process's event loop busy: the first commit's answer cannot be
+            // read here, so only a second commit already written to the server can run. Each look is another
+            // process's synchronous query.
+            void holder.query('commit');
+            const stored = (key: string) =>
+              execFileSync(
+                process.execPath,
+                [
+                  '-e',
+                  `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1] });
+                   c.connect().then(() => c.query(process.argv[2])).then((r) => { console.log(r.rowCount); return c.end(); });`,
+                  database.url,
+                  `select 1 from ${schema}.entries where key = decode('${encodeKey(key)}', 'hex')`,
+                ],
+                { encoding: 'utf8' },
+              ).trim() === '1';
+            const deadline = Date.now() + 10_000;
+            let committedWhileBusy = false;
+            while (!committedWhileBusy && Date.now() < deadline) committedWhileBusy = stored('pipe:b');
+            expect(committedWhileBusy, 'the second commit to run before its caller could send it').toBe(true);
+            expect(await Promise.all([first, second])).toEqual([true, true]);
+          } finally {
+            await holder.end();
+          }
+        },
+        quiet,
+      );
+    });
+
+    it('ends only its own pipelined statement when one on the listening session fails', async () => {
+      await withStores(
+        1,
+        async ([store], schema) => {
+          const storage = store!;
+          const holders = [await holdKeyLock(schema, 'pipe:a'), await holdKeyLock(schema, 'pipe:b')];
+          const waitingOnSession = async () =>
+            (await listeningSessions()).find(({ wait_event_type }) => wait_event_type === 'Lock');
+          const sessionWaits = async () => (await waitingOnSession()) !== undefined;
+          try {
+            const first = storage.conditionalBatch([{ key: 'pipe:a', expected: null }], [put('pipe:a', 'a')]);
+            const second = rejection(() =>
+              storage.conditionalBatch([{ key: 'pipe:b', expected: null }], [put('pipe:b', 'b')]),
+            );
+            const read = storage.syncWatchers(); // a read of the log, written behind both
+            await waitUntil(sessionWaits, 'the first commit to wait for its key on the listening session');
+            await holders[0]!.query('commit');
+            expect(await first).toBe(true);
+            await waitUntil(sessionWaits, 'the second commit to wait for its key on the listening session');
+            // Cancel the second commit's statement: an error on the server between two pipelined statements.
+            await runSql(database.url, `select pg_cancel_backend(${(await waitingOnSession())!.pid})`);
+            expect((await second).message).toMatch(/cancelled the statement/);
+            await read; // the statement behind it ran
+            expect(storage.changeFeedConnected).toBe(true);
+            await holders[1]!.query('commit');
+            expect(
+              await storage.conditionalBatch([{ key: 'pipe:c', expected: null }], [put('pipe:c', 'c')]),
+            ).toBe(true);
+            expect(await storage.get('pipe:a')).toBe('a');
+            expect(await storage.get('pipe:b')).toBeNull();
+            expect(await storage.get('pipe:c')).toBe('c');
+          } finally {
+            for (const holder of holders) await holder.end();
+          }
+        },
+        quiet,
+      );
     });
 
     it('fails a commit whose listening session is cut as unknown, and reconnects the feed', async () => {
