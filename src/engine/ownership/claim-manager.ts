@@ -14,16 +14,17 @@
  * - Nothing is stranded: the reclaim pass takes over claims whose holder is no longer live (its session
  *   ended, expired past TTL + grace, or its engine is dead to the liveness oracle; an undecodable holder),
  *   and acquires running workflows that have no holder, for every workflow whose type this engine has
- *   registered. A dead session's active workflows move first; the sweep over holders is bounded per pass in
- *   steady state and runs on while it keeps finding claims to take. A parked workflow also moves the moment
- *   it has work (a due timer, a message) through `reclaimOne`.
+ *   registered. A dead session's active workflows, and workflows whose timers fall due within the grace, move
+ *   first; the sweep over holders is bounded per pass in steady state and runs on while it keeps finding
+ *   claims to take. A parked workflow also moves the moment it has work (a due timer, a message) through
+ *   `reclaimOne`.
  * - After losing a workflow, this engine waits out a cooldown before trying to take it back.
  */
 import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
-import { keys, workflowIdOf } from '../keys';
+import { keys, parseTimerKey, workflowIdOf } from '../keys';
 import type { MetricsCounters } from '../metrics';
 import { lastLogRecord, workflowView } from '../checkpoint';
 import type { WorkflowRecord } from '../records';
@@ -93,6 +94,9 @@ const maxTakeoverAttempts = 5;
 
 /** How many claims one reclaim pass attempts at once. */
 const reclaimConcurrency = 8;
+
+/** The first page of timers the reclaim pass reads for those due soon (the rest of a page follows if needed). */
+const dueSoonFirstPage = 16;
 
 /** Sessions that ended or expired this long ago are deleted (their claims read as dead either way). */
 const sessionRetentionMs = 10 * 60_000;
@@ -572,7 +576,10 @@ export class ClaimManager {
 
   /**
    * One reclaim pass:
-   * 0. the active workflows listed by sessions that are no longer live, first;
+   * 0. when some other engine's session is no longer live: the active workflows its session lists, and the
+   *    workflows whose timers fall due within the grace (a page of the timer index, soonest first) whose
+   *    holder is not live — claimed first, before the sweep reads a holder page, so that a dead engine's
+   *    imminent work does not wait behind the takeover of everything it parked;
    * 1. holder records whose holder is no longer live (or undecodable) are taken over — a page per pass in
    *    steady state, more pages while the sweep keeps finding claims to take (unless `full`: every page);
    * 2. running workflows with no holder are acquired (a page per pass unless `full`);
@@ -588,12 +595,29 @@ export class ClaimManager {
     const candidates = new Set<string>();
     const now = clock.now();
 
-    // 0. active workflows of sessions that are gone
+    // 0. active workflows of sessions that are gone, and workflows with timers due soon, claimed first
+    let someoneGone = false;
     for (const [id, session] of judge.sessions) {
-      if (id === engineId || !session?.active) continue;
+      if (id === engineId || !session) continue;
       if (isSessionLive(session, now, this.graceMs) && !(await judge.isDead(id))) continue;
-      for (const workflowId of session.active) if (!claims.has(workflowId)) first.push(workflowId);
+      someoneGone = true;
+      for (const workflowId of session.active ?? []) if (!claims.has(workflowId)) first.push(workflowId);
     }
+    if (someoneGone) first.push(...(await this.#dueSoonUnheld(judge, now, limit)));
+    const claimAll = async (queue: string[]): Promise<void> => {
+      const claimNext = async (): Promise<void> => {
+        for (let workflowId = queue.shift(); workflowId !== undefined; workflowId = queue.shift()) {
+          if (this.#deps.isStopping()) return;
+          try {
+            await this.claim(workflowId, { allowTakeover: true, respectCooldown: true, judge });
+          } catch {
+            // a storage error on one candidate does not stop the pass
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(reclaimConcurrency, queue.length) }, claimNext));
+    };
+    await claimAll([...new Set(first)]);
 
     // 1. holders (a full pass remembers which workflows have one, so that step 2 need not read them again)
     const haveHolder = options.full ? new Set<string>() : null;
@@ -642,21 +666,41 @@ export class ClaimManager {
 
     // Candidates are claimed concurrently, a few at a time, so their reads and claim commits share
     // transactions (group commit): a dead engine's workflows move in a handful of transactions.
-    const queue = [...new Set([...first, ...candidates])];
-    const claimNext = async (): Promise<void> => {
-      for (let workflowId = queue.shift(); workflowId !== undefined; workflowId = queue.shift()) {
-        if (this.#deps.isStopping()) return;
-        try {
-          await this.claim(workflowId, { allowTakeover: true, respectCooldown: true, judge });
-        } catch {
-          // a storage error on one candidate does not stop the pass
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(reclaimConcurrency, queue.length) }, claimNext));
+    await claimAll([...candidates].filter((workflowId) => !claims.has(workflowId)));
 
     // 3. sessions long gone
     await this.#pruneSessions(judge, now);
+  }
+
+  /**
+   * The workflows of the first `limit` timers due by `now + grace` that this engine does not hold and whose
+   * holder is not live (judged without storage calls; one scan and one read of their holders).
+   */
+  async #dueSoonUnheld(judge: Judge, now: number, limit: number): Promise<string[]> {
+    const { storage, claims } = this.#deps;
+    const bound = keys.timersDueAfter(now + this.graceMs);
+    const ids = new Set<string>();
+    // Small pages first: in the common case the first timer is already past the bound.
+    let after: string | undefined;
+    for (let read = 0, size = dueSoonFirstPage; read < limit; read += size, size = limit - read) {
+      const page = await storage.scan(keys.timersPrefix, { ...(after ? { after } : {}), limit: size });
+      const due = page.filter(({ key }) => key < bound);
+      for (const { key } of due) {
+        const workflowId = parseTimerKey(key)?.workflowId;
+        if (workflowId !== undefined && !claims.has(workflowId)) ids.add(workflowId);
+      }
+      if (due.length < size) break;
+      after = page[page.length - 1]!.key;
+    }
+    if (ids.size === 0) return [];
+    const listed = [...ids];
+    const holders = await storage.getMany(listed.map((workflowId) => keys.ownerHolder(workflowId)));
+    const unheld: string[] = [];
+    for (const [index, workflowId] of listed.entries()) {
+      const raw = holders[index] ?? null;
+      if (raw !== null && (await this.#isTakeoverCandidate(raw, judge, now))) unheld.push(workflowId);
+    }
+    return unheld;
   }
 
   async #pruneSessions(judge: Judge, now: number): Promise<void> {

@@ -130,6 +130,35 @@ describe('holding parked workflows', () => {
     await world.shutdownAll();
   });
 
+  it('a dead engine’s workflow whose timer falls due within the grace is taken over first, before the sweep of its parked ones', async () => {
+    const { parked, ran } = workflows();
+    const world = new TestWorld();
+    const options = { ...fencing, liveness: world.liveness };
+    const a = await world.engine([parked], options);
+    const b = await world.engine([parked], options);
+    // 300 workflows parked for a week (the sweep's first page and more), and one whose timer falls due in
+    // 1.5 s (inside the 2 s grace), last in key order; one due in 60 s is left to the sweep.
+    for (let i = 0; i < 300; i++)
+      await a.start(parked, { sleepMs: week }, { id: `p-${String(i).padStart(3, '0')}` });
+    await a.start(parked, { sleepMs: 1500 }, { id: 'z-due' });
+    await a.start(parked, { sleepMs: 60_000 }, { id: 'z-later' });
+    await world.idle();
+    world.crash(a);
+    await b.reclaim(); // what a host runs the moment it learns A died
+    const takeovers = b.events.flatMap((event) =>
+      event.type === 'claim.taken-over' ? [event.workflowId] : [],
+    );
+    expect(takeovers.length).toBeGreaterThanOrEqual(300);
+    expect(takeovers[0]).toBe('z-due');
+    expect(takeovers.indexOf('z-later')).toBeGreaterThan(200);
+    await world.clock.advance(1500);
+    await b.runMaintenance();
+    await world.idle([b]);
+    expect(await b.handle('z-due').result()).toBe('woke');
+    expect(ran.get('z-due')).toBe(1);
+    await world.shutdownAll();
+  });
+
   it('an idle engine’s passes read no holder one by one while another engine holds 2,000 parked workflows', async () => {
     const { parked } = workflows();
     const storage = new CountingStorage();
