@@ -836,6 +836,12 @@ describe('PostgresStorage', () => {
         )
       ).rows as { pid: number; query: string; wait_event_type: string | null }[];
 
+    /** Whether a commit to `schema` waits for a lock on a listening session. */
+    const commitWaitsOnSession = async (schema: string) =>
+      (await listeningSessions()).some(
+        ({ query, wait_event_type }) => query.includes(`${schema}.entries`) && wait_event_type === 'Lock',
+      );
+
     it('sends a commit on the listening session when it is idle, and reports it without reading the log', async () => {
       await withFeed(async ({ watcher, schema, feedReads }) => {
         const reported: string[] = [];
@@ -890,11 +896,7 @@ describe('PostgresStorage', () => {
         expect(await commit('lent:c')).toBe(true); // the session carries two: this one on the pool
         expect(statements() - before).toBe(1);
         await waitUntil(
-          async () =>
-            (await listeningSessions()).some(
-              ({ query, wait_event_type }) =>
-                query.includes(`${schema}.entries`) && wait_event_type === 'Lock',
-            ),
+          () => commitWaitsOnSession(schema),
           'the first commit to wait for the lock on the listening session',
         );
         expect(settled).toEqual(['lent:c']);
@@ -929,11 +931,7 @@ describe('PostgresStorage', () => {
               [put('pipe:b', 'b')],
             );
             await waitUntil(
-              async () =>
-                (await listeningSessions()).some(
-                  ({ query, wait_event_type }) =>
-                    query.includes(`${schema}.entries`) && wait_event_type === 'Lock',
-                ),
+              () => commitWaitsOnSession(schema),
               'the first commit to wait for the lock on the listening session',
             );
             // Release the lock, then keep this process's event loop busy: the first commit's answer cannot be
