@@ -144,9 +144,10 @@ export class PostgresChangeFeed {
    * to forward it and this process does not wake a second time to read it (for a lone engine step that was a
    * tenth of its time). The engine keeps two commits in flight; both go here, pipelined (the session writes
    * each statement to the server at once, see `PgQueryable.listen`), so the server commits them back to
-   * back, the second the moment the first is committed, while the engine prepares the next — instead of two backends committing side by side, which on two
-   * cores contend with each other and with the engine, and queue anyway on NOTIFY's commit lock (PostgreSQL
-   * serialises the commits of transactions that notify, disk flush included). Measured: bench/README.md.
+   * back, the second the moment the first is committed, while the engine prepares the next — instead of two
+   * backends committing side by side, which on two cores contend with each other and with the engine, and
+   * queue anyway on NOTIFY's commit lock (PostgreSQL serialises the commits of transactions that notify, disk
+   * flush included). Measured: bench/README.md.
    * The feed delivers the notifications as any other; `close()` waits for the commits on the session.
    */
   async withSession<T>(run: (session: SqlListener | undefined) => Promise<T>): Promise<T> {
