@@ -51,10 +51,26 @@ export class TestWorld {
   async engine(
     workflows: readonly AnyWorkflowDefinition[],
     options: Partial<EngineOptions> = {},
+    /**
+     * `hears`: which changed keys the engine's change feed reports to it (default: all). A scenario uses it
+     * to let a notification arrive late, in the order real time may give: a write in flight before the
+     * notice that would have stopped it.
+     */
+    feed: { hears?: (key: string) => boolean } = {},
   ): Promise<TestEngine> {
     const events: EngineEvent[] = [];
     const warnings: EngineWarning[] = [];
     const wrapper = new FaultInjectingStorage(this.storage, { closeInner: false, enabled: false, seed: 7 });
+    const { hears } = feed;
+    const watch = wrapper.watch;
+    if (hears && watch)
+      Object.defineProperty(wrapper, 'watch', {
+        value: (prefix: string, listener: (keys: string[]) => void) =>
+          watch.call(wrapper, prefix, (changed) => {
+            const heard = changed.filter(hears);
+            if (heard.length > 0) listener(heard);
+          }),
+      });
     const engine = (await createEngine({
       storage: wrapper,
       clock: this.clock,

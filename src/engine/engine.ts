@@ -460,6 +460,7 @@ class ShuttleEngine implements Engine {
     this.#purger = new Purger({
       storage: this.#storage,
       writer: this.#writer,
+      displaced: (workflowId, holderRaw) => this.#owner.displaced(workflowId, holderRaw, 'purged'),
       engineId: this.id,
       clock: this.#clock,
       metrics: this.#metrics,

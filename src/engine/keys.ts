@@ -110,6 +110,14 @@ export const keys = {
   ownerHolder: (id: string) => `wf-owner-holder:${escapeId(id)}`,
   ownerHoldersPrefix: 'wf-owner-holder:',
   ownerEpochsPrefix: 'wf-owner-epoch:',
+  /**
+   * A displacement notice (workflow-lease, ownership/notices.ts): engine `engineId` held `id` and another
+   * engine's transition (a terminate, suspend, time-out, purge or takeover) displaced it. Read and deleted by
+   * that engine; the key sorts under the engine, so it reads its notices with one scan.
+   */
+  ownerNotice: (engineId: string, id: string) => `wf-owner-notice:${escapeId(engineId)}:${escapeId(id)}`,
+  ownerNoticesOf: (engineId: string) => `wf-owner-notice:${escapeId(engineId)}:`,
+  ownerNoticesPrefix: 'wf-owner-notice:',
   /** An engine's session (workflow-lease): renewed once per pass, it keeps all of the engine's claims live. */
   session: (engineId: string) => `wf-session:${escapeId(engineId)}`,
   sessionsPrefix: 'wf-session:',
@@ -199,6 +207,7 @@ export type StoredKeyKind =
   | 'claim-holder'
   | 'claim-epoch'
   | 'claim-session'
+  | 'claim-notice'
   | 'lease'
   | 'mode-marker'
   | 'fence-rejection'
@@ -227,6 +236,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'wf-owner-holder:', kind: 'claim-holder', id: 'first' },
   { prefix: 'wf-owner-epoch:', kind: 'claim-epoch', id: 'first' },
   { prefix: 'wf-session:', kind: 'claim-session', id: 'none' },
+  { prefix: 'wf-owner-notice:', kind: 'claim-notice', id: 'second' },
   { prefix: 'lease:', kind: 'lease', id: 'none' },
   { prefix: 'ownership-mode-marker', kind: 'mode-marker', id: 'none' },
   { prefix: 'fence-reject:', kind: 'fence-rejection', id: 'first' },

@@ -712,7 +712,7 @@ export class Lifecycle {
         );
       }
       const now = clock.now();
-      const rotation = ownership.rotation(workflowId, read);
+      const rotation = ownership.rotation(workflowId, read, target);
       const next: WorkflowRecord = { ...read.record, status: target, ...(reason ? { reason } : {}) };
       if (target !== 'suspended') next.endedAt = now;
       const detail = { ...(reason ? { reason } : {}), ...(rotation ? { newEpoch: rotation.epoch } : {}) };

@@ -456,13 +456,17 @@ describe('a purge racing a late owner', () => {
     expect(await b.handle('g').result()).toBe('late');
     await world.maintain([b]);
     await b.purge('g');
-    expect(await keysOf(world.storage, 'g')).toEqual([]);
+    // Only B's notice to A of its takeover is left, for A to read when it thaws (ownership/notices.ts)
+    expect(await keysOf(world.storage, 'g')).toEqual([keys.ownerNotice(a.id, 'g')]);
 
     world.thaw(a);
     lateRelease();
     await world.advance(3000, { stepMs: 1000 });
-    // The late result reached A and was turned away (its wake discarded or its write fenced out).
-    expect(a.metrics().wakesDiscarded + a.metrics().writesFencedOut).toBeGreaterThan(0);
+    // The late result reached A and was turned away: its wake discarded, its write fenced out, or refused by
+    // A itself once the notice had told it it lost the workflow.
+    expect(a.metrics().wakesDiscarded + a.metrics().writesFencedOut + a.metrics().claimsLost).toBeGreaterThan(
+      0,
+    );
     expect(a.metrics().operationsCommitted).toBe(0);
     expect(await keysOf(world.storage, 'g')).toEqual([]);
     await expect(b.describe('g')).rejects.toBeInstanceOf(WorkflowNotFoundError);

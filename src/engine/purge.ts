@@ -137,6 +137,11 @@ function mergeMarker(raw: string | null, key: string, runs: number[], all: boole
 export type PurgerDeps = {
   storage: Storage;
   writer: FencedWriter;
+  /**
+   * The operations telling the engine a purged holder names that it lost the workflow (ownership/notices.ts;
+   * none outside workflow-lease).
+   */
+  displaced(workflowId: string, holderRaw: string | null): Operation[];
   engineId: string;
   clock: Clock;
   metrics: MetricsCounters;
@@ -214,6 +219,7 @@ export class Purger {
           { type: 'delete', key: keys.checkpoint(workflowId) },
           { type: 'delete', key: keys.statusIndex(record.status, workflowId) },
           ...(holderRaw ? [{ type: 'delete' as const, key: keys.ownerHolder(workflowId) }] : []),
+          ...this.#deps.displaced(workflowId, holderRaw ?? null),
           ...past.map(({ key }) => ({ type: 'delete' as const, key })),
         );
         runs = [

@@ -82,6 +82,8 @@ export class WakeRouter {
       } else if (key.startsWith(keys.ownerHoldersPrefix)) {
         const workflowId = workflowIdOf(key, keys.ownerHoldersPrefix);
         if (workflowId) ownership.noticeChange(workflowId, 'holder');
+      } else if (key.startsWith(keys.ownerNoticesPrefix)) {
+        ownership.noticeDisplacement(unescapeId(key.slice(keys.ownerNoticesPrefix.length).split(':')[0]!));
       } else if (key.startsWith(keys.sessionsPrefix)) {
         ownership.noticeSession(unescapeId(key.slice(keys.sessionsPrefix.length)));
       } else if (key.startsWith(keys.timersPrefix)) {

@@ -33,6 +33,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   'claim-epoch': 'claims',
   // A session renewal changes no claim, only when the claims of its engine expire: lists need not refetch.
   'claim-session': 'sessions',
+  // A displaced engine's notice: the displacing transition's own keys already say what changed.
+  'claim-notice': 'claims',
   lease: 'claims',
   'mode-marker': 'other',
   'fence-rejection': 'fence-rejections',

@@ -5,6 +5,8 @@
  * check that claims are exclusive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { IndexedDbStorage } from '../../storage/indexeddb';
 import { MemoryStorage } from '../../storage/memory';
 import { PostgresStorage } from '../../storage/postgres';
 import { createTestDatabase, freshSchema } from '../../storage/postgres.test-support';
@@ -87,6 +89,9 @@ function counted() {
   return { runs, gates, open, parked, sleeper, gated, racer, definitions };
 }
 
+/** A change feed that does not (yet) report displacement notices. */
+const notNotices = (key: string) => !key.startsWith(keys.ownerNoticesPrefix);
+
 async function holderOf(storage: Storage, id: string) {
   const raw = await storage.get(keys.ownerHolder(id));
   return raw === null ? null : decodeHolder(raw);
@@ -127,6 +132,30 @@ const stores: {
     name: 'MemoryStorage',
     interleaves: true,
     prepare: async () => ({ open: async () => new MemoryStorage(), close: async () => undefined }),
+  },
+  {
+    // IndexedDB as the studio's tabs use it (fake-indexeddb in Node; its feed is the store's own, in-page)
+    name: 'IndexedDbStorage',
+    interleaves: false,
+    prepare: async () => {
+      const indexedDB = new IDBFactory();
+      const opened: IndexedDbStorage[] = [];
+      let count = 0;
+      return {
+        open: async () => {
+          const storage = new IndexedDbStorage({
+            databaseName: `acceptance-${++count}`,
+            indexedDB,
+            IDBKeyRange,
+          });
+          opened.push(storage);
+          return storage;
+        },
+        close: async () => {
+          await Promise.all(opened.map((storage) => storage.close()));
+        },
+      };
+    },
   },
   {
     name: 'PostgresStorage',
@@ -511,8 +540,11 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
   });
 
   it('13. zombie writes: the deposed engine is refused, a fence-rejection is recorded, and the state is the successor’s', async () => {
-    const { world, engines, runs, open, gated } = await setup(2);
-    const [a, b] = engines as [TestEngine, TestEngine];
+    const { world, runs, open, gated, definitions } = await setup(0);
+    // B's takeover leaves A a notice (notices.ts); A hears it only later, as a frozen engine would: its
+    // late write is already on its way and meets the fence
+    const a = await world.engine(definitions, fencing, { hears: notNotices });
+    const b = await world.engine(definitions, fencing);
     await a.start(gated, undefined, { id: 'z' });
     await world.maintain([a]);
     // A hangs in its activity; time passes for B only, and B takes over
@@ -546,8 +578,10 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
   });
 
   it('14. zombie wake: a signal does not advance X on the deposed engine; the new owner consumes it once', async () => {
-    const { world, engines, runs, parked } = await setup(2);
-    const [a, b] = engines as [TestEngine, TestEngine];
+    const { world, runs, parked, definitions } = await setup(0);
+    // the signal's notification reaches A before B's notice does: the wake guard discards it
+    const a = await world.engine(definitions, fencing, { hears: notNotices });
+    const b = await world.engine(definitions, fencing);
     await a.start(parked, undefined, { id: 'w' });
     await world.idle();
     await world.advance(7000, { stepMs: 1000, engines: [b] });
@@ -562,7 +596,7 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     expect(runs.get('w:second')).toBe(1);
   });
 
-  it('15. external rotation: B terminates X while A runs it; epoch +1, holder deleted, terminal, A refused', async () => {
+  it('15. external rotation: B terminates X while A runs it; epoch +1, holder deleted, terminal, A lets it go and says so', async () => {
     const { world, engines, open, gated } = await setup(2);
     const [a, b] = engines as [TestEngine, TestEngine];
     await a.start(gated, undefined, { id: 'rot' });
@@ -571,9 +605,19 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     expect(await epochOf(world.storage, 'rot')).toBe('2');
     expect(await holderOf(world.storage, 'rot')).toBeNull();
     const terminal = await world.storage.get(keys.record('rot'));
+    // the change feed brings B's notice: A drops the claim before its activity ends
+    await world.idle([a]);
+    expect(a.ownedWorkflows()).toEqual([]);
+    expect(a.events).toContainEqual(
+      expect.objectContaining({
+        type: 'claim.lost',
+        workflowId: 'rot',
+        epoch: 1,
+        reason: expect.stringMatching(/terminated it \(epoch 1 → 2\)/),
+      }),
+    );
     open('rot#1');
     await world.idle([a]);
-    expect(a.events.some((e) => e.type === 'write.fenced-out' && e.workflowId === 'rot')).toBe(true);
     expect(await world.storage.get(keys.record('rot'))).toBe(terminal);
     expect((await b.describe('rot')).status).toBe('terminated');
     // suspend rotates too
@@ -581,9 +625,220 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     await world.maintain([a]);
     await b.suspend('rot2');
     expect(await epochOf(world.storage, 'rot2')).toBe('2');
+    await world.idle([a]);
+    expect(a.ownedWorkflows()).toEqual([]);
     open('rot2#1');
     await world.idle([a]);
     expect((await b.describe('rot2')).status).toBe('suspended');
+    expect(await world.storage.scan(keys.ownerNoticesPrefix)).toEqual([]); // read and deleted
+  });
+
+  describe('15b. a claim rotated away by another engine leaves its old owner at once (feed) or within one pass; a new run of the id is not stranded', () => {
+    const causes = ['terminate', 'suspend', 'time out', 'purge'] as const;
+    const cases = causes.flatMap((cause) =>
+      [false, true].flatMap((second) =>
+        [true, false].map((feed) => ({
+          cause,
+          second,
+          feed,
+          name: `${cause}, ${second ? 'with a second claiming engine' : 'A alone'}, ${feed ? 'change feed' : 'no notification (passes only)'}`,
+        })),
+      ),
+    );
+    it.each(cases)('$name', async ({ cause, second, feed }) => {
+      const { world, runs, parked, definitions } = await setup(0);
+      // A claims; O is an observer that rotates, starts and resumes but never claims (the issue's scenario)
+      const a = await world.engine(definitions, fencing, feed ? {} : { hears: () => false });
+      const o = await world.engine(definitions, { ...fencing, claimWorkflows: false, recover: false });
+      const b = second ? await world.engine(definitions, fencing) : null;
+      const claimers = b ? [a, b] : [a];
+      /** Every claiming engine's view of what it holds matches the holders stored. */
+      const viewsMatchStore = async () => {
+        for (const engine of claimers) {
+          const stored = (await engine.claims()).filter((claim) => claim.holder?.engineId === engine.id);
+          expect(engine.ownedWorkflows().sort()).toEqual(stored.map((claim) => claim.workflowId).sort());
+          expect(engine.metrics().claimsHeld).toBe(stored.length);
+        }
+      };
+      await a.start(parked, undefined, {
+        id: 'w',
+        ...(cause === 'time out' ? { executionTimeoutMs: 5000 } : {}),
+      });
+      await world.idle();
+      expect(await holderOf(world.storage, 'w')).toMatchObject({ engineId: a.id, epoch: 1 });
+      expect(runs.get('w:first')).toBe(1);
+
+      // O displaces A's claim
+      if (cause === 'terminate') await o.terminate('w');
+      else if (cause === 'suspend') await o.suspend('w');
+      else if (cause === 'time out') {
+        await world.clock.advance(5000);
+        await o.runMaintenance(); // O's timer pass fires the execution deadline
+      } else {
+        await o.terminate('w');
+        await o.purge('w');
+      }
+      const rotated = (await o.describe('w').catch(() => null))?.status ?? 'purged';
+      expect(rotated).toBe(
+        { terminate: 'terminated', suspend: 'suspended', 'time out': 'timed-out', purge: 'purged' }[cause],
+      );
+      await world.idle();
+      if (feed)
+        expect(a.ownedWorkflows()).toEqual([]); // the notice arrived with the change feed
+      else expect(a.ownedWorkflows()).toEqual(['w']); // nothing told A yet
+      await world.maintain([a]); // at the latest, A's next pass reads the notice
+      expect(a.ownedWorkflows()).toEqual([]);
+      const lost = a.events.find((e) => e.type === 'claim.lost' && e.workflowId === 'w');
+      expect(lost).toMatchObject({
+        epoch: 1,
+        reason: expect.stringMatching(/^engine engine-B (terminated|suspended|timed it out|purged) it/),
+      });
+      expect(a.warnings).toContainEqual(
+        expect.objectContaining({ name: 'WorkflowClaimLostWarning', workflowId: 'w' }),
+      );
+      await viewsMatchStore();
+
+      // The id goes on: a new run (terminate, time-out, purge) or the same run resumed (suspend), started by
+      // O, which never claims: it must be claimed by a claiming engine and finish, once
+      if (cause === 'suspend') await o.resume('w');
+      else await o.start(parked, undefined, { id: 'w' });
+      for (let pass = 0; pass < 3 && (await holderOf(world.storage, 'w')) === null; pass++)
+        await world.advance(1000, { engines: claimers });
+      const holder = await holderOf(world.storage, 'w');
+      expect(holder).not.toBeNull();
+      expect(claimers.map((engine) => engine.id)).toContain(holder!.engineId);
+      await viewsMatchStore();
+      await o.signal('w', 'go', 1);
+      await world.idle();
+      await world.maintain(claimers);
+      expect(await o.handle('w').result()).toBe(4);
+      // the first activity ran once per run (a resumed run had it already), the second once
+      expect(runs.get('w:first')).toBe(cause === 'suspend' ? 1 : 2);
+      expect(runs.get('w:second')).toBe(1);
+      await viewsMatchStore();
+      expect(await world.storage.scan(keys.ownerNoticesPrefix)).toEqual([]);
+      const report = await a.shutdown();
+      expect(report.claimsReleased).toBe(0);
+    });
+
+    it('a purge that deletes a holder naming another engine leaves that engine a notice', async () => {
+      const { world, parked, definitions } = await setup(0);
+      const a = await world.engine(definitions, fencing, { hears: () => false });
+      const o = await world.engine(definitions, { ...fencing, claimWorkflows: false, recover: false });
+      await a.start(parked, undefined, { id: 'p' });
+      await world.idle();
+      const holderRaw = await world.storage.get(keys.ownerHolder('p'));
+      await o.terminate('p');
+      // a finished workflow keeps a holder only for a moment (a takeover that found it finished releases it):
+      // put A's back, as if A were in the middle of that
+      await world.storage.batch([{ type: 'put', key: keys.ownerHolder('p'), value: holderRaw! }]);
+      await world.storage.batch([{ type: 'delete', key: keys.ownerNotice(a.id, 'p') }]);
+      await o.purge('p');
+      const notice = await world.storage.get(keys.ownerNotice(a.id, 'p'));
+      expect(JSON.parse(notice!)).toMatchObject({ epoch: 1, newEpoch: null, cause: 'purged', by: o.id });
+      await world.maintain([a]);
+      expect(a.ownedWorkflows()).toEqual([]);
+      expect(await world.storage.get(keys.ownerNotice(a.id, 'p'))).toBeNull();
+    });
+  });
+
+  it('15c. a takeover of an engine judged dead while it lives (its liveness lost) tells it: it drops the claim at its next pass, where the sweep does not reach', async () => {
+    const { world, parked, definitions } = await setup(0);
+    // a sweep page of 2 holders: A's claim on 'z' sorts after B's four, beyond the first page
+    const options = { ...fencing, liveness: world.liveness, reclaimBatchSize: 2 };
+    const a = await world.engine(definitions, options, { hears: () => false });
+    const b = await world.engine(definitions, options);
+    for (const id of ['a1', 'a2', 'a3', 'a4']) await b.start(parked, undefined, { id });
+    await a.start(parked, undefined, { id: 'z' });
+    await world.idle();
+    world.liveness.kill(a.id); // A lives on, but the oracle says dead (a dropped lock connection, say)
+    for (let pass = 0; pass < 3; pass++) await world.maintain([b]); // B's sweep reaches 'z' on its third page
+    expect(await holderOf(world.storage, 'z')).toMatchObject({ engineId: b.id, epoch: 2 });
+    expect(JSON.parse((await world.storage.get(keys.ownerNotice(a.id, 'z')))!)).toMatchObject({
+      epoch: 1,
+      newEpoch: 2,
+      cause: 'taken-over',
+      by: b.id,
+    });
+    await world.maintain([a]);
+    expect(a.ownedWorkflows()).toEqual([]);
+    expect(a.metrics().claimsHeld).toBe(0);
+    expect(a.events).toContainEqual(
+      expect.objectContaining({
+        type: 'claim.lost',
+        workflowId: 'z',
+        reason: expect.stringMatching(/took it over/),
+      }),
+    );
+    // a takeover from an engine whose session ended (a graceful stop) leaves no notice
+    const c = await world.engine(definitions, options);
+    await c.start(parked, undefined, { id: 'y' });
+    await world.idle();
+    await c.shutdown();
+    for (let pass = 0; pass < 3; pass++) await world.maintain([b]);
+    expect(await holderOf(world.storage, 'y')).toMatchObject({ engineId: b.id });
+    expect(await world.storage.scan(keys.ownerNoticesOf(c.id))).toEqual([]);
+  });
+
+  it('15d. a zombie whose commit failed on a storage error says it lost the workflow when it reloads it: taken over and finished, or terminated and purged (cluster seed 206)', async () => {
+    const { world, open, gated, definitions } = await setup(0);
+    const options = { ...fencing, liveness: world.liveness };
+    // A hears nothing and runs only its reclaim pass (reclaim()), which reloads what stopped on a storage
+    // error: neither the change feed nor the renewal pass's notices tell it first
+    const a = await world.engine(definitions, options, { hears: () => false });
+    const b = await world.engine(definitions, options);
+    await a.start(gated, undefined, { id: 'g' });
+    await a.start(gated, undefined, { id: 'q' });
+    await world.maintain([a, b]); // settles turns; A's activities wait at their gates
+    // A's connection is gone: its commits of both activities fail
+    a.wrapper.setFaults({ writeFailureRate: 1 });
+    a.wrapper.enabled = true;
+    open('g#1', 0);
+    open('q#1', 0);
+    await world.idle([a]);
+    for (const id of ['g', 'q'])
+      expect(a.warnings).toContainEqual(
+        expect.objectContaining({
+          name: 'StorageWarning',
+          message: expect.stringMatching(
+            new RegExp(`'${id}' stopped on a storage error and will be reloaded`),
+          ),
+        }),
+      );
+    // meanwhile B takes both over (the oracle says A is dead): it finishes 'g', and 'q' is terminated and
+    // purged
+    world.liveness.kill(a.id);
+    await world.maintain([b]);
+    expect(await holderOf(world.storage, 'g')).toMatchObject({ engineId: b.id, epoch: 2 });
+    await b.terminate('q');
+    await b.purge('q');
+    open('g#2', 0);
+    await world.idle([b]);
+    await world.advance(200, { engines: [b] });
+    expect((await b.describe('g')).status).toBe('completed');
+    // A's connection is back; its reclaim pass reloads both: each loss is said, none is silent
+    a.wrapper.enabled = false;
+    await a.reclaim();
+    await world.idle([a]);
+    const lost = a.events.filter((e) => e.type === 'claim.lost');
+    // 'g' is loaded and found at another epoch (finished there): lost, whatever its status
+    expect(lost).toContainEqual(
+      expect.objectContaining({
+        workflowId: 'g',
+        epoch: 1,
+        reason: expect.stringMatching(/loaded at epoch 2/),
+      }),
+    );
+    // 'q' has no record left: the release finds the epoch moved and says so
+    expect(lost).toContainEqual(
+      expect.objectContaining({
+        workflowId: 'q',
+        epoch: 1,
+        reason: expect.stringMatching(/its release found the epoch at 3/),
+      }),
+    );
+    expect(a.ownedWorkflows()).toEqual([]);
+    expect(a.metrics().claimsHeld).toBe(0);
   });
 
   it('16. same-engine suspend then resume succeeds at the next epoch', async () => {
@@ -698,9 +953,10 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     const [a, b] = engines as [TestEngine, TestEngine];
     await a.start(parked, undefined, { id: 'cd' });
     await world.idle();
-    await world.advance(7000, { stepMs: 1000, engines: [b] });
+    // A's session expires at +3 s; B takes it over at its pass at +6 s, and A learns it then (B's notice)
+    await world.advance(6000, { stepMs: 1000, engines: [b] });
     expect(b.ownedWorkflows()).toEqual(['cd']);
-    await world.maintain([a]); // A's renewal fails: lost
+    await world.maintain([a]); // A's session had lapsed: it renews and re-validates
     expect(a.metrics().claimsLost).toBe(1);
     // B dies at once, its claim expires only later; but make it look expired now
     const holder = (await holderOf(world.storage, 'cd'))!;

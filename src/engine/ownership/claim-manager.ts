@@ -24,7 +24,7 @@ import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
-import { keys, parseTimerKey, workflowIdOf } from '../keys';
+import { keys, parseTimerKey, unescapeId, workflowIdOf } from '../keys';
 import type { MetricsCounters } from '../metrics';
 import { lastLogRecord, workflowView } from '../checkpoint';
 import type { WorkflowRecord } from '../records';
@@ -32,6 +32,7 @@ import { appendTimeline, type TimelineNote } from '../workflow-writes';
 import type { ClaimRegistry } from './claims';
 import { decodeEpoch, decodeHolder, readHolder, type Holder } from './holder';
 import type { EngineLiveness } from './liveness';
+import { decodeNotice, describeDisplacement, displacementNotice } from './notices';
 import type { ClaimHow } from './ownership';
 import {
   decodeSession,
@@ -97,6 +98,9 @@ const reclaimConcurrency = 8;
 
 /** The first page of timers the reclaim pass reads for those due soon (the rest of a page follows if needed). */
 const dueSoonFirstPage = 16;
+
+/** Displacement notices read (or collected) per request. */
+const noticePage = 500;
 
 /** Sessions that ended or expired this long ago are deleted (their claims read as dead either way). */
 const sessionRetentionMs = 10 * 60_000;
@@ -213,6 +217,65 @@ export class ClaimManager {
       if (raws[index] !== claim.holderRaw)
         this.loseClaim(claim.workflowId, claim.epoch, `another engine took it while ${why}`);
     });
+  }
+
+  /**
+   * Reads this engine's displacement notices (notices.ts; one scan of its own prefix) and drops every claim a
+   * notice says another engine displaced, then deletes the notices read. A workflow that is running with no
+   * live holder after it (a new run of a terminated id, a resumed one) is claimed again at once. Runs in
+   * every renewal pass, and when the change feed reports a notice.
+   */
+  async readNotices(): Promise<void> {
+    const { storage, claims } = this.#deps;
+    const prefix = keys.ownerNoticesOf(this.#deps.engineId);
+    for (let page = 0; page < 100; page++) {
+      const entries = await storage.scan(prefix, { limit: noticePage });
+      if (entries.length === 0) return;
+      const again: string[] = [];
+      for (const { key, value } of entries) {
+        const workflowId = key.slice(prefix.length);
+        const notice = decodeNotice(value);
+        const claim = claims.get(unescapeId(workflowId));
+        if (!notice || !claim || claim.epoch > notice.epoch) continue; // already let go, or claimed again since
+        this.loseClaim(claim.workflowId, claim.epoch, describeDisplacement(notice), {
+          cooldown: notice.cause === 'taken-over',
+        });
+        if (notice.cause !== 'taken-over' && notice.cause !== 'purged') again.push(claim.workflowId);
+      }
+      // Not deleted: read again next pass (dropping a claim twice does nothing).
+      const deleted = await this.#deps
+        .commit(
+          entries.map(({ key, value }) => ({ key, expected: value })),
+          entries.map(({ key }) => ({ type: 'delete' as const, key })),
+        )
+        .catch(() => false);
+      await Promise.all(again.map((workflowId) => this.reclaimOne(workflowId).catch(() => undefined)));
+      if (!deleted || entries.length < noticePage) return;
+    }
+  }
+
+  /**
+   * Deletes the notices addressed to `engineId` (its session is gone: nobody will read them), a page at a
+   * time. Never rejects: what is left is deleted by a later pass.
+   */
+  async #dropNoticesOf(prefix: string, keep: (engineId: string) => boolean): Promise<void> {
+    const { storage } = this.#deps;
+    let after: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const entries = await storage.scan(prefix, { ...(after ? { after } : {}), limit: noticePage });
+      const gone = entries.filter(
+        ({ key }) => !keep(unescapeId(key.slice(keys.ownerNoticesPrefix.length).split(':')[0]!)),
+      );
+      if (gone.length > 0)
+        await this.#deps
+          .commit(
+            gone.map(({ key, value }) => ({ key, expected: value })),
+            gone.map(({ key }) => ({ type: 'delete' as const, key })),
+          )
+          .catch(() => false);
+      if (entries.length < noticePage) return;
+      after = entries[entries.length - 1]!.key;
+    }
   }
 
   /** Ends the session (graceful shutdown): every claim of this engine is free at once. Never rejects. */
@@ -366,6 +429,7 @@ export class ClaimManager {
       let minted: MintedClaim;
       let takenFrom: Holder | null = null;
       let reason: TakeoverReason | 'orphaned' = 'expired';
+      let unaware = false;
       if (!current) {
         if (record.status !== 'running') return { outcome: 'not-running' };
         minted = buildAcquire(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch }, who);
@@ -387,6 +451,9 @@ export class ClaimManager {
           if (!options.allowTakeover || isHolderLive(holder, session, now, this.graceMs, dead))
             return { outcome: 'unavailable', heldBy: holder };
           reason = takeoverReason(holder, session, now, this.graceMs, dead);
+          // The holder's engine may be alive and unaware (frozen past the TTL, or cut off from the oracle):
+          // unless its session ended or is gone, it is told in the same batch (notices.ts).
+          if (holder && session && session.endedAt === undefined) unaware = true;
         }
         takenFrom = holder;
         minted = buildTakeover(
@@ -394,6 +461,15 @@ export class ClaimManager {
           { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw },
           who,
         );
+        if (unaware)
+          minted.operations.push(
+            ...displacementNotice(workflowId, current.raw, {
+              cause: 'taken-over',
+              by: engineId,
+              at: now,
+              newEpoch: minted.epoch,
+            }),
+          );
       }
       const note: TimelineNote = current
         ? {
@@ -440,11 +516,14 @@ export class ClaimManager {
   // -------------------------------------------------------------------------------------------------------
   // Losing, releasing
 
-  /** Forgets a claim this engine no longer holds, stops the run, and starts the takeover cooldown. */
-  loseClaim(workflowId: string, epoch: number, reason: string): void {
+  /**
+   * Forgets a claim this engine no longer holds, stops the run, and (unless `cooldown: false`: the workflow
+   * was rotated or purged, not taken by a rival engine) starts the takeover cooldown.
+   */
+  loseClaim(workflowId: string, epoch: number, reason: string, options: { cooldown?: boolean } = {}): void {
     const { claims, clock, metrics, engineId } = this.#deps;
     if (!claims.has(workflowId)) return;
-    claims.dispatch(workflowId, { type: 'lost' }, clock.now());
+    claims.dispatch(workflowId, { type: 'lost' }, options.cooldown === false ? undefined : clock.now());
     metrics.claimsLost++;
     this.#deps.emit({ type: 'claim.lost', workflowId, epoch, reason });
     this.#deps.warn({
@@ -490,7 +569,17 @@ export class ClaimManager {
           return true;
         }
         const epochNow = await storage.get(claimKeysOf(workflowId).epochKey);
-        if (epochNow !== claim.epochRaw) return false; // already gone
+        if (epochNow !== claim.epochRaw) {
+          // Not a release: another engine took or rotated the workflow while this one believed it held it.
+          // Said as every other loss is, so that a zombie never lets a workflow go in silence.
+          this.loseClaim(
+            workflowId,
+            claim.epoch,
+            `its release found the epoch at ${epochNow ?? 'none'}: another engine took or rotated it`,
+            { cooldown: false },
+          );
+          return false;
+        }
       }
       return false;
     } finally {
@@ -668,8 +757,10 @@ export class ClaimManager {
     // transactions (group commit): a dead engine's workflows move in a handful of transactions.
     await claimAll([...candidates].filter((workflowId) => !claims.has(workflowId)));
 
-    // 3. sessions long gone
+    // 3. sessions long gone, and the notices nobody will read
     await this.#pruneSessions(judge, now);
+    if (options.full)
+      await this.#dropNoticesOf(keys.ownerNoticesPrefix, (id) => id === engineId || judge.sessions.has(id));
   }
 
   /**
@@ -713,11 +804,12 @@ export class ClaimManager {
     if (stale.length === 0) return;
     const raws = await this.#deps.storage.getMany(stale.map((session) => sessionKey(session.engineId)));
     await Promise.all(
-      stale.map((session, index) => {
+      stale.map(async (session, index) => {
         const raw = raws[index];
-        if (raw === null || raw === undefined) return Promise.resolve(false);
+        if (raw === null || raw === undefined) return;
         const key = sessionKey(session.engineId);
-        return this.#deps.commit([{ key, expected: raw }], [{ type: 'delete', key }]).catch(() => false);
+        if (await this.#deps.commit([{ key, expected: raw }], [{ type: 'delete', key }]).catch(() => false))
+          await this.#dropNoticesOf(keys.ownerNoticesOf(session.engineId), () => false);
       }),
     );
   }

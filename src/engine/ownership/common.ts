@@ -94,6 +94,10 @@ export abstract class StoreWideOwnership implements Ownership {
 
   rotated(): void {}
 
+  displaced(): Operation[] {
+    return [];
+  }
+
   async claimForResume(): Promise<void> {}
 
   heldEpoch(): number {
@@ -118,6 +122,8 @@ export abstract class StoreWideOwnership implements Ownership {
   }
 
   noticeSession(): void {}
+
+  noticeDisplacement(): void {}
 
   async letGo(): Promise<void> {}
 

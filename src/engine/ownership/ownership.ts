@@ -141,7 +141,20 @@ export interface Ownership {
    * The rotation part of terminate, suspend or time-out (deposes whoever holds the workflow), or null when
    * this mode has no per-workflow epoch.
    */
-  rotation(workflowId: string, read: { epochRaw: string | null }): (Transition & { epoch: number }) | null;
+  rotation(
+    workflowId: string,
+    read: { epochRaw: string | null; holderRaw: string | null },
+    cause: 'terminated' | 'suspended' | 'timed-out',
+  ): (Transition & { epoch: number }) | null;
+  /**
+   * The operations that tell the engine named by `holderRaw` that this engine's transition (a rotation, a
+   * purge) deletes its holder: a displacement notice (notices.ts), or none (no other engine, or no claims).
+   */
+  displaced(
+    workflowId: string,
+    holderRaw: string | null,
+    cause: 'terminated' | 'suspended' | 'timed-out' | 'purged',
+  ): Operation[];
   /** A rotation landed: this engine no longer holds the workflow (if it did). */
   rotated(workflowId: string): void;
   /** Claims a running workflow for an explicit `resume` call (throws when someone else holds it live). */
@@ -167,6 +180,8 @@ export interface Ownership {
   noticeChange(workflowId: string, what: WorkflowChange, workflowType?: string): void;
   /** An engine's session record changed (renewed, ended, created or pruned). */
   noticeSession(engineId: string): void;
+  /** A displacement notice addressed to `engineId` was written (notices.ts). */
+  noticeDisplacement(engineId: string): void;
   /** A workflow loaded for driving turned out not to need it (finished, missing): let it go. */
   letGo(workflowId: string): Promise<void>;
 

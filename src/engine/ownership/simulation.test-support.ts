@@ -33,7 +33,7 @@ import type { JsonObject } from '../codec';
 import { parseCompletionToken } from '../external-activities';
 import type { WorkflowDescription } from '../inspect';
 import { checkOwnershipInvariants, type WorkflowEvidence } from '../invariants';
-import { describeStoredKey, keys } from '../keys';
+import { describeStoredKey, keys, unescapeId } from '../keys';
 import type { EngineOptions } from '../options';
 import { decodeFenceRejection, isTerminal, type TimelineEntry, type WorkflowRecord } from '../records';
 import { decodeTombstone } from '../purge';
@@ -84,6 +84,8 @@ export type SimulationReport = {
     signalsWithStart: number;
     externalCompletions: number;
     completionsRefused: number;
+    /** Times every engine's held set was compared with the stored holders after a pass. */
+    heldSetChecks: number;
   };
 };
 
@@ -241,6 +243,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     signalsWithStart: 0,
     externalCompletions: 0,
     completionsRefused: 0,
+    heldSetChecks: 0,
   };
   let nonces = 0;
   /** One completeActivity / failActivity call, noted when issued and settled when it answers. */
@@ -301,6 +304,41 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   const thawAt = new Map<TestEngine, number>();
   for (let i = 0; i < engineCount; i++) await start();
+
+  /**
+   * The held-set invariant: what an engine believes it holds follows the store within one pass. After each
+   * of an engine's passes, the workflows it holds whose stored holder names another engine or none are
+   * noted; one still so after its next pass — a whole pass with its storage working (no injected fault)
+   * — is a violation: the engine missed a displacement (a rotation, purge or takeover it was not told of).
+   */
+  const staleAfterPass = new Map<TestEngine, Set<string>>();
+  const maintain = async (engines: readonly TestEngine[] = world.live) => {
+    await world.maintain(engines);
+    stats.heldSetChecks++;
+    for (const engine of engines) {
+      if (!world.live.includes(engine)) continue; // crashed or frozen meanwhile
+      const held = engine.ownedWorkflows();
+      const holders = await audited.getMany(held.map((id) => keys.ownerHolder(id)));
+      const stale = new Set(
+        held.filter((_, index) => {
+          const raw = holders[index];
+          return (
+            raw === null ||
+            raw === undefined ||
+            (JSON.parse(raw) as { engineId: string }).engineId !== engine.id
+          );
+        }),
+      );
+      const before = staleAfterPass.get(engine);
+      if (before && !engine.wrapper.enabled)
+        for (const id of stale)
+          if (before.has(id))
+            violate(
+              `held set: ${engine.id} still held ${id} a whole pass after its stored holder named ${holders[held.indexOf(id)] ? `engine ${(JSON.parse(holders[held.indexOf(id)]!) as { engineId: string }).engineId}` : 'no one'} (at ${clock.now()})`,
+            );
+      staleAfterPass.set(engine, stale);
+    }
+  };
 
   let gen = 0;
   const randomSteps = (low: number, high: number): Step[] =>
@@ -487,7 +525,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const alive = live();
     if (roll < 0.4 || alive.length === 0) {
       await clock.advance(between(50, 400));
-      await world.maintain(alive.sort(() => random() - 0.5));
+      await maintain(alive.sort(() => random() - 0.5));
     } else if (roll < 0.47 && alive.length > 1) {
       world.crash(pick(alive));
       stats.crashes++;
@@ -502,7 +540,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     } else if (roll < 0.64) {
       await clock.advance(between(2000, 7000));
       stats.clockJumps++;
-      await world.maintain(alive);
+      await maintain(alive);
     } else if (roll < 0.7) {
       const engine = pick(alive);
       const rate = random() < 0.5 ? 0 : random() * 0.08;
@@ -558,7 +596,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // (a group commit gathered with setImmediate) runs. The rest of the simulation settles microtasks only,
     // so such a commit could otherwise wait through the whole wind-down (seed 2714: an external completion).
     await new Promise((resolve) => setImmediate(resolve));
-    await world.maintain();
+    await maintain();
     const candidates = existing().filter((id) => !audited.purgedWorkflows.has(id));
     const records = await audited.getMany(candidates.map((id) => keys.record(id)));
     const open = new Map<string, WorkflowRecord>();
@@ -687,6 +725,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (kind === 'purge') violate(`purge marker ${key} was never finished`);
     // Its epoch stays; so does the record of a late owner's write refused after the purge (kept on purpose),
     // and the tombstones of the records that opened an epoch (a late owner's commit meets them).
+    // A displacement notice is its engine's mail, not the workflow's: one addressed to a live engine must
+    // have been read by its last pass; one to a crashed engine stays until its session is pruned.
+    if (kind === 'claim-notice') {
+      const addressee = unescapeId(key.slice(keys.ownerNoticesPrefix.length).split(':')[0]!);
+      if (world.engines.some((engine) => engine.id === addressee))
+        violate(`notice ${key} to a live engine was never read`);
+      continue;
+    }
     if (workflowId === null || kind === 'claim-epoch' || kind === 'fence-rejection') continue;
     if (kind === 'timeline' && decodeTombstone(value) !== undefined) continue;
     if (audited.purgedWorkflows.has(workflowId)) left.set(workflowId, [...(left.get(workflowId) ?? []), key]);

@@ -33,6 +33,7 @@ import { keys } from '../keys';
 import type { FenceRejection } from '../records';
 import { ClaimManager, claimKeysOf } from './claim-manager';
 import { ClaimRegistry } from './claims';
+import { displacementNotice } from './notices';
 import { decodeEpoch, decodeHolder, tryDecodeEpoch } from './holder';
 import { checkOwnershipGates, noFence, readFenceEpoch } from './common';
 import { claimExpiry, decodeSession, isHolderLive, isSessionLive } from './session';
@@ -54,6 +55,7 @@ export class WorkflowLeaseOwnership implements Ownership {
   readonly #registry: ClaimRegistry;
   readonly #claims: ClaimManager;
   readonly #pendingHolderChecks = new Set<string>();
+  #noticesSoon = false;
 
   constructor(deps: OwnershipDeps) {
     this.#deps = deps;
@@ -179,11 +181,27 @@ export class WorkflowLeaseOwnership implements Ownership {
     if (minted) this.#claims.registerClaim(workflowId, minted, how);
   }
 
-  rotation(workflowId: string, read: { epochRaw: string | null }) {
-    return buildRotation(claimKeysOf(workflowId), {
+  rotation(
+    workflowId: string,
+    read: { epochRaw: string | null; holderRaw: string | null },
+    cause: 'terminated' | 'suspended' | 'timed-out',
+  ) {
+    const rotation = buildRotation(claimKeysOf(workflowId), {
       epochRaw: read.epochRaw,
       storedEpoch: decodeEpoch(keys.ownerEpoch(workflowId), read.epochRaw),
     });
+    rotation.operations.push(...this.displaced(workflowId, read.holderRaw, cause, rotation.epoch));
+    return rotation;
+  }
+
+  displaced(
+    workflowId: string,
+    holderRaw: string | null,
+    cause: 'terminated' | 'suspended' | 'timed-out' | 'purged',
+    newEpoch: number | null = null,
+  ): Operation[] {
+    const { engineId, clock } = this.#deps;
+    return displacementNotice(workflowId, holderRaw, { cause, by: engineId, at: clock.now(), newEpoch });
   }
 
   rotated(workflowId: string): void {
@@ -232,13 +250,26 @@ export class WorkflowLeaseOwnership implements Ownership {
 
   /**
    * Work may have appeared for a workflow this engine does not hold: claim it if nobody live holds it. (A
-   * change to a workflow this engine holds is not looked at here: if another engine took it, this engine
-   * learns it at its next write, wake, session lapse or reclaim sweep — never later than before sessions,
-   * so a zombie's late write still meets the epoch fence.)
+   * change to a workflow this engine holds is not looked at here: another engine that displaces its claim
+   * leaves it a notice in the same batch, `noticeDisplacement`.)
    */
   noticeChange(workflowId: string): void {
     if (!this.#deps.claimWorkflows || this.#deps.isStopping() || this.#registry.has(workflowId)) return;
     this.#checkHolderSoon(workflowId);
+  }
+
+  /** The change feed reported a displacement notice addressed to `engineId` (notices.ts). */
+  noticeDisplacement(engineId: string): void {
+    if (engineId !== this.#deps.engineId || !this.#deps.claimWorkflows || this.#noticesSoon) return;
+    this.#noticesSoon = true;
+    this.#deps.reactions.soon(() => {
+      this.#noticesSoon = false;
+      return this.#readNotices();
+    });
+  }
+
+  #readNotices(): Promise<void> {
+    return this.#claims.readNotices().catch(() => undefined); // read again next pass
   }
 
   noticeSession(engineId: string): void {
@@ -303,7 +334,9 @@ export class WorkflowLeaseOwnership implements Ownership {
   // Background passes, views, shutdown
 
   async renew(): Promise<void> {
-    if (this.#deps.claimWorkflows) await this.#claims.renewAll();
+    if (!this.#deps.claimWorkflows) return;
+    await this.#claims.renewAll();
+    await this.#readNotices();
   }
 
   async reclaim(options: { full?: boolean } = {}): Promise<void> {

@@ -163,10 +163,11 @@ export class WorkflowRun {
     definitions: (type: string) => AnyWorkflowDefinition[],
   ): Promise<WorkflowRun | null> {
     const loaded = await loadWorkflow(host.storage, workflowId);
-    if (!loaded || loaded.record.status !== 'running') return null;
+    if (!loaded) return null;
     // A run's commits are fenced by the checkpoint they replace, which is only a fence if that checkpoint
     // was written under the epoch this engine holds: another engine may have taken the workflow over
-    // between this engine's claim and this load. Then its checkpoint is not ours to build on.
+    // between this engine's claim and this load. Then its checkpoint is not ours to build on. Checked
+    // whatever the status: a workflow that another engine took over and finished was lost, not let go.
     const held = host.heldEpoch(workflowId);
     if (held !== undefined && held > 0) {
       const stored = loaded.epoch;
@@ -179,6 +180,7 @@ export class WorkflowRun {
         return null;
       }
     }
+    if (loaded.record.status !== 'running') return null;
     const candidates = definitions(loaded.record.type);
     const definition = candidates.find((d) => d.version === loaded.record.version) ?? null;
     const run = new WorkflowRun(host, definition, loaded);
