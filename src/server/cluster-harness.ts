@@ -31,6 +31,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { checkOwnershipInvariants, type InvariantResult, type WorkflowEvidence } from '../engine/invariants';
 import { keys } from '../engine/keys';
+import type { Mutation } from '../engine/mutations';
 import { createEngine, entriesOf, type Engine, type FenceRejection, type TimelineEntry } from '../engine';
 import { isStorageError } from '../storage/errors';
 import { PostgresStorage } from '../storage/postgres';
@@ -87,6 +88,11 @@ export type ClusterSchedule = {
   /** Wait after the orders were started before the first fault, in ms. */
   firstFaultAtMs: number;
   faults: PlannedFault[];
+  /**
+   * A deliberate defect in force in every worker (src/engine/mutations.ts), to show that the checks fail on
+   * a broken engine (cluster.test.ts): the schedule must then report violations.
+   */
+  mutation?: Mutation;
 };
 
 export type ScheduleOptions = {
@@ -94,6 +100,8 @@ export type ScheduleOptions = {
   orders?: number;
   /** The faults: these kinds in this order (one fault each); default a random interleaving (see below). */
   kinds?: readonly FaultKind[];
+  /** A deliberate defect in every worker (tests that show the checks can fail). */
+  mutation?: Mutation;
 };
 
 /**
@@ -148,7 +156,15 @@ export function planSchedule(options: ScheduleOptions): ClusterSchedule {
   );
   const approvalWindow = Math.max(4_000, faultWindow);
   const approvalAtMs = inputs.map(() => between(0, approvalWindow));
-  return { seed: options.seed, orders, inputs, approvalAtMs, firstFaultAtMs: between(1_500, 2_500), faults };
+  return {
+    seed: options.seed,
+    orders,
+    inputs,
+    approvalAtMs,
+    firstFaultAtMs: between(1_500, 2_500),
+    faults,
+    ...(options.mutation ? { mutation: options.mutation } : {}),
+  };
 }
 
 /** The schedule in words, for the log. */
@@ -279,6 +295,7 @@ function spawnWorker(
   label: string,
   database: string,
   logDir: string | null,
+  mutation: Mutation | undefined,
 ): Promise<WorkerProcess> {
   const url = `postgres://postgres@${host.serverAddress}:${cluster.server.port}/${database}`;
   const child = spawn(
@@ -303,7 +320,12 @@ function spawnWorker(
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, SHUTTLE_CLUSTER_LEDGER_URL: url, SHUTTLE_CLUSTER_LABEL: label },
+      env: {
+        ...process.env,
+        SHUTTLE_CLUSTER_LEDGER_URL: url,
+        SHUTTLE_CLUSTER_LABEL: label,
+        ...(mutation ? { SHUTTLE_CLUSTER_MUTATION: mutation } : {}),
+      },
     },
   );
   liveChildren.add(child);
@@ -400,7 +422,15 @@ async function spawnReplacement(
   const deadline = Date.now() + 30_000;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await spawnWorker(run.cluster, host, slot, label, run.database, run.logDir);
+      return await spawnWorker(
+        run.cluster,
+        host,
+        slot,
+        label,
+        run.database,
+        run.logDir,
+        run.schedule.mutation,
+      );
     } catch (error) {
       const unreachable = error instanceof Error && /cannot reach PostgreSQL/.test(error.message);
       if (!unreachable || Date.now() > deadline) throw error;
@@ -605,7 +635,7 @@ export async function runSchedule(cluster: Cluster, schedule: ClusterSchedule): 
     log(describeSchedule(schedule));
     const started = await Promise.all(
       cluster.network.hosts.map((host, slot) =>
-        spawnWorker(cluster, host, slot, labels[slot]!, database, logDir),
+        spawnWorker(cluster, host, slot, labels[slot]!, database, logDir, schedule.mutation),
       ),
     );
     started.forEach((worker, slot) => {
@@ -1143,6 +1173,41 @@ async function verify(run: Run, began: number): Promise<ScheduleReport> {
   for (const invariant of invariants)
     if (!invariant.ok)
       violations.push(...invariant.violations.map((violation) => `${invariant.title}: ${violation}`));
+
+  // A recorded operation never runs again: no activity starts after its completion was recorded.
+  for (const [id, timeline] of timelines) {
+    const completed = new Set<string>();
+    for (const entry of timeline) {
+      if (entry.kind === 'activity-completed') completed.add(`${entry.detail.pos}:${entry.detail.member}`);
+      else if (
+        entry.kind === 'activity-started' &&
+        completed.has(`${entry.detail.pos}:${entry.detail.member}`)
+      )
+        violations.push(
+          `${id}: '${entry.detail.name}' (operation ${entry.detail.pos}) started again as attempt ${entry.detail.attempt} on ${entry.engineId} after its completion was recorded`,
+        );
+    }
+  }
+
+  // Only a holder that was gone is taken over: killed, stopped, cut off, or under a database restart (then
+  // every worker's liveness lock drops), within the time its claims take to expire after the fault healed.
+  const { claimTtlMs, graceMs } = run.cluster.timings;
+  const expiry = claimTtlMs + graceMs + 5_000; // and slack for the passes that notice it
+  for (const [id, timeline] of timelines)
+    for (const entry of entriesOf(timeline, 'claim-taken-over')) {
+      const from = entry.detail.fromEngineId;
+      if (from === null || from === entry.detail.toEngineId) continue;
+      const justified = run.records.some(
+        (record) =>
+          (record.kind === 'restart' || record.engineId === from) &&
+          entry.at >= record.startedAt - 1_000 &&
+          (record.kind === 'kill' || entry.at <= (record.healedAt ?? record.endedAt) + expiry),
+      );
+      if (!justified)
+        violations.push(
+          `${id}: ${entry.detail.toEngineId} took it over from ${from} (reason '${entry.detail.reason}') at +${((entry.at - began) / 1000).toFixed(1)}s, while no fault hit ${from}: a live holder was taken over`,
+        );
+    }
 
   // Faults: takeovers, and the zombies' refused writes.
   const takeovers = [...timelines.values()].flatMap((timeline) => entriesOf(timeline, 'claim-taken-over'));

@@ -841,6 +841,42 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     expect(a.metrics().claimsHeld).toBe(0);
   });
 
+  it('15e. handoff inside a partly finished ctx.all: the members already recorded are not run again, the rest are, once', async () => {
+    const world = new TestWorld({ storage: await openStore() });
+    const runs = new Map<string, number>();
+    const gates: (() => void)[] = [];
+    const fan = defineWorkflow({
+      name: 'fan',
+      version: 1,
+      *run(ctx) {
+        const count = (name: string) => runs.set(name, (runs.get(name) ?? 0) + 1);
+        const [x, y, z] = yield* ctx.all([
+          ctx.activity('x', () => (count('x'), 'x')),
+          ctx.activity('y', () => (count('y'), 'y')),
+          ctx.activity('z', ({ attempt }) => {
+            count(`z#${attempt}`);
+            return new Promise<string>((resolve) => gates.push(() => resolve(`z${attempt}`)));
+          }),
+        ]);
+        return `${x}${y}${z}`;
+      },
+    });
+    const options = { ...fencing, liveness: world.liveness };
+    const a = await world.engine([fan], options);
+    const b = await world.engine([fan], options);
+    await a.start(fan, undefined, { id: 'fan' });
+    await world.maintain([a]); // x and y finish and are recorded; z waits at its gate on A
+    const completed = (await a.timeline('fan')).filter((e) => e.kind === 'activity-completed');
+    expect(completed.map((e) => e.detail.name).sort()).toEqual(['x', 'y']);
+    world.crash(a);
+    await world.maintain([b]); // B takes it over and replays up to the unfinished ctx.all
+    expect(await holderOf(world.storage, 'fan')).toMatchObject({ engineId: b.id, epoch: 2 });
+    gates.at(-1)!();
+    await world.idle([b]);
+    expect(await b.handle('fan').result()).toBe('xyz2');
+    expect(Object.fromEntries(runs)).toEqual({ x: 1, y: 1, 'z#1': 1, 'z#2': 1 });
+  });
+
   it('16. same-engine suspend then resume succeeds at the next epoch', async () => {
     const { world, engines, parked } = await setup(1);
     const a = engines[0]!;

@@ -109,6 +109,8 @@ const sessionRetentionMs = 10 * 60_000;
 type Judge = {
   sessions: Map<string, Session | null>;
   isDead: (engineId: string) => Promise<boolean>;
+  /** When the sessions were read (a judge older than a renew interval is not used to take anything over). */
+  readAt: number;
 };
 
 export class ClaimManager {
@@ -311,8 +313,13 @@ export class ClaimManager {
     return byEngine;
   }
 
+  /**
+   * The session of `engineId` as `judge` read it, or read now. An engine the judge has no session for is read
+   * now too: it may have opened after the judge read the sessions (its first claims then name an engine the
+   * snapshot does not know, and judging it by its absence would take a new engine's workflows away).
+   */
   async #sessionOf(engineId: string, judge?: Judge): Promise<Session | null> {
-    if (judge) return judge.sessions.get(engineId) ?? null;
+    if (judge?.sessions.has(engineId)) return judge.sessions.get(engineId) ?? null;
     const raw = await this.#deps.storage.get(sessionKey(engineId));
     const session = raw === null ? null : decodeSession(raw);
     this.#sessions.set(engineId, session);
@@ -392,7 +399,6 @@ export class ClaimManager {
     options: { allowTakeover: boolean; respectCooldown: boolean; judge?: Judge },
   ): Promise<AcquireResult> {
     const { storage, claims, clock, engineId, liveness, metrics } = this.#deps;
-    const isDead = options.judge?.isDead ?? ((id: string) => liveness!.isDead(id));
     if (claims.has(workflowId)) return { outcome: 'acquired', epoch: claims.get(workflowId)!.epoch };
     if (options.respectCooldown && claims.isCoolingDown(workflowId, clock.now())) {
       metrics.claimAttempts.backoff_skipped++;
@@ -424,15 +430,18 @@ export class ClaimManager {
       }
       if (!this.#deps.isEligible(record.type)) return { outcome: 'ineligible' };
       const current = readHolder(holderRaw ?? null);
-      const now = clock.now();
-      const who = { engineId, now, ttlMs: null };
+      let now = clock.now();
       let minted: MintedClaim;
       let takenFrom: Holder | null = null;
       let reason: TakeoverReason | 'orphaned' = 'expired';
       let unaware = false;
       if (!current) {
         if (record.status !== 'running') return { outcome: 'not-running' };
-        minted = buildAcquire(claimKeysOf(workflowId), { epochRaw: epochRaw ?? null, storedEpoch }, who);
+        minted = buildAcquire(
+          claimKeysOf(workflowId),
+          { epochRaw: epochRaw ?? null, storedEpoch },
+          { engineId, now, ttlMs: null },
+        );
       } else {
         const holder = current.holder;
         const self = holder !== null && holder.engineId === engineId;
@@ -443,11 +452,19 @@ export class ClaimManager {
             return { outcome: 'unavailable', heldBy: holder };
           reason = 'orphaned';
         } else {
+          // A pass's judge is shared by its candidates to save reads, but not once it is older than a renew
+          // interval at the moment of deciding (the pass was slow, or its engine was frozen in the middle of
+          // it): a holder it saw lapsed may have renewed since, and taking it over would depose a live engine.
+          // Then this claim asks afresh, and decides at the time it has asked.
+          const judge =
+            options.judge && now - options.judge.readAt <= this.#deps.renewIntervalMs
+              ? options.judge
+              : undefined;
+          const isDead = judge?.isDead ?? ((id: string) => liveness!.isDead(id));
           const dead = holder && liveness ? await isDead(holder.engineId) : false;
           const session =
-            holder && holder.expiresAt === null
-              ? await this.#sessionOf(holder.engineId, options.judge)
-              : null;
+            holder && holder.expiresAt === null ? await this.#sessionOf(holder.engineId, judge) : null;
+          if (!judge) now = clock.now();
           if (!options.allowTakeover || isHolderLive(holder, session, now, this.graceMs, dead))
             return { outcome: 'unavailable', heldBy: holder };
           reason = takeoverReason(holder, session, now, this.graceMs, dead);
@@ -459,7 +476,7 @@ export class ClaimManager {
         minted = buildTakeover(
           claimKeysOf(workflowId),
           { epochRaw: epochRaw ?? null, storedEpoch, holderRaw: current.raw },
-          who,
+          { engineId, now, ttlMs: null },
         );
         if (unaware)
           minted.operations.push(
@@ -614,9 +631,11 @@ export class ClaimManager {
   /** The sessions and liveness answers one pass judges by (each engine asked once per pass). */
   async #judge(): Promise<Judge> {
     const { liveness } = this.#deps;
+    const readAt = this.#deps.clock.now();
     const sessions = await this.#readSessions();
     const answers = new Map<string, Promise<boolean>>();
     return {
+      readAt,
       sessions,
       isDead: (engineId) => {
         if (!liveness) return Promise.resolve(false);

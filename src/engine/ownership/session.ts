@@ -23,6 +23,7 @@
  * the owner that meets its own record changed or gone re-creates it and re-validates its claims.
  */
 import { keys } from '../keys';
+import { mutation } from '../mutations';
 import { isPlausibleTime, type Holder } from './holder';
 
 export type Session = {
@@ -81,7 +82,7 @@ export function isHolderLive(
   graceMs: number,
   holderDead: boolean,
 ): boolean {
-  if (holder === null || holderDead) return false;
+  if (holder === null || holderDead || mutation() === 'every-holder-dead') return false;
   if (holder.expiresAt !== null) return now <= holder.expiresAt + graceMs;
   return isSessionLive(session, now, graceMs);
 }

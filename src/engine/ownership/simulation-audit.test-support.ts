@@ -17,7 +17,12 @@
  * - every start by a schedule commits with its schedule's record, which was not paused, and each slot of a
  *   schedule is started once (its workflow id is the slot's);
  * - an idempotency key, once written, is never rewritten or deleted (the simulation is far shorter than the
- *   key's window).
+ *   key's window);
+ * - every takeover took the claim from an engine that was gone by what the scheduler knows: it crashed (the
+ *   liveness oracle reports it), or its session — as the audit saw it land — had ended, was absent or had
+ *   lapsed past its grace at some moment within two renew intervals before the takeover (the taker judged
+ *   by the sessions it read at the start of its pass). A live holder taken over is a safety violation even
+ *   when the fence then keeps every write in order.
  *
  * It also keeps what the end-of-run checks need: every workflow creation (id, run, scheduled slot, the
  * idempotency key written with it) and every purge (whole workflows and earlier runs).
@@ -38,7 +43,7 @@
  * microtasks between an earlier one's answer and its audit.
  */
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../../storage/types';
-import { describeStoredKey, keys, type StoredKeyKind } from '../keys';
+import { describeStoredKey, keys, unescapeId, type StoredKeyKind } from '../keys';
 import {
   decodeLogRecord,
   decodeTimelineRecord,
@@ -95,6 +100,21 @@ export class AuditedStorage implements Storage {
   readonly #turns = new Map<string, Promise<void>>();
   readonly watch?: Storage['watch'];
   readonly syncWatchers?: Storage['syncWatchers'];
+  /**
+   * What the takeover check needs from the simulation: the clock, whether an engine is gone to the liveness
+   * oracle (crashed), and the grace and renew interval the engines run with. Unset: no takeover check.
+   */
+  takeovers: {
+    now: () => number;
+    isGone: (engineId: string) => boolean;
+    graceMs: number;
+    renewIntervalMs: number;
+  } | null = null;
+  /** Per engine, its session records in the order they landed: when, and what they said (null: deleted). */
+  readonly #sessions = new Map<
+    string,
+    { at: number; expiresAt: number; endedAt?: number; gone: boolean }[]
+  >();
 
   constructor(private readonly inner: Storage) {
     this.capabilities = inner.capabilities;
@@ -182,6 +202,61 @@ export class AuditedStorage implements Storage {
     };
   }
 
+  #sessionLanded(key: string, value: string | null) {
+    const at = this.takeovers?.now();
+    if (at === undefined) return;
+    const engineId = unescapeId(key.slice(keys.sessionsPrefix.length));
+    const session = value === null ? null : (JSON.parse(value) as { expiresAt: number; endedAt?: number });
+    const list = this.#sessions.get(engineId) ?? [];
+    list.push(
+      session
+        ? {
+            at,
+            expiresAt: session.expiresAt,
+            ...(session.endedAt !== undefined ? { endedAt: session.endedAt } : {}),
+            gone: false,
+          }
+        : { at, expiresAt: 0, gone: true },
+    );
+    this.#sessions.set(engineId, list);
+  }
+
+  /** A takeover from a holder that was live by everything the simulation knows is a violation. */
+  #checkTakeover(
+    workflowId: string,
+    at: number,
+    detail: {
+      fromEngineId: string | null;
+      toEngineId: string;
+      reason: string;
+      fromEpoch: number;
+      toEpoch: number;
+    },
+  ) {
+    const judge = this.takeovers;
+    const from = detail.fromEngineId;
+    if (!judge || from === null || from === detail.toEngineId || judge.isGone(from)) return;
+    // Was the holder's session ended, absent or lapsed at some moment in [at − window, at]?
+    const window = 2 * judge.renewIntervalMs;
+    const versions = this.#sessions.get(from) ?? [];
+    const notLive = versions.some((version, index) => {
+      const until = Math.min(versions[index + 1]?.at ?? at, at);
+      if (until < at - window) return false; // superseded before the window
+      if (version.gone || version.endedAt !== undefined) return true;
+      return until > version.expiresAt + judge.graceMs; // it lapsed before the next version landed
+    });
+    if (versions.length === 0 || notLive) return;
+    this.#violate(
+      `${detail.toEngineId} took ${workflowId} over from ${from} (epoch ${detail.fromEpoch} → ${detail.toEpoch}, reason '${detail.reason}') at ${at}, but ${from} was live: it had not crashed, and its session was renewed to ${versions.at(-1)!.expiresAt} (grace ${judge.graceMs} ms); its sessions: ${versions
+        .slice(-4)
+        .map(
+          (v) =>
+            `[landed ${v.at}: ${v.gone ? 'deleted' : `expires ${v.expiresAt}${v.endedAt !== undefined ? ' ended' : ''}`}]`,
+        )
+        .join(' ')}`,
+    );
+  }
+
   #violate(message: string) {
     if (this.violations.length < 50) this.violations.push(message);
   }
@@ -207,6 +282,7 @@ export class AuditedStorage implements Storage {
       const previous = this.#shadow.get(key);
       const purging = written && this.#purging(workflowId ?? '?').includes(runOf(key));
       if (operation.type === 'delete') {
+        if (kind === 'claim-session') this.#sessionLanded(key, null);
         if (kind === 'claim-epoch') this.#violate(`epoch key ${key} was deleted`);
         if (written && !purging) this.#violate(`${key} was deleted outside a purge of its run`);
         if (written && previous !== undefined && decodeTombstone(previous) !== undefined)
@@ -236,8 +312,11 @@ export class AuditedStorage implements Storage {
         if (isTerminal(before.status) && after.run === before.run)
           this.#violate(`terminal record ${key} (${before.status}) was overwritten with ${after.status}`);
       }
+      if (kind === 'claim-session') this.#sessionLanded(key, value);
       if (kind === 'timeline')
         for (const entry of decodeTimelineRecord(key, value)) {
+          if (entry.kind === 'claim-taken-over')
+            this.#checkTakeover(workflowId ?? '?', entry.at, entry.detail);
           const workflow = workflowId ?? '?';
           if (entry.epoch > 0) {
             const owner = this.#epochOwners.get(`${workflow}@${entry.epoch}`);

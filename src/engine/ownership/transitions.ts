@@ -15,6 +15,7 @@
  * - rotation (terminate, suspend, timeout, purge): epoch unchanged → epoch + 1, holder deleted.
  */
 import type { Condition, Operation } from '../../storage/types';
+import { mutation } from '../mutations';
 import { encodeEpoch, encodeHolder, type Holder } from './holder';
 
 export type Transition = { conditions: Condition[]; operations: Operation[] };
@@ -75,7 +76,11 @@ export function buildTakeover(
   read: { epochRaw: string | null; storedEpoch: number | null; holderRaw: string },
   who: Minter,
 ): MintedClaim {
-  return mint(keys, read.storedEpoch, who, [
+  const storedEpoch =
+    mutation() === 'takeover-keeps-epoch' && read.storedEpoch !== null
+      ? read.storedEpoch - 1
+      : read.storedEpoch;
+  return mint(keys, storedEpoch, who, [
     { key: keys.holderKey, expected: read.holderRaw },
     { key: keys.epochKey, expected: read.epochRaw },
   ]);

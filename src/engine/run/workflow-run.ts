@@ -44,6 +44,7 @@ import {
   type SerializedError,
 } from '../errors';
 import { uuidFrom } from '../ids';
+import { mutation } from '../mutations';
 import { keys } from '../keys';
 import type { WorkflowStatus } from '../vocabulary';
 import {
@@ -395,7 +396,11 @@ export class WorkflowRun {
           )
             throw new NonDeterminismError(this.id, pos, describeCommand(frontier), describeCommand(command));
           this.#command = command;
-          this.#loadResults(entries);
+          if (mutation() === 'all-ignores-recorded-results' && command.kind === 'all') {
+            // M4 (mutations.ts): the members' recorded results are forgotten and they run again.
+            for (const leaf of frontier.leaves) if (leaf.kind === 'activity') leaf.done = false;
+            this.#loadResults([]);
+          } else this.#loadResults(entries);
         } else {
           this.#pendingLiveCommand = command;
         }
@@ -1408,7 +1413,10 @@ export class WorkflowRun {
       operations.push(...host.releaseOperations(this.id));
     }
     operations.push(...turn.operations);
-    const conditions: Condition[] = [{ key: recordKey, expected: null }, ...turn.conditions];
+    const conditions: Condition[] =
+      mutation() === 'unfenced-commit'
+        ? [...turn.conditions]
+        : [{ key: recordKey, expected: null }, ...turn.conditions];
     const outcome = await host.writer.write(
       this.id,
       conditions,
