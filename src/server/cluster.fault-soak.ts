@@ -46,9 +46,12 @@ describe.runIf(support.ok)(`cluster fault soak: ${seeds.length} random schedules
     const takeovers = reports.reduce((sum, report) => sum + report.figures.takeovers, 0);
     const rejections = reports.reduce((sum, report) => sum + report.figures.rejections, 0);
     const faults = reports.reduce((sum, report) => sum + report.faults.length, 0);
+    const fenced = reports.reduce((sum, report) => sum + report.figures.zombies.fenced, 0);
+    const selfDropped = reports.reduce((sum, report) => sum + report.figures.zombies.selfDropped, 0);
     console.log(
       `\ncluster soak: ${reports.length} of ${seeds.length} seeds ran (${seeds[0]}…${seeds.at(-1)}), ${faults} faults, ` +
         `${violations} violations, ${takeovers} takeovers, ${rejections} refused writes, ` +
+        `zombies: ${fenced} refused by the fence, ${selfDropped} dropped their workflow themselves, ` +
         `${((Date.now() - began) / 60_000).toFixed(1)} min` +
         (failed.length > 0
           ? `\nfailed seeds: ${failed.join(', ')} (replay one: SHUTTLE_SEED=<seed> npm run soak:cluster)`

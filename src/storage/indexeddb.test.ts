@@ -322,3 +322,50 @@ describe('IndexedDbStorage', () => {
     await storage.close();
   });
 });
+
+describe('IndexedDbStorage durability', () => {
+  it("commits every read-write transaction with the durability asked for ('default' unless told)", async () => {
+    const seen: string[] = [];
+    const original = IDBDatabase.prototype.transaction;
+    const spy = vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (
+      this: IDBDatabase,
+      ...args: Parameters<IDBDatabase['transaction']>
+    ) {
+      const transaction = original.apply(this, args);
+      if (args[1] === 'readwrite') seen.push(transaction.durability);
+      return transaction;
+    });
+    try {
+      for (const durability of [undefined, 'strict', 'relaxed'] as const) {
+        const storage = new IndexedDbStorage({
+          databaseName: freshDatabaseName(),
+          indexedDB,
+          IDBKeyRange,
+          ...(durability ? { durability } : {}),
+        });
+        seen.length = 0;
+        await storage.batch([{ type: 'put', key: 'a', value: '1' }]);
+        expect(
+          await storage.conditionalBatch(
+            [{ key: 'b', expected: null }],
+            [{ type: 'put', key: 'b', value: '2' }],
+          ),
+        ).toBe(true);
+        expect(
+          await storage.conditionalBatch([{ key: 'a', expected: '1' }], [{ type: 'delete', key: 'a' }]),
+        ).toBe(true);
+        expect(seen.length).toBeGreaterThanOrEqual(3);
+        expect(new Set(seen)).toEqual(new Set([durability ?? 'default']));
+        await storage.close();
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('refuses an unknown durability before opening anything', () => {
+    expect(() => new IndexedDbStorage({ indexedDB, IDBKeyRange, durability: 'fast' as never })).toThrow(
+      /durability must be one of 'default', 'relaxed', 'strict'; got "fast"/,
+    );
+  });
+});

@@ -67,6 +67,13 @@ export type IndexedDbStorageOptions = {
   /** Largest value accepted, in UTF-8 bytes. Default `storageLimits.defaultMaxValueBytes` (1 MiB). */
   maxValueBytes?: number;
   /**
+   * When a commit counts as done. `'default'` (the default) leaves it to the browser: Chromium commits
+   * `relaxed` — a committed transaction survives the tab or the browser crashing, but not the operating
+   * system crashing or the power going before the OS flushed its disk cache. `'strict'` waits for the flush
+   * (every commit survives an OS crash), at a cost per commit (docs/storage.md has the measurement).
+   */
+  durability?: IndexedDbDurability;
+  /**
    * Called once when the database becomes unusable underneath this instance (upgraded or deleted in another
    * tab, or closed by the browser), with the error every later call rejects with. Not called for `close()`.
    */
@@ -74,6 +81,11 @@ export type IndexedDbStorageOptions = {
 };
 
 type Row = { key: string; value: string };
+
+/** `IDBTransactionOptions.durability` of every read-write transaction (`IndexedDbStorageOptions.durability`). */
+export type IndexedDbDurability = 'default' | 'relaxed' | 'strict';
+
+const durabilities: readonly IndexedDbDurability[] = ['default', 'relaxed', 'strict'];
 
 /** The one object store, keyed by `key`. */
 const tableName = 'kv';
@@ -140,6 +152,8 @@ export class IndexedDbStorage implements Storage {
   private readonly limits: ValidationLimits;
   private readonly feed = new ChangeFeed();
   private readonly onUnavailable: ((error: StorageError) => void) | undefined;
+  /** The options of every read-write transaction. */
+  private readonly writeOptions: IDBTransactionOptions;
   private channel: BroadcastChannel | undefined;
   /** Keys committed since the last post, while its window is open (`announce`). */
   private gathered: Set<string> | undefined;
@@ -159,6 +173,14 @@ export class IndexedDbStorage implements Storage {
     }
     this.limits = { maxValueBytes: resolveMaxValueBytes(options.maxValueBytes) };
     this.onUnavailable = options.onUnavailable;
+    const durability = options.durability ?? 'default';
+    if (!durabilities.includes(durability))
+      throw new StorageError(
+        'open',
+        'invalid-input',
+        `durability must be one of ${durabilities.map((d) => `'${d}'`).join(', ')}; got ${JSON.stringify(durability)}.`,
+      );
+    this.writeOptions = { durability };
     this.capabilities = {
       conditionalBatch: true,
       durable: true,
@@ -347,7 +369,7 @@ export class IndexedDbStorage implements Storage {
   private commitOptimistic(groups: readonly CommitGroup[]): Promise<[boolean[], string[]] | null> {
     return new Promise((resolve, reject) => {
       // A throw here (the connection closed underneath) rejects the promise.
-      const transaction = this.db.backendDB().transaction(tableName, 'readwrite');
+      const transaction = this.db.backendDB().transaction(tableName, 'readwrite', this.writeOptions);
       const store = transaction.objectStore(tableName);
       let refused = false;
       const refuse = () => {
@@ -400,7 +422,7 @@ export class IndexedDbStorage implements Storage {
   private commitRaw(groups: readonly CommitGroup[]): Promise<[boolean[], string[]]> {
     return new Promise((resolve, reject) => {
       // A throw here (the connection closed underneath) rejects the promise.
-      const transaction = this.db.backendDB().transaction(tableName, 'readwrite');
+      const transaction = this.db.backendDB().transaction(tableName, 'readwrite', this.writeOptions);
       const store = transaction.objectStore(tableName);
       const conditionKeys = [...new Set(groups.flatMap((group) => group.conditions.map(({ key }) => key)))];
       // A row whose value is not a string (not written by us) matches no condition.
