@@ -22,6 +22,7 @@ import { measureCrossTab, type CrossTabFigures } from './studio/cross-tab';
 import { measureHandoffs, type HandoffFigure, type HandoffKind } from './studio/handoff';
 import { measureStartup, type StartupFigure } from './studio/startup';
 import { summarizeThroughput } from './throughput-summary';
+import { buildThroughputFigure } from './throughput-figures';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
 const handoffParts = ['graceful', 'crash', 'freeze', 'lifecycle-freeze', 'shutdown'];
@@ -138,11 +139,8 @@ async function main(): Promise<void> {
       ...(crossTab?.audit ? [crossTab.audit.duplicateCommits] : []),
     ];
     const figures: BrowserFigures = {
-      rawTransactionsPerSecond: summary?.figures.rawTransactionsPerSecond ?? null,
-      engineStepsPerSecond: summary?.figures.engineStepsPerSecond ?? null,
-      stepRatio: summary?.figures.stepRatio ?? null,
-      parallelEngineStepsPerSecond: summary?.figures.parallelEngineStepsPerSecond ?? null,
-      parallelRatio: summary?.figures.parallelRatio ?? null,
+      one: buildThroughputFigure(summary?.figures.one),
+      fifty: buildThroughputFigure(summary?.figures.fifty),
       handoffMs: {
         graceful: handoffs.graceful ? spreadOf(handoffs.graceful.latencyMs) : unmeasured,
         crash: handoffs.crash ? spreadOf(handoffs.crash.latencyMs) : unmeasured,
@@ -190,6 +188,7 @@ async function main(): Promise<void> {
             spreads: summary!.spreads,
             rounds: throughput.rounds,
             variants: throughput.variants,
+            durability: throughput.durability,
             audit: throughput.audit,
             totalMs: throughput.totalMs,
           }

@@ -11,13 +11,21 @@ import {
 import { scaleCaseKeys, type ScaleCaseFigures } from './scale-results';
 import { serverHoldingKeys, serverKeys, type ServerFigures, type ServerInput } from './server-results';
 import { summarizeThroughput } from './throughput-summary';
+import { throughputKeys, type PeerFigure, type ThroughputFigure } from './throughput-figures';
+
+const throughput = (steps: number, ceiling: number, groupSize: number): ThroughputFigure => ({
+  stepsPerSecond: steps,
+  commitsPerSecond: Math.round(steps / groupSize),
+  stepsPerCommit: groupSize,
+  ceilingPerSecond: ceiling,
+  ceilingCommitsPerSecond: Math.round(ceiling / groupSize),
+  ceilingGroupSize: groupSize,
+  ratio: Math.round((steps / ceiling) * 1000) / 1000,
+});
 
 const browserFigures: BrowserFigures = {
-  rawTransactionsPerSecond: 1000,
-  engineStepsPerSecond: 700,
-  stepRatio: 0.7,
-  parallelEngineStepsPerSecond: 2500,
-  parallelRatio: 2.5,
+  one: throughput(700, 1000, 1),
+  fifty: throughput(2500, 5000, 20),
   handoffMs: {
     graceful: { p50: 80, p95: 120 },
     crash: { p50: 250, p95: 400 },
@@ -54,11 +62,8 @@ describe('buildLatestResults', () => {
       'heapBytesPerParkedWorkflow',
     ]);
     expect(Object.keys(latest.browser)).toEqual([
-      'rawTransactionsPerSecond',
-      'engineStepsPerSecond',
-      'stepRatio',
-      'parallelEngineStepsPerSecond',
-      'parallelRatio',
+      'one',
+      'fifty',
       'handoffMs',
       'startupMs',
       'crossTabSignalMs',
@@ -66,6 +71,7 @@ describe('buildLatestResults', () => {
       'duplicateCommits',
     ]);
     expect(Object.keys(latest.browser.handoffMs)).toEqual(['graceful', 'crash', 'freeze', 'lifecycleFreeze']);
+    expect(Object.keys(latest.browser.one)).toEqual([...throughputKeys]);
     expect(checkLatestShape(latest)).toEqual([]);
   });
 
@@ -97,10 +103,11 @@ describe('buildLatestResults', () => {
     const latest = buildLatestResults({
       generatedAt: '2026-01-02T03:04:05.000Z',
       node: { stepsPerSecond: Number.NaN },
-      browser: { stepRatio: Number.POSITIVE_INFINITY },
+      browser: { one: { ratio: Number.POSITIVE_INFINITY } },
     });
     expect(latest.node.stepsPerSecond).toBeNull();
-    expect(latest.browser.stepRatio).toBeNull();
+    expect(latest.browser.one.ratio).toBeNull();
+    expect(latest.browser.fifty).toEqual(Object.fromEntries(throughputKeys.map((key) => [key, null])));
   });
 });
 
@@ -110,14 +117,18 @@ describe('checkLatestShape', () => {
     const broken = {
       ...latest,
       node: { ...latest.node, extra: 1 },
-      browser: { ...latest.browser, stepRatio: 'fast', handoffMs: { graceful: { p50: 1, p95: 2 } } },
+      browser: {
+        ...latest.browser,
+        one: { ...(latest.browser!.one as object), ratio: 'fast' },
+        handoffMs: { graceful: { p50: 1, p95: 2 } },
+      },
     };
     delete (broken.node as Record<string, unknown>).stepsPerSecond;
     expect(checkLatestShape(broken)).toEqual([
       'node.stepsPerSecond is missing',
       'node.extra is not in the schema',
       'node.stepsPerSecond must be a finite number or null',
-      'browser.stepRatio must be a finite number or null',
+      'browser.one.ratio must be a finite number or null',
       'browser.handoffMs.crash is missing',
       'browser.handoffMs.freeze is missing',
       'browser.handoffMs.lifecycleFreeze is missing',
@@ -138,14 +149,19 @@ describe('the table', () => {
   it('shows each figure with its ceiling, ratio, target and verdict', () => {
     const rows = tableRows(sample());
     const row = (figure: string) => rows.find((candidate) => candidate.figure === figure)!;
-    expect(row('engine steps/s, 1 workflow')).toMatchObject({
-      value: '700',
-      ceiling: '1,000',
+    expect(row('browser, 1 workflow')).toMatchObject({
+      value: '700 steps/s · 700 commits/s · 1 steps/commit',
+      ceiling: '1,000 rows/s (1 a commit)',
       ratio: '0.7',
       target: 'ratio ≥ 0.8',
       verdict: 'miss',
     });
-    expect(row('engine steps/s, 50 workflows').verdict).toBe('miss');
+    expect(row('browser, 50 workflows')).toMatchObject({
+      value: '2,500 steps/s · 125 commits/s · 20 steps/commit',
+      ceiling: '5,000 rows/s (20 a commit)',
+      ratio: '0.5',
+      verdict: 'miss',
+    });
     expect(row('handoff, graceful close')).toMatchObject({ value: 'p50 80 · p95 120 ms', verdict: 'pass' });
     expect(row('handoff, freeze').verdict).toBe('n/a');
     expect(row('handoff, lifecycle freeze (CDP)')).toMatchObject({
@@ -178,44 +194,59 @@ describe('the table', () => {
 });
 
 describe('summarizeThroughput', () => {
-  const round = (raw: number, sequential: number, parallel: number) => ({
-    raw: { operations: raw, elapsedMs: 1000, perSecond: raw },
-    sequential: {
-      operations: sequential,
-      elapsedMs: 1000,
-      perSecond: sequential,
-      workflows: 1,
-      stepsPerWorkflow: 1,
-    },
-    parallel: {
-      operations: parallel,
-      elapsedMs: 1000,
-      perSecond: parallel,
-      workflows: 50,
-      stepsPerWorkflow: 1,
-    },
-    stepRatio: sequential / raw,
-    parallelRatio: parallel / raw,
+  const engine = (steps: number, transactions: number) => ({
+    operations: steps,
+    elapsedMs: 1000,
+    perSecond: steps,
+    workflows: 1,
+    stepsPerWorkflow: steps,
+    transactions,
+  });
+  const ceiling = (rows: number, groupSize: number) => ({
+    operations: rows,
+    elapsedMs: 1000,
+    perSecond: rows,
+    commits: rows / groupSize,
+    commitsPerSecond: rows / groupSize,
+    groupSize,
+  });
+  const round = (one: number, sequential: number, batched: number, parallel: number, groupSize: number) => ({
+    sequential: engine(sequential, sequential),
+    parallel: engine(parallel, parallel / groupSize),
+    ceilings: { sequential: ceiling(one, 1), parallel: ceiling(batched, groupSize) },
+    groupSize,
+    stepRatio: sequential / one,
+    parallelRatio: parallel / batched,
   });
 
-  it('takes medians of the rates and the median of the per-round ratios', () => {
+  it('takes medians of the rates and the median of the per-round ratios, with commits and steps per commit', () => {
     const { figures } = summarizeThroughput([
-      round(1000, 500, 2000),
-      round(500, 400, 1500),
-      round(900, 450, 1800),
+      round(1000, 500, 10_000, 2000, 20),
+      round(500, 400, 8_000, 4000, 20),
+      round(900, 450, 9_000, 1800, 18),
     ]);
-    expect(figures).toEqual({
-      rawTransactionsPerSecond: 900,
-      engineStepsPerSecond: 450,
+    expect(figures.one).toEqual({
+      stepsPerSecond: 450,
+      commitsPerSecond: 450,
+      stepsPerCommit: 1,
+      ceilingPerSecond: 900,
+      ceilingCommitsPerSecond: 900,
+      ceilingGroupSize: 1,
       // Per round: 0.5, 0.8, 0.5 — the slow round is judged against its own slow ceiling.
-      stepRatio: 0.5,
-      parallelEngineStepsPerSecond: 1800,
-      parallelRatio: 2.0,
+      ratio: 0.5,
+    });
+    expect(figures.fifty).toMatchObject({
+      stepsPerSecond: 2000,
+      commitsPerSecond: 100,
+      stepsPerCommit: 20,
+      ceilingPerSecond: 9000,
+      ceilingGroupSize: 20,
+      ratio: 0.2, // 0.2, 0.5, 0.2
     });
   });
 
   it('reports nulls when no round ran', () => {
-    expect(summarizeThroughput([]).figures.stepRatio).toBeNull();
+    expect(summarizeThroughput([]).figures.one.ratio).toBeNull();
   });
 });
 
@@ -340,16 +371,29 @@ describe('the scale part', () => {
 });
 
 describe('the server part', () => {
+  const peer = (steps: number, shuttleRatio: number): PeerFigure => ({
+    stepsPerSecond: steps,
+    commitsPerSecond: steps,
+    stepsPerCommit: 1,
+    shuttleRatio,
+  });
   const serverFigures: ServerFigures = {
-    rawTransactionsPerSecond: 2_000,
-    engineStepsPerSecond: 1_200,
-    stepRatio: 0.6,
-    parallelEngineStepsPerSecond: 5_000,
-    parallelRatio: 2.5,
-    peerStepsPerSecond: 500,
-    peerStepRatio: 2.4,
-    peerParallelStepsPerSecond: 6_000,
-    peerParallelRatio: 0.83,
+    one: throughput(1_800, 2_000, 1),
+    fifty: throughput(5_000, 25_000, 25),
+    io: {
+      ...throughput(2_000, 1, 3),
+      ceilingPerSecond: null,
+      ceilingCommitsPerSecond: null,
+      ceilingGroupSize: null,
+      ratio: null,
+    },
+    dbos: {
+      one: peer(500, 3.6),
+      fifty: peer(6_000, 0.83),
+      io: peer(900, 2.2),
+      tunedFifty: peer(600, 8.3),
+      tunedIo: peer(700, 2.9),
+    },
     handoffMs: { kill: { p50: 400, p95: 900 }, sigterm: { p50: 30, p95: 40 } },
     crossProcessSignalMs: { p50: 8, p95: 20 },
     holding: {
@@ -372,7 +416,8 @@ describe('the server part', () => {
     const latest = withServer(null);
     expect(Object.keys(latest.server)).toEqual([...serverKeys]);
     expect(Object.keys(latest.server.holding)).toEqual([...serverHoldingKeys]);
-    expect(latest.server.stepRatio).toBeNull();
+    expect(latest.server.one.ratio).toBeNull();
+    expect(latest.server.dbos.tunedIo.shuttleRatio).toBeNull();
     expect(latest.server.handoffMs.kill).toEqual({ p50: null, p95: null });
     expect(latest.server.holding.takeovers).toBeNull();
     expect(checkLatestShape(latest)).toEqual([]);
@@ -383,12 +428,12 @@ describe('the server part', () => {
     const latest = withServer({
       ...serverFigures,
       details: { rounds: [] },
-      stepRatio: Number.NaN,
+      one: { ...serverFigures.one, ratio: Number.NaN, rounds: [1] },
       handoffMs: { kill: { p50: 1, p95: 2, n: 7 } as never, sigterm: { p50: 3, p95: 4 } },
       holding: { ...serverFigures.holding, samples: [1] } as never,
     } as never);
-    expect(JSON.stringify(latest.server)).not.toMatch(/details|samples|"n"/);
-    expect(latest.server.stepRatio).toBeNull();
+    expect(JSON.stringify(latest.server)).not.toMatch(/details|samples|rounds|"n"/);
+    expect(latest.server.one.ratio).toBeNull();
     expect(checkLatestShape(latest)).toEqual([]);
   });
 
@@ -399,17 +444,17 @@ describe('the server part', () => {
       server: {
         ...latest.server,
         extra: 1,
-        parallelRatio: 'fast',
+        fifty: { ...(latest.server.fifty as object), ratio: 'fast' },
         handoffMs: { kill: { p50: 1, p95: 2 } },
         holding: { ...(latest.server.holding as object), claimsLost: '0' },
       },
     };
-    delete (broken.server as Record<string, unknown>).stepRatio;
+    delete (broken.server as Record<string, unknown>).one;
     expect(checkLatestShape(broken)).toEqual([
-      'server.stepRatio is missing',
+      'server.one is missing',
       'server.extra is not in the schema',
-      'server.stepRatio must be a finite number or null',
-      'server.parallelRatio must be a finite number or null',
+      'server.one must be an object',
+      'server.fifty.ratio must be a finite number or null',
       'server.handoffMs.sigterm is missing',
       'server.handoffMs.sigterm must be an object',
       'server.holding.claimsLost must be a finite number or null',
@@ -418,21 +463,24 @@ describe('the server part', () => {
 
   it('shows each figure beside its ceiling or the peer, with ratio, target and verdict', () => {
     const latest = withServer(serverFigures);
-    expect(rowOf(latest, 'server steps/s, 1 workflow')).toMatchObject({
-      value: '1,200',
-      ceiling: '2,000',
-      ratio: '0.6',
-      target: 'ratio ≥ 0.5',
+    expect(rowOf(latest, 'server, 1 workflow')).toMatchObject({
+      value: '1,800 steps/s · 1,800 commits/s · 1 steps/commit',
+      ceiling: '2,000 rows/s (1 a commit)',
+      ratio: '0.9',
+      target: 'ratio ≥ 0.8',
       verdict: 'pass',
     });
-    expect(rowOf(latest, 'server steps/s, 50 workflows').verdict).toBe('miss');
+    expect(rowOf(latest, 'server, 50 workflows')).toMatchObject({ ratio: '0.2', verdict: 'miss' });
+    expect(rowOf(latest, 'server, 50 I/O-bound workflows').value).toBe(
+      '2,000 steps/s · 667 commits/s · 3 steps/commit',
+    );
     expect(rowOf(latest, 'server vs DBOS, 1 workflow')).toMatchObject({
-      ceiling: 'DBOS 500',
-      ratio: '2.4',
-      target: 'ratio ≥ 1 (aim 2)',
-      verdict: 'pass',
+      value: '1,800 (1,800 commits/s)',
+      ceiling: 'DBOS 500 (500 commits/s)',
+      ratio: '3.6',
+      target: '(reported)',
     });
-    expect(rowOf(latest, 'server vs DBOS, 50 workflows').verdict).toBe('miss');
+    expect(rowOf(latest, 'server vs DBOS (pool 50), 50 I/O').ratio).toBe('2.9');
     expect(rowOf(latest, 'server handoff, kill -9')).toMatchObject({
       target: 'p50 ≤ 1,000 ms',
       verdict: 'pass',

@@ -25,7 +25,7 @@
  */
 import os from 'node:os';
 import pg from 'pg';
-import { createEngine, type Engine, type TimelineEntry } from '../src/engine';
+import { createEngine, type AnyWorkflowDefinition, type Engine, type TimelineEntry } from '../src/engine';
 import { keys } from '../src/engine/keys';
 import { studioClaimTimings } from '../src/host/protocol';
 import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
@@ -36,8 +36,18 @@ import type { ServerFigures } from './server-results';
 import { FixtureProcess } from './server/child';
 import { median, roundTo, spreadOf, summarize, type SampleSummary } from './stats';
 import { countDuplicateCommits, findTakeover } from './timeline-audit';
-import { createCasTable, rate, rawTransactions, type Rate } from './server/raw-cas';
-import { steps } from './steps-workflow';
+import {
+  batchedWrites,
+  blindWrites,
+  createCasTable,
+  pipelinedClient,
+  rate,
+  truncateLog,
+  writeTransactions,
+  type CeilingRate,
+  type Rate,
+} from './server/raw-cas';
+import { ioSteps, ioWorkload, steps } from './steps-workflow';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
 const options = {
@@ -131,7 +141,7 @@ async function openShuttle(url: string, schema: string): Promise<ShuttleBench> {
   const liveness = new PostgresLiveness({ connectionString: url, schema });
   const engine = await createEngine({
     storage,
-    workflows: [steps],
+    workflows: [steps, ioSteps],
     ownership: 'workflow-lease',
     ...claimTimings,
     liveness,
@@ -146,37 +156,63 @@ async function closeShuttle(url: string, { engine, storage, liveness, schema }: 
   await dropSchema(url, schema);
 }
 
-/** `workflows` × `stepsEach` new workflows on `bench`'s engine; elapsed = first start → last result. */
-async function shuttleSteps(
+/** Starts `inputs` on `bench`'s engine at once; elapsed = first start → last result. */
+async function shuttleRun<I>(
   { engine }: ShuttleBench,
-  workflows: number,
-  stepsEach: number,
+  definition: AnyWorkflowDefinition,
+  inputs: I[],
+  check: (result: unknown, index: number) => boolean,
+  activities: number,
 ): Promise<EngineRun> {
   const before = engine.metrics();
   const started = performance.now();
-  const handles = await Promise.all(
-    Array.from({ length: workflows }, () => engine.start(steps, { steps: stepsEach })),
-  );
+  const handles = await Promise.all(inputs.map((input) => engine.start(definition, input as never)));
   const results = await Promise.all(handles.map((handle) => handle.result()));
   const elapsedMs = performance.now() - started;
   const after = engine.metrics();
-  const expected = (stepsEach * (stepsEach - 1)) / 2;
-  if (results.some((result) => result !== expected))
-    throw new Error(`a bench-steps workflow returned ${JSON.stringify(results[0])}, expected ${expected}`);
+  if (results.some((result, index) => !check(result, index)))
+    throw new Error(`a ${definition.name} workflow returned ${JSON.stringify(results[0])}`);
   let duplicates = 0;
-  for (const handle of handles)
+  for (const [index, handle] of handles.entries())
     duplicates += countDuplicateCommits(await handle.timeline(), {
       kind: 'activity-completed',
-      count: stepsEach,
+      count: activities === -1 ? (inputs[index] as { delays: number[] }).delays.length : activities,
     }).duplicates;
+  const total =
+    activities === -1
+      ? inputs.reduce((sum, input) => sum + (input as { delays: number[] }).delays.length, 0)
+      : inputs.length * activities;
   return {
-    ...rate(workflows * stepsEach, elapsedMs),
-    workflows,
-    stepsPerWorkflow: stepsEach,
+    ...rate(total, elapsedMs),
+    workflows: inputs.length,
+    stepsPerWorkflow: activities === -1 ? total / inputs.length : activities,
     storageTransactions: after.storageTransactions - before.storageTransactions,
     groupedBatches: after.groupedBatches - before.groupedBatches,
     duplicates,
   };
+}
+
+/** `workflows` × `stepsEach` new `bench-steps` workflows. */
+function shuttleSteps(bench: ShuttleBench, workflows: number, stepsEach: number): Promise<EngineRun> {
+  const expected = (stepsEach * (stepsEach - 1)) / 2;
+  return shuttleRun(
+    bench,
+    steps,
+    Array.from({ length: workflows }, () => ({ steps: stepsEach })),
+    (result) => result === expected,
+    stepsEach,
+  );
+}
+
+/** The I/O-bound workload (`ioWorkload`): one `bench-io-steps` workflow per list of delays. */
+function shuttleIo(bench: ShuttleBench, workload: number[][]): Promise<EngineRun> {
+  return shuttleRun(
+    bench,
+    ioSteps,
+    workload.map((delays) => ({ delays })),
+    (result, index) => result === workload[index]!.length,
+    -1,
+  );
 }
 
 async function dropSchema(url: string, schema: string): Promise<void> {
@@ -200,43 +236,126 @@ async function peerSteps(peer: FixtureProcess, workflows: number, stepsEach: num
   };
 }
 
+async function peerIo(peer: FixtureProcess, workload: number[][]): Promise<PeerRun> {
+  const answer = await peer.request({ op: 'run-io', delays: workload }, 'ran-io', 300_000);
+  const total = workload.reduce((sum, delays) => sum + delays.length, 0);
+  return {
+    ...rate(total, Number(answer.elapsedMs)),
+    workflows: workload.length,
+    stepsPerWorkflow: total / workload.length,
+  };
+}
+
+/** The kinds of measurement of a round, rotated from round to round. */
+const kinds = [
+  'sequential',
+  'parallel',
+  'io',
+  'peer-sequential',
+  'peer-parallel',
+  'peer-io',
+  'peer-tuned-parallel',
+  'peer-tuned-io',
+] as const;
+type Kind = (typeof kinds)[number];
+
+/** Which ceiling a kind is compared with (the I/O workload has none: its steps wait on simulated I/O). */
+const ceilingOf: Record<Kind, 'one' | 'batched' | null> = {
+  sequential: 'one',
+  'peer-sequential': 'one',
+  parallel: 'batched',
+  'peer-parallel': 'batched',
+  'peer-tuned-parallel': 'batched',
+  io: null,
+  'peer-io': null,
+  'peer-tuned-io': null,
+};
+
+/** One measurement: its rate, and the write transactions the server committed meanwhile. */
+type Measurement = Rate & {
+  workflows: number;
+  stepsPerWorkflow: number;
+  /** Write transactions committed on the server during it (transaction ids assigned: `writeTransactions`). */
+  commits: number;
+  commitsPerSecond: number;
+  stepsPerCommit: number;
+  /** The mean of the ceiling windows right before and after it (rows per second), when it has a ceiling. */
+  ceiling: number | null;
+  /** Its rate divided by that ceiling. */
+  ratio: number | null;
+  /** Shuttle's own: storage transactions, batches that shared one, duplicate commits found in the audit. */
+  storageTransactions?: number;
+  groupedBatches?: number;
+  duplicates?: number;
+};
+
 type Round = {
   round: number;
-  order: string[];
+  order: Kind[];
   loadAverage: number[];
-  /** Every ceiling window of the round, in order (one before, between and after the measurements). */
-  rawWindows: Rate[];
-  /** The round's ceiling: the mean rate of its windows. */
-  raw: Rate;
-  sequential: EngineRun;
-  parallel: EngineRun;
-  peerSequential: PeerRun | null;
-  peerParallel: PeerRun | null;
-  /** Each measurement's own ceiling: the mean of the windows just before and just after it. */
-  ceilings: Record<string, number>;
-  stepRatio: number;
-  parallelRatio: number;
-  /** Shuttle ÷ peer, each first divided by its own ceiling (drift-corrected: the figure). */
-  peerStepRatio: number | null;
-  peerParallelRatio: number | null;
-  /** Shuttle ÷ peer, plain rates. */
-  peerStepRatioPlain: number | null;
-  peerParallelRatioPlain: number | null;
+  /** Every ceiling window of the round, in order. */
+  windows: (CeilingRate & { kind: 'one' | 'batched' })[];
+  /** The group size of the batched ceiling this round (Shuttle's steps per commit, fifty workflows). */
+  groupSize: number;
+  measured: Partial<Record<Kind, Measurement>>;
+  /** Shuttle ÷ peer, plain rates measured back to back in this round. */
+  peer: {
+    sequential: number | null;
+    parallel: number | null;
+    io: number | null;
+    tunedParallel: number | null;
+    tunedIo: number | null;
+  };
 };
 
 const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, Math.round(value)));
 
-async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; peer: PeerInfo }> {
+type PeerInfo = {
+  name: string;
+  package: string;
+  version: string | null;
+  /** DBOS's system-database pool: its default, and the tuned process's (one connection per workflow). */
+  poolSize: { default: number; tuned: number };
+  launchMs?: number;
+  error?: string;
+};
+
+/** DBOS's default system-database pool size (its `systemDatabasePoolSize`). */
+const dbosDefaultPool = 10;
+
+async function startPeer(
+  server: LocalPostgres,
+  database: string,
+  poolSize?: number,
+): Promise<FixtureProcess> {
+  return FixtureProcess.dbos(databaseUrl(server, database), poolSize);
+}
+
+async function throughput(server: LocalPostgres): Promise<{
+  rounds: Round[];
+  peer: PeerInfo;
+  ioWorkload: { workflows: number; steps: number; seed: number };
+}> {
   const rawUrl = await createDatabase(server, 'bench_raw');
   const shuttleUrl = await createDatabase(server, 'bench_shuttle');
   const raw = new pg.Client({ connectionString: rawUrl, application_name: 'bench:raw' });
   await raw.connect();
   await createCasTable(raw);
+  const pipelined = await pipelinedClient(rawUrl);
+  const workload = ioWorkload(20261206, options.parallelWorkflows);
+  const ioTotal = workload.reduce((sum, delays) => sum + delays.length, 0);
 
-  const peerInfo: PeerInfo = { name: 'DBOS Transact', package: '@dbos-inc/dbos-sdk', version: null };
+  const peerInfo: PeerInfo = {
+    name: 'DBOS Transact',
+    package: '@dbos-inc/dbos-sdk',
+    version: null,
+    poolSize: { default: dbosDefaultPool, tuned: options.parallelWorkflows },
+  };
   let peer: FixtureProcess | null = null;
+  let tuned: FixtureProcess | null = null;
   try {
-    peer = await FixtureProcess.dbos(databaseUrl(server, 'bench_dbos'));
+    peer = await startPeer(server, 'bench_dbos');
+    tuned = await startPeer(server, 'bench_dbos_tuned', options.parallelWorkflows);
     const ready = peer.messages.find((message) => message.event === 'ready')!;
     peerInfo.version = String(ready.version);
     peerInfo.launchMs = Number(ready.launchMs);
@@ -255,7 +374,7 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
   // Warm-up (discarded), each kind run again and again for `warmUpMs`, sized to about a measurement: V8 takes
   // thousands of steps to optimise the hot paths (one engine went from 570 µs of CPU a step in its first 2,000
   // steps to 160 µs by its third 2,000, and fifty workflows from 6,300 to 10,600 steps/s by their fourth
-  // run: bench/README.md), so a short warm-up measured the compiler, not the engine. The peer gets the same.
+  // run: bench/README.md), so a short warm-up measured the compiler, not the engine. The peers get the same.
   log('throughput warm-up');
   const warmUp = async (
     run: (stepsEach: number) => Promise<Rate>,
@@ -269,14 +388,18 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
     return last;
   };
   const warmSequential = await warmUp((n) => shuttle(1, n), 1, 200);
+  let lastParallel: EngineRun | null = null;
   const warmParallel = await warmUp(
-    (n) => shuttle(options.parallelWorkflows, n),
+    async (n) => (lastParallel = await shuttle(options.parallelWorkflows, n)),
     options.parallelWorkflows,
     20,
   );
-  if (peer) {
-    await warmUp((n) => peerSteps(peer!, 1, n), 1, 200);
-    await warmUp((n) => peerSteps(peer!, options.parallelWorkflows, n), options.parallelWorkflows, 20);
+  await shuttleIo(shuttleEngine, workload);
+  for (const process of [peer, tuned]) {
+    if (!process) continue;
+    await warmUp((n) => peerSteps(process, 1, n), 1, 200);
+    await warmUp((n) => peerSteps(process, options.parallelWorkflows, n), options.parallelWorkflows, 20);
+    await peerIo(process, workload);
   }
   let sequentialSteps = clamp((warmSequential.perSecond * options.measureMs) / 1000, 100, 20_000);
   let parallelSteps = clamp(
@@ -284,107 +407,125 @@ async function throughput(server: LocalPostgres): Promise<{ rounds: Round[]; pee
     5,
     2_000,
   );
+  const stepsPerTransaction = (run: EngineRun | null) =>
+    run && run.storageTransactions > 0 ? run.operations / run.storageTransactions : 1;
+  let groupSize = Math.max(1, Math.round(stepsPerTransaction(lastParallel)));
 
   const rounds: Round[] = [];
-  const kinds = ['sequential', 'parallel', 'peer-sequential', 'peer-parallel'] as const;
   try {
     for (let round = 0; round < options.rounds; round++) {
       const order = kinds.map((_, index) => kinds[(index + round) % kinds.length]!);
-      const measured: Partial<Record<(typeof kinds)[number], Rate>> = {};
-      const ceilings: Record<string, number> = {};
-      // The ceiling is measured before, between and after the measurements, and each measurement is judged
-      // against the mean of the windows on either side of it: fsync latency on this shared machine drifts
-      // from second to second, and a ceiling taken further away would carry that drift into the ratio.
-      const rawWindows: Rate[] = [await rawTransactions(raw, options.ceilingWindowMs)];
+      const windows: Round['windows'] = [];
+      const measured: Round['measured'] = {};
+      await truncateLog(raw);
+      const window = async (kind: 'one' | 'batched') => {
+        const measuredWindow =
+          kind === 'one'
+            ? await blindWrites(raw, options.ceilingWindowMs)
+            : await batchedWrites(pipelined, options.ceilingWindowMs, groupSize);
+        const entry = { ...measuredWindow, kind };
+        windows.push(entry);
+        return entry;
+      };
       for (const kind of order) {
-        if (kind === 'sequential') measured.sequential = await shuttle(1, sequentialSteps);
-        else if (kind === 'parallel')
-          measured.parallel = await shuttle(options.parallelWorkflows, parallelSteps);
-        else if (peer && kind === 'peer-sequential')
-          measured['peer-sequential'] = await peerSteps(peer, 1, sequentialSteps);
-        else if (peer && kind === 'peer-parallel')
-          measured['peer-parallel'] = await peerSteps(peer, options.parallelWorkflows, parallelSteps);
-        else continue;
-        rawWindows.push(await rawTransactions(raw, options.ceilingWindowMs));
-        ceilings[kind] = (rawWindows.at(-2)!.perSecond + rawWindows.at(-1)!.perSecond) / 2;
+        const ceilingKind = ceilingOf[kind];
+        const previous = windows.at(-1);
+        const before =
+          ceilingKind === null ? null : previous?.kind === ceilingKind ? previous : await window(ceilingKind);
+        const xidBefore = await writeTransactions(raw);
+        let run: (Rate & { workflows: number; stepsPerWorkflow: number } & Partial<EngineRun>) | null = null;
+        if (kind === 'sequential') run = await shuttle(1, sequentialSteps);
+        else if (kind === 'parallel') run = await shuttle(options.parallelWorkflows, parallelSteps);
+        else if (kind === 'io') run = await shuttleIo(shuttleEngine, workload);
+        else {
+          const process = kind.startsWith('peer-tuned') ? tuned : peer;
+          if (!process) continue;
+          if (kind === 'peer-sequential') run = await peerSteps(process, 1, sequentialSteps);
+          else if (kind.endsWith('parallel'))
+            run = await peerSteps(process, options.parallelWorkflows, parallelSteps);
+          else run = await peerIo(process, workload);
+        }
+        const commits = (await writeTransactions(raw)) - xidBefore;
+        const after = ceilingKind === null ? null : await window(ceilingKind);
+        const ceiling = before && after ? (before.perSecond + after.perSecond) / 2 : null;
+        measured[kind] = {
+          ...run,
+          perSecond: Math.round(run.perSecond),
+          commits,
+          commitsPerSecond: Math.round((commits / run.elapsedMs) * 1000),
+          stepsPerCommit: roundTo(run.operations / Math.max(1, commits), 2)!,
+          ceiling: ceiling === null ? null : Math.round(ceiling),
+          ratio: ceiling === null ? null : roundTo(run.perSecond / ceiling, 3),
+        };
       }
-      const rawOperations = rawWindows.reduce((sum, window) => sum + window.operations, 0);
-      const rawRate = rate(
-        rawOperations,
-        rawWindows.reduce((sum, window) => sum + window.elapsedMs, 0),
-      );
-      const sequential = measured.sequential as EngineRun;
-      const parallel = measured.parallel as EngineRun;
-      const peerSequential = (measured['peer-sequential'] as PeerRun | undefined) ?? null;
-      const peerParallel = (measured['peer-parallel'] as PeerRun | undefined) ?? null;
-      const relative = (kind: string, value: Rate) => value.perSecond / ceilings[kind]!;
+      const plain = (shuttleKind: Kind, peerKind: Kind) => {
+        const a = measured[shuttleKind];
+        const b = measured[peerKind];
+        return a && b ? roundTo(a.perSecond / b.perSecond, 3) : null;
+      };
       const result: Round = {
         round,
         order: [...order],
         loadAverage: load(),
-        rawWindows: rawWindows.map((window) => ({ ...window, perSecond: Math.round(window.perSecond) })),
-        raw: { ...rawRate, perSecond: Math.round(rawRate.perSecond) },
-        sequential: { ...sequential, perSecond: Math.round(sequential.perSecond) },
-        parallel: { ...parallel, perSecond: Math.round(parallel.perSecond) },
-        peerSequential: peerSequential && {
-          ...peerSequential,
-          perSecond: Math.round(peerSequential.perSecond),
+        windows: windows.map((entry) => ({
+          ...entry,
+          perSecond: Math.round(entry.perSecond),
+          commitsPerSecond: Math.round(entry.commitsPerSecond),
+        })),
+        groupSize,
+        measured,
+        peer: {
+          sequential: plain('sequential', 'peer-sequential'),
+          parallel: plain('parallel', 'peer-parallel'),
+          io: plain('io', 'peer-io'),
+          tunedParallel: plain('parallel', 'peer-tuned-parallel'),
+          tunedIo: plain('io', 'peer-tuned-io'),
         },
-        peerParallel: peerParallel && { ...peerParallel, perSecond: Math.round(peerParallel.perSecond) },
-        ceilings: Object.fromEntries(
-          Object.entries(ceilings).map(([kind, value]) => [kind, Math.round(value)]),
-        ),
-        stepRatio: roundTo(relative('sequential', sequential), 3)!,
-        parallelRatio: roundTo(relative('parallel', parallel), 3)!,
-        peerStepRatio:
-          peerSequential &&
-          roundTo(relative('sequential', sequential) / relative('peer-sequential', peerSequential), 3),
-        peerParallelRatio:
-          peerParallel &&
-          roundTo(relative('parallel', parallel) / relative('peer-parallel', peerParallel), 3),
-        peerStepRatioPlain: peerSequential && roundTo(sequential.perSecond / peerSequential.perSecond, 3),
-        peerParallelRatioPlain: peerParallel && roundTo(parallel.perSecond / peerParallel.perSecond, 3),
       };
       rounds.push(result);
+      const m = (kind: Kind) => measured[kind];
       log(
-        `round ${round + 1}/${options.rounds}: raw ${rawWindows.map((window) => Math.round(window.perSecond)).join(' ')}/s; ` +
-          `shuttle ${result.sequential.perSecond} (×${result.stepRatio}) and ${result.parallel.perSecond} ` +
-          `(×${result.parallelRatio}) steps/s; peer ${result.peerSequential?.perSecond ?? '—'} and ` +
-          `${result.peerParallel?.perSecond ?? '—'} steps/s (shuttle ÷ peer ${result.peerStepRatio ?? '—'}, ` +
-          `${result.peerParallelRatio ?? '—'})`,
+        `round ${round + 1}/${options.rounds}: ` +
+          `1 workflow ${m('sequential')?.perSecond} steps/s (×${m('sequential')?.ratio} of ${m('sequential')?.ceiling}); ` +
+          `50 ${m('parallel')?.perSecond} steps/s, ${m('parallel')?.commitsPerSecond} commits/s (×${m('parallel')?.ratio} of ${m('parallel')?.ceiling} at ${groupSize} a commit); ` +
+          `io ${m('io')?.perSecond} steps/s; DBOS ${m('peer-sequential')?.perSecond ?? '—'}, ${m('peer-parallel')?.perSecond ?? '—'} (tuned ${m('peer-tuned-parallel')?.perSecond ?? '—'}), io ${m('peer-io')?.perSecond ?? '—'} (tuned ${m('peer-tuned-io')?.perSecond ?? '—'})`,
       );
+      const sequential = measured.sequential!;
+      const parallel = measured.parallel!;
       sequentialSteps = clamp((sequential.perSecond * options.measureMs) / 1000, 100, 20_000);
       parallelSteps = clamp(
         (parallel.perSecond * options.measureMs) / 1000 / options.parallelWorkflows,
         5,
         2_000,
       );
+      groupSize = Math.max(
+        1,
+        Math.round(parallel.operations / Math.max(1, parallel.storageTransactions ?? 1)),
+      );
     }
   } finally {
     await raw.end();
+    await pipelined.end();
     await closeShuttle(shuttleUrl, shuttleEngine).catch((error: unknown) =>
       log(`closing the engine: ${error}`),
     );
-    if (peer) {
-      peer.send({ op: 'stop' });
-      await Promise.race([peer.exited, sleep(10_000)]);
-      await peer.stop();
+    for (const process of [peer, tuned]) {
+      if (!process) continue;
+      process.send({ op: 'stop' });
+      await Promise.race([process.exited, sleep(10_000)]);
+      await process.stop();
     }
   }
-  return { rounds, peer: peerInfo };
+  return {
+    rounds,
+    peer: peerInfo,
+    ioWorkload: { workflows: workload.length, steps: ioTotal, seed: 20261206 },
+  };
 }
 
-type PeerInfo = {
-  name: string;
-  package: string;
-  version: string | null;
-  launchMs?: number;
-  error?: string;
-};
-
-function ratios(values: (number | null)[]): SampleSummary {
+function ratios(values: (number | null | undefined)[]): SampleSummary {
   return summarize(
-    values.filter((value): value is number => value !== null),
+    values.filter((value): value is number => typeof value === 'number'),
     3,
   );
 }
@@ -896,50 +1037,62 @@ async function main(): Promise<void> {
     loads.afterHolding = load();
 
     const rounds = tp?.rounds ?? [];
-    const median0 = (values: number[]) => roundTo(median(values));
-    const peerSequential = rounds.flatMap((round) =>
-      round.peerSequential ? [round.peerSequential.perSecond] : [],
-    );
-    const peerParallel = rounds.flatMap((round) =>
-      round.peerParallel ? [round.peerParallel.perSecond] : [],
-    );
-    const spreads = {
-      rawTransactionsPerSecond: summarize(rounds.map((round) => round.raw.perSecond)),
-      engineStepsPerSecond: summarize(rounds.map((round) => round.sequential.perSecond)),
-      parallelEngineStepsPerSecond: summarize(rounds.map((round) => round.parallel.perSecond)),
-      stepRatio: ratios(rounds.map((round) => round.stepRatio)),
-      parallelRatio: ratios(rounds.map((round) => round.parallelRatio)),
-      peerStepsPerSecond: summarize(peerSequential),
-      peerParallelStepsPerSecond: summarize(peerParallel),
-      peerStepRatio: ratios(rounds.map((round) => round.peerStepRatio)),
-      peerParallelRatio: ratios(rounds.map((round) => round.peerParallelRatio)),
-      peerStepRatioPlain: ratios(rounds.map((round) => round.peerStepRatioPlain)),
-      peerParallelRatioPlain: ratios(rounds.map((round) => round.peerParallelRatioPlain)),
-      peerCeilingRatio: ratios(
-        rounds.map((round) =>
-          round.peerSequential
-            ? roundTo(round.peerSequential.perSecond / round.ceilings['peer-sequential']!, 3)
-            : null,
-        ),
-      ),
-      peerParallelCeilingRatio: ratios(
-        rounds.map((round) =>
-          round.peerParallel
-            ? roundTo(round.peerParallel.perSecond / round.ceilings['peer-parallel']!, 3)
-            : null,
-        ),
-      ),
+    const median0 = (values: (number | null | undefined)[]) =>
+      roundTo(median(values.filter((value): value is number => typeof value === 'number')));
+    const of = (kind: Kind) => rounds.map((round) => round.measured[kind]);
+    /** A workload's figures: medians over rounds (ratio: the median of the per-round ratios). */
+    const throughputFigure = (kind: Kind) => {
+      const list = of(kind);
+      const windows = rounds.flatMap((round) =>
+        round.windows.filter((window) => window.kind === ceilingOf[kind]),
+      );
+      return {
+        stepsPerSecond: median0(list.map((m) => m?.perSecond)),
+        commitsPerSecond: median0(list.map((m) => m?.commitsPerSecond)),
+        stepsPerCommit: roundTo(median(list.flatMap((m) => (m ? [m.stepsPerCommit] : []))), 2),
+        ceilingPerSecond: median0(list.map((m) => m?.ceiling)),
+        ceilingCommitsPerSecond: ceilingOf[kind]
+          ? median0(windows.map((window) => window.commitsPerSecond))
+          : null,
+        ceilingGroupSize:
+          ceilingOf[kind] === 'one'
+            ? 1
+            : ceilingOf[kind] === 'batched'
+              ? median0(rounds.map((round) => round.groupSize))
+              : null,
+        ratio: ratios(list.map((m) => m?.ratio)).p50,
+      };
     };
+    const peerFigure = (kind: Kind, ratio: (round: Round) => number | null) => {
+      const list = of(kind);
+      return {
+        stepsPerSecond: median0(list.map((m) => m?.perSecond)),
+        commitsPerSecond: median0(list.map((m) => m?.commitsPerSecond)),
+        stepsPerCommit: roundTo(median(list.flatMap((m) => (m ? [m.stepsPerCommit] : []))), 2),
+        shuttleRatio: ratios(rounds.map(ratio)).p50,
+      };
+    };
+    const spreads = Object.fromEntries(
+      kinds.map((kind) => [
+        kind,
+        {
+          stepsPerSecond: summarize(of(kind).flatMap((m) => (m ? [m.perSecond] : []))),
+          commitsPerSecond: summarize(of(kind).flatMap((m) => (m ? [m.commitsPerSecond] : []))),
+          ratio: ratios(of(kind).map((m) => m?.ratio)),
+        },
+      ]),
+    );
     const figures: ServerFigures = {
-      rawTransactionsPerSecond: median0(rounds.map((round) => round.raw.perSecond)),
-      engineStepsPerSecond: median0(rounds.map((round) => round.sequential.perSecond)),
-      stepRatio: spreads.stepRatio.p50,
-      parallelEngineStepsPerSecond: median0(rounds.map((round) => round.parallel.perSecond)),
-      parallelRatio: spreads.parallelRatio.p50,
-      peerStepsPerSecond: median0(peerSequential),
-      peerStepRatio: spreads.peerStepRatio.p50,
-      peerParallelStepsPerSecond: median0(peerParallel),
-      peerParallelRatio: spreads.peerParallelRatio.p50,
+      one: throughputFigure('sequential'),
+      fifty: throughputFigure('parallel'),
+      io: throughputFigure('io'),
+      dbos: {
+        one: peerFigure('peer-sequential', (round) => round.peer.sequential),
+        fifty: peerFigure('peer-parallel', (round) => round.peer.parallel),
+        io: peerFigure('peer-io', (round) => round.peer.io),
+        tunedFifty: peerFigure('peer-tuned-parallel', (round) => round.peer.tunedParallel),
+        tunedIo: peerFigure('peer-tuned-io', (round) => round.peer.tunedIo),
+      },
       handoffMs: {
         kill: handoff ? spreadOf(handoff.kill) : { p50: null, p95: null },
         sigterm: handoff ? spreadOf(handoff.sigterm) : { p50: null, p95: null },
@@ -956,8 +1109,15 @@ async function main(): Promise<void> {
       },
       duplicateCommits:
         tp || handoff
-          ? rounds.reduce((sum, round) => sum + round.sequential.duplicates + round.parallel.duplicates, 0) +
-            (handoff?.duplicates ?? 0)
+          ? rounds.reduce(
+              (sum, round) =>
+                sum +
+                (['sequential', 'parallel', 'io'] as const).reduce(
+                  (inner, kind) => inner + (round.measured[kind]?.duplicates ?? 0),
+                  0,
+                ),
+              0,
+            ) + (handoff?.duplicates ?? 0)
           : null,
     };
     const details = {
@@ -970,7 +1130,7 @@ async function main(): Promise<void> {
       timingsMs,
       loadAverage: loads,
       failures,
-      throughput: { spreads, rounds },
+      throughput: { spreads, rounds, ioWorkload: tp?.ioWorkload ?? null },
       handoff,
       holding: hold,
     };

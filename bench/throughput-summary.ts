@@ -1,51 +1,58 @@
 /**
- * From the bench worker's rounds to the throughput figures of latest.json. Each figure is the median over
- * rounds; each ratio is the median of the per-round ratios (engine rate / raw rate measured in the same
- * round), not a ratio of medians, so a round slowed down by load elsewhere on the machine is compared with
- * its own ceiling.
+ * From the bench worker's rounds to the browser throughput figures of latest.json (throughput-figures.ts).
+ * Each figure is the median over rounds; each ratio is the median of the per-round ratios (engine rate ÷ the
+ * ceiling measured around it in the same round), not a ratio of medians, so a round slowed down by load
+ * elsewhere on the machine is compared with its own ceiling.
  */
-import type { ThroughputRound } from './browser/protocol';
+import type { EngineSample, ThroughputRound } from './browser/protocol';
 import { median, roundTo, summarize, type SampleSummary } from './stats';
+import type { ThroughputFigure } from './throughput-figures';
 
-export type ThroughputFigures = {
-  rawTransactionsPerSecond: number | null;
-  engineStepsPerSecond: number | null;
-  stepRatio: number | null;
-  parallelEngineStepsPerSecond: number | null;
-  parallelRatio: number | null;
-};
+export type BrowserThroughput = { one: ThroughputFigure; fifty: ThroughputFigure };
 
-export type ThroughputSpreads = {
-  rawTransactionsPerSecond: SampleSummary;
-  engineStepsPerSecond: SampleSummary;
-  stepRatio: SampleSummary;
-  parallelEngineStepsPerSecond: SampleSummary;
-  parallelRatio: SampleSummary;
-};
+export type ThroughputSpreads = Record<
+  'one' | 'fifty',
+  { stepsPerSecond: SampleSummary; commitsPerSecond: SampleSummary; ratio: SampleSummary }
+>;
 
-/** The five throughput figures (rates rounded to whole numbers, ratios to 3 decimals). */
+const commitsPerSecond = (sample: EngineSample) =>
+  sample.transactions === undefined ? null : (sample.transactions * 1000) / sample.elapsedMs;
+
+/** The two throughput figures (rates rounded to whole numbers, ratios to 3 decimals). */
 export function summarizeThroughput(
-  rounds: readonly Pick<ThroughputRound, 'raw' | 'sequential' | 'parallel' | 'stepRatio' | 'parallelRatio'>[],
-): { figures: ThroughputFigures; spreads: ThroughputSpreads } {
-  const raw = rounds.map((round) => round.raw.perSecond);
-  const sequential = rounds.map((round) => round.sequential.perSecond);
-  const parallel = rounds.map((round) => round.parallel.perSecond);
-  const stepRatios = rounds.map((round) => round.stepRatio);
-  const parallelRatios = rounds.map((round) => round.parallelRatio);
+  rounds: readonly Pick<
+    ThroughputRound,
+    'sequential' | 'parallel' | 'ceilings' | 'stepRatio' | 'parallelRatio' | 'groupSize'
+  >[],
+): { figures: BrowserThroughput; spreads: ThroughputSpreads } {
+  const figureOf = (kind: 'sequential' | 'parallel') => {
+    const samples = rounds.map((round) => round[kind]);
+    const ceilings = rounds.map((round) => round.ceilings[kind]);
+    const ratios = rounds.map((round) => (kind === 'sequential' ? round.stepRatio : round.parallelRatio));
+    const commits = samples.map(commitsPerSecond).filter((value): value is number => value !== null);
+    const perCommit = samples.flatMap((sample) =>
+      sample.transactions ? [sample.operations / sample.transactions] : [],
+    );
+    const figure: ThroughputFigure = {
+      stepsPerSecond: roundTo(median(samples.map((sample) => sample.perSecond))),
+      commitsPerSecond: roundTo(median(commits)),
+      stepsPerCommit: roundTo(median(perCommit), 2),
+      ceilingPerSecond: roundTo(median(ceilings.map((ceiling) => ceiling.perSecond))),
+      ceilingCommitsPerSecond: roundTo(median(ceilings.map((ceiling) => ceiling.commitsPerSecond))),
+      ceilingGroupSize: kind === 'sequential' ? 1 : roundTo(median(rounds.map((round) => round.groupSize))),
+      ratio: roundTo(median(ratios), 3),
+    };
+    const spread = {
+      stepsPerSecond: summarize(samples.map((sample) => sample.perSecond)),
+      commitsPerSecond: summarize(commits),
+      ratio: summarize(ratios, 3),
+    };
+    return { figure, spread };
+  };
+  const one = figureOf('sequential');
+  const fifty = figureOf('parallel');
   return {
-    figures: {
-      rawTransactionsPerSecond: roundTo(median(raw)),
-      engineStepsPerSecond: roundTo(median(sequential)),
-      stepRatio: roundTo(median(stepRatios), 3),
-      parallelEngineStepsPerSecond: roundTo(median(parallel)),
-      parallelRatio: roundTo(median(parallelRatios), 3),
-    },
-    spreads: {
-      rawTransactionsPerSecond: summarize(raw),
-      engineStepsPerSecond: summarize(sequential),
-      stepRatio: summarize(stepRatios, 3),
-      parallelEngineStepsPerSecond: summarize(parallel),
-      parallelRatio: summarize(parallelRatios, 3),
-    },
+    figures: { one: one.figure, fifty: fifty.figure },
+    spreads: { one: one.spread, fifty: fifty.spread },
   };
 }

@@ -1,19 +1,21 @@
 /**
  * The bench worker: a dedicated module worker, of the same kind as a studio tab's engine worker, that
- * measures the raw IndexedDB ceiling and the engine's step rates in the same worker, interleaved.
+ * measures the raw IndexedDB ceilings and the engine's step rates in the same worker, interleaved.
  *
  * A run is a short warm-up (which also sizes the first round) followed by `rounds` rounds. Each round takes
- * its measurements back to back — raw, one engine measurement (one workflow, or `parallelWorkflows`
- * workflows), raw, the other, raw — the engine measurements alternating in order from round to round; each
- * engine figure's ratio is taken against the raw rate of the two windows right before and after it.
+ * its two engine measurements (one workflow, then `parallelWorkflows` workflows, or the other way round,
+ * alternating from round to round), each between two windows of its own ceilings (raw-transactions.ts: one
+ * record per transaction; the engine's group size per transaction, two in flight); each engine figure's ratio
+ * is taken against the two windows right before and after it together.
  */
 import { measureEngineSteps } from './engine-steps';
 import type {
   BenchReply,
   BenchRequest,
+  CeilingSample,
+  DurabilityRound,
   EngineSample,
   ProfileOptions,
-  RateSample,
   RawVariantName,
   RawVariantRound,
   RawVariants,
@@ -26,9 +28,12 @@ import { median } from '../stats';
 import {
   defaultDurability,
   deleteDatabase,
+  clearCeilingRecords,
+  measureBatchedWrites,
   measureConditionalBatches,
   measureDexieTransactions,
   measureRawTransactions,
+  measureSingleWrites,
   openRawDatabase,
 } from './raw-transactions';
 
@@ -46,11 +51,58 @@ const orders: ('sequential' | 'parallel')[][] = [
   ['parallel', 'sequential'],
 ];
 
-/** Several raw windows as one sample: all their transactions over all their time. */
-function combine(samples: readonly RateSample[]): RateSample {
+/** Several ceiling windows as one sample: all their rows and commits over all their time. */
+function combine(samples: readonly CeilingSample[]): CeilingSample {
   const operations = samples.reduce((sum, sample) => sum + sample.operations, 0);
+  const commits = samples.reduce((sum, sample) => sum + sample.commits, 0);
   const elapsedMs = samples.reduce((sum, sample) => sum + sample.elapsedMs, 0);
-  return { operations, elapsedMs, perSecond: (operations * 1000) / elapsedMs };
+  return {
+    operations,
+    elapsedMs,
+    perSecond: (operations * 1000) / elapsedMs,
+    commits,
+    commitsPerSecond: (commits * 1000) / elapsedMs,
+    groupSize: samples[0]?.groupSize ?? 1,
+  };
+}
+
+/** The engine's steps per storage transaction in a measurement (1 when it says nothing of them). */
+function stepsPerTransaction(sample: EngineSample): number {
+  return sample.transactions ? sample.operations / sample.transactions : 1;
+}
+
+/**
+ * What `durability: 'strict'` costs the engine: each kind measured with the default and with strict, back to
+ * back, `rounds` times (the same sizes as the main rounds' last).
+ */
+async function measureDurability(
+  rounds: number,
+  sizes: { sequential: number; parallel: number },
+  parallel: number,
+  audit: WorkerAudit,
+  progress: (message: string) => void,
+): Promise<NonNullable<ThroughputResult['durability']>> {
+  const list: DurabilityRound[] = [];
+  for (let round = 0; round < rounds; round++) {
+    progress(`durability ${round + 1}/${rounds}: default and strict, 1 and ${parallel} workflows`);
+    list.push({
+      sequential: {
+        default: await measureEngineSteps(1, sizes.sequential, audit),
+        strict: await measureEngineSteps(1, sizes.sequential, audit, {}, 'strict'),
+      },
+      parallel: {
+        default: await measureEngineSteps(parallel, sizes.parallel, audit),
+        strict: await measureEngineSteps(parallel, sizes.parallel, audit, {}, 'strict'),
+      },
+    });
+  }
+  const cost = (kind: 'sequential' | 'parallel') =>
+    median(list.map((entry) => entry[kind].strict.perSecond / entry[kind].default.perSecond));
+  return {
+    rounds: list,
+    sequential: cost('sequential') ?? null,
+    parallel: cost('parallel') ?? null,
+  };
 }
 
 function clamp(value: number, low: number, high: number): number {
@@ -124,39 +176,51 @@ async function runThroughput(
     // Long enough that the first round's sizes are near a measurement of `engineDurationMs`: a warm-up of a
     // few steps per workflow measures mostly the starts, and a round sized from it measures them again.
     let sequentialRate = (await measureEngineSteps(1, 300, audit)).perSecond;
-    let parallelRate = (await measureEngineSteps(parallel, 30, audit)).perSecond;
+    const warmParallel = await measureEngineSteps(parallel, 30, audit);
+    let parallelRate = warmParallel.perSecond;
+    const parallelGroup = stepsPerTransaction(warmParallel);
 
+    let groupSize = Math.max(1, Math.round(parallelGroup));
+    let sequentialSteps = 0;
+    let parallelSteps = 0;
     const rounds: ThroughputRound[] = [];
     for (let round = 0; round < options.rounds; round++) {
       const order = orders[round % orders.length]!;
-      // The ceiling of each engine measurement is measured right before and right after it (the window
-      // between the two engine measurements serves both), so a burst of load elsewhere that slows one moment
-      // weighs on an engine figure and on its own ceiling alike.
-      const windows: RateSample[] = [await measureRawTransactions(db, options.rawDurationMs / 2)];
+      await clearCeilingRecords(db);
+      const windows: ThroughputRound['windows'] = [];
+      const window = async (kind: 'one' | 'batched') => {
+        const sample =
+          kind === 'one'
+            ? await measureSingleWrites(db, options.rawDurationMs / 2)
+            : await measureBatchedWrites(db, options.rawDurationMs / 2, groupSize);
+        windows.push({ ...sample, kind });
+        return sample;
+      };
       let sequential: EngineSample | undefined;
       let concurrent: EngineSample | undefined;
-      let sequentialCeiling: RateSample | undefined;
-      let parallelCeiling: RateSample | undefined;
+      let sequentialCeiling: CeilingSample | undefined;
+      let parallelCeiling: CeilingSample | undefined;
       for (const kind of order) {
+        // The ceiling of each engine measurement is measured right before and right after it, so a burst of
+        // load elsewhere that slows one moment weighs on an engine figure and on its own ceiling alike.
+        const before = await window(kind === 'sequential' ? 'one' : 'batched');
         if (kind === 'sequential') {
-          const steps = clamp((sequentialRate * options.engineDurationMs) / 1000, 20, 50_000);
-          sequential = await measureEngineSteps(1, steps, audit);
+          sequentialSteps = clamp((sequentialRate * options.engineDurationMs) / 1000, 20, 50_000);
+          sequential = await measureEngineSteps(1, sequentialSteps, audit);
           sequentialRate = sequential.perSecond;
+          sequentialCeiling = combine([before, await window('one')]);
         } else {
-          const steps = clamp((parallelRate * options.engineDurationMs) / 1000 / parallel, 10, 5_000);
-          concurrent = await measureEngineSteps(parallel, steps, audit);
+          parallelSteps = clamp((parallelRate * options.engineDurationMs) / 1000 / parallel, 10, 5_000);
+          concurrent = await measureEngineSteps(parallel, parallelSteps, audit);
           parallelRate = concurrent.perSecond;
+          parallelCeiling = combine([before, await window('batched')]);
         }
-        windows.push(await measureRawTransactions(db, options.rawDurationMs / 2));
-        const around = combine(windows.slice(-2));
-        if (kind === 'sequential') sequentialCeiling = around;
-        else parallelCeiling = around;
       }
-      const raw = combine(windows);
       const measured: ThroughputRound = {
         round: round + 1,
-        order: ['raw', order[0]!, 'raw', order[1]!, 'raw'],
-        raw,
+        order: [...order],
+        windows,
+        groupSize,
         sequential: sequential!,
         parallel: concurrent!,
         ceilings: { sequential: sequentialCeiling!, parallel: parallelCeiling! },
@@ -165,20 +229,32 @@ async function runThroughput(
       };
       rounds.push(measured);
       progress(
-        `round ${round + 1}/${options.rounds}: raw ${Math.round(raw.perSecond)} tx/s, ` +
-          `1 workflow ${Math.round(sequential!.perSecond)} steps/s (${measured.stepRatio.toFixed(2)} of ` +
-          `${Math.round(sequentialCeiling!.perSecond)}), ${parallel} workflows ` +
-          `${Math.round(concurrent!.perSecond)} steps/s (${measured.parallelRatio.toFixed(2)} of ` +
-          `${Math.round(parallelCeiling!.perSecond)}), ${concurrent!.transactions} transactions`,
+        `round ${round + 1}/${options.rounds}: 1 workflow ${Math.round(sequential!.perSecond)} steps/s ` +
+          `(${measured.stepRatio.toFixed(2)} of ${Math.round(sequentialCeiling!.perSecond)} one-record commits/s), ` +
+          `${parallel} workflows ${Math.round(concurrent!.perSecond)} steps/s in ${concurrent!.transactions} ` +
+          `transactions (${measured.parallelRatio.toFixed(2)} of ${Math.round(parallelCeiling!.perSecond)} ` +
+          `records/s at ${groupSize} a commit, two in flight)`,
       );
+      groupSize = Math.max(1, Math.round(stepsPerTransaction(concurrent!)));
     }
 
     const variants = options.variantRounds > 0 ? await measureVariants(db, stamp, options, progress) : null;
+    const durabilityCost =
+      options.variantRounds > 0
+        ? await measureDurability(
+            options.variantRounds,
+            { sequential: sequentialSteps, parallel: parallelSteps },
+            parallel,
+            audit,
+            progress,
+          )
+        : null;
 
     return {
       options,
       rounds,
       variants,
+      durability: durabilityCost,
       audit,
       environment: {
         userAgent: navigator.userAgent,

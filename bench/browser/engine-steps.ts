@@ -11,7 +11,8 @@
  */
 import { createEngine, defineWorkflow, type Engine } from '../../src/engine';
 import { studioClaimTimings } from '../../src/host/protocol';
-import { IndexedDbStorage } from '../../src/storage';
+import { IndexedDbStorage, type IndexedDbDurability } from '../../src/storage';
+
 import { WebLocksLiveness } from '../../src/worker/web-locks-liveness';
 import { countDuplicateCommits } from '../timeline-audit';
 import type { EngineSample, WorkerAudit } from './protocol';
@@ -43,8 +44,11 @@ function freshDatabaseName(label: string): string {
   return `shuttle-bench-${label}-${Date.now().toString(36)}-${databaseCounter}`;
 }
 
-async function openEngine(databaseName: string): Promise<{ engine: Engine; storage: IndexedDbStorage }> {
-  const storage = new IndexedDbStorage({ databaseName });
+async function openEngine(
+  databaseName: string,
+  durability: IndexedDbDurability,
+): Promise<{ engine: Engine; storage: IndexedDbStorage }> {
+  const storage = new IndexedDbStorage({ databaseName, durability });
   await storage.open();
   const engine = await createEngine({
     storage,
@@ -88,9 +92,10 @@ export async function measureEngineSteps(
   stepsPerWorkflow: number,
   audit: WorkerAudit,
   clock: { started?: () => void; stopped?: () => void } = {},
+  durability: IndexedDbDurability = 'default',
 ): Promise<EngineSample> {
   const databaseName = freshDatabaseName(workflows === 1 ? 'sequential' : 'parallel');
-  const { engine, storage } = await openEngine(databaseName);
+  const { engine, storage } = await openEngine(databaseName, durability);
   try {
     const before = engine.metrics();
     clock.started?.();

@@ -33,6 +33,9 @@ export type RateSample = {
   perSecond: number;
 };
 
+/** A ceiling window: rows written per second, and the commits (transactions) that carried them. */
+export type CeilingSample = RateSample & { commits: number; commitsPerSecond: number; groupSize: number };
+
 /** The engine measurement of one round. */
 export type EngineSample = RateSample & {
   workflows: number;
@@ -47,19 +50,28 @@ export type EngineSample = RateSample & {
 };
 
 /**
- * One round: raw windows and the two engine measurements, taken back to back in `order`, and the ratios
- * within the round. `raw` is every raw window of the round together; each ratio is taken against its own
- * ceiling (`ceilings`: the windows right before and after that engine measurement).
+ * One round: the two engine measurements in `order`, each between two windows of its own ceiling (one record
+ * per transaction for one workflow; `groupSize` records per transaction, two in flight, for fifty), and the
+ * ratios within the round: each engine rate divided by the windows right before and after it together.
  */
 export type ThroughputRound = {
   round: number;
-  order: ('raw' | 'sequential' | 'parallel')[];
-  raw: RateSample;
+  order: ('sequential' | 'parallel')[];
+  /** Every ceiling window of the round, in order. */
+  windows: (CeilingSample & { kind: 'one' | 'batched' })[];
+  /** Records per transaction of the batched ceiling: the engine's steps per commit in the round before. */
+  groupSize: number;
   sequential: EngineSample;
   parallel: EngineSample;
-  ceilings?: { sequential: RateSample; parallel: RateSample };
+  ceilings: { sequential: CeilingSample; parallel: CeilingSample };
   stepRatio: number;
   parallelRatio: number;
+};
+
+/** The engine with `durability: 'strict'` beside the default, measured back to back (details only). */
+export type DurabilityRound = {
+  sequential: { default: EngineSample; strict: EngineSample };
+  parallel: { default: EngineSample; strict: EngineSample };
 };
 
 /** The ways of committing the same get + put that `variants` compares with the raw default. */
@@ -101,6 +113,8 @@ export type ThroughputResult = {
   options: ThroughputOptions;
   rounds: ThroughputRound[];
   variants: RawVariants | null;
+  /** What `durability: 'strict'` costs the engine: rounds, and the median strict ÷ default per kind. */
+  durability: { rounds: DurabilityRound[]; sequential: number | null; parallel: number | null } | null;
   audit: WorkerAudit;
   environment: {
     userAgent: string;

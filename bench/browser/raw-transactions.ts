@@ -1,7 +1,14 @@
 /**
- * The ceiling of the browser figures: sequential IndexedDB `readwrite` transactions, each reading and
- * rewriting one small record, with the raw IndexedDB API and nothing else. A workflow that commits once per
- * step can at best match this rate, so the engine's figures are reported as ratios to it.
+ * The ceilings of the browser figures: the same writes as the engine's commits, with the raw IndexedDB API
+ * and nothing else (bench/README.md, "Ceilings"):
+ * - one workflow (`measureSingleWrites`): sequential `readwrite` transactions, each one `add` of a record of
+ *   the engine's commit-record size (about 790 bytes: the record carrying its checkpoint) under a new key —
+ *   what one engine step writes, nothing read;
+ * - fifty workflows (`measureBatchedWrites`): transactions of `groupSize` such `put`s (the engine's own steps
+ *   per commit in the measurement compared), two in flight at once, as the engine's group commit sends them.
+ *
+ * The earlier yardstick — a `get` then a dependent `put` of one small record per transaction
+ * (`measureRawTransactions`) — stays as the variants' baseline (details only).
  *
  * The database mirrors IndexedDbStorage's layout (one object store `kv` of `{ key, value }` rows keyed by
  * `key`, the value a JSON string), so the only difference from the engine's commit is the engine itself
@@ -9,7 +16,7 @@
  */
 import Dexie from 'dexie';
 import { IndexedDbStorage } from '../../src/storage';
-import type { RateSample } from './protocol';
+import type { CeilingSample, RateSample } from './protocol';
 
 const storeName = 'kv';
 const recordKey = 'bench:record';
@@ -66,6 +73,71 @@ function rawTransaction(db: IDBDatabase, durability: IDBTransactionDurability | 
     transaction.onerror = () => reject(transaction.error ?? new Error('transaction failed'));
     transaction.onabort = () => reject(transaction.error ?? new Error('transaction aborted'));
   });
+}
+
+/** A value of the engine's commit-record size (about 790 bytes of JSON). */
+const recordValue = (n: number) => `{"t":[],"n":${n},"c":"${'x'.repeat(760)}"}`;
+
+let keyCounter = 0;
+const nextKey = () => `ceiling:${String(keyCounter++).padStart(10, '0')}`;
+
+/** One `readwrite` transaction of `count` writes of fresh records (`add` when one, `put`s when several). */
+function writeTransaction(db: IDBDatabase, count: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const transaction = db.transaction(storeName, 'readwrite');
+    const store = transaction.objectStore(storeName);
+    for (let i = 0; i < count; i++) {
+      const row = { key: nextKey(), value: recordValue(i) } satisfies Row;
+      if (count === 1) store.add(row);
+      else store.put(row);
+    }
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error ?? new Error('transaction failed'));
+    transaction.onabort = () => reject(transaction.error ?? new Error('transaction aborted'));
+  });
+}
+
+/** Empties the ceilings' records between windows (not timed), so the store does not grow through the run. */
+export function clearCeilingRecords(db: IDBDatabase): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const transaction = db.transaction(storeName, 'readwrite');
+    transaction.objectStore(storeName).delete(IDBKeyRange.bound('ceiling:', 'ceiling:\uffff'));
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error ?? new Error('transaction failed'));
+  });
+}
+
+/** The one-workflow ceiling: one record per transaction, back to back, for `durationMs`. */
+export async function measureSingleWrites(db: IDBDatabase, durationMs: number): Promise<CeilingSample> {
+  const sample = await measureFor(durationMs, () => writeTransaction(db, 1));
+  return { ...sample, commits: sample.operations, commitsPerSecond: sample.perSecond, groupSize: 1 };
+}
+
+/** The fifty-workflow ceiling: `groupSize` records per transaction, two transactions in flight. */
+export async function measureBatchedWrites(
+  db: IDBDatabase,
+  durationMs: number,
+  groupSize: number,
+): Promise<CeilingSample> {
+  const size = Math.max(1, Math.round(groupSize));
+  let commits = 0;
+  const started = performance.now();
+  const send = async () => {
+    while (performance.now() - started < durationMs) {
+      await writeTransaction(db, size);
+      commits++;
+    }
+  };
+  await Promise.all([send(), send()]);
+  const elapsedMs = performance.now() - started;
+  return {
+    operations: commits * size,
+    elapsedMs,
+    perSecond: (commits * size * 1000) / elapsedMs,
+    commits,
+    commitsPerSecond: (commits * 1000) / elapsedMs,
+    groupSize: size,
+  };
 }
 
 /** Runs `operation` back to back for `durationMs` and reports the rate. */

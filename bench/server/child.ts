@@ -77,8 +77,9 @@ export class FixtureProcess {
   }
 
   /** The DBOS peer (dbos-peer.ts) on its own database; resolves once DBOS launched. */
-  static async dbos(url: string, timeoutMs = 120_000): Promise<FixtureProcess> {
-    const child = new FixtureProcess('dbos', 'dbos', [url]);
+  /** DBOS Transact on `url`, with its system-database pool of `poolSize` connections (default: DBOS's). */
+  static async dbos(url: string, poolSize?: number, timeoutMs = 120_000): Promise<FixtureProcess> {
+    const child = new FixtureProcess('dbos', 'dbos', poolSize ? [url, String(poolSize)] : [url]);
     await child.next('ready', timeoutMs);
     return child;
   }

@@ -16,7 +16,7 @@ import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresStorage } from '../../src/storage/postgres';
 import { appendCommit, commitRequest, schemaNames, statements } from '../../src/storage/postgres-sql';
 import { median } from '../stats';
-import { createCasTable, rawTransactions } from './raw-cas';
+import { createCasTable, roundTrips } from './raw-cas';
 
 const rounds = Number(process.env.SHUTTLE_BENCH_ROUNDS ?? 3);
 const windowMs = Number(process.env.SHUTTLE_BENCH_WINDOW_MS ?? 1_000);
@@ -86,7 +86,7 @@ try {
   await storage.batch(ids.map((id) => ({ type: 'put', key: `wf-owner-epoch:${id}`, value: '1' })));
   await storage.close();
   await createCasTable(client);
-  const ceiling = async (): Promise<number> => (await rawTransactions(client, windowMs)).perSecond;
+  const ceiling = async (): Promise<number> => (await roundTrips(client, windowMs)).perSecond;
   let step = 0;
   const sql = statements(schemaNames('commit_bench'));
   /** Steps committed per second with `groups` groups per call, through the function or the statement. */

@@ -3,12 +3,15 @@
  * Transact (`@dbos-inc/dbos-sdk`), on the same PostgreSQL server as Shuttle, in a database of its own (its
  * system database, which DBOS creates and migrates itself on `launch`).
  *
- * Argument: the connection string of that database. The workflow is the peer of Shuttle's `bench-steps`:
- * `steps` sequential steps (`DBOS.runStep`, each checkpointed in DBOS's `operation_outputs` before the next
- * runs) that return at once. It prints JSON lines on stdout: `{ event: 'ready', version, launchMs }` once
+ * Arguments: the connection string of that database, and the size of DBOS's system-database pool (default:
+ * DBOS's own, 10). The workflows are the peers of Shuttle's (bench/steps-workflow.ts): `bench-steps`, N
+ * sequential steps (`DBOS.runStep`, each checkpointed in DBOS's `operation_outputs` before the next runs)
+ * that return at once, and `bench-io-steps`, steps that each wait the given time. It prints JSON lines on stdout: `{ event: 'ready', version, launchMs }` once
  * `DBOS.launch()` resolved, then one answer per command read from stdin (JSON lines):
  * - `{ op: 'run', workflows, steps }` → `{ event: 'ran', elapsedMs }`: `workflows` started at once
  *   (`DBOS.startWorkflow`), first start → last result, measured here with `performance.now()`;
+ * - `{ op: 'run-io', delays }` → `{ event: 'ran-io', elapsedMs }`: one `bench-io-steps` workflow per list
+ *   of delays, all started at once;
  * - `{ op: 'stop' }`: `DBOS.shutdown()`, exit 0.
  */
 import { readFileSync } from 'node:fs';
@@ -16,8 +19,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 
-const [systemDatabaseUrl] = process.argv.slice(2);
-if (!systemDatabaseUrl) throw new Error('usage: dbos-peer.ts <system database connection string>');
+const [systemDatabaseUrl, poolArgument] = process.argv.slice(2);
+if (!systemDatabaseUrl)
+  throw new Error('usage: dbos-peer.ts <system database connection string> [system database pool size]');
+const systemDatabasePoolSize = poolArgument ? Number(poolArgument) : undefined;
 /** The installed version (its package.json is not exported, so it is read from next to the entry point). */
 function installedVersion(): string {
   const entry = createRequire(import.meta.url).resolve('@dbos-inc/dbos-sdk');
@@ -43,17 +48,44 @@ async function steps(count: number): Promise<number> {
 
 const stepsWorkflow = DBOS.registerWorkflow(steps, { name: 'bench-steps' });
 
-DBOS.setConfig({ name: 'shuttle-bench-peer', systemDatabaseUrl, logLevel: 'error' });
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function ioSteps(delays: number[]): Promise<number> {
+  for (const delay of delays) await DBOS.runStep(() => wait(delay), { name: 'io' });
+  return delays.length;
+}
+
+const ioStepsWorkflow = DBOS.registerWorkflow(ioSteps, { name: 'bench-io-steps' });
+
+DBOS.setConfig({
+  name: 'shuttle-bench-peer',
+  systemDatabaseUrl,
+  logLevel: 'error',
+  ...(systemDatabasePoolSize ? { systemDatabasePoolSize } : {}),
+});
 const launchStarted = performance.now();
 await DBOS.launch();
 say({ event: 'ready', version, launchMs: Math.round(performance.now() - launchStarted) });
 
-type Command = { op: 'run'; workflows: number; steps: number } | { op: 'stop' };
+type Command =
+  { op: 'run'; workflows: number; steps: number } | { op: 'run-io'; delays: number[][] } | { op: 'stop' };
 
 async function handle(command: Command): Promise<void> {
   if (command.op === 'stop') {
     await DBOS.shutdown();
     process.exit(0);
+  }
+  if (command.op === 'run-io') {
+    const started = performance.now();
+    const handles = await Promise.all(
+      command.delays.map((delays) => DBOS.startWorkflow(ioStepsWorkflow)(delays)),
+    );
+    const results = await Promise.all(handles.map((handle) => handle.getResult()));
+    const elapsedMs = performance.now() - started;
+    if (results.some((result, index) => result !== command.delays[index]!.length))
+      throw new Error('a DBOS bench-io-steps workflow returned the wrong count');
+    say({ event: 'ran-io', elapsedMs });
+    return;
   }
   const started = performance.now();
   const handles = await Promise.all(

@@ -15,7 +15,7 @@ export type {
 export { storageLimits } from './types';
 export { StorageError, isStorageError, type StorageErrorCode } from './errors';
 export { MemoryStorage, type MemoryStorageOptions } from './memory';
-export { IndexedDbStorage, type IndexedDbStorageOptions } from './indexeddb';
+export { IndexedDbStorage, type IndexedDbDurability, type IndexedDbStorageOptions } from './indexeddb';
 export {
   FaultInjectingStorage,
   FaultInjector,
