@@ -298,19 +298,18 @@ export default tseslint.config(
             },
             {
               // Of the layers below, the UI uses the client, its launcher and its pure source edits for the
-              // editor, and the protocol (types, and the constants its tests build messages with).
+              // editor; the wire contract is src/protocol.
               group: [
                 '**/worker/**',
                 '**/server/**',
                 '**/host/**',
-                '!**/host/protocol',
                 '**/client/**',
                 '!**/client/client',
                 '!**/client/launch',
                 '!**/client/source-edits',
               ],
               message:
-                'The UI reaches engines only through the client (src/client/client.ts, started by src/client/launch.ts) and the protocol types (src/host/protocol.ts).',
+                'The UI reaches engines only through the client (src/client/client.ts, started by src/client/launch.ts) and the wire contract (src/protocol).',
             },
           ],
         },

@@ -17,7 +17,7 @@ import {
   type ScaleCaseFigures,
   type ScaleFigures,
 } from './scale-results';
-import { studioClaimTimings } from '../src/host/protocol';
+import { studioClaimTimings } from '../src/protocol';
 import type { Spread } from './stats';
 import {
   buildThroughputFigure,

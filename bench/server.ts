@@ -27,7 +27,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { createEngine, type AnyWorkflowDefinition, type Engine, type TimelineEntry } from '../src/engine';
 import { keys } from '../src/engine/keys';
-import { studioClaimTimings } from '../src/host/protocol';
+import { studioClaimTimings } from '../src/protocol';
 import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
 import { PostgresLiveness } from '../src/server/postgres-liveness';
 import { PostgresStorage } from '../src/storage/postgres';

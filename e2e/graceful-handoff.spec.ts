@@ -1,4 +1,4 @@
-import { studioClaimTimings } from '../src/host/protocol';
+import { studioClaimTimings } from '../src/protocol';
 import { outlastingMs } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 

@@ -1,5 +1,5 @@
 import type { CDPSession, Page } from '@playwright/test';
-import { studioClaimTimings } from '../src/host/protocol';
+import { studioClaimTimings } from '../src/protocol';
 import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 

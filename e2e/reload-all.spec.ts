@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { studioClaimTimings } from '../src/host/protocol';
+import { studioClaimTimings } from '../src/protocol';
 import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fixtures/console';
 import { outlastingMs } from './fixtures/load';
 import { freshDatabaseName } from './fixtures/studio';

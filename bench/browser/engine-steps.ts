@@ -10,7 +10,7 @@
  * are counted.
  */
 import { createEngine, defineWorkflow, type Engine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/host/protocol';
+import { studioClaimTimings } from '../../src/protocol';
 import { IndexedDbStorage, type IndexedDbDurability } from '../../src/storage';
 
 import { WebLocksLiveness } from '../../src/worker/web-locks-liveness';

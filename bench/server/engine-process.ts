@@ -17,7 +17,7 @@
  * SIGTERM: the worker's graceful stop (the session ends, so every claim is free at once), then exit 0. SIGKILL is the crash.
  */
 import { defineWorkflow, type Engine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/host/protocol';
+import { studioClaimTimings } from '../../src/protocol';
 import { createLogger } from '../../src/server/log';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { startWorker } from '../../src/server/worker';

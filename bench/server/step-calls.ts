@@ -7,7 +7,7 @@
  * beside the steps per second. A diagnostic, not part of `npm run bench`.
  */
 import { createEngine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/host/protocol';
+import { studioClaimTimings } from '../../src/protocol';
 import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { PostgresStorage } from '../../src/storage/postgres';

@@ -17,7 +17,7 @@
 import { expect, type BrowserContext, type CDPSession, type Page } from '@playwright/test';
 import type { FenceRejection, StartOptions, TimelineEntry, WorkflowDescription } from '../../src/engine';
 import { isTerminal, terminalStatuses } from '../../src/engine/vocabulary';
-import { studioClaimTimings } from '../../src/host/protocol';
+import { studioClaimTimings } from '../../src/protocol';
 import { ConsoleApi, crashTab } from '../fixtures/console';
 import { throttlePage } from '../fixtures/load';
 import { Ledger } from './ledger';

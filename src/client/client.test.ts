@@ -10,7 +10,7 @@ import {
   sharedStorage,
   type TestTab,
 } from '../worker/host.test-support';
-import { PROTOCOL_VERSION } from '../host/protocol';
+import { PROTOCOL_VERSION } from '../protocol';
 
 /** A worker that never answers on its own: tests answer through `channel.port`. */
 function silentWorker(options: { requestTimeoutMs?: number; unresponsiveAfterMs?: number } = {}) {

@@ -63,7 +63,7 @@ import {
   type SchedulePreview,
   type KeepLabel,
   type WorkerConfig,
-} from '../host/protocol';
+} from '../protocol';
 import { isTerminal } from '../engine/vocabulary';
 import { ControlChannel, type BroadcastPort } from './control-channel';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ControlChannel } from './control-channel';
 import { FakeBroadcastHub } from '../worker/host.test-support';
-import { PROTOCOL_VERSION, type ControlAction, type ControlOutcome } from '../host/protocol';
+import { PROTOCOL_VERSION, type ControlAction, type ControlOutcome } from '../protocol';
 
 const channels: ControlChannel[] = [];
 

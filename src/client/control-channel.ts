@@ -34,7 +34,7 @@ import {
   type ControlMessage,
   type ControlOutcome,
   type ControlOutcomes,
-} from '../host/protocol';
+} from '../protocol';
 
 /** The parts of a `BroadcastChannel` the control channel uses. */
 export type BroadcastPort = {

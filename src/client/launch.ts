@@ -19,7 +19,7 @@
  */
 import { createShuttleClient, type ShuttleClient } from './client';
 import { connectToServer, isServedByServer, serverSocketUrl } from './server-connection';
-import { controlChannelName, type EngineMode, type WorkerConfig } from '../host/protocol';
+import { controlChannelName, type EngineMode, type WorkerConfig } from '../protocol';
 
 /** The database used when the URL names none. */
 export const defaultDatabaseName = 'shuttle';

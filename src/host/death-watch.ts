@@ -11,7 +11,7 @@
  *   a `stopped` engine let its claims go itself and is left alone.
  * - `close` stops everything: nothing is watched after the engine stops.
  */
-import type { PresenceStatus } from './protocol';
+import type { PresenceStatus } from '../protocol';
 
 /** An engine as the death watch needs to know it. */
 export type ObservedEngine = { engineId: string; status: PresenceStatus };

@@ -107,7 +107,7 @@ import {
   type KeepLabel,
   type WorkerConfig,
   type WorkerMessage,
-} from './protocol';
+} from '../protocol';
 import { purgeFinished } from './purge-finished';
 import { StorageActivity } from './storage-activity';
 import { StoreChangeCoalescer } from './store-changes';

@@ -17,7 +17,7 @@ import {
   shortLabelOf,
   waitersForPresence,
 } from './presence';
-import { PROTOCOL_VERSION, type EnginePresence } from './protocol';
+import { PROTOCOL_VERSION, type EnginePresence } from '../protocol';
 
 const now = 1_700_000_000_000;
 

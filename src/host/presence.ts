@@ -37,7 +37,7 @@ import {
   type EngineRuntime,
   type EngineStatus,
   type PresenceStatus,
-} from './protocol';
+} from '../protocol';
 
 /** Prefix of presence records. */
 export const presencePrefix: string = hostKeys.enginesPrefix;

@@ -8,8 +8,8 @@
  * layout change makes the page refetch too much rather than too little.
  */
 import { describeStoredKey, type StoredKeyKind } from '../engine';
-import type { PushMessage, StoreArea } from './protocol';
-import { PROTOCOL_VERSION } from './protocol';
+import type { PushMessage, StoreArea } from '../protocol';
+import { PROTOCOL_VERSION } from '../protocol';
 
 /** Host keys of the studio itself (the engine label counter): reported with the engines. */
 const studioKeyPrefix = 'studio:';

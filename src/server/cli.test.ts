@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, entriesOf, hostKeys, type AnyWorkflowDefinition, type Engine } from '../engine';
 import { compileDefinition, compileModule } from '../host/authoring/compile';
 import { saveDefinition } from '../host/authoring/definition-store';
-import { studioClaimTimings } from '../host/protocol';
+import { studioClaimTimings } from '../protocol';
 import { PostgresStorage } from '../storage/postgres';
 import type { Storage } from '../storage/types';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';

@@ -9,7 +9,7 @@
  * a non-zero exit (2), before anything is written. `shuttle help [command]` lists the options.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { studioClaimTimings } from '../host/protocol';
+import { studioClaimTimings } from '../protocol';
 import { StartupError } from './store';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;

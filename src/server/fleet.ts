@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { FleetActionOutcome, FleetActionType, FleetProcess } from '../host/protocol';
+import type { FleetActionOutcome, FleetActionType, FleetProcess } from '../protocol';
 import type { FleetControl } from '../host/engine-host';
 import { startLocalPostgres, type LocalPostgres } from './local-postgres';
 import { startServer, type RunningServer } from './serve';

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
 import type { EngineMetrics } from '../engine';
-import type { HostStatus } from '../host/protocol';
+import type { HostStatus } from '../protocol';
 
 export type MetricsSource = {
   metrics(): EngineMetrics | null;

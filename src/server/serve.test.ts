@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION } from '../host/protocol';
+import { PROTOCOL_VERSION } from '../protocol';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
 import { createLogger } from './log';
 import { createEngine, defineWorkflow, WorkflowNotRegisteredError } from '../engine';

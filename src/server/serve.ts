@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { serveEngineHost, type EngineHost, type FleetControl, type HostPort } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
-import type { WorkerMessage } from '../host/protocol';
+import type { WorkerMessage } from '../protocol';
 import { PollingDeathWatch } from '../host/death-watch';
 import { loadDefinitions } from './definitions';
 import { createLogger, type Logger } from './log';

@@ -22,7 +22,7 @@ import type { AnyWorkflowDefinition, Engine, ShutdownReport } from '../engine';
 import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
-import { studioClaimTimings } from '../host/protocol';
+import { studioClaimTimings } from '../protocol';
 import { loadDefinitions } from './definitions';
 import { createLogger, logEngineEvent, type Logger } from './log';
 import { serveMetrics } from './metrics';

@@ -14,7 +14,7 @@ import { builtInInfo } from './built-ins';
 import { CompileSandbox, type SandboxWorker } from '../host/authoring/compile-sandbox';
 import { DeathWatch } from './death-watch';
 import { serveEngineHost } from '../host/engine-host';
-import type { WorkerMessage } from '../host/protocol';
+import type { WorkerMessage } from '../protocol';
 import { WebLocksLiveness, type LockManagerLike } from './web-locks-liveness';
 
 /** The parts of `DedicatedWorkerGlobalScope` used here (the project's DOM typings describe a window). */

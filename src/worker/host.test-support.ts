@@ -19,7 +19,7 @@ import {
   type HostLiveness,
   type HostPort,
 } from '../host/engine-host';
-import type { EngineMode, WorkerMessage } from '../host/protocol';
+import type { EngineMode, WorkerMessage } from '../protocol';
 
 type Listener = (event: MessageEvent<unknown>) => void;
 

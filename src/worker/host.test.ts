@@ -5,7 +5,7 @@ import { builtInWorkflows } from '../workflows';
 import { builtInInfo } from './built-ins';
 import { ListingLiveness, openTestTab, sharedStorage, type TestTab } from './host.test-support';
 import { presenceKey } from '../host/presence';
-import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from '../host/protocol';
+import { PROTOCOL_VERSION, type HostStatus, type PushMessage } from '../protocol';
 
 const tabs: TestTab[] = [];
 

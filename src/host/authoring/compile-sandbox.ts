@@ -15,11 +15,11 @@
  * - A sandbox that cannot start (no worker support, a failing script) is not retried for every check: checks
  *   then compile in this worker, as without a sandbox.
  */
-import { compileDefinition, type Diagnostic } from './compile';
+import type { CompileReport } from '../../protocol/definitions';
+import { compileDefinition } from './compile';
 
 /** What checking a source found: the definition it declares, or what is wrong with it. */
-export type CompileReport =
-  { ok: true; name: string; version: number } | { ok: false; diagnostics: Diagnostic[] };
+export type { CompileReport };
 
 /** Messages between the sandbox and its worker (src/worker/compile.worker.ts). */
 export type SandboxRequest = { id: number; source: string; fileName: string };

@@ -24,6 +24,7 @@
  *   check cannot see (a module-level helper the body calls) still never runs silently.
  * Acorn is loaded lazily with sucrase; neither is in the page's bundle.
  */
+import type { Diagnostic } from '../../protocol/definitions';
 import type { Options as ParseOptions, Program } from 'acorn';
 import {
   ActivityFailedError,
@@ -39,12 +40,7 @@ import { barredInBody, guardedGlobals, runBodyInSteps } from './determinism-trap
 import { SourcePositions } from './source-positions';
 
 /** One problem found in a definition's source. Lines and columns are 1-based. */
-export type Diagnostic = {
-  kind: 'syntax' | 'evaluation' | 'export' | 'determinism';
-  message: string;
-  line: number;
-  column: number;
-};
+export type { Diagnostic };
 
 export type CompileResult =
   { ok: true; definition: AnyWorkflowDefinition } | { ok: false; diagnostics: Diagnostic[] };

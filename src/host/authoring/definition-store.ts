@@ -12,9 +12,10 @@
  *   registered for the workflows that started on it;
  * - a version that unfinished workflows use cannot be deleted.
  */
+import type { DeleteOutcome, SaveOutcome } from '../../protocol/definitions';
 import { hostKeys, type Engine } from '../../engine';
 import type { Storage } from '../../storage';
-import { compileDefinition, type CompileResult, type Diagnostic } from './compile';
+import { compileDefinition, type CompileResult } from './compile';
 
 /** What `def:<name>:<version>` holds. */
 export type StoredDefinition = {
@@ -35,21 +36,7 @@ export type BuiltInInfo = {
   childOnly: boolean;
 };
 
-export type SaveOutcome =
-  | { ok: true; name: string; version: number; created: boolean }
-  | { ok: false; reason: 'invalid'; diagnostics: Diagnostic[] }
-  | { ok: false; reason: 'reserved'; name: string; message: string }
-  | {
-      ok: false;
-      reason: 'version-in-use';
-      name: string;
-      version: number;
-      unfinished: number;
-      suggestedVersion: number;
-      message: string;
-    };
-
-export type DeleteOutcome = { ok: true } | { ok: false; reason: 'in-use' | 'missing'; message: string };
+export type { DeleteOutcome, SaveOutcome };
 
 const unfinishedStatuses = ['running', 'pending', 'suspended'] as const;
 

@@ -15,7 +15,7 @@
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ClaimHolder, ReclaimOutcome } from '../../engine';
-import type { EngineStatus } from '../../host/protocol';
+import type { EngineStatus } from '../../protocol';
 import type { ShuttleClient } from '../../client/client';
 import { useShuttleClient } from './client-context';
 import { refreshChangedRows } from './list-rows';

@@ -7,7 +7,7 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import type { ShuttleClient } from '../../client/client';
-import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../host/protocol';
+import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../protocol';
 import { useShuttleClient } from './client-context';
 import { queryKeys } from './query-keys';
 

@@ -7,7 +7,7 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { HostWarning, PushMessage } from '../../host/protocol';
+import type { HostWarning, PushMessage } from '../../protocol';
 
 export type LostWorkflow = {
   workflowId: string;

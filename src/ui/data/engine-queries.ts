@@ -8,7 +8,7 @@ import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../engine';
 import type { ClientConnection, ShuttleClient } from '../../client/client';
-import type { EngineRecord, HelloResult } from '../../host/protocol';
+import type { EngineRecord, HelloResult } from '../../protocol';
 import { useShuttleClient } from './client-context';
 import { withDisplayColors } from './engine-colors';
 import { queryKeys } from './query-keys';
@@ -18,7 +18,7 @@ import { queryKeys } from './query-keys';
  * defaults): an expired claim is taken over once TTL + grace have passed without a renewal. The UI uses them
  * to draw how much life a claim has left and how long ago it was renewed.
  */
-export { studioClaimTimings as claimTimings } from '../../host/protocol';
+export { studioClaimTimings as claimTimings } from '../../protocol';
 
 /** This tab's engine: id, label, colour, mode, database and status (kept current by status pushes). */
 export function thisEngineQuery(client: Pick<ShuttleClient, 'hello'>) {

@@ -1,7 +1,7 @@
 import { InfiniteQueryObserver, QueryClient, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
 import type { ListFilter, ListPage, WorkflowSummary } from '../../engine';
-import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../host/protocol';
+import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../protocol';
 import { changedRowsOf, connectLiveUpdates, refreshIntervalOf, staleQueriesOf } from './live-updates';
 import { queryKeys } from './query-keys';
 

@@ -19,7 +19,7 @@
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { ShuttleClient } from '../../client/client';
-import type { PushMessage } from '../../host/protocol';
+import type { PushMessage } from '../../protocol';
 import { currentRoute } from '../routing/router';
 import { useShuttleClient } from './client-context';
 import { recordPush, resetEngineActivity } from './engine-activity';

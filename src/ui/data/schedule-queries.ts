@@ -7,7 +7,7 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ScheduleInfo, ScheduleSpecInput } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import type { SchedulePreview } from '../../host/protocol';
+import type { SchedulePreview } from '../../protocol';
 import { useShuttleClient } from './client-context';
 import { refreshChangedRows } from './list-rows';
 import { queryKeys } from './query-keys';

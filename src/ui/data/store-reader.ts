@@ -19,7 +19,7 @@
  * - Server mode never starts a viewer: the page has no database of its own to open.
  */
 import type { ShuttleClient } from '../../client/client';
-import type { PushMessage } from '../../host/protocol';
+import type { PushMessage } from '../../protocol';
 
 /** The client methods that only read the store, so any engine of the database answers them alike. */
 export const readMethods: ReadonlySet<string> = new Set([

@@ -8,7 +8,7 @@
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ShuttleClient } from '../../client/client';
-import type { EngineRecord, FleetActionType, FleetProcess, HelloResult } from '../../host/protocol';
+import type { EngineRecord, FleetActionType, FleetProcess, HelloResult } from '../../protocol';
 import { useShuttleClient } from './client-context';
 import { claimTimings, useThisEngine } from './engine-queries';
 import { queryKeys } from './query-keys';

@@ -3,7 +3,7 @@
  * to its worker (a crashed or silent worker cannot report its status itself).
  */
 import type { ClientConnection } from '../../client/client';
-import type { HelloResult } from '../../host/protocol';
+import type { HelloResult } from '../../protocol';
 
 export type EngineDisplayState =
   | 'connecting'

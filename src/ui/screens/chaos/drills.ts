@@ -11,7 +11,7 @@
  */
 import type { FenceRejection, WorkflowDescription } from '../../../engine';
 import type { ShuttleClient } from '../../../client/client';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';

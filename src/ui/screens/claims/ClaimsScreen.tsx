@@ -7,7 +7,7 @@
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';

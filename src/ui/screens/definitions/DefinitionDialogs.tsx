@@ -4,7 +4,7 @@
  * workflows use it, with the worker's reason shown in the dialog).
  */
 import { useState, type FormEvent } from 'react';
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { withName } from '../../../client/source-edits';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';

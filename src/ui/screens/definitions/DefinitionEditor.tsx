@@ -13,7 +13,7 @@
  *   so it needs the edits saved first.
  */
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
-import type { DefinitionInfo, SaveOutcome } from '../../../host/protocol';
+import type { DefinitionInfo, SaveOutcome } from '../../../protocol';
 import { readDeclaration, templateFrom, unusedName, withVersion } from '../../../client/source-edits';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';

@@ -3,7 +3,7 @@
  * first, with a dot when this tab has unsaved edits and a warning sign when this tab's engine could not load
  * it), then the built-in demos, marked read-only.
  */
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { useStudioMode } from '../../data/studio-mode';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';

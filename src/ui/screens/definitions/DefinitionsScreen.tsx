@@ -5,7 +5,7 @@
  * registered by every tab's engine at once, so what is written here runs, and is taken over, anywhere.
  */
 import { blankDefinition, unusedName } from '../../../client/source-edits';
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorNotice } from '../../components/ErrorNotice';

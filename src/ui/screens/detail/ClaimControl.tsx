@@ -7,7 +7,7 @@
  * engine's words, like every action's.
  */
 import type { WorkflowDescription } from '../../../engine';
-import type { HelloResult } from '../../../host/protocol';
+import type { HelloResult } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import {

@@ -8,7 +8,7 @@
  * retries and its outcome.
  */
 import type { TimelineEntry } from '../../../engine';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { EngineTag } from '../../components/EngineTag';

@@ -7,7 +7,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import type { WorkflowDescription } from '../../../engine';
-import type { HelloResult } from '../../../host/protocol';
+import type { HelloResult } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { JsonView } from '../../components/JsonView';

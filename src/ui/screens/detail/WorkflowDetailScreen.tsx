@@ -11,7 +11,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
-import type { EngineRecord, HelloResult } from '../../../host/protocol';
+import type { EngineRecord, HelloResult } from '../../../protocol';
 import { CopyableId } from '../../components/CopyableId';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';

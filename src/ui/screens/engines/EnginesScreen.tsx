@@ -14,7 +14,7 @@
  */
 import { useState, type ReactNode } from 'react';
 import type { ClaimInfo } from '../../../engine';
-import type { EngineRecord, FleetProcess } from '../../../host/protocol';
+import type { EngineRecord, FleetProcess } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
 import { EmptyState } from '../../components/EmptyState';

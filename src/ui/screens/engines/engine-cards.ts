@@ -4,7 +4,7 @@
  * claim shows what the store says —, and whether a restart can be offered.
  */
 import type { ClaimInfo } from '../../../engine';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { isEngineLive } from '../../data/engine-queries';
 
 /**

@@ -1,5 +1,5 @@
 /** Storage usage in words: bytes in human units, the share of the quota, the largest parts. */
-import type { Result } from '../../../host/protocol';
+import type { Result } from '../../../protocol';
 
 type StorageUsage = Result<'storageUsage'>;
 

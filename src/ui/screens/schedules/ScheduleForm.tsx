@@ -8,7 +8,7 @@
  */
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import type { ScheduleCatchUp, ScheduleOverlap } from '../../../engine';
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { useCreateSchedule, useSchedulePreview } from '../../data/schedule-queries';

@@ -11,7 +11,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { ScheduleInfo, SlotOutcome, WorkflowDescription } from '../../../engine';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';

@@ -7,7 +7,7 @@
  */
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import type { ResultWaiterInfo, WorkflowDescription } from '../../../engine';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
 import { EngineTag } from '../../components/EngineTag';

@@ -4,7 +4,7 @@
  * input state, Ctrl+↵ to submit, and the row of actions at the bottom.
  */
 import { useMemo, useState, type InputHTMLAttributes, type KeyboardEvent, type ReactNode } from 'react';
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { formatJson, loadRecentInputs, parseJsonInput } from './start-form';
 import styles from './StartDialog.module.css';

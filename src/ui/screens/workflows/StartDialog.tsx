@@ -18,7 +18,7 @@
  * catch-up. On success the Schedules screen opens on it.
  */
 import { useMemo, useState, type FormEvent } from 'react';
-import type { DefinitionInfo } from '../../../host/protocol';
+import type { DefinitionInfo } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { useStudioMode } from '../../data/studio-mode';
 import { Dialog } from '../../components/Dialog';

@@ -7,7 +7,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useMemo, useRef } from 'react';
 import type { WorkflowSummary } from '../../../engine';
-import type { EngineRecord } from '../../../host/protocol';
+import type { EngineRecord } from '../../../protocol';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';

@@ -6,8 +6,8 @@ import {
   parseControlMessage,
   parseRequest,
   parseWorkerMessage,
-} from './protocol';
-import { classifyKey, StoreChangeCoalescer } from './store-changes';
+} from '.';
+import { classifyKey, StoreChangeCoalescer } from '../host/store-changes';
 
 function request(method: string, params?: unknown, extra: Record<string, unknown> = {}) {
   return { kind: 'request', v: PROTOCOL_VERSION, id: 1, method, params, ...extra };
