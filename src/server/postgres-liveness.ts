@@ -49,6 +49,8 @@ const identifier = /^[a-z_][a-z0-9_]{0,39}$/;
 const lockKeySql = `hashtextextended('shuttle-engine:' || $1, 0)`;
 
 export class PostgresLiveness implements EngineLiveness {
+  /** A dropped lock connection looks like a dead process: a takeover leaves the engine a notice. */
+  readonly deathIsFinal = false;
   readonly #options: PostgresLivenessOptions;
   readonly #pool: pg.Pool;
   readonly #table: string;

@@ -45,6 +45,11 @@ export function engineLockName(engineId: string): string {
 type Hold = { count: number; granted: Promise<void>; release: () => void };
 
 export class WebLocksLiveness implements EngineLiveness {
+  /**
+   * A lock is released only when its worker ends (or its tab announced it is going away, and its worker is
+   * then terminated): an engine reported dead never writes again.
+   */
+  readonly deathIsFinal = true;
   readonly #locks: LockManagerLike;
   readonly #holds = new Map<string, Hold>();
   /** Engines whose tab announced it is going away, in announcement order (bounded). */

@@ -25,6 +25,7 @@ import { keys } from '../keys';
 import type { EngineOptions } from '../options';
 import { defineWorkflow, type AnyWorkflowDefinition } from '../workflow';
 import { decodeHolder } from './holder';
+import { InMemoryLiveness } from './liveness';
 import { decodeSession } from './session';
 
 const fencing = {
@@ -744,14 +745,16 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
 
   it('15c. a takeover of an engine judged dead while it lives (its liveness lost) tells it: it drops the claim at its next pass, where the sweep does not reach', async () => {
     const { world, parked, definitions } = await setup(0);
+    // an oracle whose "dead" may be a live engine cut off from it (PostgreSQL's, not Web Locks')
+    const liveness = new InMemoryLiveness({ deathIsFinal: false });
     // a sweep page of 2 holders: A's claim on 'z' sorts after B's four, beyond the first page
-    const options = { ...fencing, liveness: world.liveness, reclaimBatchSize: 2 };
+    const options = { ...fencing, liveness, reclaimBatchSize: 2 };
     const a = await world.engine(definitions, options, { hears: () => false });
     const b = await world.engine(definitions, options);
     for (const id of ['a1', 'a2', 'a3', 'a4']) await b.start(parked, undefined, { id });
     await a.start(parked, undefined, { id: 'z' });
     await world.idle();
-    world.liveness.kill(a.id); // A lives on, but the oracle says dead (a dropped lock connection, say)
+    liveness.kill(a.id); // A lives on, but the oracle says dead (a dropped lock connection, say)
     for (let pass = 0; pass < 3; pass++) await world.maintain([b]); // B's sweep reaches 'z' on its third page
     expect(await holderOf(world.storage, 'z')).toMatchObject({ engineId: b.id, epoch: 2 });
     expect(JSON.parse((await world.storage.get(keys.ownerNotice(a.id, 'z')))!)).toMatchObject({
@@ -778,6 +781,16 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     for (let pass = 0; pass < 3; pass++) await world.maintain([b]);
     expect(await holderOf(world.storage, 'y')).toMatchObject({ engineId: b.id });
     expect(await world.storage.scan(keys.ownerNoticesOf(c.id))).toEqual([]);
+    // nor does an engine the oracle reports dead for good (Web Locks: a closed tab, a crashed worker)
+    const other = new TestWorld({ storage: await openStore() });
+    const d = await other.engine(definitions, { ...fencing, liveness: other.liveness });
+    const e = await other.engine(definitions, { ...fencing, liveness: other.liveness });
+    await d.start(parked, undefined, { id: 'x' });
+    await other.idle();
+    other.crash(d);
+    await other.maintain([e]);
+    expect(await holderOf(other.storage, 'x')).toMatchObject({ engineId: e.id, epoch: 2 });
+    expect(await other.storage.scan(keys.ownerNoticesPrefix)).toEqual([]);
   });
 
   it('15d. a zombie whose commit failed on a storage error says it lost the workflow when it reloads it: taken over and finished, or terminated and purged (cluster seed 206)', async () => {

@@ -111,6 +111,11 @@ type Judge = {
   isDead: (engineId: string) => Promise<boolean>;
   /** When the sessions were read (a judge older than a renew interval is not used to take anything over). */
   readAt: number;
+  /**
+   * Reads every session again, and forgets the oracle's answers: for a pass that has outlived its snapshot
+   * (shared: claims of the pass that find it stale at once wait on one read).
+   */
+  refresh: () => Promise<void>;
 };
 
 export class ClaimManager {
@@ -323,6 +328,7 @@ export class ClaimManager {
     const raw = await this.#deps.storage.get(sessionKey(engineId));
     const session = raw === null ? null : decodeSession(raw);
     this.#sessions.set(engineId, session);
+    if (judge && session) judge.sessions.set(engineId, session); // the pass's other claims judge by it too
     return session;
   }
 
@@ -455,11 +461,14 @@ export class ClaimManager {
           // A pass's judge is shared by its candidates to save reads, but not once it is older than a renew
           // interval at the moment of deciding (the pass was slow, or its engine was frozen in the middle of
           // it): a holder it saw lapsed may have renewed since, and taking it over would depose a live engine.
-          // Then this claim asks afresh, and decides at the time it has asked.
-          const judge =
-            options.judge && now - options.judge.readAt <= this.#deps.renewIntervalMs
-              ? options.judge
-              : undefined;
+          // Then the judge reads every session again (once for the whole pass), and this claim decides at the
+          // time it has read.
+          let judge = options.judge;
+          if (judge && now - judge.readAt > this.#deps.renewIntervalMs) {
+            await judge.refresh().catch(() => undefined);
+            now = clock.now();
+            if (now - judge.readAt > this.#deps.renewIntervalMs) judge = undefined; // still stale: ask alone
+          }
           const isDead = judge?.isDead ?? ((id: string) => liveness!.isDead(id));
           const dead = holder && liveness ? await isDead(holder.engineId) : false;
           const session =
@@ -469,8 +478,10 @@ export class ClaimManager {
             return { outcome: 'unavailable', heldBy: holder };
           reason = takeoverReason(holder, session, now, this.graceMs, dead);
           // The holder's engine may be alive and unaware (frozen past the TTL, or cut off from the oracle):
-          // unless its session ended or is gone, it is told in the same batch (notices.ts).
-          if (holder && session && session.endedAt === undefined) unaware = true;
+          // it is told in the same batch (notices.ts) — unless its session ended or is gone, or the oracle
+          // says it is dead for good (a closed tab).
+          if (holder && session && session.endedAt === undefined && !(dead && liveness?.deathIsFinal))
+            unaware = true;
         }
         takenFrom = holder;
         minted = buildTakeover(
@@ -630,11 +641,12 @@ export class ClaimManager {
 
   /** The sessions and liveness answers one pass judges by (each engine asked once per pass). */
   async #judge(): Promise<Judge> {
-    const { liveness } = this.#deps;
-    const readAt = this.#deps.clock.now();
+    const { liveness, clock } = this.#deps;
+    const readAt = clock.now();
     const sessions = await this.#readSessions();
     const answers = new Map<string, Promise<boolean>>();
-    return {
+    let refreshing: Promise<void> | null = null;
+    const judge: Judge = {
       readAt,
       sessions,
       isDead: (engineId) => {
@@ -643,7 +655,17 @@ export class ClaimManager {
         if (!answer) answers.set(engineId, (answer = this.#deathWithSession(liveness, engineId, sessions)));
         return answer;
       },
+      refresh: () =>
+        (refreshing ??= (async () => {
+          const at = clock.now();
+          const fresh = await this.#readSessions();
+          sessions.clear();
+          for (const [engineId, session] of fresh) sessions.set(engineId, session);
+          answers.clear();
+          judge.readAt = at;
+        })().finally(() => (refreshing = null))),
     };
+    return judge;
   }
 
   /**

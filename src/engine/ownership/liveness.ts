@@ -8,16 +8,31 @@
  */
 
 export interface EngineLiveness {
+  /**
+   * Whether an engine this oracle reports dead can never write again (its worker or process is gone for
+   * good): true for Web Locks, whose lock is released only when its worker ends. False, or absent, when
+   * "dead" may be a live engine cut off from the oracle (PostgreSQL: a dropped lock connection): a takeover
+   * then leaves the engine a notice (notices.ts), in case it is still running.
+   */
+  readonly deathIsFinal?: boolean;
   /** Marks `engineId` alive until the returned release function is called (or the process dies). */
   hold(engineId: string): Promise<() => void>;
   /** True only when `engineId` is certainly dead. Unknown engines count as dead only if the oracle is sure. */
   isDead(engineId: string): Promise<boolean>;
 }
 
-/** For tests: engines are alive while held; `kill(engineId)` simulates a crash. */
+/**
+ * For tests: engines are alive while held; `kill(engineId)` simulates a crash (final, by default), or — made
+ * with `{ deathIsFinal: false }` — an engine that lost its hold while it runs on.
+ */
 export class InMemoryLiveness implements EngineLiveness {
   readonly #alive = new Set<string>();
   readonly #known = new Set<string>();
+  readonly deathIsFinal: boolean;
+
+  constructor(options: { deathIsFinal?: boolean } = {}) {
+    this.deathIsFinal = options.deathIsFinal ?? true;
+  }
 
   async hold(engineId: string): Promise<() => void> {
     this.#alive.add(engineId);
