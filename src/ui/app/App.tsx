@@ -22,7 +22,7 @@ import { EnginesScreen } from '../screens/engines/EnginesScreen';
 import { PendingScreen } from '../screens/pending/PendingScreen';
 import { SchedulesScreen } from '../screens/schedules/SchedulesScreen';
 import { WaitersScreen } from '../screens/waiters/WaitersScreen';
-import { StartDialog } from '../screens/workflows/StartDialog';
+import { StartDialog } from '../components/forms/StartDialog';
 import { WorkflowsScreen } from '../screens/workflows/WorkflowsScreen';
 import { Shell } from '../shell/Shell';
 

@@ -1,7 +1,7 @@
 /**
  * Custody of a workflow: which engine owned it when, derived from its durable timeline and the writes of
  * deposed engines that storage refused. The detail screen draws it as lanes — one per engine that ever owned
- * the workflow — on the same time axis as the timeline.
+ * the workflow — on the same time axis as the timeline; the Claims screen lists its epochs (`epochHistory`).
  *
  * How the timeline reads (docs/ownership.md):
  * - `claim-acquired {engineId, epoch, how}` opens a bar (start, acquire after a release, resume, child…);
@@ -21,8 +21,8 @@
  * (from its last write, or TTL + grace before the takeover if that is later), drawn hatched: the engine was
  * frozen, stalled or dead.
  */
-import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../../engine';
-import { isTerminal } from '../../../engine/vocabulary';
+import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../engine';
+import { isTerminal } from '../../engine/vocabulary';
 
 export type CustodyBarEnd =
   /** Released its claim (graceful shutdown, handoff). */

@@ -2,12 +2,14 @@
  * The engines of the database at a glance, in the top bar: a stack of the live engines' chips and how many
  * there are (a link to the Engines screen) — engines that run workflows only: a viewer tab or the studio
  * server's observer is not counted —, and a button that adds one: another engine tab in tab mode, one more
- * worker process in server mode when the server controls a fleet (none when it does not).
+ * worker process in server mode when the server controls a fleet (none when it does not; both from
+ * src/ui/components/AddEngine.tsx, which the screens use too).
  */
+import { openEngineTab, StartWorkerButton } from '../components/AddEngine';
 import { Button } from '../components/Button';
 import { EngineChip } from '../components/EngineChip';
 import { isEngineLive, useEngines } from '../data/engine-queries';
-import { useFleet, useFleetAction, useStudioMode } from '../data/studio-mode';
+import { useStudioMode } from '../data/studio-mode';
 import { Link } from '../routing/Link';
 import { routes } from '../routing/route';
 import styles from './EnginesOverview.module.css';
@@ -52,11 +54,6 @@ export function EnginesOverview() {
   );
 }
 
-/** Opens the studio in a new tab: a new engine that competes for the same database's workflows. */
-export function openEngineTab(): void {
-  window.open(location.href, '_blank');
-}
-
 /** Tab mode: opens another engine tab. Server mode: starts one more worker process (if the server can). */
 export function OpenEngineTab() {
   const { server } = useStudioMode();
@@ -72,34 +69,6 @@ export function OpenEngineTab() {
       title="Open the studio in another tab: one more engine competing for this database's workflows"
     >
       <span className={styles.openLabel}>Engine tab</span>
-    </Button>
-  );
-}
-
-/** Starts one more worker process of the fleet the studio server controls; nothing when it controls none. */
-export function StartWorkerButton({
-  size,
-  variant,
-  testId = 'shell.start-worker',
-}: {
-  size: 'sm' | 'md';
-  variant: 'primary' | 'secondary';
-  testId?: string;
-}) {
-  const fleet = useFleet();
-  const action = useFleetAction();
-  if (!fleet.data?.controlled) return null;
-  return (
-    <Button
-      icon="plus"
-      size={size}
-      variant={variant}
-      busy={action.isPending && action.variables?.action === 'start'}
-      onClick={() => action.mutate({ action: 'start' })}
-      testId={testId}
-      title="Start one more worker process (shuttle worker) on this store: one more engine competing for its workflows"
-    >
-      Worker
     </Button>
   );
 }

@@ -5,7 +5,7 @@
  */
 import { useMemo, useState, type InputHTMLAttributes, type KeyboardEvent, type ReactNode } from 'react';
 import type { DefinitionInfo } from '../../../protocol';
-import { Button } from '../../components/Button';
+import { Button } from '../Button';
 import { formatJson, loadRecentInputs, parseJsonInput } from './start-form';
 import styles from './StartDialog.module.css';
 

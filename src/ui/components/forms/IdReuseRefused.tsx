@@ -3,7 +3,7 @@
  * engine's message as it gave it, what reusing the id would do, and the one control that does it — the same
  * start again with `idReuse: 'any-type'` (id-reuse.ts).
  */
-import { Notice } from '../../components/Notice';
+import { Notice } from '../Notice';
 import type { IdReuseRefusal } from './id-reuse';
 
 export function IdReuseRefused({ refusal, onReuse }: { refusal: IdReuseRefusal; onReuse: () => void }) {

@@ -4,7 +4,7 @@
  * type whether the JSON parses (with the line and column of a mistake) and how large it is against the
  * engine's payload limit.
  */
-import { Button } from '../../components/Button';
+import { Button } from '../Button';
 import styles from './StartDialog.module.css';
 import { formatBytes, formatJson, payloadBytes, payloadLimitBytes, type JsonParse } from './start-form';
 

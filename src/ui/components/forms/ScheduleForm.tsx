@@ -9,23 +9,17 @@
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import type { ScheduleCatchUp, ScheduleOverlap } from '../../../engine';
 import type { DefinitionInfo } from '../../../protocol';
-import { Button } from '../../components/Button';
-import { InlineError } from '../../components/ErrorNotice';
+import { Button } from '../Button';
+import { InlineError } from '../ErrorNotice';
 import { useCreateSchedule, useSchedulePreview } from '../../data/schedule-queries';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useNow } from '../../state/now';
-import { humanTitle } from '../workflows/definition-names';
-import {
-  FormActions,
-  SecondsField,
-  submitOnCtrlEnter,
-  TextField,
-  useDefinitionInput,
-} from '../workflows/FormFields';
-import { JsonInputField } from '../workflows/JsonInputField';
-import { saveRecentInput } from '../workflows/start-form';
-import startStyles from '../workflows/StartDialog.module.css';
+import { humanTitle } from '../definition-names';
+import { FormActions, SecondsField, submitOnCtrlEnter, TextField, useDefinitionInput } from './FormFields';
+import { JsonInputField } from './JsonInputField';
+import { saveRecentInput } from './start-form';
+import startStyles from './StartDialog.module.css';
 import {
   buildScheduleRequest,
   cronHint,
@@ -41,8 +35,8 @@ import {
   formatInZone,
   overlapText,
   timeZoneChoices,
-} from './schedule-view';
-import { formatRelative } from '../../components/time-format';
+} from '../schedule-view';
+import { formatRelative } from '../time-format';
 import styles from './ScheduleForm.module.css';
 
 export type ScheduleFormProps = {

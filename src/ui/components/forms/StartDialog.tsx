@@ -14,30 +14,33 @@
  * so, with the way to that workflow.
  *
  * Its second tab, Schedule, creates a schedule of the chosen definition and input instead
- * (`ScheduleForm`, src/ui/screens/schedules): a name, a cron previewed live, a time zone, overlap and
- * catch-up. On success the Schedules screen opens on it.
+ * (`ScheduleForm.tsx`, beside it): a name, a cron previewed live, a time zone, overlap and catch-up. On
+ * success the Schedules screen opens on it.
+ *
+ * The app renders it once; the Workflows, Schedules and Definitions screens and the command palette open it
+ * through the view store (`openStartDialog`).
  */
 import { useMemo, useState, type FormEvent } from 'react';
 import type { DefinitionInfo } from '../../../protocol';
-import { Button } from '../../components/Button';
+import { Button } from '../Button';
 import { useStudioMode } from '../../data/studio-mode';
-import { Dialog } from '../../components/Dialog';
-import { InlineError } from '../../components/ErrorNotice';
+import { Dialog } from '../Dialog';
+import { InlineError } from '../ErrorNotice';
 import { useDialogStart } from '../../data/start-actions';
 import { useDefinitions } from '../../data/workflow-queries';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import { useViewStore, type StartDialogMode } from '../../state/view-store';
-import { ScheduleForm } from '../schedules/ScheduleForm';
-import { defaultScheduleFields, type ScheduleFields } from '../schedules/schedule-form';
+import { ScheduleForm } from './ScheduleForm';
+import { defaultScheduleFields, type ScheduleFields } from './schedule-form';
 import { FormActions, SecondsField, submitOnCtrlEnter, TextField, useDefinitionInput } from './FormFields';
 import { JsonInputField } from './JsonInputField';
 import { NothingStarted, StartExtrasFields } from './StartExtrasFields';
 import { IdReuseRefused } from './IdReuseRefused';
 import { idReuseRefusal, withIdReuse } from './id-reuse';
 import { noStartExtras, planStart, type StartExtras } from './start-extras';
-import { startableDefinitions } from './definition-catalog';
-import { humanTitle, isChildOnly } from './definition-names';
+import { startableDefinitions } from '../definition-catalog';
+import { humanTitle, isChildOnly } from '../definition-names';
 import styles from './StartDialog.module.css';
 import {
   buildStartOptions,

@@ -4,7 +4,7 @@
  * idempotency key returned an earlier start's run, or signal-with-start found the workflow running and only
  * delivered its signal — with the way to that workflow.
  */
-import { Button } from '../../components/Button';
+import { Button } from '../Button';
 import type { DialogStartOutcome } from '../../data/start-actions';
 import styles from './StartDialog.module.css';
 import extraStyles from './StartExtrasFields.module.css';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildScheduleRequest, cronPresets, defaultScheduleFields, fieldOfError } from './schedule-form';
-import { describeCron } from './schedule-view';
+import { describeCron } from '../schedule-view';
 
 function named(name: string, fields: Record<string, unknown> = {}): Error {
   return Object.assign(new Error(name), { name, ...fields });

@@ -5,7 +5,7 @@
  * only builds the request and knows where to show the answer.
  */
 import type { ScheduleCatchUp, ScheduleOverlap, ScheduleSpecInput } from '../../../engine';
-import { buildStartOptions, type FieldProblem } from '../workflows/start-form';
+import { buildStartOptions, type FieldProblem } from './start-form';
 
 export type ScheduleFields = {
   name: string;

@@ -2,7 +2,8 @@
  * The start dialog's form logic, without React: parsing the JSON input (with the line and column of a
  * mistake), checking the optional id and durations, measuring the payload against the engine's limit, and
  * remembering recent inputs per definition. The engine validates everything again; this only lets the
- * dialog say what is wrong before a round trip, in the same words.
+ * dialog say what is wrong before a round trip, in the same words. The workflow page's dialogs (signal,
+ * update, query, an external activity's completion) parse their JSON with it too.
  */
 import type { StartOptions } from '../../../engine';
 import { locateJsonError } from './json-errors';

@@ -5,10 +5,10 @@
  * Pending tab.
  */
 import { Fragment, useId, useState } from 'react';
-import { EngineTag } from '../../components/EngineTag';
-import { JsonView } from '../../components/JsonView';
-import { MiddleTruncate } from '../../components/MiddleTruncate';
-import { RelativeTime } from '../../components/RelativeTime';
+import { EngineTag } from '../EngineTag';
+import { JsonView } from '../JsonView';
+import { MiddleTruncate } from '../MiddleTruncate';
+import { RelativeTime } from '../RelativeTime';
 import { useEngineDirectory } from '../../data/engine-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';

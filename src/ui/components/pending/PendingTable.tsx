@@ -3,8 +3,8 @@
  * back-off, an external completion awaited —, when it is due (a timer, the next attempt, a timeout), and
  * since when the workflow waits on it. Used by the Pending work screen and a workflow's Pending tab.
  */
-import { MiddleTruncate } from '../../components/MiddleTruncate';
-import { RelativeTime } from '../../components/RelativeTime';
+import { MiddleTruncate } from '../MiddleTruncate';
+import { RelativeTime } from '../RelativeTime';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { pendingState, type PendingItem } from './pending-work';

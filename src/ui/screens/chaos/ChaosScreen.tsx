@@ -12,7 +12,7 @@ import { useChaosEnvironment } from '../../data/chaos';
 import { isEngineLive, useEngines } from '../../data/engine-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
-import { openEngineTab, StartWorkerButton } from '../../shell/EnginesOverview';
+import { openEngineTab, StartWorkerButton } from '../../components/AddEngine';
 import { useFleet, useStudioMode } from '../../data/studio-mode';
 import { useNow } from '../../state/now';
 import styles from './ChaosScreen.module.css';

@@ -20,7 +20,7 @@ import { useWorkflowTimeline } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
-import { epochHistory } from '../detail/custody';
+import { epochHistory } from '../../components/custody';
 import styles from './ClaimsScreen.module.css';
 import { sortClaimRows, toClaimRows, type ClaimRow } from './claim-rows';
 import { ScreenHeader } from '../../components/ScreenHeader';

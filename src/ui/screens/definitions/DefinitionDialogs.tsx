@@ -10,7 +10,7 @@ import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';
 import { useDeleteDefinition, useSaveDefinition } from '../../data/definition-queries';
-import { findDefinition } from '../workflows/definition-catalog';
+import { findDefinition } from '../../components/definition-catalog';
 import styles from './DefinitionEditor.module.css';
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

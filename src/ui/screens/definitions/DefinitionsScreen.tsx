@@ -15,7 +15,7 @@ import { useStudioMode } from '../../data/studio-mode';
 import { Notice } from '../../components/Notice';
 import { routes, type DefinitionSelection } from '../../routing/route';
 import { navigate } from '../../routing/router';
-import { findDefinition, takenNames } from '../workflows/definition-catalog';
+import { findDefinition, takenNames } from '../../components/definition-catalog';
 import { DefinitionEditor, keyOf, type EditorTarget } from './DefinitionEditor';
 import { DefinitionList, type OpenKey } from './DefinitionList';
 import { useEditorStore } from './editor-store';

@@ -30,7 +30,7 @@ import {
   zoomBy,
   type TimeScale,
 } from './chart-geometry';
-import type { Custody, CustodyBar, CustodyLane } from './custody';
+import type { Custody, CustodyBar, CustodyLane } from '../../components/custody';
 import styles from './CustodyTimeline.module.css';
 import { trackLabels, type Operations, type Point, type Span, type Track } from './operations';
 

@@ -7,7 +7,7 @@
 import type { FormEvent, InputHTMLAttributes, ReactNode } from 'react';
 import { Button, type ButtonProps } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
-import type { JsonParse } from '../workflows/start-form';
+import type { JsonParse } from '../../components/forms/start-form';
 import styles from './WorkflowActions.module.css';
 
 export function FormDialog({

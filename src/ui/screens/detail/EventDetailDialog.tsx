@@ -16,7 +16,7 @@ import { JsonView } from '../../components/JsonView';
 import { formatAbsolute, formatClock } from '../../components/time-format';
 import { useOperationOutcome } from '../../data/outcome-queries';
 import { useWorkflowDescription } from '../../data/workflow-queries';
-import { formatBytes } from '../engines/storage-view';
+import { formatBytes } from '../../components/byte-format';
 import {
   eventDetail,
   inputTarget,

@@ -13,7 +13,7 @@ import { InlineError } from '../../components/ErrorNotice';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { useCompleteActivity } from '../../data/activity-completion';
-import { parseJsonInput } from '../workflows/start-form';
+import { parseJsonInput } from '../../components/forms/start-form';
 import { waitingExternalActivities, type WaitingExternalActivity } from './external-activities';
 import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import styles from './ExternalActivities.module.css';

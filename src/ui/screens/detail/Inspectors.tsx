@@ -10,9 +10,9 @@ import { EmptyState } from '../../components/EmptyState';
 import { JsonView } from '../../components/JsonView';
 import styles from './Inspectors.module.css';
 import { familyChildren, FamilyTree } from './FamilyTree';
-import { BufferedSignalsTable } from '../pending/BufferedSignals';
-import { PendingTable } from '../pending/PendingTable';
-import { bufferedOf, byDue, pendingOf } from '../pending/pending-work';
+import { BufferedSignalsTable } from '../../components/pending/BufferedSignals';
+import { PendingTable } from '../../components/pending/PendingTable';
+import { bufferedOf, byDue, pendingOf } from '../../components/pending/pending-work';
 
 type Tab = 'state' | 'input' | 'result' | 'pending' | 'children';
 

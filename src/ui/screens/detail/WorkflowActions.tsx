@@ -20,7 +20,7 @@ import {
   type WorkflowAction,
 } from '../../data/workflow-queries';
 import { useNow } from '../../state/now';
-import { parseJsonInput } from '../workflows/start-form';
+import { parseJsonInput } from '../../components/forms/start-form';
 import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import { downloadExport } from './export';
 import { signalNote } from './signal-note';

@@ -35,7 +35,7 @@ import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
 import { useViewStore } from '../../state/view-store';
-import { deriveCustody } from './custody';
+import { deriveCustody } from '../../components/custody';
 import { CustodyTimeline } from './CustodyTimeline';
 import { EventList } from './EventList';
 import { Inspectors } from './Inspectors';

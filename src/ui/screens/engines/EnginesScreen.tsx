@@ -36,7 +36,7 @@ import {
 } from '../../data/studio-mode';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
-import { openEngineTab, StartWorkerButton } from '../../shell/EnginesOverview';
+import { openEngineTab, StartWorkerButton } from '../../components/AddEngine';
 import { useNow } from '../../state/now';
 import { ClaimsChart } from './ClaimsChart';
 import { StorageCard } from './StorageCard';

@@ -6,7 +6,8 @@
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { useStorageUsage } from '../../data/storage-queries';
-import { formatBytes, largestParts, quotaShare } from './storage-view';
+import { formatBytes } from '../../components/byte-format';
+import { largestParts, quotaShare } from './storage-view';
 import styles from './EnginesScreen.module.css';
 import storage from './StorageCard.module.css';
 

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, largestParts, quotaShare } from './storage-view';
+import { largestParts, quotaShare } from './storage-view';
 
 describe('storage usage in words', () => {
-  it('formats bytes in human units', () => {
-    expect(formatBytes(0)).toBe('0 bytes');
-    expect(formatBytes(1)).toBe('1 byte');
-    expect(formatBytes(1536)).toBe('1.5 KB');
-    expect(formatBytes(23.4 * 1024 * 1024)).toBe('23.4 MB');
-    expect(formatBytes(300 * 1024 ** 3)).toBe('300 GB');
-    expect(formatBytes(Number.NaN)).toBe('—');
-  });
-
   it('gives the share of the quota when there is one', () => {
     expect(quotaShare({ bytes: 10, quotaBytes: undefined })).toBeNull();
     expect(quotaShare({ bytes: 1, quotaBytes: 10_000 })).toBe('<0.1%');

@@ -1,23 +1,10 @@
-/** Storage usage in words: bytes in human units, the share of the quota, the largest parts. */
+/**
+ * Storage usage in words: the share of the quota, the largest parts (bytes in human units are
+ * src/ui/components/byte-format.ts).
+ */
 import type { Result } from '../../../protocol';
 
 type StorageUsage = Result<'storageUsage'>;
-
-const units = ['bytes', 'KB', 'MB', 'GB', 'TB'] as const;
-
-/** "0 bytes", "512 bytes", "1.5 KB", "23 MB", "1.07 GB" (powers of 1,024; three significant digits). */
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 0) return '—';
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${Math.round(value)} ${value === 1 ? 'byte' : 'bytes'}`;
-  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
-  return `${Number(value.toFixed(digits)).toLocaleString('en')} ${units[unit]}`;
-}
 
 /** The share of the quota used, as a percentage to show ("0.4%", "<0.1%", "37%"), or null without a quota. */
 export function quotaShare(usage: Pick<StorageUsage, 'bytes' | 'quotaBytes'>): string | null {

@@ -11,8 +11,8 @@ import { EmptyState } from '../../components/EmptyState';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { ScreenHeader } from '../../components/ScreenHeader';
 import { useWorkflowDescriptions, useWorkflowList } from '../../data/workflow-queries';
-import { BufferedSignalsTable } from './BufferedSignals';
-import { PendingTable } from './PendingTable';
+import { BufferedSignalsTable } from '../../components/pending/BufferedSignals';
+import { PendingTable } from '../../components/pending/PendingTable';
 import {
   bufferedOf,
   byDue,
@@ -21,7 +21,7 @@ import {
   pendingKinds,
   pendingOf,
   type PendingKind,
-} from './pending-work';
+} from '../../components/pending/pending-work';
 import styles from './PendingScreen.module.css';
 
 /** How many running workflows the screen describes. */

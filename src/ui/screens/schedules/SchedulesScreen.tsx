@@ -42,7 +42,7 @@ import {
   schedulesSummary,
   slotView,
   upcoming,
-} from './schedule-view';
+} from '../../components/schedule-view';
 import styles from './SchedulesScreen.module.css';
 
 export function SchedulesScreen({ selected }: { selected: string | null }) {

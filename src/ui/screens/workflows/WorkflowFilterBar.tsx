@@ -21,7 +21,7 @@ import { timeRangeLabels } from '../../data/list-filters';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowFilterBar.module.css';
 import { selfWord } from '../../data/studio-mode';
-import { typeChoices } from './definition-catalog';
+import { typeChoices } from '../../components/definition-catalog';
 
 /**
  * The status toggles, in the order shown, with their labels: typed by the one vocabulary (`WorkflowStatus`),

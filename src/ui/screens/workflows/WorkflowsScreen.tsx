@@ -16,8 +16,8 @@ import { hasClientFilters, rowMatcher } from '../../data/list-filters';
 import styles from './WorkflowsScreen.module.css';
 import { LastStarted } from './LastStarted';
 import { ScreenHeader } from '../../components/ScreenHeader';
-import { BulkActions } from '../bulk/BulkActions';
-import { describeFilters } from '../bulk/describe-filters';
+import { BulkActions } from './BulkActions';
+import { describeFilters } from './describe-filters';
 
 /** The part of the filters the engine applies. */
 function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cursor'> {
