@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
-import { storageConformanceCases } from '../src/storage/conformance';
-import type { IncrementReport } from '../src/storage/conformance-page';
+import { storageConformanceCases } from '../src/storage/conformance-cases.test-support';
+import type { IncrementReport } from '../src/storage/conformance-page.test-support';
 
 /**
  * The storage conformance suite against real IndexedDB in Chromium, through the harness page

@@ -3,7 +3,7 @@
  * in-memory liveness oracle, so timing is instant and exact. Several engines created from one `TestWorld`
  * share the store exactly as tabs share IndexedDB.
  */
-import { FaultInjectingStorage, seededRandom } from '../storage/faults';
+import { FaultInjectingStorage, seededRandom } from '../storage/faults.test-support';
 import { MemoryStorage } from '../storage/memory';
 import type { Storage } from '../storage/types';
 import { SimulatedClock, settle } from './clock';

@@ -1,10 +1,10 @@
 /**
- * Runs the storage conformance suite (conformance.ts) as Vitest tests: one test per case, named by the case,
- * skipped when the adapter lacks the capability the case needs.
+ * Runs the storage conformance suite (conformance-cases.test-support.ts) as Vitest tests: one test per case,
+ * named by the case, skipped when the adapter lacks the capability the case needs.
  */
 
 import { describe, it } from 'vitest';
-import { storageConformanceCases, type StorageConformanceFactory } from './conformance';
+import { storageConformanceCases, type StorageConformanceFactory } from './conformance-cases.test-support';
 
 /**
  * @example

@@ -10,7 +10,7 @@ import {
   runStorageConformance,
   storageConformanceCases,
   type ConformanceStore,
-} from './conformance';
+} from './conformance-cases.test-support';
 import { StorageError } from './errors';
 import { MemoryStorage } from './memory';
 import type {

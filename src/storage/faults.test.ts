@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isStorageError, type StorageError } from './errors';
-import { FaultInjectingStorage, FaultInjector, type FaultOptions } from './faults';
+import { FaultInjectingStorage, FaultInjector, type FaultOptions } from './faults.test-support';
 import { MemoryStorage } from './memory';
 import type { Operation } from './types';
 

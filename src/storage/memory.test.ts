@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeStorageConformance } from './conformance.test-support';
-import { seededRandom } from './faults';
+import { seededRandom } from './seeded-random';
 import { MemoryStorage } from './memory';
 
 describeStorageConformance('MemoryStorage', async () => {

@@ -13,8 +13,8 @@
  * - `watch` reports each commit, after it is visible, on a later microtask (see `ChangeFeed`).
  * - After `close()` every call rejects with a `StorageError` of code `closed`.
  *
- * Faults are injected by wrapping any store, this one included, in `FaultInjectingStorage` (faults.ts): one
- * fault-injection path for every adapter.
+ * Faults are injected (by tests) by wrapping any store, this one included, in `FaultInjectingStorage`
+ * (faults.test-support.ts): one fault-injection path for every adapter.
  */
 
 import { ChangeFeed } from './change-feed';

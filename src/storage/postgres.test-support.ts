@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { StorageConformanceFactory } from './conformance';
+import type { StorageConformanceFactory } from './conformance-cases.test-support';
 import { PostgresStorage, type PostgresStorageOptions } from './postgres';
 
 declare module 'vitest' {

@@ -14,7 +14,7 @@ import {
   storageConformanceCases,
   type ConformanceResult,
   type StorageConformanceFactory,
-} from './conformance';
+} from './conformance-cases.test-support';
 import { IndexedDbStorage } from './indexeddb';
 
 /** What one page's increment loop did. */
