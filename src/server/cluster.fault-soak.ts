@@ -17,8 +17,8 @@ import {
   startCluster,
   type Cluster,
   type ScheduleReport,
-} from './cluster-harness';
-import { namespaceSupport } from './cluster-network';
+} from './testing/cluster-harness.test-support';
+import { namespaceSupport } from './testing/cluster-network.test-support';
 
 const support = namespaceSupport();
 const single = process.env.SHUTTLE_SEED === undefined ? null : Number(process.env.SHUTTLE_SEED);

@@ -5,8 +5,8 @@
  * `SIGCONT` (a zombie); cut a namespace's link past the TTL, then restore it; restart PostgreSQL under all
  * three. Afterwards every workflow completed with its right result, the ledger of activity executions
  * matches the timelines, the zombie's late writes were refused and recorded, and the ownership invariants
- * hold (cluster-harness.ts and docs/testing.md say exactly what is checked). `npm run soak:cluster` runs
- * random schedules.
+ * hold (testing/cluster-harness.test-support.ts and docs/testing.md say exactly what is checked).
+ * `npm run soak:cluster` runs random schedules.
  *
  * Needs root (network namespaces); skipped, saying so, when the machine cannot make them.
  */
@@ -19,9 +19,9 @@ import {
   type Cluster,
   type FaultKind,
   type ScheduleReport,
-} from './cluster-harness';
+} from './testing/cluster-harness.test-support';
 import type { Mutation } from '../engine/mutations';
-import { namespaceSupport } from './cluster-network';
+import { namespaceSupport } from './testing/cluster-network.test-support';
 import { defaultWorkerTimings } from './worker';
 
 const support = namespaceSupport();

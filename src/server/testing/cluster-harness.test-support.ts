@@ -1,7 +1,8 @@
 /**
- * The cluster fault suite's machinery (Node only, root only): three `shuttle worker` processes, each in its
- * own network namespace (cluster-network.ts), on a throwaway PostgreSQL server in the root namespace, sharing
- * the workflows of fixtures/cluster-workflows.ts while faults hit them — and the checks afterwards.
+ * The cluster fault suite's machinery (Node only, root only; loaded by src/server/cluster.test.ts and
+ * src/server/cluster.fault-soak.ts): three `shuttle worker` processes, each in its own network namespace
+ * (cluster-network.test-support.ts), on a throwaway PostgreSQL server in the root namespace, sharing the
+ * workflows of src/server/fixtures/cluster-workflows.ts while faults hit them — and the checks afterwards.
  *
  * A `Cluster` is the long-lived part (the server, the namespaces); `runSchedule` runs one `ClusterSchedule`
  * on it: a fresh database, three fresh workers, `orders` order workflows (each with a child), approvals sent
@@ -29,14 +30,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
-import { checkOwnershipInvariants, type InvariantResult, type WorkflowEvidence } from '../engine/invariants';
-import { keys } from '../engine/keys';
-import type { Mutation } from '../engine/mutations';
-import { createEngine, entriesOf, type Engine, type FenceRejection, type TimelineEntry } from '../engine';
-import { isStorageError } from '../storage/errors';
-import { PostgresStorage } from '../storage/postgres';
-import { seededRandom } from '../storage/seeded-random';
-import { createClusterNetwork, type ClusterHost, type ClusterNetwork } from './cluster-network';
+import {
+  checkOwnershipInvariants,
+  type InvariantResult,
+  type WorkflowEvidence,
+} from '../../engine/invariants';
+import { keys } from '../../engine/keys';
+import type { Mutation } from '../../engine/mutations';
+import { createEngine, entriesOf, type Engine, type FenceRejection, type TimelineEntry } from '../../engine';
+import { isStorageError } from '../../storage/errors';
+import { PostgresStorage } from '../../storage/postgres';
+import { seededRandom } from '../../storage/seeded-random';
+import { createClusterNetwork, type ClusterHost, type ClusterNetwork } from './cluster-network.test-support';
 import {
   clusterOrder,
   clusterShip,
@@ -46,13 +51,13 @@ import {
   plannedFailure,
   shipId,
   type OrderInput,
-} from './fixtures/cluster-workflows';
-import { startLocalPostgres, type LocalPostgres } from './local-postgres';
-import { PostgresLiveness } from './postgres-liveness';
-import { defaultWorkerTimings } from './worker';
+} from '../fixtures/cluster-workflows';
+import { startLocalPostgres, type LocalPostgres } from '../local-postgres';
+import { PostgresLiveness } from '../postgres-liveness';
+import { defaultWorkerTimings } from '../worker';
 
-const bin = fileURLToPath(new URL('../../bin/shuttle.mjs', import.meta.url));
-const definitionFile = fileURLToPath(new URL('./fixtures/cluster-workflows.ts', import.meta.url));
+const bin = fileURLToPath(new URL('../../../bin/shuttle.mjs', import.meta.url));
+const definitionFile = fileURLToPath(new URL('../fixtures/cluster-workflows.ts', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------------------
 // Schedules

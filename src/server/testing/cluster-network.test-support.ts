@@ -19,7 +19,7 @@
  * that is no longer alive left behind.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { isProcessAlive } from './process-alive';
+import { isProcessAlive } from '../process-alive';
 
 export type ClusterHost = {
   index: number;
