@@ -35,6 +35,7 @@ import {
   type ControlOutcome,
   type ControlOutcomes,
 } from '../protocol';
+import { namedError } from './errors';
 
 /** The parts of a `BroadcastChannel` the control channel uses. */
 export type BroadcastPort = {
@@ -79,12 +80,6 @@ type Waiting = {
   timer: ReturnType<typeof setTimeout>;
   acknowledged: boolean;
 };
-
-function namedError(name: string, message: string, fields: Record<string, unknown> = {}): Error {
-  const error = new Error(message);
-  error.name = name;
-  return Object.assign(error, fields);
-}
 
 function toSerialized(error: unknown): SerializedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
