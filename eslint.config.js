@@ -78,37 +78,73 @@ const nonDeterministic = [
   message,
 }));
 
-/** Import patterns that would run back up the layers (storage ← engine ← host ← worker/server ← client ← ui). */
-function layersAbove(folders) {
+/** The folders of src, each a layer or a zone. */
+const ourFolders = ['storage', 'engine', 'workflows', 'host', 'protocol', 'worker', 'server', 'client', 'ui'];
+const except = (...folders) => ourFolders.filter((folder) => !folders.includes(folder));
+
+/**
+ * Restricted-import patterns for folders of src, by relative path: every module in them (`../storage/memory`)
+ * except the paths listed in `allow` (e.g. `storage/types`), and the folder itself (`../storage`, its
+ * index.ts), which a glob cannot name without also naming everything inside it. Folders are matched by name:
+ * a folder inside a zone named like one of ours (src/ui/screens/workflows) would match too, which is why the
+ * UI zone does not name src/workflows.
+ */
+function folders(names, message, { allow = [], allowTypeImports = false } = {}) {
   return [
     {
-      group: folders.map((folder) => `**/${folder}/**`),
-      message: `Imports run down the layers only, never into ${folders.map((folder) => `src/${folder}`).join(', ')}.`,
+      group: [...names.map((name) => `**/${name}/**`), ...allow.map((path) => `!**/${path}`)],
+      allowTypeImports,
+      message,
     },
+    { regex: `^(\\.\\./)+(${names.join('|')})/?$`, allowTypeImports, message },
   ];
 }
 
-/** An ESLint zone for a runtime folder: what its non-test sources may not import. */
-function runtimeZone(folder, what, patterns) {
+/** Import patterns that would run back up the layers (storage ← engine ← host ← worker/server ← client ← ui). */
+function layersAbove(names) {
+  return folders(
+    names,
+    `Imports run down the layers only, never into ${names.map((name) => `src/${name}`).join(', ')}.`,
+  );
+}
+
+/** Any package, Node built-ins included: an import that is not a relative path. */
+const anyPackage = (message) => ({ regex: '^[^.]', message });
+
+/**
+ * Test machinery: what only tests load — tests (`*.test.ts`), their shared drivers (`*.test-support.ts`),
+ * soaks and their drivers (`*.soak.ts`, `*.soak-support.ts`, `*.fault-soak.ts`), the Vitest global setup
+ * (`*.global-setup.ts`), everything in a `testing/` or `fixtures/` folder, and the test libraries. It is a
+ * zone of its own: no zone below applies to it (test code may import anything), and no runtime file of src
+ * may import it (the last block). A module is test machinery by its name or its folder, nothing else.
+ */
+const testSuffixes = ['.test', '.test-support', '.soak', '.soak-support', '.fault-soak', '.global-setup'];
+const testFolders = ['testing', 'fixtures'];
+const testLibraries = ['vitest', '@playwright/test', 'fast-check', 'fake-indexeddb'];
+const testMachinery = [
+  ...testSuffixes.map((suffix) => `src/**/*${suffix}.{ts,tsx}`),
+  ...testFolders.map((folder) => `src/**/${folder}/**`),
+];
+const testMachineryImports = [
+  ...testSuffixes.flatMap((suffix) => [`*${suffix}`, `*${suffix}.*`]),
+  ...testFolders.map((folder) => `**/${folder}/**`),
+  ...testLibraries, // a name matches its subpaths too (`vitest/config`)
+];
+
+/**
+ * An ESLint zone for a folder of src: what its runtime sources (everything but test machinery) may not
+ * import. Every message starts with the folder and what it is. `extra` adds other rules and language options.
+ */
+function zone(folder, what, { paths = [], patterns }, extra = {}) {
+  const prefixed = (entry) => ({ ...entry, message: `${folder}: ${what}. ${entry.message}` });
   return [
     {
-      files: [`${folder}/**/*.ts`],
-      ignores: [
-        `${folder}/**/*.test.ts`,
-        `${folder}/**/*.test-support.ts`,
-        `${folder}/**/*-harness.ts`,
-        `${folder}/**/*.soak.ts`,
-      ],
+      files: [`${folder}/**/*.{ts,tsx}`],
+      ignores: testMachinery,
+      ...extra,
       rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: patterns.map((pattern) => ({
-              ...pattern,
-              message: `${folder}: ${what}. ${pattern.message}`,
-            })),
-          },
-        ],
+        'no-restricted-imports': ['error', { paths: paths.map(prefixed), patterns: patterns.map(prefixed) }],
+        ...extra.rules,
       },
     },
   ];
@@ -146,180 +182,181 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: { ...reactHooks.configs.recommended.rules, 'react-hooks/set-state-in-effect': 'off' },
   },
-  {
-    // The engine is environment-free: storage, clock, randomness and liveness are injected.
-    files: ['src/engine/**/*.ts'],
-    ignores: ['src/engine/**/*.test.ts', 'src/engine/**/*.test-support.ts', 'src/engine/**/*.soak*.ts'],
-    languageOptions: { globals: { ...globals.es2023 } },
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: ['react', 'react-dom', 'dexie', 'zustand', ...nodeBuiltins].map((name) => ({
-            name,
-            message: 'src/engine must stay free of React, Dexie, DOM and Node imports.',
-          })),
-          patterns: [
-            { group: ['node:*'], message: 'src/engine must not import Node built-ins.' },
-            {
-              group: [
-                '**/ui/**',
-                '**/worker/**',
-                '**/host/**',
-                '**/server/**',
-                '**/client/**',
-                '**/workflows/**',
-                '@tanstack/*',
-                'react-dom/*',
-              ],
-              message: 'src/engine imports only storage types.',
-            },
-            {
-              group: ['**/storage/indexeddb*', '**/storage/memory*'],
-              message: 'src/engine imports only storage types and errors.',
-            },
-          ],
-        },
-      ],
-      'no-restricted-globals': [
-        'error',
-        'window',
-        'document',
-        'navigator',
-        'localStorage',
-        'indexedDB',
-        'self',
-        'process',
-        'Buffer',
-      ],
-      'no-restricted-properties': [
-        'error',
-        { object: 'Date', property: 'now', message: 'Use the injected clock.' },
-        { object: 'Math', property: 'random', message: 'Use the injected random source.' },
-      ],
-    },
-  },
-  {
-    files: ['src/storage/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                '**/engine/**',
-                '**/host/**',
-                '**/ui/**',
-                '**/worker/**',
-                '**/server/**',
-                '**/client/**',
-                '**/workflows/**',
-              ],
-              message: 'storage imports nothing of ours.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  // The runtime folders, each in its own zone (tests and harnesses may reach further).
-  ...runtimeZone('src/host', 'the host serves the studio protocol over any engine, in any runtime', [
-    ...layersAbove(['ui', 'worker', 'server', 'client']),
+  // The engine is environment-free: storage, clock, randomness and liveness are injected.
+  ...zone(
+    'src/engine',
+    'the engine is environment-free (storage, clock, randomness and liveness are injected)',
     {
-      group: ['node:*', ...nodeBuiltins, 'pg', 'ws', 'react', 'react-dom'],
-      message: 'src/host is runtime-neutral: no Node, no DOM, no React.',
-    },
-  ]),
-  ...runtimeZone('src/worker', "the browser runtime: a tab's engine in a Web Worker", [
-    ...layersAbove(['ui', 'server']),
-    {
-      group: ['node:*', ...nodeBuiltins, 'pg', 'ws'],
-      message: 'src/worker runs in the browser: no Node modules.',
-    },
-  ]),
-  ...runtimeZone('src/server', 'the Node runtime: worker processes, serve, dev', [
-    ...layersAbove(['ui', 'worker', 'client']),
-  ]),
-  ...runtimeZone('src/client', "the studio's side of the protocol", [
-    ...layersAbove(['ui', 'server']),
-    {
-      group: ['**/storage/**', 'node:*', ...nodeBuiltins, 'pg'],
-      message: 'src/client talks to an engine host; it never opens storage.',
-    },
-  ]),
-  {
-    files: ['src/workflows/**/*.ts'],
-    ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/engine/*', '!**/engine/index', '**/storage/**', '**/ui/**', '**/worker/**'],
-              message: 'workflows import only the engine public API (src/engine/index.ts).',
-            },
-          ],
-        },
+      paths: ['react', 'react-dom', 'dexie', 'zustand', ...nodeBuiltins].map((name) => ({
+        name,
+        message: 'No React, Dexie, zustand, DOM or Node imports.',
+      })),
+      patterns: [
+        { group: ['node:*'], message: 'No Node built-ins.' },
+        { group: ['@tanstack/*', 'react-dom/*'], message: 'No React, Dexie, zustand, DOM or Node imports.' },
+        ...folders(
+          except('engine', 'storage'),
+          'It imports nothing of ours but storage types, errors and utf8.',
+        ),
+        ...folders(
+          ['storage'],
+          'From src/storage it imports only types.ts, errors.ts and utf8.ts: never an adapter, the index, fault injection or the conformance suite.',
+          { allow: ['storage/types', 'storage/errors', 'storage/utf8'] },
+        ),
       ],
     },
-  },
+    {
+      languageOptions: { globals: { ...globals.es2023 } },
+      rules: {
+        'no-restricted-globals': [
+          'error',
+          'window',
+          'document',
+          'navigator',
+          'localStorage',
+          'indexedDB',
+          'self',
+          'process',
+          'Buffer',
+        ],
+        'no-restricted-properties': [
+          'error',
+          { object: 'Date', property: 'now', message: 'Use the injected clock.' },
+          { object: 'Math', property: 'random', message: 'Use the injected random source.' },
+        ],
+      },
+    },
+  ),
+  ...zone('src/storage', 'the storage contract and its adapters', {
+    patterns: folders(except('storage'), 'Storage imports nothing of ours.'),
+  }),
+  // The runtime folders, each in its own zone.
+  ...zone('src/host', 'the host serves the studio protocol over any engine, in any runtime', {
+    patterns: [
+      ...layersAbove(['ui', 'worker', 'server', 'client']),
+      {
+        group: ['node:*', ...nodeBuiltins, 'pg', 'ws', 'react', 'react-dom'],
+        message: 'src/host is runtime-neutral: no Node, no DOM, no React.',
+      },
+    ],
+  }),
+  ...zone('src/worker', "the browser runtime: a tab's engine in a Web Worker", {
+    patterns: [
+      ...layersAbove(['ui', 'server']),
+      {
+        group: ['node:*', ...nodeBuiltins, 'pg', 'ws'],
+        message: 'src/worker runs in the browser: no Node modules.',
+      },
+    ],
+  }),
+  ...zone('src/server', 'the Node runtime: worker processes, serve, dev', {
+    patterns: layersAbove(['ui', 'worker', 'client']),
+  }),
+  ...zone('src/protocol', 'the wire contract, types, declarations and validators', {
+    patterns: [
+      ...folders(
+        except('protocol', 'engine', 'storage'),
+        'It imports only types from src/engine and src/storage, and its own files.',
+      ),
+      ...folders(['engine', 'storage'], 'From src/engine and src/storage it imports types only.', {
+        allowTypeImports: true,
+      }),
+      anyPackage('It imports no packages: only types from src/engine and src/storage, and its own files.'),
+    ],
+  }),
+  ...zone('src/client', "the studio's side of the protocol", {
+    patterns: [
+      ...folders(
+        except('client', 'protocol', 'engine'),
+        "It imports only src/protocol, the engine's types and its own files: never src/host, src/worker, src/server, src/storage, src/workflows or src/ui.",
+      ),
+      ...folders(
+        ['engine'],
+        'From the engine it imports types only (runtime values only from the pure engine/vocabulary).',
+        { allow: ['engine/vocabulary'], allowTypeImports: true },
+      ),
+      anyPackage(
+        'It imports no packages (no Node modules, pg or ws): only src/protocol, engine types and its own files.',
+      ),
+    ],
+  }),
+  ...zone('src/workflows', 'the built-in demos', {
+    patterns: [
+      {
+        group: ['**/engine/**', '!**/engine/index'],
+        message: 'Workflows import only the engine public API (src/engine/index.ts).',
+      },
+      ...folders(
+        except('workflows', 'engine'),
+        'Workflows import only the engine public API (src/engine/index.ts).',
+      ),
+    ],
+  }),
   {
     // Workflow bodies are deterministic; see `nonDeterministic` above.
     files: ['src/workflows/**/*.ts'],
-    ignores: ['src/workflows/**/*.test.ts', 'src/workflows/**/*.test-support.ts'],
+    ignores: testMachinery,
     rules: { 'no-restricted-syntax': ['error', ...nonDeterministic] },
   },
+  ...zone(
+    'src/ui',
+    'the React studio',
+    {
+      patterns: [
+        {
+          group: ['dexie'],
+          message: 'The UI never opens storage: it talks to engines through the client.',
+        },
+        ...folders(['storage'], 'The UI never opens storage: it talks to engines through the client.'),
+        // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
+        // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
+        ...folders(
+          ['engine'],
+          'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
+          {
+            allow: ['engine/vocabulary', 'engine/invariants', 'engine/codec', 'engine/list-row'],
+            allowTypeImports: true,
+          },
+        ),
+        // Of the layers below, the UI uses the client, its launcher and its pure source edits for the editor;
+        // the wire contract is src/protocol.
+        ...folders(
+          ['worker', 'server', 'host', 'client'],
+          "The UI imports only the client (src/client/client.ts, started by src/client/launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
+          { allow: ['client/client', 'client/launch', 'client/source-edits'] },
+        ),
+      ],
+    },
+    {
+      rules: {
+        // Tabs talk to each other only through the client's control channel (src/client/control-channel.ts).
+        'no-restricted-globals': [
+          'error',
+          {
+            name: 'BroadcastChannel',
+            message: "The UI opens no channel between tabs: use the client's control API (client.chaos).",
+          },
+        ],
+      },
+    },
+  ),
   {
-    files: ['src/ui/**/*.{ts,tsx}'],
+    // Test machinery (see `testMachinery`) is for tests only: no runtime file of src imports it. A rule of its
+    // own (typescript-eslint's twin of no-restricted-imports), so that it adds to each zone's rule instead of
+    // replacing it; type imports count too.
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: testMachinery,
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['**/storage/**', 'dexie'],
-              message: 'The UI never opens storage; it talks to the worker client.',
-            },
-            {
-              // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
-              // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
-              group: [
-                '**/engine/**',
-                '!**/engine/vocabulary',
-                '!**/engine/invariants',
-                '!**/engine/codec',
-                '!**/engine/list-row',
-              ],
-              allowTypeImports: true,
+              group: testMachineryImports,
               message:
-                'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
-            },
-            {
-              // Of the layers below, the UI uses the client, its launcher and its pure source edits for the
-              // editor; the wire contract is src/protocol.
-              group: [
-                '**/worker/**',
-                '**/server/**',
-                '**/host/**',
-                '**/client/**',
-                '!**/client/client',
-                '!**/client/launch',
-                '!**/client/source-edits',
-              ],
-              message:
-                'The UI reaches engines only through the client (src/client/client.ts, started by src/client/launch.ts) and the wire contract (src/protocol).',
+                'Runtime code never imports test machinery (*.test.ts, *.test-support.ts, *.soak.ts, *.soak-support.ts, *.fault-soak.ts, *.global-setup.ts, testing/ and fixtures/ folders) or a test library (vitest, @playwright/test, fast-check, fake-indexeddb).',
             },
           ],
-        },
-      ],
-      // Tabs talk to each other only through the client's control channel (src/client/control-channel.ts).
-      'no-restricted-globals': [
-        'error',
-        {
-          name: 'BroadcastChannel',
-          message: "The UI opens no channel between tabs: use the client's control API (client.chaos).",
         },
       ],
     },
