@@ -1,6 +1,7 @@
 /**
- * `createEngine` and the engine: the composition root that wires storage, ownership, runs, timers, waiters
- * and background work together, and the public API over them.
+ * `createEngine` and the engine: the composition root, and the public API over the parts (each method checks
+ * that the engine is open, then delegates). The `Engine` interface and its contract: engine-api.ts; the parts
+ * and their wiring: engine-wiring.ts; query, update, result and operationOutcome: workflow-calls.ts.
  *
  * What the engine guarantees (see docs/engine.md and docs/ownership.md for the full contract):
  * - Every durable write goes through one fenced write function (ownership/fenced-write.ts).
@@ -15,24 +16,20 @@
  * In `manual` mode nothing runs on timers: the host calls `runMaintenance()`.
  */
 import type { Storage } from '../storage/types';
-import { currentCheckpoint, lastLogRecord } from './checkpoint';
 import type { Clock } from './clock';
-import { normalizePayload, type Json } from './codec';
-import { Committer } from './committer';
+import type { Committer } from './committer';
+import { WorkflowDefinitions } from './definitions';
+import type { Engine, ShutdownReport, WorkflowHandle } from './engine-api';
+import { wireEngine, type EngineState } from './engine-wiring';
 import {
   EngineDisposedError,
   EngineLeaseNotHeldError,
   InvalidArgumentError,
-  InvalidOptionsError,
-  InvalidWorkflowStateError,
-  QueryFailedError,
-  UpdateRejectedError,
   WorkflowNotFoundError,
-  WorkflowNotRegisteredError,
-  serializeError,
 } from './errors';
-import { EventHub, type EngineEvent, type EngineListener, type EngineWarning } from './events';
-import { assertHandlerName, assertRunNumber, assertWorkflowId, uuidFrom } from './ids';
+import type { EngineListener, EngineWarning, EventHub } from './events';
+import type { ExternalActivities } from './external-activities';
+import { assertRunNumber, assertWorkflowId, uuidFrom } from './ids';
 import {
   describePastRun,
   describeWorkflow,
@@ -40,7 +37,6 @@ import {
   listRuns,
   listWorkflows,
   readFenceRejections,
-  readOperationOutcome,
   readTimeline,
   type ClaimInfo,
   type ListFilter,
@@ -50,33 +46,30 @@ import {
   type RunSummary,
   type WorkflowDescription,
 } from './inspect';
-import { keys } from './keys';
-import { Lifecycle, type StartOptions } from './lifecycle';
-import { Maintenance, type MaintenancePasses } from './maintenance';
-import { MetricsCounters, type EngineMetrics } from './metrics';
+import type { Lifecycle, StartOptions } from './lifecycle';
+import type { Maintenance } from './maintenance';
+import type { EngineMetrics, MetricsCounters } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
-import { createOwnership } from './ownership/create';
-import { FencedWriter } from './ownership/fenced-write';
 import type { ClaimHolder, ClaimHow, Ownership, ReclaimOutcome } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
-import {
-  decodePastRun,
-  decodeRecord,
-  isTerminal,
-  type FenceRejection,
-  type TimelineEntry,
-  type UpdateRequest,
-} from './records';
-import { settleFromRecord, ResultWaiters, type ResultWaiterInfo } from './result-waiters';
-import { Reactions } from './reactions';
-import { ExternalActivities } from './external-activities';
-import { Purger, type PurgeReport } from './purge';
-import { Schedules, type ScheduleSpecInput } from './schedules/schedules';
+import type { FenceRejection, TimelineEntry } from './records';
+import type { Reactions } from './reactions';
+import type { ResultWaiterInfo, ResultWaiters } from './result-waiters';
+import type { PurgeReport, Purger } from './purge';
+import type { Schedules, ScheduleSpecInput } from './schedules/schedules';
 import type { ScheduleInfo } from './schedules/records';
-import { RunSupervisor, describe } from './supervisor';
-import { TimerScheduler } from './timer-scheduler';
-import { UpdateCalls } from './update-calls';
-import { WakeRouter } from './wake-router';
+import type { RunSupervisor } from './supervisor';
+import type { TimerScheduler } from './timer-scheduler';
+import type { UpdateCalls } from './update-calls';
+import type { WakeRouter } from './wake-router';
+import {
+  operationOutcome,
+  queryWorkflow,
+  readResult,
+  requestUpdate,
+  storedRun,
+  type WorkflowCallsDeps,
+} from './workflow-calls';
 import {
   assertDefinition,
   workflowTypeOf,
@@ -85,183 +78,7 @@ import {
   type WorkflowOutput,
 } from './workflow';
 
-/** A reference to one workflow, whichever engine owns it. */
-export interface WorkflowHandle<O = unknown> {
-  readonly workflowId: string;
-  /**
-   * The run this handle reads (`result`, `describe`, `timeline`): the run `start` created, or the one asked
-   * for; undefined for the latest run at each call. Signals, queries, updates and the lifecycle calls always
-   * address the workflow id (its latest run).
-   */
-  readonly run: number | undefined;
-  /**
-   * Resolves with the result, or rejects with WorkflowFailedError / Cancelled / Terminated / TimedOut; for a
-   * pinned run, that run's outcome even after the id was started again.
-   */
-  result(): Promise<O>;
-  describe(): Promise<WorkflowDescription>;
-  signal(name: string, payload?: unknown): Promise<void>;
-  query<T = unknown>(name: string, arg?: unknown): Promise<T>;
-  update<T = unknown>(name: string, arg?: unknown, options?: { timeoutMs?: number }): Promise<T>;
-  cancel(reason?: string): Promise<void>;
-  terminate(reason?: string): Promise<void>;
-  suspend(): Promise<void>;
-  resume(): Promise<void>;
-  timeline(): Promise<TimelineEntry[]>;
-}
-
-export type ShutdownReport = { claimsReleased: number; leaseReleased: boolean };
-
-export interface Engine {
-  /** This engine's id (`engineId`). */
-  readonly id: string;
-  readonly ownership: OwnershipMode;
-  /** Adds or replaces a definition (same name and version replaces). */
-  register(definition: AnyWorkflowDefinition): void;
-  /** The registered definitions. */
-  definitions(): AnyWorkflowDefinition[];
-  /**
-   * Creates a workflow and returns its handle. Under workflow-lease the claim is folded into the create
-   * batch. Rejects with WorkflowAlreadyExistsError for an existing unfinished id. `started` is false when
-   * the `idempotencyKey` had already started a run within the window: the handle is that run's, and nothing
-   * was created.
-   *
-   * @example
-   * const handle = await engine.start(orderWorkflow, { orderId: 'A-1', amount: 42 }, { id: 'order-A-1' });
-   * const result = await handle.result();
-   */
-  start<D extends AnyWorkflowDefinition>(
-    workflow: D | string,
-    input?: WorkflowInput<D>,
-    options?: StartOptions,
-  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
-  /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
-  handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
-  signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
-  /**
-   * Completes an activity declared `completion: 'external'` with `result`, from any engine, exactly once: a
-   * second completion (or failure) of the same activity is refused with `ActivityCompletionRefusedError`.
-   * `token` is what the activity's function received as `context.completionToken` (the studio shows it).
-   */
-  completeActivity(token: string, result?: unknown): Promise<void>;
-  /** Fails an external activity (`Error`, `{ name?, message }` or a message); its retry policy applies. */
-  failActivity(token: string, error: unknown): Promise<void>;
-  /**
-   * Delivers signal `name` to workflow `options.id` if it is running; otherwise starts it (a finished id
-   * follows `idReuse`) with the signal already buffered, in the same commit. The handle is pinned to the run
-   * that got the signal; `started` says whether this call started it.
-   */
-  signalWithStart<D extends AnyWorkflowDefinition>(
-    workflow: D | string,
-    input: WorkflowInput<D>,
-    signalName: string,
-    payload: unknown,
-    options: StartOptions & { id: string },
-  ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
-  query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T>;
-  /** Validated at the caller; applied once by the owner. Default timeout 60,000 ms. */
-  update<T = unknown>(
-    workflowId: string,
-    name: string,
-    arg?: unknown,
-    options?: { timeoutMs?: number },
-  ): Promise<T>;
-  cancel(workflowId: string, reason?: string): Promise<void>;
-  terminate(workflowId: string, reason?: string): Promise<void>;
-  suspend(workflowId: string): Promise<void>;
-  resume(workflowId: string): Promise<void>;
-  /** The latest run of a workflow, or `{ run }`: an earlier run kept by run history. */
-  describe(workflowId: string, options?: { run?: number }): Promise<WorkflowDescription>;
-  /** Every stored run of a workflow id, latest first (`WorkflowNotFoundError` when there is none). */
-  runs(workflowId: string): Promise<RunSummary[]>;
-  /**
-   * Deletes every run of a finished workflow (record, checkpoint, timelines, messages), or only the earlier
-   * run `{ run }`. A workflow that is not finished is refused (`InvalidWorkflowStateError`); nothing of it is
-   * touched. Its id may be started again afterwards: under `workflow-lease` its runs go on numbering after
-   * the purged ones (whose logs keep a tombstone per epoch: purge.ts), otherwise at run 1. Retention does the
-   * same in the background.
-   */
-  purge(workflowId: string, options?: { run?: number }): Promise<PurgeReport>;
-  list(filter?: ListFilter): Promise<ListPage>;
-  /** The timeline of the latest run, or of `run`. */
-  timeline(
-    workflowId: string,
-    options?: { run?: number; after?: number; limit?: number },
-  ): Promise<TimelineEntry[]>;
-  /**
-   * What the history of the latest run (or of `run`) recorded for one operation: the result or error of the
-   * operation at `pos` (and `member` inside `all` / `race`, default 0) — an activity's or child's result, a
-   * signal's payload, … — or, for `{ updateId }`, the workflow's state right after that update. Null while
-   * nothing is recorded (the operation has not finished). Timeline entries name the operation (`detail.pos`,
-   * `detail.member`) and carry no values: this reads them where the run keeps them for replay, so nothing
-   * is stored twice.
-   *
-   * @example
-   * const done = (await engine.timeline(id)).find((entry) => entry.kind === 'activity-completed');
-   * await engine.operationOutcome(id, { pos: done.detail.pos, member: done.detail.member }); // { ok: true, value: … }
-   */
-  operationOutcome(workflowId: string, of: OutcomeOf & { run?: number }): Promise<OperationOutcome | null>;
-  /** Resumes every non-terminal workflow this engine can own; resolves with how many it now drives. */
-  recoverAll(): Promise<number>;
-  /**
-   * Who holds the workflow's claim and whether that holder is live now (`workflow-lease`); null when nobody
-   * holds it (finished, suspended, pending, or between owners) or the mode has no per-workflow claims.
-   */
-  claimHolder(workflowId: string): Promise<ClaimHolder | null>;
-  /** One host-driven pass of all background work (see docs/ownership.md for the order). */
-  runMaintenance(now?: number): Promise<void>;
-  /**
-   * Only the reclaim pass, now: for a host that has just learnt an engine died and wants its workflows moved
-   * without waiting for the next pass (outside workflow-lease it recovers what this engine can drive).
-   * Shares a pass already in flight.
-   */
-  reclaim(): Promise<void>;
-  /**
-   * Takes one workflow over now when — and only when — it has no holder or its holder is expired or dead,
-   * and drives it here; a live holder is left alone (`held-live`). Needs `workflow-lease`.
-   */
-  reclaim(workflowId: string): Promise<ReclaimOutcome>;
-  subscribe(listener: EngineListener): () => void;
-  metrics(): EngineMetrics;
-  /** Every holder record in the store (workflow-lease). */
-  claims(): Promise<ClaimInfo[]>;
-  /** Ids of the workflows this engine holds claims on (or drives, outside workflow-lease). */
-  ownedWorkflows(): string[];
-  /** This engine's result waiters: pending first, then recently settled. */
-  resultWaiters(): ResultWaiterInfo[];
-  /** Refused writes of deposed engines (for one workflow, or all). */
-  fenceRejections(workflowId?: string): Promise<FenceRejection[]>;
-  /**
-   * Resolves when no turn, load or maintenance pass is in progress on this engine, no reaction to a change
-   * it saw is in flight, and (unless `activities: false`) no activity is running.
-   */
-  idle(options?: { activities?: boolean }): Promise<void>;
-  /**
-   * Creates a schedule: a cron that starts `workflow` once per slot, on whichever engine that may run it gets
-   * there first (each slot starts exactly one workflow, id `<name>@<slot ISO time>`). Returns it unchanged
-   * when it exists with the same spec; a different spec is refused with `ScheduleExistsError` unless
-   * `{ replace: true }`. Bad specs fail with `InvalidScheduleError` (or the start's own typed errors) before
-   * anything is written. Defaults: timezone 'UTC', overlap 'skip', catchUp 'latest'. See schedules/.
-   *
-   * @example
-   * await engine.schedule('nightly-report', { cron: '0 2 * * *', timezone: 'Europe/Paris', workflow: 'report' });
-   */
-  schedule(name: string, spec: ScheduleSpecInput, options?: { replace?: boolean }): Promise<ScheduleInfo>;
-  /** Every schedule of the store. */
-  schedules(): Promise<ScheduleInfo[]>;
-  /** One schedule; `ScheduleNotFoundError` when there is none of that name. */
-  describeSchedule(name: string): Promise<ScheduleInfo>;
-  /** Stops a schedule firing (idempotent); slots missed while paused follow its catch-up on resume. */
-  pauseSchedule(name: string): Promise<ScheduleInfo>;
-  resumeSchedule(name: string): Promise<ScheduleInfo>;
-  /** Starts one run now, outside the slot sequence, with its own id `<name>@trigger-<n>`. */
-  triggerSchedule(name: string): Promise<WorkflowHandle>;
-  /** Deletes a schedule; the workflows it started are left alone. */
-  deleteSchedule(name: string): Promise<void>;
-  /** Stops background work and releases every claim (and the lease); resolves when released. */
-  shutdown(): Promise<ShutdownReport>;
-  [Symbol.asyncDispose](): Promise<void>;
-}
+export type { Engine, ShutdownReport, WorkflowHandle } from './engine-api';
 
 const asyncDispose: typeof Symbol.asyncDispose =
   Symbol.asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as typeof Symbol.asyncDispose);
@@ -286,11 +103,10 @@ class ShuttleEngine implements Engine {
   readonly #options: ResolvedOptions;
   readonly #storage: Storage;
   readonly #clock: Clock;
-  readonly #hub = new EventHub();
-  readonly #metrics = new MetricsCounters();
+  readonly #hub: EventHub;
+  readonly #metrics: MetricsCounters;
   readonly #committer: Committer;
   readonly #owner: Ownership;
-  readonly #writer: FencedWriter;
   readonly #lifecycle: Lifecycle;
   readonly #waiters: ResultWaiters;
   readonly #updates: UpdateCalls;
@@ -301,188 +117,61 @@ class ShuttleEngine implements Engine {
   readonly #schedules: Schedules;
   readonly #purger: Purger;
   readonly #external: ExternalActivities;
-  readonly #reactions = new Reactions();
-  readonly #definitions = new Map<string, Map<number, AnyWorkflowDefinition>>();
-  #state: 'opening' | 'open' | 'stopping' | 'stopped' | 'deposed' = 'opening';
+  readonly #reactions: Reactions;
+  /** What workflow-calls.ts needs for `query`, `update`, `result()` and `operationOutcome`. */
+  readonly #calls: WorkflowCallsDeps;
+  readonly #definitions = new WorkflowDefinitions();
+  #state: EngineState = 'opening';
   #unwatch: (() => void) | null = null;
   #releaseLiveness: (() => void) | null = null;
   #shutdown: Promise<ShutdownReport> | null = null;
 
-  /** Plain wiring: every collaborator gets the narrow functions it needs, nothing decides anything here. */
+  /** Plain wiring (engine-wiring.ts): every part gets the narrow functions it needs, nothing decides here. */
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#storage = options.storage;
     this.#clock = options.clock;
     this.ownership = options.ownership;
     this.id = options.engineId ?? uuidFrom(options.random);
-    const emit = (event: EngineEvent) => this.#hub.emit(event);
-    const warn = (warning: EngineWarning) => this.#warn(warning);
-    const isOpen = () => this.#state === 'open' || this.#state === 'opening';
-    this.#committer = new Committer(this.#storage);
-    this.#owner = createOwnership(options.ownership, {
-      storage: this.#storage,
-      committer: this.#committer,
-      engineId: this.id,
-      clock: this.#clock,
-      ttlMs: options.ttlMs,
-      renewIntervalMs: options.renewIntervalMs,
-      leaseWaitTimeoutMs: options.leaseWaitTimeoutMs,
-      reclaimBatchSize: options.reclaimBatchSize,
-      liveness: options.liveness,
-      claimWorkflows: options.claimWorkflows,
-      metrics: this.#metrics,
-      emit,
-      warn,
-      isEligible: (type) => this.#mayDrive(type),
-      drive: (workflowId, how) =>
-        this.#supervisor.drive(workflowId, how === 'takeover' || how === 'recover' ? null : 'queued-start'),
-      isDriving: (workflowId) => this.#supervisor.isDriving(workflowId),
-      activeWorkflows: () => this.#supervisor.active(),
-      stopDriving: (workflowId, reason) => this.#supervisor.stop(workflowId, reason),
-      deposeEngine: (epoch) => this.#leaseLost(epoch),
-      markCorrupt: (workflowId, error) => this.#supervisor.markCorrupt(workflowId, error),
-      isCorrupt: (workflowId) => this.#supervisor.corruption(workflowId) !== undefined,
-      requestReclaim: () => {
-        if (this.#state === 'open') void this.#maintenance.single('reclaim');
-      },
-      isStopping: () => !isOpen(),
-      reactions: this.#reactions,
-    });
-    this.#writer = new FencedWriter({ committer: this.#committer, ownership: this.#owner });
-    this.#waiters = new ResultWaiters({
-      storage: this.#storage,
-      clock: this.#clock,
-      metrics: this.#metrics,
-      emit,
-      keepPendingOnReadError: this.#owner.sharesStore,
-    });
-    this.#updates = new UpdateCalls({
-      storage: this.#storage,
-      clock: this.#clock,
-      manualTimers: options.backgroundTasks === 'manual',
-      commit: (conditions, operations) => this.#committer.commit(conditions, operations),
-    });
-    this.#lifecycle = new Lifecycle({
-      storage: this.#storage,
-      writer: this.#writer,
-      ownership: this.#owner,
-      clock: this.#clock,
-      random: options.random,
-      engineId: this.id,
-      maxPayloadBytes: options.maxPayloadBytes,
-      idempotencyWindowMs: options.idempotencyWindowMs,
-      definition: (type, version) => this.#definition(type, version),
-      claimsOnStart: options.claimWorkflows,
+    const parts = wireEngine(options, this.id, {
+      state: () => this.#state,
+      definitions: this.#definitions,
+      mayDrive: (type) => this.#mayDrive(type),
       claimed: (workflowId, workflowType, minted, how) =>
         this.#claimedByEnablingWrite(workflowId, workflowType, minted, how),
-      rotated: (workflowId, record) => this.#supervisor.rotated(workflowId, record),
-      timerArmed: (dueAt) => this.#timers.notify(dueAt),
+      leaseLost: (epoch) => this.#leaseLost(epoch),
+      warn: (warning) => this.#warn(warning),
     });
-    this.#supervisor = new RunSupervisor({
+    this.#hub = parts.hub;
+    this.#metrics = parts.metrics;
+    this.#reactions = parts.reactions;
+    this.#committer = parts.committer;
+    this.#owner = parts.owner;
+    this.#waiters = parts.waiters;
+    this.#updates = parts.updates;
+    this.#lifecycle = parts.lifecycle;
+    this.#supervisor = parts.supervisor;
+    this.#router = parts.router;
+    this.#timers = parts.timers;
+    this.#schedules = parts.schedules;
+    this.#external = parts.external;
+    this.#purger = parts.purger;
+    this.#maintenance = parts.maintenance;
+    this.#calls = {
+      engineId: this.id,
       storage: this.#storage,
+      writer: parts.writer,
+      clock: this.#clock,
+      random: options.random,
+      maxPayloadBytes: options.maxPayloadBytes,
       ownership: this.#owner,
-      runHost: {
-        engineId: this.id,
-        storage: this.#storage,
-        writer: this.#writer,
-        clock: this.#clock,
-        random: options.random,
-        maxPayloadBytes: options.maxPayloadBytes,
-        manualTimers: options.backgroundTasks === 'manual',
-        metrics: this.#metrics,
-        emit,
-        warn,
-        heldEpoch: (workflowId) => this.#owner.heldEpoch(workflowId),
-        claimLost: (workflowId, heldEpoch, reason) => this.#owner.claimLost(workflowId, heldEpoch, reason),
-        releaseOperations: (workflowId) => this.#owner.releaseOperations(workflowId),
-        guardWake: (workflowId, kind, parkedEpoch) => this.#owner.guardWake(workflowId, kind, parkedEpoch),
-        prepareChild: (request) => this.#lifecycle.prepareChild(request),
-        timerArmed: (dueAt) => this.#timers.notify(dueAt),
-      },
-      hub: this.#hub,
-      metrics: this.#metrics,
       waiters: this.#waiters,
       updates: this.#updates,
-      lifecycle: () => this.#lifecycle,
-      definitions: (type) => [...(this.#definitions.get(type)?.values() ?? [])],
-      isOpen,
-      warn,
-    });
-    this.#router = new WakeRouter({
-      storage: this.#storage,
-      writer: this.#writer,
-      ownership: this.#owner,
       supervisor: this.#supervisor,
-      waiters: this.#waiters,
-      updates: this.#updates,
-      lifecycle: this.#lifecycle,
-      timers: () => this.#timers,
-      updateResponseRetentionMs: options.updateResponseRetentionMs,
-      isOpen: () => this.#state === 'open',
       reactions: this.#reactions,
-    });
-    this.#timers = new TimerScheduler({
-      storage: this.#storage,
-      clock: this.#clock,
-      automatic: options.backgroundTasks === 'automatic',
-      fire: (key, timer) => this.#router.timerDue(key, timer),
-      onError: (error) =>
-        warn({
-          name: 'StorageWarning',
-          message: `Durable timer scan failed (will retry): ${describe(error)}`,
-        }),
-    });
-    this.#schedules = new Schedules({
-      storage: this.#storage,
-      writer: this.#writer,
-      lifecycle: this.#lifecycle,
-      clock: this.#clock,
-      engineId: this.id,
-      maxPayloadBytes: options.maxPayloadBytes,
-      metrics: this.#metrics,
-      definition: (type) => this.#definition(type),
-      mayDrive: (type) => this.#mayDrive(type),
-      automatic: options.backgroundTasks === 'automatic',
-      renewIntervalMs: options.renewIntervalMs,
-      warn,
-    });
-    this.#external = new ExternalActivities({
-      storage: this.#storage,
-      writer: this.#writer,
-      engineId: this.id,
-      now: () => this.#clock.now(),
-      maxPayloadBytes: options.maxPayloadBytes,
-      stored: (workflowId) => {
-        const run = this.#supervisor.get(workflowId);
-        if (run?.waitsOnCompletions) run.deliver({ type: 'completions' });
-      },
-    });
-    this.#purger = new Purger({
-      storage: this.#storage,
-      writer: this.#writer,
-      displaced: (workflowId, holderRaw) => this.#owner.displaced(workflowId, holderRaw, 'purged'),
-      engineId: this.id,
-      clock: this.#clock,
-      metrics: this.#metrics,
-      retentionOf: (type) => {
-        if (!this.#definitions.has(type)) return undefined;
-        return this.#definition(type)?.retentionMs ?? options.retentionMs;
-      },
-      hasRetention: () =>
-        options.retentionMs !== undefined ||
-        [...this.#definitions.values()].some((versions) =>
-          [...versions.values()].some((definition) => definition.retentionMs !== undefined),
-        ),
-      idempotencyWindowMs: options.idempotencyWindowMs,
-      warn,
-    });
-    this.#maintenance = new Maintenance({
-      passes: this.#maintenancePasses(),
-      clock: this.#clock,
-      intervalMs: options.renewIntervalMs,
-      isOpen: () => this.#state === 'open',
-      warn,
-    });
+      definition: (type, version) => this.#definitions.get(type, version),
+      assertOpen: (allowDeposedReads) => this.#assertOpen(allowDeposedReads),
+    };
     for (const definition of options.workflows) this.register(definition);
     if (options.onEvent) this.#hub.subscribe(options.onEvent);
   }
@@ -504,26 +193,16 @@ class ShuttleEngine implements Engine {
 
   register(definition: AnyWorkflowDefinition): void {
     this.#assertOpen(true);
-    assertDefinition(definition);
-    const versions = this.#definitions.get(definition.name) ?? new Map<number, AnyWorkflowDefinition>();
-    versions.set(definition.version, definition);
-    this.#definitions.set(definition.name, versions);
+    this.#definitions.register(definition);
   }
 
   definitions(): AnyWorkflowDefinition[] {
-    return [...this.#definitions.values()].flatMap((versions) => [...versions.values()]);
+    return this.#definitions.all();
   }
 
   /** This engine may run workflows of `type`: it has a definition for it and is not an observer. */
   #mayDrive(type: string): boolean {
-    return this.#options.claimWorkflows && (this.#definitions.get(type)?.size ?? 0) > 0;
-  }
-
-  #definition(type: string, version?: number): AnyWorkflowDefinition | undefined {
-    const versions = this.#definitions.get(type);
-    if (!versions) return undefined;
-    if (version !== undefined) return versions.get(version);
-    return versions.get(Math.max(...versions.keys()));
+    return this.#options.claimWorkflows && this.#definitions.has(type);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -537,7 +216,7 @@ class ShuttleEngine implements Engine {
     this.#assertOpen();
     if (typeof workflow !== 'string') {
       assertDefinition(workflow);
-      if (this.#definition(workflow.name, workflow.version) !== workflow) this.register(workflow);
+      if (this.#definitions.get(workflow.name, workflow.version) !== workflow) this.register(workflow);
     }
     const type = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof type !== 'string' || type.length === 0)
@@ -554,7 +233,7 @@ class ShuttleEngine implements Engine {
     return {
       workflowId,
       run,
-      result: () => this.#result(workflowId, run) as Promise<O>,
+      result: () => readResult(this.#calls, workflowId, run) as Promise<O>,
       describe: () => this.describe(workflowId, { run }),
       signal: (name, payload) => this.signal(workflowId, name, payload),
       query: (name, arg) => this.query(workflowId, name, arg),
@@ -567,38 +246,6 @@ class ShuttleEngine implements Engine {
     };
   }
 
-  async #result(workflowId: string, run: number | undefined): Promise<unknown> {
-    this.#assertOpen();
-    let raw: string | null;
-    try {
-      raw = await this.#storage.get(keys.record(workflowId));
-    } catch (error) {
-      if (!this.#owner.sharesStore) throw error;
-      return this.#waitForResult(workflowId, run);
-    }
-    if (!raw) throw new WorkflowNotFoundError(workflowId, run);
-    let record = decodeRecord(keys.record(workflowId), raw);
-    if (run !== undefined && run > record.run) throw new WorkflowNotFoundError(workflowId, run);
-    if (run !== undefined && run < record.run) {
-      const past = await this.#storage.get(keys.pastRun(workflowId, run));
-      if (!past) throw new WorkflowNotFoundError(workflowId, run);
-      record = decodePastRun(keys.pastRun(workflowId, run), past).record;
-    }
-    if (isTerminal(record.status)) {
-      const outcome = settleFromRecord(record);
-      if (outcome.ok) return outcome.value;
-      throw outcome.error;
-    }
-    return this.#waitForResult(workflowId, run);
-  }
-
-  #waitForResult(workflowId: string, run: number | undefined): Promise<unknown> {
-    const waiting = this.#waiters.wait(workflowId, run);
-    // It may have finished between the read and the registration: look once more.
-    this.#reactions.run(this.#waiters.recheck(workflowId));
-    return waiting;
-  }
-
   async signalWithStart<D extends AnyWorkflowDefinition>(
     workflow: D | string,
     input: WorkflowInput<D>,
@@ -609,7 +256,7 @@ class ShuttleEngine implements Engine {
     this.#assertOpen();
     if (typeof workflow !== 'string') {
       assertDefinition(workflow);
-      if (this.#definition(workflow.name, workflow.version) !== workflow) this.register(workflow);
+      if (this.#definitions.get(workflow.name, workflow.version) !== workflow) this.register(workflow);
     }
     const type = typeof workflow === 'string' ? workflow : workflow.name;
     if (typeof type !== 'string' || type.length === 0)
@@ -648,96 +295,17 @@ class ShuttleEngine implements Engine {
     if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
   }
 
-  async query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T> {
-    this.#assertOpen();
-    assertWorkflowId(workflowId);
-    assertHandlerName(name, 'Query');
-    const [[recordRaw, checkpointRaw], last] = await Promise.all([
-      this.#storage.getMany([keys.record(workflowId), keys.checkpoint(workflowId)]),
-      lastLogRecord(this.#storage, workflowId),
-    ]);
-    if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
-    const record = decodeRecord(keys.record(workflowId), recordRaw);
-    const definition = this.#definition(record.type, record.version) ?? this.#definition(record.type);
-    if (!definition) throw new WorkflowNotRegisteredError(record.type);
-    const handler = definition.queries?.[name];
-    if (!handler)
-      throw new QueryFailedError(
-        workflowId,
-        name,
-        `workflow type '${record.type}' has no query named '${name}' (it has: ${Object.keys(definition.queries ?? {}).join(', ') || 'none'})`,
-      );
-    const current = checkpointRaw
-      ? await currentCheckpoint(this.#storage, workflowId, checkpointRaw, last)
-      : null;
-    const state = current?.checkpoint.state ?? {};
-    let value: unknown;
-    try {
-      value = handler(deepFreeze(state), arg);
-    } catch (error) {
-      throw new QueryFailedError(workflowId, name, describe(error));
-    }
-    return normalizePayload(value, `Result of query '${name}'`, this.#options.maxPayloadBytes) as T;
+  query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T> {
+    return queryWorkflow<T>(this.#calls, workflowId, name, arg);
   }
 
-  async update<T = unknown>(
+  update<T = unknown>(
     workflowId: string,
     name: string,
     arg?: unknown,
     options: { timeoutMs?: number } = {},
   ): Promise<T> {
-    this.#assertOpen();
-    assertWorkflowId(workflowId);
-    assertHandlerName(name, 'Update');
-    const timeoutMs = options?.timeoutMs ?? 60_000;
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
-      throw new InvalidOptionsError(
-        `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
-      );
-    const stored = normalizePayload(
-      arg,
-      `Argument of update '${name}' to workflow '${workflowId}'`,
-      this.#options.maxPayloadBytes,
-    ) as Json | undefined;
-    const recordRaw = await this.#storage.get(keys.record(workflowId));
-    if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
-    const record = decodeRecord(keys.record(workflowId), recordRaw);
-    if (isTerminal(record.status))
-      throw new InvalidWorkflowStateError(workflowId, record.status, `apply update '${name}' to`);
-    const definition = this.#definition(record.type, record.version) ?? this.#definition(record.type);
-    if (!definition) throw new WorkflowNotRegisteredError(record.type, record.version);
-    const update = definition.updates?.[name];
-    if (!update)
-      throw new UpdateRejectedError(workflowId, name, {
-        name: 'Error',
-        message: `workflow type '${record.type}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
-      });
-    try {
-      update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
-    } catch (error) {
-      const failure = serializeError(error);
-      delete failure.stack;
-      throw new UpdateRejectedError(workflowId, name, failure);
-    }
-    const updateId = uuidFrom(this.#options.random);
-    const request: UpdateRequest = {
-      updateId,
-      name,
-      ...(stored === undefined ? {} : { arg: stored }),
-      requestedAt: this.#clock.now(),
-      requestedBy: this.id,
-    };
-    const requestKey = keys.updateRequest(workflowId, updateId);
-    const waiting = this.#updates.wait({ workflowId, updateId, name, timeoutMs });
-    const outcome = await this.#writer.write(
-      null,
-      [{ key: requestKey, expected: null }],
-      [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
-      `request update '${name}'`,
-    );
-    if (!outcome.ok) throw new EngineLeaseNotHeldError(this.id);
-    this.#supervisor.deliver(workflowId, { type: 'updates' });
-    return waiting as Promise<T>;
+    return requestUpdate<T>(this.#calls, workflowId, name, arg, options);
   }
 
   async cancel(workflowId: string, reason?: string): Promise<void> {
@@ -811,58 +379,12 @@ class ShuttleEngine implements Engine {
     this.#assertOpen(true);
     assertWorkflowId(workflowId);
     if (options.run !== undefined) assertRunNumber(options.run);
-    const run = await this.#storedRun(workflowId, options.run);
+    const run = await storedRun(this.#storage, workflowId, options.run);
     return readTimeline(this.#storage, workflowId, { ...options, run });
   }
 
-  async operationOutcome(
-    workflowId: string,
-    of: OutcomeOf & { run?: number },
-  ): Promise<OperationOutcome | null> {
-    this.#assertOpen(true);
-    assertWorkflowId(workflowId);
-    if (typeof of !== 'object' || of === null)
-      throw new InvalidArgumentError(
-        `operationOutcome needs { pos, member? } or { updateId }, and optionally a run; got ${JSON.stringify(of)}.`,
-      );
-    const { run, pos, member, updateId } = of as {
-      run?: unknown;
-      pos?: unknown;
-      member?: unknown;
-      updateId?: unknown;
-    };
-    if (run !== undefined) assertRunNumber(run);
-    let at: OutcomeOf;
-    if (updateId !== undefined) {
-      if (pos !== undefined || member !== undefined)
-        throw new InvalidArgumentError(
-          'operationOutcome takes either { pos, member? } or { updateId }, not both.',
-        );
-      assertWorkflowId(updateId, 'An update id');
-      at = { updateId };
-    } else {
-      assertIndex(pos, 'An operation position (pos)');
-      if (member !== undefined) assertIndex(member, 'A member index (member)');
-      at = member === undefined ? { pos } : { pos, member };
-    }
-    return readOperationOutcome(this.#storage, workflowId, {
-      ...at,
-      run: await this.#storedRun(workflowId, run),
-    });
-  }
-
-  /** The run `run` names (the latest when absent), or `WorkflowNotFoundError` when it is not stored. */
-  async #storedRun(workflowId: string, run: number | undefined): Promise<number> {
-    const raw = await this.#storage.get(keys.record(workflowId));
-    if (raw === null) throw new WorkflowNotFoundError(workflowId);
-    const latest = decodeRecord(keys.record(workflowId), raw).run;
-    const chosen = run ?? latest;
-    if (
-      chosen > latest ||
-      (chosen < latest && (await this.#storage.get(keys.pastRun(workflowId, chosen))) === null)
-    )
-      throw new WorkflowNotFoundError(workflowId, chosen);
-    return chosen;
+  operationOutcome(workflowId: string, of: OutcomeOf & { run?: number }): Promise<OperationOutcome | null> {
+    return operationOutcome(this.#calls, workflowId, of);
   }
 
   async claimHolder(workflowId: string): Promise<ClaimHolder | null> {
@@ -1008,29 +530,6 @@ class ShuttleEngine implements Engine {
     return this.#owner.claimOne(workflowId);
   }
 
-  /** The passes background work runs (maintenance.ts decides when, and in which order). */
-  #maintenancePasses(): MaintenancePasses {
-    return {
-      gates: () => this.#owner.checkGates(),
-      renew: () => this.#owner.renew(),
-      reclaim: async () => {
-        if (this.#state !== 'open') return;
-        this.#supervisor.reloadStopped();
-        await this.#owner.reclaim();
-      },
-      pollSignals: () => this.#router.pollSignals(),
-      pollUpdates: () => this.#router.pollUpdates(),
-      pollResults: (now) => this.#router.pollResults(now),
-      fireTimers: (now) => this.#timers.fireDue(now),
-      fireSchedules: (now) => this.#schedules.fireDue(now),
-      sweepRetention: (now) => this.#purger.sweep(now),
-      expireUpdateResponses: (now) => this.#router.expireUpdateResponses(now),
-      checkDeadlines: (now) => {
-        for (const run of this.#supervisor.runs()) run.checkActivityDeadlines(now);
-      },
-    };
-  }
-
   // -------------------------------------------------------------------------------------------------------
   // Shutdown and deposition
 
@@ -1100,24 +599,6 @@ class ShuttleEngine implements Engine {
       // the host's warning handler failing must not break the engine
     }
   }
-}
-
-/** Positions and member indexes: non-negative integers. */
-function assertIndex(value: unknown, what: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
-    throw new InvalidArgumentError(`${what} must be a non-negative integer; got ${JSON.stringify(value)}.`);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
-}
-
-function structuredCloneJson<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 export type { ClaimHow };

@@ -3,7 +3,7 @@
  * else in `src/engine` is public. See docs/engine.md and docs/ownership.md for the contract.
  */
 export { createEngine } from './engine';
-export type { Engine, WorkflowHandle, ShutdownReport } from './engine';
+export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
 export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
