@@ -1,7 +1,8 @@
 /**
  * One turn of a run: everything it learnt, gathered as one batch (history entries, timeline notes, storage
  * operations and conditions, effects to run after the commit lands), and the small pure helpers that turn
- * recorded history into what the generator sees (outcomes, materialised errors, state restored in place).
+ * recorded history into what the generator sees (outcomes, materialised errors, state restored in place)
+ * and step the generator (`stepGenerator`, `resumeGenerator`).
  */
 import type { Condition, Operation as StorageOperation } from '../../storage/types';
 import {
@@ -116,6 +117,24 @@ export type Step =
   | { kind: 'yield'; command: Command }
   | { kind: 'return'; value: unknown }
   | { kind: 'throw'; error: unknown };
+
+/** Advances the generator once: what it yielded, returned or threw. */
+export function stepGenerator(advance: () => IteratorResult<Command, unknown>): Step {
+  try {
+    const result = advance();
+    if (result.done) return { kind: 'return', value: result.value };
+    return { kind: 'yield', command: result.value };
+  } catch (error) {
+    return { kind: 'throw', error };
+  }
+}
+
+/** Resumes the generator with an operation's outcome: its value, or its error thrown into the workflow. */
+export function resumeGenerator(generator: Generator<Command, unknown, unknown>, outcome: Outcome): Step {
+  return outcome.ok
+    ? stepGenerator(() => generator.next(outcome.value))
+    : stepGenerator(() => generator.throw(outcome.error));
+}
 
 export function entryOutcome(entry: Extract<HistoryEntry, { t: 'op' }>): Outcome {
   return entry.ok ? { ok: true, value: entry.value } : { ok: false, error: materializeError(entry.error) };
