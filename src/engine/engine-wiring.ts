@@ -2,7 +2,7 @@
  * The engine's construction: `wireEngine` builds every part (committer, ownership, fenced writer, result
  * waiters, update calls, lifecycle, run supervisor, wake router, timer scheduler, schedules, external
  * activities, purger, maintenance) and hands each the narrow functions it needs, nothing more. Plain wiring:
- * nothing is decided, read or written here, and nothing runs until `ShuttleEngine.open` (engine.ts).
+ * nothing is decided, read or written here; `ShuttleEngine.open` (engine.ts) opens the parts.
  *
  * The parts reach the engine itself only through `EngineHooks`: its state (open, stopping, …), its
  * definitions, and what it does when a claim lands or the store-wide lease is lost.

@@ -1,10 +1,10 @@
 /**
- * The caller's side of updates. `engine.update()` validates at the caller (nothing is stored if the
- * validator throws), writes an update request, and waits here for the owner's response record, which the
- * owner writes atomically with the state change (workflow-run.ts). The wait settles on the change feed, a
- * poll, or the deadline; at the deadline the request is withdrawn with a compare-and-swap (request still
- * present, response absent), so a timed-out update is guaranteed not to be applied later. The caller deletes
- * the response once it has read it; responses nobody collects are deleted after a retention period.
+ * The caller's side of updates. `engine.update()` validates at the caller (nothing is stored if the validator
+ * throws; workflow-calls.ts), writes an update request, and waits here for the owner's response record, which
+ * the owner writes atomically with the state change (run/event-handlers.ts). The wait settles on the change
+ * feed, a poll, or the deadline; at the deadline the request is withdrawn with a compare-and-swap (request
+ * still present, response absent), so a timed-out update is guaranteed not to be applied later. The caller
+ * deletes the response once it has read it; responses nobody collects are deleted after a retention period.
  */
 import type { Storage } from '../storage/types';
 import type { Clock } from './clock';

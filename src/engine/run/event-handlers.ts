@@ -6,9 +6,9 @@
  * writes in the turn — deleting what it consumed (signals, requests, fired timers) in the same commit.
  *
  * Guarantees:
- * - Signals are consumed once each, oldest first; updates are applied once each, in request order, and each
- *   writes its response with the state change; a stale timer (already handled, an earlier position) is
- *   ignored.
+ * - Signals are consumed once each, oldest first (handed to waiting leaves by frontier.ts
+ *   `consumeSignals`); updates are applied once each, in request order, and each writes its response with
+ *   the state change; a stale timer (already handled, an earlier position) is ignored.
  * - A cancel request is delivered once: the operation waited on throws `CancelledError`, awaited children
  *   are asked to cancel too, and the cleanup operations that follow are not cancelled again.
  */

@@ -1,8 +1,8 @@
 /**
  * What one run knows while it drives its workflow, shared by the modules that drive it: `WorkflowRun`
  * (workflow-run.ts) owns it and hands it to replay.ts, frontier.ts, activities.ts, event-handlers.ts,
- * finish.ts and commit.ts, each of which takes only the fields it needs (`Pick<RunState, …>`). Nothing in it is
- * durable: it is the in-memory side of the checkpoint, rebuilt from storage by every load.
+ * finish.ts and commit.ts, each of which takes only the fields it needs (`Pick<RunState, …>`). Nothing in
+ * it is durable: every load rebuilds it from storage and replay, and a commit that did not land drops it.
  *
  * `FrontierResults`: the results recorded at the frontier position, by member, in the order they arrived,
  * and the outcome of the frontier command they add up to (whole, `all`, `race`).
