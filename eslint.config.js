@@ -150,6 +150,50 @@ function zone(folder, what, { paths = [], patterns }, extra = {}) {
   ];
 }
 
+/** What the UI's runtime files may not import (the `src/ui` zone, and the screens' zone which adds to it). */
+const uiPatterns = [
+  {
+    group: ['dexie'],
+    message: 'The UI never opens storage: it talks to engines through the client.',
+  },
+  ...folders(['storage'], 'The UI never opens storage: it talks to engines through the client.'),
+  // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
+  // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
+  ...folders(
+    ['engine'],
+    'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
+    {
+      allow: ['engine/vocabulary', 'engine/invariants', 'engine/codec', 'engine/list-row'],
+      allowTypeImports: true,
+    },
+  ),
+  // Of the layers below, the UI uses the client, its launcher and its pure source edits for the editor;
+  // the wire contract is src/protocol.
+  ...folders(
+    ['worker', 'server', 'host', 'client'],
+    "The UI imports only the client (src/client/client.ts, started by src/client/launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
+    { allow: ['client/client', 'client/launch', 'client/source-edits'] },
+  ),
+];
+
+/**
+ * A screen (src/ui/screens/<screen>/) is self-contained: it imports src/ui/components, data, state and
+ * routing, and its own folder — never another screen, the shell or the app. What two screens share lives in
+ * src/ui/components (docs/studio.md, "Where the code lives").
+ */
+const screenPatterns = [
+  {
+    regex: '^\\.\\./(?!\\.\\./)',
+    message:
+      "A screen imports its own folder (./), never another screen's (../<screen>/): what two screens share lives in src/ui/components.",
+  },
+  {
+    regex: '^\\.\\./\\.\\./(?!\\.\\./)(?!(components|data|state|routing)(/|$))',
+    message:
+      'A screen imports src/ui/components, data, state and routing (and its own folder): never src/ui/shell, src/ui/app or another screen.',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -302,30 +346,7 @@ export default tseslint.config(
     'src/ui',
     'the React studio',
     {
-      patterns: [
-        {
-          group: ['dexie'],
-          message: 'The UI never opens storage: it talks to engines through the client.',
-        },
-        ...folders(['storage'], 'The UI never opens storage: it talks to engines through the client.'),
-        // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
-        // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
-        ...folders(
-          ['engine'],
-          'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
-          {
-            allow: ['engine/vocabulary', 'engine/invariants', 'engine/codec', 'engine/list-row'],
-            allowTypeImports: true,
-          },
-        ),
-        // Of the layers below, the UI uses the client, its launcher and its pure source edits for the editor;
-        // the wire contract is src/protocol.
-        ...folders(
-          ['worker', 'server', 'host', 'client'],
-          "The UI imports only the client (src/client/client.ts, started by src/client/launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
-          { allow: ['client/client', 'client/launch', 'client/source-edits'] },
-        ),
-      ],
+      patterns: uiPatterns,
     },
     {
       rules: {
@@ -340,6 +361,9 @@ export default tseslint.config(
       },
     },
   ),
+  // A later block's no-restricted-imports replaces an earlier one's for the same files: the screens' zone
+  // repeats the UI's patterns and adds its own.
+  ...zone('src/ui/screens', 'a screen of the studio', { patterns: [...uiPatterns, ...screenPatterns] }),
   {
     // Test machinery (see `testMachinery`) is for tests only: no runtime file of src imports it. A rule of its
     // own (typescript-eslint's twin of no-restricted-imports), so that it adds to each zone's rule instead of

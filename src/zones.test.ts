@@ -194,6 +194,27 @@ const zones: Record<string, Zone> = {
       "import { isTerminal } from '../engine/vocabulary';",
     ]),
   },
+  'ui screens': {
+    file: 'src/ui/screens/detail/zone-example.tsx',
+    forbidden: [
+      {
+        code: "import { WorkflowTable } from '../workflows/WorkflowTable';",
+        message:
+          "src/ui/screens: a screen of the studio. A screen imports its own folder (./), never another screen's",
+      },
+      {
+        code: "import { Shell } from '../../shell/Shell';",
+        message: 'never src/ui/shell, src/ui/app or another screen',
+      },
+      { code: "import { MemoryStorage } from '../../../storage';", message: 'The UI never opens storage' },
+    ],
+    allowed: moduleOf([
+      "import { Button } from '../../components/Button';",
+      "import { useWorkflow } from '../../data/workflow-queries';",
+      "import { CustodyTimeline } from './CustodyTimeline';",
+      "import { createShuttleClient } from '../../../client/client';",
+    ]),
+  },
   'test machinery (runtime files may not import it)': {
     file: 'src/server/zone-example.ts',
     forbidden: [

@@ -118,9 +118,11 @@ export function replay(
           throw new NonDeterminismError(run.id, pos, describeCommand(frontier), describeCommand(command));
         run.command = command;
         if (mutation() === 'all-ignores-recorded-results' && command.kind === 'all') {
-          // M4 (mutations.ts): the members' recorded results are forgotten and they run again.
+          // M4 (mutations.ts): the activity members' recorded results are forgotten and they run again.
           for (const leaf of frontier.leaves) if (leaf.kind === 'activity') leaf.done = false;
-          run.results.load([]);
+          run.results.load(
+            entries.filter((entry) => !(isOperationEntry(entry) && entry.kind === 'activity')),
+          );
         } else run.results.load(entries);
       } else {
         replayed.pendingLiveCommand = command;
