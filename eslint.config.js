@@ -79,7 +79,19 @@ const nonDeterministic = [
 }));
 
 /** The folders of src, each a layer or a zone. */
-const ourFolders = ['storage', 'engine', 'workflows', 'host', 'protocol', 'worker', 'server', 'client', 'ui'];
+const ourFolders = [
+  'storage',
+  'engine',
+  'workflows',
+  'host',
+  'protocol',
+  'worker',
+  'server',
+  'client',
+  'react',
+  'public',
+  'ui',
+];
 const except = (...folders) => ourFolders.filter((folder) => !folders.includes(folder));
 
 /**
@@ -171,8 +183,8 @@ const uiPatterns = [
   // the wire contract is src/protocol.
   ...folders(
     ['worker', 'server', 'host', 'client'],
-    "The UI imports only the client (src/client/client.ts, started by src/client/launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
-    { allow: ['client/client', 'client/launch', 'client/source-edits'] },
+    "The UI imports only the client (src/client/client.ts, started by src/client/studio-launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
+    { allow: ['client/client', 'client/studio-launch', 'client/source-edits'] },
   ),
 ];
 
@@ -204,6 +216,10 @@ export default tseslint.config(
       'bench/results',
       'bench/.build',
       '.test-reports',
+      'lib',
+      '.build',
+      'examples/*/node_modules',
+      'examples/*/dist',
     ],
   },
   js.configs.recommended,
@@ -222,7 +238,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/ui/**/*.{ts,tsx}'],
+    files: ['src/ui/**/*.{ts,tsx}', 'src/react/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: { ...reactHooks.configs.recommended.rules, 'react-hooks/set-state-in-effect': 'off' },
   },
@@ -277,7 +293,7 @@ export default tseslint.config(
   // The runtime folders, each in its own zone.
   ...zone('src/host', 'the host serves the studio protocol over any engine, in any runtime', {
     patterns: [
-      ...layersAbove(['ui', 'worker', 'server', 'client']),
+      ...layersAbove(['ui', 'public', 'react', 'worker', 'server', 'client']),
       {
         group: ['node:*', ...nodeBuiltins, 'pg', 'ws', 'react', 'react-dom'],
         message: 'src/host is runtime-neutral: no Node, no DOM, no React.',
@@ -286,7 +302,7 @@ export default tseslint.config(
   }),
   ...zone('src/worker', "the browser runtime: a tab's engine in a Web Worker", {
     patterns: [
-      ...layersAbove(['ui', 'server']),
+      ...layersAbove(['ui', 'public', 'react', 'server']),
       {
         group: ['node:*', ...nodeBuiltins, 'pg', 'ws'],
         message: 'src/worker runs in the browser: no Node modules.',
@@ -294,7 +310,7 @@ export default tseslint.config(
     ],
   }),
   ...zone('src/server', 'the Node runtime: worker processes, serve, dev', {
-    patterns: layersAbove(['ui', 'worker', 'client']),
+    patterns: layersAbove(['ui', 'public', 'react', 'worker', 'client']),
   }),
   ...zone('src/protocol', 'the wire contract, types, declarations and validators', {
     patterns: [
@@ -323,6 +339,35 @@ export default tseslint.config(
         'It imports no packages (no Node modules, pg or ws): only src/protocol, engine types and its own files.',
       ),
     ],
+  }),
+  ...zone('src/react', "the React bindings (shuttle/react) and the data layer's shared core", {
+    patterns: [
+      ...folders(
+        except('react', 'client', 'protocol', 'engine'),
+        'It imports the client, the protocol and the engine (types; runtime values only from engine/vocabulary), and its own files: never src/host, src/worker, src/server, src/storage, src/workflows, src/public or src/ui.',
+      ),
+      ...folders(['client', 'protocol'], 'From the client and the protocol it imports types only.', {
+        allowTypeImports: true,
+      }),
+      ...folders(
+        ['engine'],
+        'From the engine it imports types only (runtime values only from engine/vocabulary).',
+        {
+          allow: ['engine/vocabulary'],
+          allowTypeImports: true,
+        },
+      ),
+      {
+        regex: '^(?!react$|react/|@tanstack/react-query$)[^.]',
+        message: 'Of packages it imports only react and @tanstack/react-query (its peer dependencies).',
+      },
+    ],
+  }),
+  ...zone('src/public', "the package's entry points", {
+    patterns: folders(
+      ['ui', 'workflows'],
+      'An entry point re-exports the runtime layers: never the studio (src/ui) or its demos (src/workflows).',
+    ),
   }),
   ...zone('src/workflows', 'the built-in demos', {
     patterns: [

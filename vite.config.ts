@@ -19,6 +19,19 @@ const contentSecurityPolicy = [
   "base-uri 'none'",
 ].join('; ');
 
+/**
+ * `SHUTTLE_STUDIO_BUILD=package`: the studio alone, without source maps, as the package ships it for
+ * `shuttle serve` (scripts/build-package.mjs builds it into lib/studio). Otherwise the app and the test and
+ * benchmark pages, with source maps.
+ */
+const forPackage = process.env.SHUTTLE_STUDIO_BUILD === 'package';
+const pages = {
+  index: fileURLToPath(new URL('./index.html', import.meta.url)),
+  // The storage conformance suite's browser harness, driven by e2e/storage-conformance.spec.ts.
+  storageConformance: fileURLToPath(new URL('./storage-conformance.html', import.meta.url)),
+  bench: fileURLToPath(new URL('./bench.html', import.meta.url)), // browser benchmarks (npm run bench)
+};
+
 export default defineConfig({
   plugins: [
     react(),
@@ -41,16 +54,9 @@ export default defineConfig({
   preview: { port: 5173, strictPort: true },
   build: {
     target: 'es2022',
-    sourcemap: true,
+    sourcemap: !forPackage,
     chunkSizeWarningLimit: 2000,
-    rolldownOptions: {
-      input: {
-        index: fileURLToPath(new URL('./index.html', import.meta.url)),
-        // The storage conformance suite's browser harness, driven by e2e/storage-conformance.spec.ts.
-        storageConformance: fileURLToPath(new URL('./storage-conformance.html', import.meta.url)),
-        bench: fileURLToPath(new URL('./bench.html', import.meta.url)), // browser benchmarks (npm run bench)
-      },
-    },
+    rolldownOptions: { input: forPackage ? { index: pages.index } : pages },
   },
   test: {
     include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs every test: unit and integration (Vitest, Node), then end-to-end (Playwright, Chromium), and ends
-// with one line `N passed, N failed` totalling both. Exits non-zero if anything failed or did not run.
+// Runs every test: unit and integration (Vitest, Node), then end-to-end (Playwright, Chromium), then the
+// package (vitest.package.config.ts: the tarball, its lints, API reports and size budget, and the example
+// consumers installed from it), and ends with one line `N passed, N failed` totalling all three. Exits
+// non-zero if anything failed or did not run.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
@@ -39,20 +41,40 @@ const e2e = readJson(`${reports}/e2e.json`);
 const e2ePassed = e2e ? e2e.stats.expected + e2e.stats.flaky : 0;
 const e2eFailed = e2e ? e2e.stats.unexpected + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0) : 1;
 
+const packageStatus = run('package', 'npx', [
+  'vitest',
+  'run',
+  '--config',
+  'vitest.package.config.ts',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${reports}/package.json`,
+]);
+const pkg = readJson(`${reports}/package.json`);
+const packagePassed = pkg?.numPassedTests ?? 0;
+const packageFailed = pkg
+  ? pkg.numFailedTests + (packageStatus !== 0 && pkg.numFailedTests === 0 ? 1 : 0)
+  : 1;
+
 // Name what failed just above the totals, so that the tail of a long log says which test to look at.
 // The terminal's colour codes (ESC [ … m) in a test runner's message.
 // eslint-disable-next-line no-control-regex
 const colourCodes = /\u001b\[[0-9;]*m/g;
 const failures = [];
-for (const file of unit?.testResults ?? []) {
-  const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
-  for (const test of failedTests) {
-    failures.push(
-      `unit ${file.name.replace(`${process.cwd()}/`, '')} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`,
-    );
-  }
-  if (failedTests.length === 0 && file.status === 'failed') {
-    failures.push(`unit ${file.name.replace(`${process.cwd()}/`, '')}: ${firstLine(file.message)}`);
+for (const [phase, report] of [
+  ['unit', unit],
+  ['package', pkg],
+]) {
+  for (const file of report?.testResults ?? []) {
+    const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+    for (const test of failedTests) {
+      failures.push(
+        `${phase} ${file.name.replace(`${process.cwd()}/`, '')} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`,
+      );
+    }
+    if (failedTests.length === 0 && file.status === 'failed') {
+      failures.push(`${phase} ${file.name.replace(`${process.cwd()}/`, '')}: ${firstLine(file.message)}`);
+    }
   }
 }
 function visit(suite, titles) {
@@ -87,6 +109,7 @@ if (failures.length > 0) {
 
 console.log(`\nunit: ${unitPassed} passed, ${unitFailed} failed`);
 console.log(`end-to-end: ${e2ePassed} passed, ${e2eFailed} failed`);
-const failed = unitFailed + e2eFailed;
-console.log(`${unitPassed + e2ePassed} passed, ${failed} failed`);
+console.log(`package: ${packagePassed} passed, ${packageFailed} failed`);
+const failed = unitFailed + e2eFailed + packageFailed;
+console.log(`${unitPassed + e2ePassed + packagePassed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

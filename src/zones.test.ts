@@ -172,6 +172,45 @@ const zones: Record<string, Zone> = {
     ],
     allowed: moduleOf(["import { defineWorkflow } from '../engine';"]),
   },
+  react: {
+    file: 'src/react/zone-example.ts',
+    forbidden: [
+      {
+        code: "import { serveEngineHost } from '../host/engine-host';",
+        message: "src/react: the React bindings (shuttle/react) and the data layer's shared core",
+      },
+      { code: "import { createShuttleClient } from '../client/client';", message: 'types only' },
+      { code: "import { createEngine } from '../engine';", message: 'From the engine it imports types only' },
+      { code: "import { create } from 'zustand';", message: 'Of packages it imports only react' },
+      { code: "import { App } from '../ui/app/App';", message: 'never src/host' },
+    ],
+    allowed: moduleOf([
+      "import { useQuery } from '@tanstack/react-query';",
+      "import { useEffect } from 'react';",
+      "import type { ShuttleClient } from '../client/client';",
+      "import type { PushMessage } from '../protocol';",
+      "import type { WorkflowDescription } from '../engine';",
+      "import { isTerminal } from '../engine/vocabulary';",
+      "import { queryKeys } from './query-keys';",
+    ]),
+  },
+  public: {
+    file: 'src/public/zone-example.ts',
+    forbidden: [
+      {
+        code: "import { App } from '../ui/app/App';",
+        message: "src/public: the package's entry points. An entry point re-exports the runtime layers",
+      },
+      { code: "import { order } from '../workflows/order';", message: 'never the studio' },
+    ],
+    allowed: moduleOf([
+      "import { createEngine } from '../engine/engine';",
+      "import { runBrowserEngine } from '../worker/browser-engine';",
+      "import { startWorker } from '../server/worker';",
+      "import { ShuttleProvider } from '../react/provider';",
+      "import { connectBrowserEngine } from '../client/launch';",
+    ]),
+  },
   ui: {
     file: 'src/ui/zone-example.ts',
     forbidden: [
@@ -188,10 +227,11 @@ const zones: Record<string, Zone> = {
     ],
     allowed: moduleOf([
       "import { createShuttleClient } from '../client/client';",
-      "import { launchClient } from '../client/launch';",
+      "import { launchStudioClient } from '../client/studio-launch';",
       "import { PROTOCOL_VERSION } from '../protocol';",
       "import type { WorkflowStatus } from '../engine';",
       "import { isTerminal } from '../engine/vocabulary';",
+      "import { useShuttleClient } from '../react/client-context';",
     ]),
   },
   'ui screens': {

@@ -210,10 +210,13 @@ describe('ShuttleClient chaos and restart (tabs over one store and one control c
     const started = (await a!.client.timeline('on-b')).filter((entry) => entry.kind === 'started');
     expect(started.map((entry) => entry.engineId)).toEqual([bId]);
 
+    // A countdown that cannot finish during the race: a finished id may be started again (a new run), so a
+    // start delayed past the first run's end would rightly succeed too.
+    const long = { from: 5, tickMs: 1_000 };
     const notBefore = Date.now() + 150;
     const outcomes = await Promise.allSettled(
       [aId, bId, cId].map((engineId) =>
-        a!.client.chaos.start(engineId, 'countdown', { input, options: { id: 'raced' }, notBefore }),
+        a!.client.chaos.start(engineId, 'countdown', { input: long, options: { id: 'raced' }, notBefore }),
       ),
     );
     expect(Date.now()).toBeGreaterThanOrEqual(notBefore);

@@ -1,15 +1,16 @@
 /**
- * Starting a tab's engine worker from the page: reads the studio's URL options, spawns the module worker,
- * connects the client, and ties the engine's life to the page's.
+ * Starting a tab's engine worker from the page — the page side of the browser runtime, for any web app and
+ * for the studio (studio-launch.ts): spawns the module worker, connects the client, and ties the engine's
+ * life to the page's.
  *
  * Guarantees:
- * - `?db=<name>` chooses the IndexedDB database (default `shuttle`), so tests and experiments never touch
- *   each other's data; `?engine=off` opens a viewer that observes without claiming any workflow.
+ * - Every tab that connects to the same database (`databaseName`, default `shuttle`) coordinates with the
+ *   others; a viewer (`viewer: true`) observes and acts without claiming any workflow.
  * - When the page is hidden for good (`pagehide`: closed, reloaded, navigated away), the other tabs are told
  *   at once on the control channel (they count this engine dead and take its workflows over within tens of
  *   milliseconds), and the worker is asked to shut down gracefully. The browser usually kills the worker
- *   before that release lands; its Web Lock disappears with it, which the other tabs' death watches see too. A page restored from the back-forward cache
- *   reloads, since its engine has stopped.
+ *   before that release lands; its Web Lock disappears with it, which the other tabs' death watches see too.
+ *   A page restored from the back-forward cache reloads, since its engine has stopped.
  * - When the browser freezes the tab (`freeze`, Page Lifecycle API: a background tab; its worker is frozen
  *   too), the other tabs are told the same way at once and the worker is terminated, so a frozen tab holds
  *   neither claims nor its Web Lock nor an IndexedDB transaction. On `resume` the tab starts a fresh engine
@@ -18,21 +19,12 @@
  *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
 import { createShuttleClient, type ShuttleClient } from './client';
-import { connectToServer, isServedByServer, serverSocketUrl } from './server-connection';
-import { controlChannelName, type EngineMode, type WorkerConfig } from '../protocol';
+import { controlChannelName, type WorkerConfig } from '../protocol';
 
-/** The database used when the URL names none. */
+/** The database used when none is named. */
 export const defaultDatabaseName = 'shuttle';
 
-/** The studio's options from a URL query string (`location.search`). Invalid values fall back to defaults. */
-export function readWorkerConfig(search: string): WorkerConfig {
-  const query = new URLSearchParams(search);
-  const db = query.get('db')?.trim() ?? '';
-  const mode: EngineMode = query.get('engine') === 'off' ? 'viewer' : 'engine';
-  return { databaseName: db.length > 0 && db.length <= 200 ? db : defaultDatabaseName, mode };
-}
-
-/** Options of `launchEngineWorker`. */
+/** How the engine follows the page (options of `connectBrowserEngine` and the studio's launch). */
 export type LaunchOptions = {
   /**
    * Shut the engine down on `pagehide`, hand over on `freeze` and start a fresh engine on `resume`, and
@@ -41,35 +33,57 @@ export type LaunchOptions = {
   followPageLifecycle?: boolean;
 };
 
-/**
- * The studio's client for this page: connected to the studio server that served it (`shuttle serve`: the
- * page then runs no engine of its own), otherwise to a new engine worker of this tab.
- *
- * @example
- * const client = launchStudioClient(location.search);
- */
-export function launchStudioClient(search: string, options: LaunchOptions = {}): ShuttleClient {
-  if (typeof document !== 'undefined' && isServedByServer(document))
-    return createShuttleClient(connectToServer(serverSocketUrl(location)), {
-      databaseName: 'server',
-      mode: 'viewer',
-      server: true,
-    });
-  return launchEngineWorker(readWorkerConfig(search), options);
-}
+/** Options of `connectBrowserEngine`. */
+export type BrowserEngineConnectOptions = LaunchOptions & {
+  /**
+   * Starts the app's engine worker: a dedicated module worker whose module calls `runBrowserEngine`. Called
+   * again to replace the engine (a tab resumed after the browser froze it, `restartThisTab`).
+   *
+   * @example () => new Worker(new URL('./shuttle.worker.ts', import.meta.url), { type: 'module' })
+   */
+  worker: () => Worker;
+  /**
+   * The IndexedDB database the tabs share: every tab of the app that names the same database coordinates
+   * with the others. Default `'shuttle'`; at most 200 characters.
+   */
+  databaseName?: string;
+  /** Observe only: this tab's engine claims no workflow (it can still start, signal and read them). Default false. */
+  viewer?: boolean;
+};
 
 /**
- * Spawns this tab's engine worker for `config` and returns its connected client.
+ * The page side of the browser runtime, for any web app: starts this tab's engine worker and returns its
+ * client. Every tab of the app calls it; each runs an engine, and they share the workflows of one IndexedDB
+ * database, each running on exactly one tab and moving to another when its tab closes, crashes or freezes.
+ * By default the engine follows the page's lifecycle (see `LaunchOptions`).
  *
  * @example
- * const client = launchEngineWorker(readWorkerConfig(location.search));
+ * const shuttle = connectBrowserEngine({
+ *   worker: () => new Worker(new URL('./shuttle.worker.ts', import.meta.url), { type: 'module' }),
+ * });
+ * const { workflowId } = await shuttle.api.start({ workflowType: 'checkout', input: { cart: 42 } });
+ * const outcome = await shuttle.api.result({ workflowId });
  */
-export function launchEngineWorker(config: WorkerConfig, options: LaunchOptions = {}): ShuttleClient {
-  const spawnWorker = () =>
-    new Worker(new URL('../worker/engine.worker.ts', import.meta.url), {
-      type: 'module',
-      name: `shuttle engine (${config.databaseName}${config.mode === 'viewer' ? ', viewer' : ''})`,
-    });
+export function connectBrowserEngine(options: BrowserEngineConnectOptions): ShuttleClient {
+  if (typeof options?.worker !== 'function')
+    throw new TypeError(
+      "connectBrowserEngine needs { worker: () => new Worker(new URL('./shuttle.worker.ts', import.meta.url), { type: 'module' }) }: a function that starts the worker module calling runBrowserEngine.",
+    );
+  const databaseName = options.databaseName ?? defaultDatabaseName;
+  if (typeof databaseName !== 'string' || databaseName.trim() === '' || databaseName.length > 200)
+    throw new TypeError(
+      `connectBrowserEngine's databaseName must be a non-empty string of at most 200 characters; got ${JSON.stringify(databaseName)}.`,
+    );
+  const config: WorkerConfig = { databaseName, mode: options.viewer === true ? 'viewer' : 'engine' };
+  return startEngineWorker(config, options.worker, options);
+}
+
+/** Starts an engine worker for `config` with `spawnWorker` and returns its connected client. */
+export function startEngineWorker(
+  config: WorkerConfig,
+  spawnWorker: () => Worker,
+  options: LaunchOptions,
+): ShuttleClient {
   const client = createShuttleClient(spawnWorker(), {
     ...config,
     spawnWorker,

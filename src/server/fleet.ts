@@ -12,12 +12,12 @@
  *   locks: what the studio shows of a handoff is what happens between processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { FleetActionOutcome, FleetActionType, FleetProcess } from '../protocol';
 import type { FleetControl } from '../host/engine-host';
 import { startLocalPostgres, type LocalPostgres } from './local-postgres';
 import { startServer, type RunningServer } from './serve';
 import { describeDatabaseUrl, StartupError } from './store';
+import { shuttleBin } from './package-root';
 
 export type FleetOptions = {
   /** Use this PostgreSQL database; default: start a throwaway server. */
@@ -45,8 +45,6 @@ export type RunningFleet = {
   startWorker(): Promise<FleetProcess>;
   stop(): Promise<void>;
 };
-
-const shuttleBin = fileURLToPath(new URL('../../bin/shuttle.mjs', import.meta.url));
 
 type Worker = FleetProcess & {
   child: ChildProcess;

@@ -19,7 +19,6 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { serveEngineHost, type EngineHost, type FleetControl, type HostPort } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
@@ -28,6 +27,7 @@ import { PollingDeathWatch } from '../host/death-watch';
 import { loadDefinitions } from './definitions';
 import { createLogger, type Logger } from './log';
 import { openStore, StartupError, type StoreOptions } from './store';
+import { packageRoot, runningFromSource } from './package-root';
 import { defaultWorkerTimings, startWorker, type RunningWorker } from './worker';
 import { hostname } from 'node:os';
 
@@ -85,11 +85,20 @@ const contentTypes: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const projectRoot = packageRoot;
+/**
+ * Where the studio is: built into `dist` on first use when running from this repository's source; shipped
+ * built in `lib/studio` by the package (scripts/build-package.mjs).
+ */
+const defaultStudioDir = runningFromSource ? join(projectRoot, 'dist') : join(projectRoot, 'lib', 'studio');
 
-/** Builds the studio into `dist` when it is not there yet. */
+/** Builds the studio into `dist` when it is not there yet (in this repository; the package ships it built). */
 async function ensureStudio(studioDir: string, logger: Logger): Promise<void> {
   if (existsSync(join(studioDir, 'index.html'))) return;
+  if (!existsSync(join(projectRoot, 'index.html')))
+    throw new StartupError(
+      `The studio is not in ${studioDir}, and this installation cannot build it: reinstall the shuttle package, or pass studioDir.`,
+    );
   logger.info('building the studio (first run)', { dir: studioDir });
   const { build } = await import('vite');
   await build({ root: projectRoot, logLevel: 'warn', build: { outDir: studioDir, emptyOutDir: true } });
@@ -113,7 +122,7 @@ function cookieToken(request: IncomingMessage): string | undefined {
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger({ component: 'serve' });
-  const studioDir = resolve(options.studioDir ?? join(projectRoot, 'dist'));
+  const studioDir = resolve(options.studioDir ?? defaultStudioDir);
   const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
   await ensureStudio(studioDir, logger);
   const store = await openStore(options);

@@ -11,13 +11,26 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { ListenHandlers, SqlListener, SqlQueryable, SqlRow } from './postgres-driver';
 
+/**
+ * The parts of a PGlite instance the store uses: a `PGlite` of @electric-sql/pglite is one. Declared here so
+ * that the public API names no PGlite type (whose declarations need DOM and Emscripten typings).
+ */
+export type PgliteDatabase = {
+  readonly dataDir?: string | undefined;
+  readonly closed: boolean;
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  exec(sql: string): Promise<unknown>;
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+};
+
 export class PgliteQueryable implements SqlQueryable {
   readonly description: string;
   readonly durable: boolean;
 
   /** `owns`: whether `close()` closes the PGlite instance. */
   constructor(
-    private readonly database: PGlite,
+    private readonly database: PgliteDatabase,
     private readonly owns: boolean,
   ) {
     const dataDir = database.dataDir;

@@ -25,7 +25,6 @@
  * The design is described in docs/postgres.md.
  */
 
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { StorageError, isStorageError } from './errors';
 import { scanRange } from './key-range';
@@ -37,6 +36,7 @@ import {
   type SqlRow,
 } from './postgres-driver';
 import { PostgresChangeFeed } from './postgres-feed';
+import type { PgliteDatabase } from './pglite';
 import {
   appendCommit,
   commitRequest,
@@ -270,7 +270,7 @@ export class PostgresStorage implements Storage {
    * share one instance, e.g. a store and its peers in one process.
    */
   static async fromPglite(
-    database: PGlite,
+    database: PgliteDatabase,
     options: PostgresStorageCommonOptions = {},
   ): Promise<PostgresStorage> {
     const { PgliteQueryable } = await import('./pglite');

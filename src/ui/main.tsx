@@ -5,7 +5,7 @@
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { launchEngineWorker, launchStudioClient, readWorkerConfig } from '../client/launch';
+import { launchEngineWorker, launchStudioClient, readWorkerConfig } from '../client/studio-launch';
 import { App } from './app/App';
 import { installConsoleApi } from './app/console-api';
 import { createStudioQueryClient } from './app/query-client';

@@ -26,15 +26,8 @@
  */
 import type { Diagnostic } from '../../protocol/definitions';
 import type { Options as ParseOptions, Program } from 'acorn';
-import {
-  ActivityFailedError,
-  ActivityTimeoutError,
-  CancelledError,
-  ChildWorkflowFailedError,
-  defineWorkflow,
-  delay,
-  type AnyWorkflowDefinition,
-} from '../../engine';
+import { defineWorkflow, type AnyWorkflowDefinition } from '../../engine';
+import * as workflowApi from '../../engine/workflow-api';
 import { findNonDeterministicCode, topLevelNames, type EstreeNode } from './determinism';
 import { barredInBody, guardedGlobals, runBodyInSteps } from './determinism-trap';
 import { SourcePositions } from './source-positions';
@@ -45,17 +38,13 @@ export type { Diagnostic };
 export type CompileResult =
   { ok: true; definition: AnyWorkflowDefinition } | { ok: false; diagnostics: Diagnostic[] };
 
-/** What a definition module gets when it imports `'shuttle'`. */
-export const workflowModuleApi = Object.freeze({
-  defineWorkflow,
-  delay,
-  CancelledError,
-  ActivityFailedError,
-  ActivityTimeoutError,
-  ChildWorkflowFailedError,
-});
+/**
+ * What a definition module gets when it imports `'shuttle'` or `'shuttle/workflow'`: the workflow API, the
+ * one list the package's `shuttle/workflow` entry exports (src/engine/workflow-api.ts).
+ */
+export const workflowModuleApi = Object.freeze({ ...workflowApi });
 
-const importable = new Set(['shuttle', '../engine']);
+const importable = new Set(['shuttle', 'shuttle/workflow', '../engine']);
 const shadowed = ['self', 'postMessage', 'importScripts', 'indexedDB', 'caches', 'close'] as const;
 /**
  * The module is evaluated as `(function (require, exports, …) {<compiled code>\n})`, its header on the code's
@@ -298,7 +287,7 @@ async function evaluateModule(
     barredInBody('require()', 'require', fileName, locate);
     if (importable.has(specifier)) return workflowModuleApi;
     throw new Error(
-      `A workflow definition can import only 'shuttle' (the engine's workflow API), not '${specifier}'.`,
+      `A workflow definition can import only 'shuttle' or 'shuttle/workflow' (the workflow API), not '${specifier}'.`,
     );
   };
   try {

@@ -8,7 +8,7 @@ import { QueryClientProvider, useQueryClient, type QueryClient } from '@tanstack
 import { useEffect } from 'react';
 import type { ShuttleClient } from '../../client/client';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
-import { ShuttleClientProvider } from '../data/client-context';
+import { ShuttleClientProvider } from '../../react/client-context';
 import { useEngineSampling } from '../data/engine-samples';
 import type { StoreReader } from '../data/store-reader';
 import { useLiveUpdates } from '../data/live-updates';

@@ -6,9 +6,9 @@
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { useThisEngine } from './engine-queries';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 import { useFleet } from './studio-mode';
 
 export type ChaosRequest =

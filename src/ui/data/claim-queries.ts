@@ -17,9 +17,9 @@ import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/r
 import type { ClaimHolder, ReclaimOutcome } from '../../engine';
 import type { EngineStatus } from '../../protocol';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 import { retryUnlessNotFound } from './workflow-queries';
 
 /** How often an open page asks again whether the holder is live, in ms. */

@@ -8,8 +8,8 @@ import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/r
 import { useEffect, useState } from 'react';
 import type { ShuttleClient } from '../../client/client';
 import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../protocol';
-import { useShuttleClient } from './client-context';
-import { queryKeys } from './query-keys';
+import { useShuttleClient } from '../../react/client-context';
+import { queryKeys } from '../../react/query-keys';
 
 /** How long typing must pause before the source is compiled, in ms. */
 export const compileDelayMs = 350;

@@ -9,9 +9,9 @@ import { useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../engine';
 import type { ClientConnection, ShuttleClient } from '../../client/client';
 import type { EngineRecord, HelloResult } from '../../protocol';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { withDisplayColors } from './engine-colors';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 /**
  * The claim TTL, renewal interval and takeover grace the studio's engines run with (the worker host's

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkflowDescription } from '../../engine';
 import { maxAncestors, readAncestors, workflowAncestorsQuery } from './family-queries';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 function notFound(): Error {
   return Object.assign(new Error('not found'), { name: 'WorkflowNotFoundError' });

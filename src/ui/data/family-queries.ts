@@ -6,8 +6,8 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import type { WorkflowDescription } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
-import { queryKeys } from './query-keys';
+import { useShuttleClient } from '../../react/client-context';
+import { queryKeys } from '../../react/query-keys';
 import { retryUnlessNotFound, workflowTimelineQuery } from './workflow-queries';
 
 /** How far up the tree is followed (an ancestry deeper than this is cut). */

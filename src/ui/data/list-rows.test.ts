@@ -10,7 +10,7 @@ import {
   uniqueRows,
   type RowChanges,
 } from './list-rows';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 import { workflowListQuery } from './workflow-queries';
 
 const ownerA: WorkflowOwner = { engineId: 'engine-a', epoch: 1, claimedAt: 10, expiresAt: 6_010 };

@@ -22,7 +22,7 @@ import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react
 import type { ClaimInfo, ListFilter, ListPage, WorkflowSummary } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
 import { matchesListFilter } from '../../engine/list-row';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 /** Whether `row` belongs in a list asked for with `filter`: the filters `list` applies, decided by the engine's code. */
 export { matchesListFilter };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ListFilter, ListPage, WorkflowSummary } from '../../engine';
 import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../protocol';
 import { changedRowsOf, connectLiveUpdates, refreshIntervalOf, staleQueriesOf } from './live-updates';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 function storeChanged(
   areas: Extract<PushMessage, { kind: 'store-changed' }>['areas'],

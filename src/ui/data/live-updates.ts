@@ -21,11 +21,11 @@ import { useEffect } from 'react';
 import type { ShuttleClient } from '../../client/client';
 import type { PushMessage } from '../../protocol';
 import { currentRoute } from '../routing/router';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { recordPush, resetEngineActivity } from './engine-activity';
 import { thisEngineQuery } from './engine-queries';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 /** What the studio shows right now, as far as deciding what a notice makes stale goes. */
 export type ShownViews = {

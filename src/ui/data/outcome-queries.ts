@@ -10,8 +10,8 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import type { OperationOutcome, OutcomeOf } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
-import { queryKeys } from './query-keys';
+import { useShuttleClient } from '../../react/client-context';
+import { queryKeys } from '../../react/query-keys';
 import { retryUnlessNotFound } from './workflow-queries';
 
 /** The outcome of the operation `of` names, in run `run` of `workflowId` (null: not recorded yet). */

@@ -8,9 +8,9 @@ import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient }
 import type { ScheduleInfo, ScheduleSpecInput } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
 import type { SchedulePreview } from '../../protocol';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 /** Every schedule of the store, by name. */
 export function schedulesQuery(client: Pick<ShuttleClient, 'schedules'>) {

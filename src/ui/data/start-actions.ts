@@ -6,7 +6,7 @@
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { StartOptions } from '../../engine';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { refreshChangedRows } from './list-rows';
 
 /** What the dialog asks the engine for: a start, or a signal-with-start. */

@@ -7,8 +7,8 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ListFilter } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
-import { queryKeys } from './query-keys';
+import { useShuttleClient } from '../../react/client-context';
+import { queryKeys } from '../../react/query-keys';
 
 /** How much room the store takes: bytes, the quota when known, the largest parts. */
 export function storageUsageQuery(client: Pick<ShuttleClient, 'storageUsage'>) {

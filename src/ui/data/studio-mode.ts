@@ -9,9 +9,9 @@
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ShuttleClient } from '../../client/client';
 import type { EngineRecord, FleetActionType, FleetProcess, HelloResult } from '../../protocol';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { claimTimings, useThisEngine } from './engine-queries';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 export type StudioMode = {
   /** True when the page is connected to a studio server and runs no engine of its own. */

@@ -7,8 +7,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../engine';
 import { isTerminal } from '../../engine/vocabulary';
-import { useShuttleClient } from './client-context';
-import { queryKeys } from './query-keys';
+import { useShuttleClient } from '../../react/client-context';
+import { queryKeys } from '../../react/query-keys';
 import { hasClientFilters, rowMatcher, type ClientFilters } from './list-filters';
 
 /** Starts a new workflow of the same type with the same input; resolves with its id. */

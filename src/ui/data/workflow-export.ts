@@ -7,7 +7,7 @@
 import { useMutation } from '@tanstack/react-query';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 
 export type WorkflowExport = {
   format: 'shuttle.workflow-export';

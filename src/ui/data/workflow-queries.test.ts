@@ -1,7 +1,7 @@
 import { QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
 import type { ListFilter, ListPage, TimelineEntry, WorkflowSummary } from '../../engine';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 import {
   listPageSize,
   retryUnlessNotFound,

@@ -33,9 +33,9 @@ import type {
   WorkflowSummary,
 } from '../../engine';
 import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from './client-context';
+import { useShuttleClient } from '../../react/client-context';
 import { refreshChangedRows, uniqueRows } from './list-rows';
-import { queryKeys } from './query-keys';
+import { queryKeys } from '../../react/query-keys';
 
 /** Page size of the workflows list (the engine's maximum). */
 export const listPageSize = 1000;

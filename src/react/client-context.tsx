@@ -1,9 +1,9 @@
 /**
- * Provides the tab's `ShuttleClient` to the data layer. Only the hooks of src/ui/data call
- * `useShuttleClient`; components use those hooks and never talk to the worker directly.
+ * Provides a `ShuttleClient` to the hooks: the studio's data layer (src/ui/data) and the React bindings
+ * (`shuttle/react`: hooks.ts, provider.tsx). Components use the hooks and never talk to the worker directly.
  */
 import { createContext, useContext, type ReactNode } from 'react';
-import type { ShuttleClient } from '../../client/client';
+import type { ShuttleClient } from '../client/client';
 
 const ClientContext = createContext<ShuttleClient | null>(null);
 

@@ -1,8 +1,8 @@
 /**
- * Every TanStack Query key of the studio, built here so that live updates (live-updates.ts) and the hooks
+ * Every TanStack Query key of Shuttle's React bindings and of the studio, built here so that live updates (src/react/live.ts, src/ui/data/live-updates.ts) and the hooks
  * agree on them. Keys are hierarchical: invalidating a prefix refetches everything under it.
  */
-import type { ListFilter, OutcomeOf } from '../../engine';
+import type { ListFilter, OutcomeOf } from '../engine';
 
 export const queryKeys = {
   /** This tab's engine: identity and status (`hello`). */

@@ -1,0 +1,34 @@
+/**
+ * The workflow API, as one list: what workflow code imports — `defineWorkflow`, the workflow context's types, the
+ * activity helpers, and the errors a workflow may catch. Nothing here runs an engine, so a file of
+ * definitions can be imported by the page, the worker, a Node service and the studio's editor alike.
+ *
+ * This is also exactly what a definition written in the studio, or loaded by `shuttle worker` from a
+ * definition file, gets when it imports `'shuttle'` or `'shuttle/workflow'` (src/host/authoring/compile.ts
+ * reads this module). The package's `shuttle/workflow` entry (src/public/workflow.ts) is this module.
+ */
+export { defineWorkflow, Operation } from './workflow';
+export type {
+  ActivityContext,
+  ActivityFunction,
+  ActivityOptions,
+  AnyWorkflowDefinition,
+  ChildOptions,
+  Command,
+  ParentClosePolicy,
+  QueryHandler,
+  RetryPolicy,
+  UpdateDefinition,
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowInput,
+  WorkflowOutput,
+} from './workflow';
+export type { Json, JsonObject } from './codec';
+export { delay } from './activity-helpers';
+export {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  CancelledError,
+  ChildWorkflowFailedError,
+} from './errors';
