@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// Runs every test: unit and integration (Vitest, Node), then end-to-end (Playwright, Chromium), then the
-// package (vitest.package.config.ts: the tarball, its lints, API reports and size budget, and the example
-// consumers installed from it), and ends with one line `N passed, N failed` totalling all three. Exits
-// non-zero if anything failed or did not run.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+// Runs every test: unit and integration (Vitest, Node), then end-to-end (Playwright, Chromium) and, at the
+// same time, the package (vitest.package.config.ts: the tarball, its lints, API reports and size budget, and
+// the example consumers installed from it; its output is printed after the end-to-end tests'), and ends
+// with one line `N passed, N failed` totalling all three. Exits non-zero if anything failed or did not run.
+//
+// The package phase runs beside the end-to-end tests because they are independent (its own build folders,
+// scratch copies and browser) and the end-to-end run leaves a CPU mostly idle (one Playwright worker);
+// the end-to-end tests wait on conditions and are known to pass under load (docs/testing.md).
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 
 const reports = '.test-reports';
 rmSync(reports, { recursive: true, force: true });
@@ -36,12 +40,7 @@ const unit = readJson(`${reports}/unit.json`);
 const unitPassed = unit?.numPassedTests ?? 0;
 const unitFailed = unit ? unit.numFailedTests + (unitStatus !== 0 && unit.numFailedTests === 0 ? 1 : 0) : 1;
 
-const e2eStatus = run('end-to-end', 'npx', ['playwright', 'test']);
-const e2e = readJson(`${reports}/e2e.json`);
-const e2ePassed = e2e ? e2e.stats.expected + e2e.stats.flaky : 0;
-const e2eFailed = e2e ? e2e.stats.unexpected + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0) : 1;
-
-const packageStatus = run('package', 'npx', [
+const packageArgs = [
   'vitest',
   'run',
   '--config',
@@ -49,7 +48,33 @@ const packageStatus = run('package', 'npx', [
   '--reporter=default',
   '--reporter=json',
   `--outputFile.json=${reports}/package.json`,
-]);
+];
+const packageLog = `${reports}/package.log`;
+console.log(
+  `\n=== package (beside the end-to-end tests; its output follows theirs): npx ${packageArgs.join(' ')}\n`,
+);
+// Its output goes straight to a file: this process blocks while the end-to-end tests run (spawnSync), so a
+// pipe it had to drain would stall the package phase.
+const packageLogFd = openSync(packageLog, 'w');
+const packageDone = new Promise((resolve) => {
+  const child = spawn('npx', packageArgs, {
+    stdio: ['ignore', packageLogFd, packageLogFd],
+    shell: process.platform === 'win32',
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  child.on('error', () => resolve(1));
+  child.on('close', (code) => resolve(code ?? 1));
+});
+
+const e2eStatus = run('end-to-end', 'npx', ['playwright', 'test']);
+const e2e = readJson(`${reports}/e2e.json`);
+const e2ePassed = e2e ? e2e.stats.expected + e2e.stats.flaky : 0;
+const e2eFailed = e2e ? e2e.stats.unexpected + (e2eStatus !== 0 && e2e.stats.unexpected === 0 ? 1 : 0) : 1;
+
+const packageStatus = await packageDone;
+closeSync(packageLogFd);
+console.log(`\n=== package: its output (${packageLog})\n`);
+console.log(readFileSync(packageLog, 'utf8'));
 const pkg = readJson(`${reports}/package.json`);
 const packagePassed = pkg?.numPassedTests ?? 0;
 const packageFailed = pkg
