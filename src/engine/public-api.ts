@@ -1,0 +1,86 @@
+/**
+ * The engine's public API, as one list: what the package's root entry point `shuttle` exports of the engine
+ * (src/public/index.ts adds the in-memory store and the storage contract), and the start of the engine's
+ * API for the rest of this repository (index.ts adds what only the host, the studio and the tests use).
+ * The workflow API (workflow-api.ts) is part of it.
+ */
+export * from './workflow-api';
+export { createEngine } from './engine';
+export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
+export type { EngineOptions, OwnershipMode } from './options';
+export { ownershipModes } from './options';
+export type { IdReuse, StartOptions } from './lifecycle';
+export type { PurgeReport } from './purge';
+export type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';
+export type { EngineLiveness } from './ownership/liveness';
+export { SimulatedClock, systemClock, settle } from './clock';
+export type { Clock } from './clock';
+export type {
+  EngineEvent,
+  EngineEventType,
+  EngineListener,
+  EngineWarning,
+  WakeKind,
+  ResultSettledVia,
+} from './events';
+export type { EngineMetrics, ClaimOutcome } from './metrics';
+export type {
+  ClaimInfo,
+  ListFilter,
+  ListPage,
+  OperationKind,
+  OperationOutcome,
+  OutcomeOf,
+  PendingOperation,
+  WorkflowDescription,
+  WorkflowOwner,
+  WorkflowSummary,
+  RunSummary,
+} from './inspect';
+export type { ResultWaiterInfo } from './result-waiters';
+export type { FenceRejection, ScheduledBy, TimelineDetails, TimelineEntry } from './records';
+export type { ScheduleSpecInput } from './schedules/schedules';
+export type {
+  ScheduleCatchUp,
+  ScheduleInfo,
+  ScheduleOverlap,
+  ScheduleSpec,
+  ScheduleStartOptions,
+  SlotOutcome,
+} from './schedules/records';
+export type { AcquireHow, TakeoverReason, TerminalStatus, TimelineKind, WorkflowStatus } from './vocabulary';
+export { isTerminal, terminalStatuses, workflowStatuses } from './vocabulary';
+export {
+  ActivityCompletionRefusedError,
+  CorruptRecordError,
+  EngineDisposedError,
+  EngineLeaseAcquisitionTimeoutError,
+  EngineLeaseNotHeldError,
+  InvalidArgumentError,
+  InvalidOptionsError,
+  InvalidScheduleError,
+  InvalidWorkflowStateError,
+  NonDeterminismError,
+  OwnershipModeMismatchError,
+  PayloadNotSerializableError,
+  PayloadTooLargeError,
+  QueryFailedError,
+  ScheduleExistsError,
+  ScheduleNotFoundError,
+  StorageError,
+  UpdateRejectedError,
+  UpdateTimeoutError,
+  WorkflowAlreadyExistsError,
+  WorkflowCancelledError,
+  WorkflowClaimUnavailableError,
+  WorkflowFailedError,
+  WorkflowIdReuseError,
+  WorkflowNotFoundError,
+  WorkflowNotRegisteredError,
+  WorkflowTerminatedError,
+  WorkflowTimedOutError,
+  WorkflowVersionMismatchError,
+  deserializeError,
+  serializeError,
+} from './errors';
+export type { SerializedError } from './errors';
