@@ -14,7 +14,6 @@
  */
 import type { Storage } from '../storage/types';
 import { currentCheckpoint, lastLogRecord } from './checkpoint';
-import type { Clock } from './clock';
 import { normalizePayload, type Json } from './codec';
 import {
   EngineLeaseNotHeldError,
@@ -30,23 +29,23 @@ import {
 import { assertHandlerName, assertRunNumber, assertWorkflowId, uuidFrom } from './ids';
 import { readOperationOutcome, type OperationOutcome, type OutcomeOf } from './inspect';
 import { keys } from './keys';
-import type { FencedWriter } from './ownership/fenced-write';
 import type { Ownership } from './ownership/ownership';
 import { decodePastRun, decodeRecord, isTerminal, type UpdateRequest } from './records';
 import type { Reactions } from './reactions';
+import type { RunHost } from './run/run-host';
 import { settleFromRecord, type ResultWaiters } from './result-waiters';
 import { describe, type RunSupervisor } from './supervisor';
 import type { UpdateCalls } from './update-calls';
 import type { AnyWorkflowDefinition } from './workflow';
 
-/** What these calls need from the engine: its parts, its definitions, and its open check. */
-export type WorkflowCallsDeps = {
-  readonly engineId: string;
-  readonly storage: Storage;
-  readonly writer: FencedWriter;
-  readonly clock: Clock;
-  readonly random: () => number;
-  readonly maxPayloadBytes: number;
+/**
+ * What these calls need from the engine: the parts a run's host has too (one declaration: RunHost), the
+ * caller-side machinery, its definitions, and its open check.
+ */
+export type WorkflowCallsDeps = Pick<
+  RunHost,
+  'engineId' | 'storage' | 'writer' | 'clock' | 'random' | 'maxPayloadBytes'
+> & {
   readonly ownership: Pick<Ownership, 'sharesStore'>;
   readonly waiters: ResultWaiters;
   readonly updates: UpdateCalls;
