@@ -673,8 +673,12 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
       if (cause === 'terminate') await o.terminate('w');
       else if (cause === 'suspend') await o.suspend('w');
       else if (cause === 'time out') {
-        await world.clock.advance(5000);
-        await o.runMaintenance(); // O's timer pass fires the execution deadline
+        // the claiming engines keep their sessions renewed up to the second before the deadline (one left
+        // unrenewed for 5 s would be judged frozen, and its next claim taken over: a rerun this test would
+        // count); then only O's timer pass runs when the deadline comes, so O is the one that fires it
+        await world.advance(4000, { stepMs: 1000, engines: claimers });
+        await world.clock.advance(1000);
+        await o.runMaintenance();
       } else {
         await o.terminate('w');
         await o.purge('w');
@@ -692,7 +696,7 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
       const lost = a.events.find((e) => e.type === 'claim.lost' && e.workflowId === 'w');
       expect(lost).toMatchObject({
         epoch: 1,
-        reason: expect.stringMatching(/^engine engine-B (terminated|suspended|timed it out|purged) it/),
+        reason: expect.stringMatching(/^engine engine-B (terminated it|suspended it|timed it out|purged it)( \(epoch 1 → 2\))?$/),
       });
       expect(a.warnings).toContainEqual(
         expect.objectContaining({ name: 'WorkflowClaimLostWarning', workflowId: 'w' }),
@@ -888,6 +892,34 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
     await world.idle([b]);
     expect(await b.handle('fan').result()).toBe('xyz2');
     expect(Object.fromEntries(runs)).toEqual({ x: 1, y: 1, 'z#1': 1, 'z#2': 1 });
+  });
+
+  it('15f. an engine whose renewal is overdue (woken by its change feed before its renewal timer) renews its session before it claims: its claim is not taken over at the next look, and no step runs twice', async () => {
+    const { world, runs, parked, definitions } = await setup(0);
+    // A hears nothing (it acts by its passes only); B claims from its change feed
+    const a = await world.engine(definitions, fencing, { hears: () => false });
+    const b = await world.engine(definitions, fencing);
+    const o = await world.engine(definitions, { ...fencing, claimWorkflows: false, recover: false });
+    // five seconds in which B's timers do not run (a frozen tab): its session lapsed past the grace
+    await world.advance(5000, { stepMs: 1000, engines: [a] });
+    expect((await sessionOf(world.storage, b.id))!.renewedAt).toBe(world.clock.now() - 5000);
+    // A is busy elsewhere; B wakes to the start of a workflow nobody holds and claims it from its feed
+    await o.start(parked, undefined, { id: 'w' });
+    await world.idle([b, o]);
+    expect(await holderOf(world.storage, 'w')).toMatchObject({ engineId: b.id });
+    // it renewed its session first: the claim is bound to a live session
+    expect((await sessionOf(world.storage, b.id))!.renewedAt).toBe(world.clock.now());
+    expect(b.warnings).toEqual([]);
+    // A's next passes see B live: no takeover, the first step ran once
+    await world.advance(1000, { engines: [a] });
+    expect(await holderOf(world.storage, 'w')).toMatchObject({ engineId: b.id });
+    expect(b.ownedWorkflows()).toEqual(['w']);
+    expect(a.ownedWorkflows()).toEqual([]);
+    await o.signal('w', 'go', 1);
+    await world.idle();
+    expect(await o.handle('w').result()).toBe(4);
+    expect(runs.get('w:first')).toBe(1);
+    expect(runs.get('w:second')).toBe(1);
   });
 
   it('16. same-engine suspend then resume succeeds at the next epoch', async () => {

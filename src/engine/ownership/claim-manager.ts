@@ -170,7 +170,25 @@ export class ClaimManager {
    * have judged this engine dead) or its record changed underneath, the record is re-created and every held
    * claim re-validated. A storage error keeps everything: the next pass renews again.
    */
-  async renewAll(): Promise<void> {
+  renewAll(): Promise<void> {
+    // one renewal at a time: a claim that found the renewal overdue and the pass's own may ask together
+    return (this.#renewing ??= this.#renew().finally(() => (this.#renewing = null)));
+  }
+
+  #renewing: Promise<void> | null = null;
+
+  /**
+   * Before a claim: when this engine's renewal is overdue (it was frozen, or its timers ran late, and a
+   * change-feed notice woke it first), the session is renewed first. A claim bound to a lapsed session would
+   * be taken over by the next engine that looks, and its first step run twice.
+   */
+  async #ensureFreshSession(): Promise<void> {
+    const current = this.#session;
+    if (!current || this.#deps.clock.now() - current.session.renewedAt <= this.#deps.renewIntervalMs) return;
+    await this.renewAll();
+  }
+
+  async #renew(): Promise<void> {
     const { clock, metrics, storage, commitAtOnce: commit, claims } = this.#deps;
     const key = sessionKey(this.#deps.engineId);
     const now = clock.now();
@@ -410,6 +428,7 @@ export class ClaimManager {
       metrics.claimAttempts.backoff_skipped++;
       return { outcome: 'cooling-down' };
     }
+    await this.#ensureFreshSession();
     for (let attempt = 0; attempt < maxTakeoverAttempts; attempt++) {
       const recordKey = keys.record(workflowId);
       const checkpointKey = keys.checkpoint(workflowId);

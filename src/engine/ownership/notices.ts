@@ -87,6 +87,6 @@ export function describeDisplacement(notice: DisplacementNotice): string {
     case 'purged':
       return `engine ${notice.by} purged it`;
     default:
-      return `engine ${notice.by} ${notice.cause === 'timed-out' ? 'timed it out' : notice.cause} it${epochs}`;
+      return `engine ${notice.by} ${notice.cause === 'timed-out' ? 'timed it out' : `${notice.cause} it`}${epochs}`;
   }
 }
