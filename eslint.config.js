@@ -162,30 +162,28 @@ function zone(folder, what, { paths = [], patterns }, extra = {}) {
   ];
 }
 
-/** What the UI's runtime files may not import (the `src/ui` zone, and the screens' zone which adds to it). */
+/**
+ * What the UI's runtime files may not import (the `src/ui` zone, and the screens' zone which adds to it). The
+ * studio is an app on the package's public entry points, like any other: src/public (`shuttle/browser` and
+ * `shuttle/react` at runtime, the types of `shuttle`) and its own folders.
+ */
 const uiPatterns = [
   {
     group: ['dexie'],
     message: 'The UI never opens storage: it talks to engines through the client.',
   },
-  ...folders(['storage'], 'The UI never opens storage: it talks to engines through the client.'),
-  // The engine's pure modules are the exception: one definition of statuses, timeline kinds, the
-  // ownership invariants, payload measures and list rows, read by the UI at runtime instead of copied.
+  // src/workflows is not named: a screen folder of the same name (src/ui/screens/workflows) would match too
   ...folders(
-    ['engine'],
-    'The UI imports only types from the engine (runtime values only from its pure modules engine/vocabulary, engine/invariants, engine/codec and engine/list-row).',
-    {
-      allow: ['engine/vocabulary', 'engine/invariants', 'engine/codec', 'engine/list-row'],
-      allowTypeImports: true,
-    },
+    except('ui', 'public', 'workflows'),
+    "The studio imports only the package's public entry points (src/public: shuttle/browser, shuttle/react, the types of shuttle) and its own folders. Its one exception is the editor's copy of the workflow API's source (engine/workflow.ts?raw); its worker (src/worker/engine.worker.ts) is started by URL.",
+    { allow: ['engine/workflow.ts?raw'] },
   ),
-  // Of the layers below, the UI uses the client, its launcher and its pure source edits for the editor;
-  // the wire contract is src/protocol.
-  ...folders(
-    ['worker', 'server', 'host', 'client'],
-    "The UI imports only the client (src/client/client.ts, started by src/client/studio-launch.ts, and the editor's pure src/client/source-edits.ts), the wire contract (src/protocol), engine types and its own folders: never src/host, src/worker or src/server.",
-    { allow: ['client/client', 'client/studio-launch', 'client/source-edits'] },
-  ),
+  {
+    regex: '^(\\.\\./)+public(/index)?/?$',
+    allowTypeImports: true,
+    message:
+      'From shuttle (src/public/index.ts, the engine) the studio imports types only: its runtime values come from shuttle/browser and shuttle/react (a page holds no engine).',
+  },
 ];
 
 /**

@@ -17,7 +17,7 @@ import {
   type ScaleCaseFigures,
   type ScaleFigures,
 } from './scale-results';
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import type { Spread } from './stats';
 import {
   buildThroughputFigure,
@@ -206,12 +206,12 @@ export function checkLatestShape(value: unknown): string[] {
 // Targets and the table
 
 /**
- * The freeze handoff's expected window, in ms (by default for the studio's claim timings, `studioClaimTimings`): takeover is allowed strictly after the last renewal's
+ * The freeze handoff's expected window, in ms (by default for the studio's claim timings, `hostClaimTimings`): takeover is allowed strictly after the last renewal's
  * `expiresAt` + 2 renew intervals (the last renewal was up to one interval before the freeze) and happens at
  * the next reclaim scan (one more interval), so "≈ TTL + grace + one renew interval" is
  * [TTL + grace − renew, TTL + grace + renew], given one interval of slack for the step itself.
  */
-export function freezeWindowMs(timings: { ttlMs: number; renewIntervalMs: number } = studioClaimTimings): {
+export function freezeWindowMs(timings: { ttlMs: number; renewIntervalMs: number } = hostClaimTimings): {
   low: number;
   high: number;
 } {

@@ -27,7 +27,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { createEngine, type AnyWorkflowDefinition, type Engine, type TimelineEntry } from '../src/engine';
 import { keys } from '../src/engine/keys';
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { startLocalPostgres, type LocalPostgres } from '../src/server/local-postgres';
 import { PostgresLiveness } from '../src/server/postgres-liveness';
 import { PostgresStorage } from '../src/storage/postgres';
@@ -77,10 +77,10 @@ const options = {
   sections: (process.env.SHUTTLE_BENCH_SERVER_PARTS ?? 'throughput,handoff,holding').split(','),
 };
 
-/** The engines' claim timings: the studio's and a worker process's defaults (`studioClaimTimings`). */
+/** The engines' claim timings: the studio's and a worker process's defaults (`hostClaimTimings`). */
 const claimTimings = {
-  workflowClaimTtlMs: studioClaimTimings.ttlMs,
-  workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
+  workflowClaimTtlMs: hostClaimTimings.ttlMs,
+  workflowClaimRenewIntervalMs: hostClaimTimings.renewIntervalMs,
 } as const;
 
 function log(message: string): void {

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fixtures/console';
 import { outlastingMs, slowdown } from './fixtures/load';
 import { freshDatabaseName } from './fixtures/studio';
@@ -12,7 +12,7 @@ import { freshDatabaseName } from './fixtures/studio';
  */
 
 /** A handoff after expiry: TTL + grace. */
-const handoffMs = studioClaimTimings.ttlMs + studioClaimTimings.graceMs;
+const handoffMs = hostClaimTimings.ttlMs + hostClaimTimings.graceMs;
 
 /**
  * Short steps, so an activity is in flight nearly all the time and each one is a single timer, lasting

@@ -1,4 +1,4 @@
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
@@ -54,7 +54,7 @@ test('a frozen owner is taken over after the TTL, and when it wakes up its write
 
   // At most the whole workflow after the takeover, with TTL + grace of slack (steps run a little longer than
   // their nominal time under load).
-  await detailB.expectStatus('completed', totalMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs);
+  await detailB.expectStatus('completed', totalMs + hostClaimTimings.ttlMs + hostClaimTimings.graceMs);
   expect(await detailB.custodyLaneEngineIds()).toEqual([engineA, engineB]);
   // Every step was recorded once, whoever ran it.
   const finished = await tabB.timeline(workflowId);

@@ -1,4 +1,4 @@
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { outlastingMs } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
@@ -69,10 +69,7 @@ test('a workflow owned by a closed tab moves to the remaining tab within a secon
 
   // At most the rest of the countdown (ticks run a little longer than their nominal time on a loaded machine:
   // TTL + grace of slack).
-  await detail.expectStatus(
-    'completed',
-    ticks * tickMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs,
-  );
+  await detail.expectStatus('completed', ticks * tickMs + hostClaimTimings.ttlMs + hostClaimTimings.graceMs);
   expect(await detail.custodyLaneEngineIds()).toEqual([engineA, engineB]);
   expect(await detail.custodyLaneLabels()).toEqual([labelA, labelB]);
   await expect(detail.fence(2)).toHaveCount(1);

@@ -1,5 +1,5 @@
 import type { CDPSession, Page } from '@playwright/test';
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { outlastingMs, slowdown } from './fixtures/load';
 import { expect, test } from './fixtures/studio';
 
@@ -15,7 +15,7 @@ import { expect, test } from './fixtures/studio';
  * would. Either way the code under test is the studio's own `freeze` and `resume` handlers.
  */
 
-const { ttlMs, graceMs } = studioClaimTimings;
+const { ttlMs, graceMs } = hostClaimTimings;
 /** "At once": well before the claim could lapse on its own. */
 const takeoverBudgetMs = (ttlMs + graceMs) / 2;
 

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { countByOperation, entriesOf, expectNoPageErrors, openTabs } from './fixtures/console';
 import { outlastingMs } from './fixtures/load';
 import { freshDatabaseName } from './fixtures/studio';
@@ -56,7 +56,7 @@ test('every workflow continues and completes when all tabs reload mid-run, repea
     const done = await tabs[0]!.api.waitFor(
       workflowId,
       'completed',
-      ticks * tickMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs,
+      ticks * tickMs + hostClaimTimings.ttlMs + hostClaimTimings.graceMs,
     );
     expect(done.result).toEqual({ counted: ticks });
     expect(done.epoch).toBeGreaterThanOrEqual(2);

@@ -1,4 +1,4 @@
-import { studioClaimTimings } from '../src/protocol';
+import { hostClaimTimings } from '../src/protocol';
 import { outlastingMs } from './fixtures/load';
 import { StudioPage, expect, test } from './fixtures/studio';
 
@@ -32,7 +32,7 @@ test('a viewer tab starts a workflow that an engine tab runs, and claims nothing
   await viewer.expectWorkflowStatus(
     workflowId,
     'completed',
-    ticks * tickMs + studioClaimTimings.ttlMs + studioClaimTimings.graceMs,
+    ticks * tickMs + hostClaimTimings.ttlMs + hostClaimTimings.graceMs,
   );
   await studio.expectWorkflowStatus(workflowId, 'completed');
   await expect(viewer.page.getByTestId('shell.claims-held')).toHaveText('0 claims');

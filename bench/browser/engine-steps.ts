@@ -10,7 +10,7 @@
  * are counted.
  */
 import { createEngine, defineWorkflow, type Engine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/protocol';
+import { hostClaimTimings } from '../../src/protocol';
 import { IndexedDbStorage, type IndexedDbDurability } from '../../src/storage';
 
 import { WebLocksLiveness } from '../../src/worker/web-locks-liveness';
@@ -55,8 +55,8 @@ async function openEngine(
     workflows: [benchSteps],
     ownership: 'workflow-lease',
     // The studio's claim timings, so the bench measures the engine as the studio runs it.
-    workflowClaimTtlMs: studioClaimTimings.ttlMs,
-    workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
+    workflowClaimTtlMs: hostClaimTimings.ttlMs,
+    workflowClaimRenewIntervalMs: hostClaimTimings.renewIntervalMs,
     ...(WebLocksLiveness.isSupported() ? { liveness: new WebLocksLiveness() } : {}),
     onWarning: (warning) => console.warn(`[bench engine] ${warning.name}: ${warning.message}`),
   });

@@ -1,7 +1,7 @@
 /**
  * Benchmark fixture, run as its own OS process by bench/server.ts (`node --import tsx`): one Shuttle engine
  * over PostgresStorage with PostgresLiveness, `workflow-lease`, the studio's claim timings
- * (`studioClaimTimings`), run by `startWorker` exactly as a `shuttle worker` process runs it (the host, its
+ * (`hostClaimTimings`), run by `startWorker` exactly as a `shuttle worker` process runs it (the host, its
  * presence record and its death watch included), with the bench's own definitions.
  *
  * Arguments: `<connection string> <schema> [--serve-check]`. It prints JSON lines on stdout, every one with
@@ -17,7 +17,7 @@
  * SIGTERM: the worker's graceful stop (the session ends, so every claim is free at once), then exit 0. SIGKILL is the crash.
  */
 import { defineWorkflow, type Engine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/protocol';
+import { hostClaimTimings } from '../../src/protocol';
 import { createLogger } from '../../src/server/log';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { startWorker } from '../../src/server/worker';
@@ -101,8 +101,8 @@ const worker = await startWorker({
   store: { storage, liveness, label: `PostgreSQL schema ${schema}`, kind: 'postgres', close: closeStore },
   definitions: Object.values(workflows),
   label: `bench-${process.pid}`,
-  claimTtlMs: studioClaimTimings.ttlMs,
-  renewIntervalMs: studioClaimTimings.renewIntervalMs,
+  claimTtlMs: hostClaimTimings.ttlMs,
+  renewIntervalMs: hostClaimTimings.renewIntervalMs,
   // Only warnings reach the runner, as `warning` lines; the worker's other log lines are not the protocol's.
   logger: createLogger({}, (line) => {
     const entry = JSON.parse(line) as { level: string; msg: string; warning?: string };

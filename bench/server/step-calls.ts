@@ -7,7 +7,7 @@
  * beside the steps per second. A diagnostic, not part of `npm run bench`.
  */
 import { createEngine } from '../../src/engine';
-import { studioClaimTimings } from '../../src/protocol';
+import { hostClaimTimings } from '../../src/protocol';
 import { startLocalPostgres } from '../../src/server/local-postgres';
 import { PostgresLiveness } from '../../src/server/postgres-liveness';
 import { PostgresStorage } from '../../src/storage/postgres';
@@ -41,8 +41,8 @@ try {
     storage: counted(storage, calls),
     workflows: [steps],
     ownership: 'workflow-lease',
-    workflowClaimTtlMs: studioClaimTimings.ttlMs,
-    workflowClaimRenewIntervalMs: studioClaimTimings.renewIntervalMs,
+    workflowClaimTtlMs: hostClaimTimings.ttlMs,
+    workflowClaimRenewIntervalMs: hostClaimTimings.renewIntervalMs,
     liveness,
   });
   const warm = await engine.start(steps, { steps: 50 });

@@ -7,7 +7,7 @@
  * lets every workflow finish and checks the durable record (verify.ts) against the ledger (ledger.ts).
  *
  * Waiting: every wait is on a condition, with a budget derived from the studio's claim timings
- * (`studioClaimTimings`) or the client's own request timeout; the only fixed waits are the schedule's
+ * (`hostClaimTimings`) or the client's own request timeout; the only fixed waits are the schedule's
  * planned event times and the end of a chaos freeze the engine itself announced (`frozenUntil`).
  *
  * What counts as a violation besides verify.ts: an event the schedule could not apply (a live tab that could
@@ -17,7 +17,7 @@
 import { expect, type BrowserContext, type CDPSession, type Page } from '@playwright/test';
 import type { FenceRejection, StartOptions, TimelineEntry, WorkflowDescription } from '../../src/engine';
 import { isTerminal, terminalStatuses } from '../../src/engine/vocabulary';
-import { studioClaimTimings } from '../../src/protocol';
+import { hostClaimTimings } from '../../src/protocol';
 import { ConsoleApi, crashTab } from '../fixtures/console';
 import { throttlePage } from '../fixtures/load';
 import { Ledger } from './ledger';
@@ -27,7 +27,7 @@ import { verifySeed, type SeedEvidence, type SeedFigures, type WorkflowRecord } 
 import { soakWorkflowSource, soakWorkflowType, type SoakInput } from './workflow';
 import '../../src/ui/app/console-api';
 
-const { ttlMs, renewIntervalMs, graceMs } = studioClaimTimings;
+const { ttlMs, renewIntervalMs, graceMs } = hostClaimTimings;
 
 /**
  * The longest a workflow may wait for a new owner once its owner is gone or frozen: the claim lapses

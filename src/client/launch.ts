@@ -1,6 +1,6 @@
 /**
  * Starting a tab's engine worker from the page — the page side of the browser runtime, for any web app and
- * for the studio (studio-launch.ts): spawns the module worker, connects the client, and ties the engine's
+ * for the studio (src/ui/app/launch.ts): spawns the module worker, connects the client, and ties the engine's
  * life to the page's.
  *
  * Guarantees:
@@ -19,6 +19,7 @@
  *   engines of other tabs, and a way to start a fresh worker, so the tab's engine can be restarted in place.
  */
 import { createShuttleClient, type ShuttleClient } from './client';
+import { connectToServer, serverSocketUrl } from './server-connection';
 import { controlChannelName, type WorkerConfig } from '../protocol';
 
 /** The database used when none is named. */
@@ -102,4 +103,33 @@ export function startEngineWorker(
     });
   }
   return client;
+}
+
+/**
+ * A client for a Shuttle server (`shuttle serve`) over its WebSocket: the same client a tab's engine gives,
+ * acting on the server's engines (the page runs none of its own). `url` is the server's socket,
+ * `ws(s)://host:port/ws`; by default, the server that served this page. The server accepts pages of its own
+ * origin (it served them, or a proxy in front of it did) carrying its token.
+ *
+ * @example
+ * const shuttle = connectShuttleServer(); // in a page served by `shuttle serve`
+ * const page = await shuttle.api.list({ status: 'failed' });
+ */
+export function connectShuttleServer(url?: string): ShuttleClient {
+  const socketUrl = url ?? serverSocketUrl(location);
+  let protocol: string;
+  try {
+    protocol = new URL(socketUrl).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'ws:' && protocol !== 'wss:')
+    throw new TypeError(
+      `connectShuttleServer needs the server's WebSocket address (ws://host:port/ws or wss://…); got ${JSON.stringify(socketUrl)}.`,
+    );
+  return createShuttleClient(connectToServer(socketUrl), {
+    databaseName: 'server',
+    mode: 'viewer',
+    server: true,
+  });
 }

@@ -17,11 +17,6 @@ export function serverSocketUrl(location: { protocol: string; host: string }): s
   return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
 }
 
-/** Whether this page was served by a studio server (it says so in a meta tag). */
-export function isServedByServer(doc: Pick<Document, 'querySelector'>): boolean {
-  return doc.querySelector('meta[name="shuttle-server"]') !== null;
-}
-
 /** Opens a connection to the studio server at `url`, shaped like a worker. */
 export function connectToServer(
   url: string,

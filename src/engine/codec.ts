@@ -18,6 +18,15 @@ export type JsonObject = { [key: string]: Json };
 /** How many bytes `text` takes in UTF-8: what every payload limit counts (the storage limits count the same). */
 export { utf8Bytes };
 
+/**
+ * How many bytes `value` takes as stored (its JSON in UTF-8): what `maxPayloadBytes` counts, so a form can
+ * say a payload is too large before it is sent. 0 for `undefined` (no value).
+ */
+export function payloadBytes(value: unknown): number {
+  const text = value === undefined ? undefined : JSON.stringify(value);
+  return text === undefined ? 0 : utf8Bytes(text);
+}
+
 function describeValue(value: unknown): string {
   if (value === undefined) return 'is undefined';
   if (typeof value === 'function') return 'is a function';

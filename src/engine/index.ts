@@ -7,7 +7,7 @@
 export * from './public-api';
 export { describeCommand } from './workflow';
 export { InMemoryLiveness } from './ownership/liveness';
-export { entriesOf, isWorkflowStatus, timelineKinds } from './vocabulary';
+export { timelineKinds } from './vocabulary';
 export { scheduleCatchUps, scheduleOverlaps } from './schedules/records';
 export { acceptedCronForm, previewCron } from './schedules/cron';
 export type { StoredKeyKind } from './keys';

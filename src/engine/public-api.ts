@@ -49,7 +49,23 @@ export type {
   SlotOutcome,
 } from './schedules/records';
 export type { AcquireHow, TakeoverReason, TerminalStatus, TimelineKind, WorkflowStatus } from './vocabulary';
-export { isTerminal, terminalStatuses, workflowStatuses } from './vocabulary';
+export {
+  defaultMaxPayloadBytes,
+  entriesOf,
+  isTerminal,
+  isWorkflowStatus,
+  maxIdLength,
+  terminalStatuses,
+  workflowStatuses,
+} from './vocabulary';
+export { payloadBytes } from './codec';
+export { matchesListFilter } from './list-row';
+export {
+  checkOwnershipInvariants,
+  type InvariantName,
+  type InvariantResult,
+  type WorkflowEvidence,
+} from './invariants';
 export {
   ActivityCompletionRefusedError,
   CorruptRecordError,

@@ -44,7 +44,7 @@ import {
   PROTOCOL_VERSION,
   isProtocolError,
   parseRequest,
-  studioClaimTimings,
+  hostClaimTimings,
   type EngineCounters,
   type HelloResult,
   type HostState,
@@ -352,9 +352,9 @@ class Host implements EngineHost {
       store:
         this.#options.storeLabel?.(this.#config.databaseName) ?? `IndexedDB '${this.#config.databaseName}'`,
       claimTimings: {
-        ttlMs: this.#options.workflowClaimTtlMs ?? studioClaimTimings.ttlMs,
-        renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
-        graceMs: 2 * (this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs),
+        ttlMs: this.#options.workflowClaimTtlMs ?? hostClaimTimings.ttlMs,
+        renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? hostClaimTimings.renewIntervalMs,
+        graceMs: 2 * (this.#options.workflowClaimRenewIntervalMs ?? hostClaimTimings.renewIntervalMs),
       },
       authoring: this.#options.loadAuthoredDefinitions ?? true,
     };
@@ -431,9 +431,9 @@ class Host implements EngineHost {
         engineId: this.engineId,
         workflows: this.#options.workflows,
         ownership: 'workflow-lease',
-        workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? studioClaimTimings.ttlMs,
+        workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? hostClaimTimings.ttlMs,
         workflowClaimRenewIntervalMs:
-          this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
+          this.#options.workflowClaimRenewIntervalMs ?? hostClaimTimings.renewIntervalMs,
         ...(this.#options.liveness ? { liveness: this.#options.liveness } : {}),
         ...(this.#options.retentionMs !== undefined ? { retentionMs: this.#options.retentionMs } : {}),
         claimWorkflows: !viewer,
@@ -586,7 +586,7 @@ class Host implements EngineHost {
     const { frozenUntil, stall } = await prepareFreeze(
       {
         allowed: this.#options.allowFreeze ?? true,
-        renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? studioClaimTimings.renewIntervalMs,
+        renewIntervalMs: this.#options.workflowClaimRenewIntervalMs ?? hostClaimTimings.renewIntervalMs,
         now: this.#now,
         engine: () => this.#requireEngine(),
         state: () => this.#status.state,

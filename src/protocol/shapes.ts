@@ -9,11 +9,12 @@ import type { EngineWarning, ResultWaiterInfo, SerializedError } from '../engine
 export const PROTOCOL_VERSION = 6;
 
 /**
- * The claim timings of the studio's engines, defined once: a claim (an engine's session) lives 6 s without
- * renewal, is renewed every second, and may be taken over 2 s (two renew intervals) after it expired. The
- * host configures its engine with them; the pages draw claims and wait on takeovers with them.
+ * The claim timings of every host's engine unless told otherwise (a browser tab's, a `shuttle worker`'s),
+ * defined once: a claim (an engine's session) lives 6 s without renewal, is renewed every second, and may be
+ * taken over 2 s (two renew intervals) after it expired. The host configures its engine with them; the
+ * studio's pages draw claims and wait on takeovers with them.
  */
-export const studioClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 } as const;
+export const hostClaimTimings = { ttlMs: 6_000, renewIntervalMs: 1_000, graceMs: 2_000 } as const;
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared shapes

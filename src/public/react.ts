@@ -6,7 +6,7 @@
  * that does not import this entry point pulls in neither.
  */
 export { ShuttleProvider, type ShuttleProviderProps } from '../react/provider';
-export { useShuttleClient } from '../react/client-context';
+export { ShuttleClientProvider, useShuttleClient } from '../react/client-context';
 export {
   useWorkflow,
   useWorkflows,

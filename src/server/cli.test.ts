@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, entriesOf, hostKeys, type AnyWorkflowDefinition, type Engine } from '../engine';
 import { compileDefinition, compileModule } from '../host/authoring/compile';
 import { saveDefinition } from '../host/authoring/definition-store';
-import { studioClaimTimings } from '../protocol';
+import { hostClaimTimings } from '../protocol';
 import { PostgresStorage } from '../storage/postgres';
 import type { Storage } from '../storage/types';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
@@ -174,14 +174,14 @@ afterAll(() => {
 });
 
 describe('shuttle help worker', () => {
-  it('states the claim timings defaults from their one home (studioClaimTimings)', async () => {
+  it('states the claim timings defaults from their one home (hostClaimTimings)', async () => {
     const help = shuttle(['help', 'worker']);
     let stdout = '';
     help.child.stdout!.removeAllListeners('data');
     help.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     expect(await help.exited).toBe(0);
-    expect(stdout).toContain(`keeps its workflows (default ${studioClaimTimings.ttlMs})`);
-    expect(stdout).toContain(`renews its session (default ${studioClaimTimings.renewIntervalMs})`);
+    expect(stdout).toContain(`keeps its workflows (default ${hostClaimTimings.ttlMs})`);
+    expect(stdout).toContain(`renews its session (default ${hostClaimTimings.renewIntervalMs})`);
   });
 });
 

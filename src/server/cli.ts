@@ -9,7 +9,7 @@
  * a non-zero exit (2), before anything is written. `shuttle help [command]` lists the options.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { studioClaimTimings } from '../protocol';
+import { hostClaimTimings } from '../protocol';
 import { StartupError } from './store';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -47,8 +47,8 @@ const commands = {
       '--demos                     run the built-in demos too',
       '--label NAME                this process in the studio (default worker-<n>)',
       '--metrics-port N            serve Prometheus /metrics and /healthz on 127.0.0.1:N',
-      `--claim-ttl-ms N            how long a silent process keeps its workflows (default ${studioClaimTimings.ttlMs})`,
-      `--renew-interval-ms N       how often the process renews its session (default ${studioClaimTimings.renewIntervalMs})`,
+      `--claim-ttl-ms N            how long a silent process keeps its workflows (default ${hostClaimTimings.ttlMs})`,
+      `--renew-interval-ms N       how often the process renews its session (default ${hostClaimTimings.renewIntervalMs})`,
       '--load-studio-definitions   also run definitions saved in the studio (off: the browser cannot make a',
       '                            server run code)',
       '--retention DURATION        purge finished workflows this long after they end (30d, 12h, 90m, 45s,',

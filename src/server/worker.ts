@@ -22,7 +22,7 @@ import type { AnyWorkflowDefinition, Engine, ShutdownReport } from '../engine';
 import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
-import { studioClaimTimings } from '../protocol';
+import { hostClaimTimings } from '../protocol';
 import { loadDefinitions } from './definitions';
 import { createLogger, logEngineEvent, type Logger } from './log';
 import { serveMetrics } from './metrics';
@@ -73,10 +73,10 @@ export type RunningWorker = {
   stop(patienceMs?: number): Promise<ShutdownReport | null>;
 };
 
-/** A worker process's claim timings unless told otherwise: the studio's (`studioClaimTimings`), defined once. */
+/** A worker process's claim timings unless told otherwise: every host's (`hostClaimTimings`), defined once. */
 export const defaultWorkerTimings = {
-  claimTtlMs: studioClaimTimings.ttlMs,
-  renewIntervalMs: studioClaimTimings.renewIntervalMs,
+  claimTtlMs: hostClaimTimings.ttlMs,
+  renewIntervalMs: hostClaimTimings.renewIntervalMs,
 } as const;
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {

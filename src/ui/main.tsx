@@ -5,9 +5,9 @@
  */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { launchEngineWorker, launchStudioClient, readWorkerConfig } from '../client/studio-launch';
 import { App } from './app/App';
 import { installConsoleApi } from './app/console-api';
+import { launchEngineWorker, launchStudioClient, readStudioConfig } from './app/launch';
 import { createStudioQueryClient } from './app/query-client';
 import { createStoreReader } from './data/store-reader';
 import { installTheme } from './state/theme';
@@ -18,10 +18,7 @@ const client = launchStudioClient(location.search);
 installConsoleApi(client);
 // While this tab's engine is stopped (crashed), the page reads the store through a viewer engine.
 const reader = createStoreReader(client, () =>
-  launchEngineWorker(
-    { ...readWorkerConfig(location.search), mode: 'viewer' },
-    { followPageLifecycle: false },
-  ),
+  launchEngineWorker({ ...readStudioConfig(location.search), viewer: true }, { followPageLifecycle: false }),
 );
 
 const root = document.getElementById('root');

@@ -696,7 +696,9 @@ describe.each(stores)('ownership acceptance scenarios on $name', (store) => {
       const lost = a.events.find((e) => e.type === 'claim.lost' && e.workflowId === 'w');
       expect(lost).toMatchObject({
         epoch: 1,
-        reason: expect.stringMatching(/^engine engine-B (terminated it|suspended it|timed it out|purged it)( \(epoch 1 → 2\))?$/),
+        reason: expect.stringMatching(
+          /^engine engine-B (terminated it|suspended it|timed it out|purged it)( \(epoch 1 → 2\))?$/,
+        ),
       });
       expect(a.warnings).toContainEqual(
         expect.objectContaining({ name: 'WorkflowClaimLostWarning', workflowId: 'w' }),

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { TestWorld } from '../../engine/engine.test-support';
-import { withVersion } from '../../client/source-edits';
 import { deleteDefinition, listStoredDefinitions, saveDefinition } from './definition-store';
 import { compileDefinition } from './compile';
 
@@ -57,7 +56,7 @@ describe('authored definitions in the store', () => {
       unfinished: 1,
       suggestedVersion: 2,
     });
-    const bumped = withVersion(changed, 2)!;
+    const bumped = source(2, `yield* ctx.sleep(5); return 'changed';`);
     expect((await saveDefinition(world.storage, engine, bumped, options())).outcome).toMatchObject({
       ok: true,
       version: 2,

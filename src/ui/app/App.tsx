@@ -6,9 +6,9 @@
  */
 import { QueryClientProvider, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { ShuttleClient } from '../../client/client';
+import type { ShuttleClient } from '../../public/browser';
 import { PanelErrorBoundary } from '../components/PanelErrorBoundary';
-import { ShuttleClientProvider } from '../../react/client-context';
+import { ShuttleClientProvider } from '../../public/react';
 import { useEngineSampling } from '../data/engine-samples';
 import type { StoreReader } from '../data/store-reader';
 import { useLiveUpdates } from '../data/live-updates';

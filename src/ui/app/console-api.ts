@@ -10,7 +10,7 @@
  *
  * Warnings are logged by the worker itself, in the same devtools console.
  */
-import type { ShuttleClient } from '../../client/client';
+import type { ShuttleClient } from '../../public/browser';
 
 declare global {
   interface Window {

@@ -2,7 +2,7 @@
  * An engine named the way people recognise it: its chip and label ("Tab B"), marked when it is this tab's.
  * An engine without a presence record (not yet loaded, or long gone) shows a neutral chip and its short id.
  */
-import type { EngineRecord } from '../../protocol';
+import type { EngineRecord } from '../../public/browser';
 import { selfWord } from '../data/studio-mode';
 import { EngineChip } from './EngineChip';
 import styles from './EngineTag.module.css';

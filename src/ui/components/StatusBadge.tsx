@@ -2,7 +2,7 @@
  * A workflow status as a pill: a word first (colour is never the only signal), tinted by how the status
  * reads — in progress, done, broken, waiting or stopped.
  */
-import type { WorkflowStatus } from '../../engine';
+import type { WorkflowStatus } from '../../public';
 import styles from './StatusBadge.module.css';
 
 const tone: Record<WorkflowStatus, 'info' | 'success' | 'danger' | 'warning' | 'neutral'> = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FenceRejection, TimelineEntry, TimelineKind } from '../../engine';
+import type { FenceRejection, TimelineEntry, TimelineKind } from '../../public';
 import { deriveCustody, epochHistory } from './custody';
 
 let seq = 0;

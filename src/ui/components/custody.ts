@@ -21,8 +21,8 @@
  * (from its last write, or TTL + grace before the takeover if that is later), drawn hatched: the engine was
  * frozen, stalled or dead.
  */
-import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../engine';
-import { isTerminal } from '../../engine/vocabulary';
+import type { FenceRejection, TimelineEntry, WorkflowStatus } from '../../public';
+import { isTerminal } from '../../public/browser';
 
 export type CustodyBarEnd =
   /** Released its claim (graceful shutdown, handoff). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DefinitionInfo } from '../../protocol';
+import type { DefinitionInfo } from '../../public/browser';
 import {
   findDefinition,
   groupDefinitions,

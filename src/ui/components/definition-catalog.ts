@@ -4,7 +4,7 @@
  * version, which is what `start` runs), and lookups by name and version. Pure functions over
  * `DefinitionInfo[]`.
  */
-import type { DefinitionInfo } from '../../protocol';
+import type { DefinitionInfo } from '../../public/browser';
 
 /** Every saved version of one name, newest first. */
 export type SavedGroup = { name: string; versions: DefinitionInfo[] };

@@ -4,7 +4,7 @@
  * otherwise the title is made from the name (`slow-steps` → "Slow steps"), and a definition whose
  * description says it is a child of another is offered after the top-level ones.
  */
-import type { DefinitionInfo } from '../../protocol';
+import type { DefinitionInfo } from '../../public/browser';
 
 /** "Slow steps" for `slow-steps`, or the catalog title. */
 export function humanTitle(definition: Pick<DefinitionInfo, 'name' | 'title'>): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ScheduleInfo } from '../../engine';
+import type { ScheduleInfo } from '../../public';
 import {
   catchUpText,
   describeCron,

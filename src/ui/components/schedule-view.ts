@@ -5,7 +5,7 @@
  * the time zones the form offers.
  */
 import cronstrue from 'cronstrue';
-import type { ScheduleCatchUp, ScheduleInfo, ScheduleOverlap, SlotOutcome } from '../../engine';
+import type { ScheduleCatchUp, ScheduleInfo, ScheduleOverlap, SlotOutcome } from '../../public';
 
 /** The cron in English ("At 09:00, Monday through Friday"), or null when cronstrue cannot read it. */
 export function describeCron(cron: string): string | null {

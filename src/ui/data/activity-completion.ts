@@ -5,8 +5,8 @@
  * words. The workflow's queries refresh at once (the change feed's `messages` area tells the other tabs).
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 
 export type ActivityCompletion =
   | { kind: 'complete'; token: string; result?: unknown }

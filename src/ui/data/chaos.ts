@@ -5,10 +5,10 @@
  * and engine, which only a tab that runs an engine has.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { useThisEngine } from './engine-queries';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 import { useFleet } from './studio-mode';
 
 export type ChaosRequest =

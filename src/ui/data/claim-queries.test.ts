@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClaimHolder } from '../../engine';
+import type { ClaimHolder } from '../../public';
 import { claimLiveness, describeReclaim, livenessLabel, mayTakeOver } from './claim-queries';
 
 const holder = (live: boolean, expiresAt = 10_000): ClaimHolder => ({

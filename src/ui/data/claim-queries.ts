@@ -14,12 +14,12 @@
  *   whether it was a refusal. A viewer tab or the studio server rejects with `ObserverCannotClaimError`.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ClaimHolder, ReclaimOutcome } from '../../engine';
-import type { EngineStatus } from '../../protocol';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
+import type { ClaimHolder, ReclaimOutcome } from '../../public';
+import type { EngineStatus } from '../../public/browser';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 import { retryUnlessNotFound } from './workflow-queries';
 
 /** How often an open page asks again whether the holder is live, in ms. */

@@ -6,10 +6,10 @@
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import type { ShuttleClient } from '../../client/client';
-import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../protocol';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import type { ShuttleClient } from '../../public/browser';
+import type { CompileReport, DeleteOutcome, SaveOutcome } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 
 /** How long typing must pause before the source is compiled, in ms. */
 export const compileDelayMs = 350;

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type PushMessage } from '../../protocol';
+import { PROTOCOL_VERSION, type PushMessage } from '../../public/browser';
 import { dismissWarning, engineActivitySnapshot, recordPush, resetEngineActivity } from './engine-activity';
 
 function events(list: Extract<PushMessage, { kind: 'events' }>['events']): PushMessage {

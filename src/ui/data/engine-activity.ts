@@ -7,7 +7,7 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { HostWarning, PushMessage } from '../../protocol';
+import type { HostWarning, PushMessage } from '../../public/browser';
 
 export type LostWorkflow = {
   workflowId: string;

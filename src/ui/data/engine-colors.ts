@@ -15,7 +15,7 @@
  *   an engine listed before it stops being listed (10 minutes after it died).
  * - Chips still carry the label's letters: nobody has to tell engines apart by colour alone.
  */
-import type { EngineRecord } from '../../protocol';
+import type { EngineRecord } from '../../public/browser';
 
 /** Colours for engines, each legible on the light and the dark theme, told apart by hue and lightness. */
 export const displayPalette: readonly string[] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRecord } from '../../protocol';
+import type { EngineRecord } from '../../public/browser';
 import { claimsOfLiveEngines } from './engine-queries';
 
 const engine = (engineId: string, claimsHeld: number, changes: Partial<EngineRecord> = {}) =>

@@ -6,19 +6,19 @@
  */
 import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { useMemo, useSyncExternalStore } from 'react';
-import type { ClaimInfo } from '../../engine';
-import type { ClientConnection, ShuttleClient } from '../../client/client';
-import type { EngineRecord, HelloResult } from '../../protocol';
-import { useShuttleClient } from '../../react/client-context';
+import type { ClaimInfo } from '../../public';
+import type { ClientConnection, ShuttleClient } from '../../public/browser';
+import type { EngineRecord, HelloResult } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { withDisplayColors } from './engine-colors';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 /**
  * The claim TTL, renewal interval and takeover grace the studio's engines run with (the worker host's
  * defaults): an expired claim is taken over once TTL + grace have passed without a renewal. The UI uses them
  * to draw how much life a claim has left and how long ago it was renewed.
  */
-export { studioClaimTimings as claimTimings } from '../../protocol';
+export { hostClaimTimings as claimTimings } from '../../public/browser';
 
 /** This tab's engine: id, label, colour, mode, database and status (kept current by status pushes). */
 export function thisEngineQuery(client: Pick<ShuttleClient, 'hello'>) {

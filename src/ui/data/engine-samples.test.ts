@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineRecord } from '../../protocol';
+import type { EngineRecord } from '../../public/browser';
 import { appendSample, engineSamples, recordEngineSample, sampleWindowMs } from './engine-samples';
 
 function engine(engineId: string, claimsHeld: number, status = 'running'): EngineRecord {

@@ -7,7 +7,7 @@
 import { useEffect } from 'react';
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { EngineRecord } from '../../protocol';
+import type { EngineRecord } from '../../public/browser';
 import { isEngineLive, useEngines } from './engine-queries';
 
 export type EngineSample = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkflowDescription } from '../../engine';
+import type { WorkflowDescription } from '../../public';
 import { maxAncestors, readAncestors, workflowAncestorsQuery } from './family-queries';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 function notFound(): Error {
   return Object.assign(new Error('not found'), { name: 'WorkflowNotFoundError' });

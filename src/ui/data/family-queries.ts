@@ -4,10 +4,10 @@
  * it). Both live under the workflow's key, so a change of the workflow reads them again.
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { WorkflowDescription } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import type { WorkflowDescription } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 import { retryUnlessNotFound, workflowTimelineQuery } from './workflow-queries';
 
 /** How far up the tree is followed (an ancestry deeper than this is cut). */

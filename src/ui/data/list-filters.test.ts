@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkflowSummary } from '../../engine';
+import type { WorkflowSummary } from '../../public';
 import { hasClientFilters, nestRows, rowMatcher } from './list-filters';
 
 const row = (workflowId: string, extra: Partial<WorkflowSummary> = {}): WorkflowSummary => ({

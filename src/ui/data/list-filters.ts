@@ -4,7 +4,7 @@
  * lack of one), text anywhere in a row, and how recently it started. Pure, so the table, its count and the
  * bulk actions match the same rows; and the tree view, which lists children under their parents.
  */
-import type { WorkflowSummary } from '../../engine';
+import type { WorkflowSummary } from '../../public';
 import type { TimeRange, WorkflowFilters } from '../routing/route';
 
 export const timeRangeMs: Record<TimeRange, number> = {

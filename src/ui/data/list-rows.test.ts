@@ -1,6 +1,6 @@
 import { InfiniteQueryObserver, QueryClient, QueryObserver, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import type { ClaimInfo, ListFilter, ListPage, WorkflowOwner, WorkflowSummary } from '../../engine';
+import type { ClaimInfo, ListFilter, ListPage, WorkflowOwner, WorkflowSummary } from '../../public';
 import {
   matchesListFilter,
   maxPatchedRows,
@@ -10,7 +10,7 @@ import {
   uniqueRows,
   type RowChanges,
 } from './list-rows';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 import { workflowListQuery } from './workflow-queries';
 
 const ownerA: WorkflowOwner = { engineId: 'engine-a', epoch: 1, claimedAt: 10, expiresAt: 6_010 };

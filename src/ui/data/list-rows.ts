@@ -19,10 +19,10 @@
  * do above the same number. Lists that no screen shows are only marked stale: they cost nothing until shown.
  */
 import type { InfiniteData, Query, QueryClient, QueryKey } from '@tanstack/react-query';
-import type { ClaimInfo, ListFilter, ListPage, WorkflowSummary } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { matchesListFilter } from '../../engine/list-row';
-import { queryKeys } from '../../react/query-keys';
+import type { ClaimInfo, ListFilter, ListPage, WorkflowSummary } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { matchesListFilter } from '../../public/browser';
+import { queryKeys } from '../../public/react';
 
 /** Whether `row` belongs in a list asked for with `filter`: the filters `list` applies, decided by the engine's code. */
 export { matchesListFilter };

@@ -1,9 +1,9 @@
 import { InfiniteQueryObserver, QueryClient, type InfiniteData } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import type { ListFilter, ListPage, WorkflowSummary } from '../../engine';
-import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../protocol';
+import type { ListFilter, ListPage, WorkflowSummary } from '../../public';
+import { PROTOCOL_VERSION, type HelloResult, type PushMessage } from '../../public/browser';
 import { changedRowsOf, connectLiveUpdates, refreshIntervalOf, staleQueriesOf } from './live-updates';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 function storeChanged(
   areas: Extract<PushMessage, { kind: 'store-changed' }>['areas'],

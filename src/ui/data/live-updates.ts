@@ -18,14 +18,14 @@
  */
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { ShuttleClient } from '../../client/client';
-import type { PushMessage } from '../../protocol';
+import type { ShuttleClient } from '../../public/browser';
+import type { PushMessage } from '../../public/browser';
 import { currentRoute } from '../routing/router';
-import { useShuttleClient } from '../../react/client-context';
+import { useShuttleClient } from '../../public/react';
 import { recordPush, resetEngineActivity } from './engine-activity';
 import { thisEngineQuery } from './engine-queries';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 /** What the studio shows right now, as far as deciding what a notice makes stale goes. */
 export type ShownViews = {

@@ -8,10 +8,10 @@
  * is recorded yet, every refetch asks, so the outcome appears once the operation finishes.
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { OperationOutcome, OutcomeOf } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import type { OperationOutcome, OutcomeOf } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 import { retryUnlessNotFound } from './workflow-queries';
 
 /** The outcome of the operation `of` names, in run `run` of `workflowId` (null: not recorded yet). */

@@ -5,12 +5,12 @@
  * workflow changes while the Schedules screen is shown); mutations refetch it at once.
  */
 import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ScheduleInfo, ScheduleSpecInput } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import type { SchedulePreview } from '../../protocol';
-import { useShuttleClient } from '../../react/client-context';
+import type { ScheduleInfo, ScheduleSpecInput } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import type { SchedulePreview } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { refreshChangedRows } from './list-rows';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 /** Every schedule of the store, by name. */
 export function schedulesQuery(client: Pick<ShuttleClient, 'schedules'>) {

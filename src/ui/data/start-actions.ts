@@ -5,8 +5,8 @@
  * only delivered the signal). Refreshes the workflow's row in the lists at once, like every start.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { StartOptions } from '../../engine';
-import { useShuttleClient } from '../../react/client-context';
+import type { StartOptions } from '../../public';
+import { useShuttleClient } from '../../public/react';
 import { refreshChangedRows } from './list-rows';
 
 /** What the dialog asks the engine for: a start, or a signal-with-start. */

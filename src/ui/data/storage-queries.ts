@@ -5,10 +5,10 @@
  * own queries and the storage usage at once; other tabs hear of them through the change feed (`workflows`).
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ListFilter } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import type { ListFilter } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 
 /** How much room the store takes: bytes, the quota when known, the largest parts. */
 export function storageUsageQuery(client: Pick<ShuttleClient, 'storageUsage'>) {

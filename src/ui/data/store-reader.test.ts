@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ClientConnection, ShuttleClient } from '../../client/client';
-import type { PushMessage } from '../../protocol';
+import type { ClientConnection, ShuttleClient } from '../../public/browser';
+import type { PushMessage } from '../../public/browser';
 import { createStoreReader } from './store-reader';
 
 /** A client double: `describe` says which engine answered; connection and pushes are driven by the test. */

@@ -18,8 +18,8 @@
  * - A restart of this tab's engine starts no viewer (its old worker stops and its new one connects at once).
  * - Server mode never starts a viewer: the page has no database of its own to open.
  */
-import type { ShuttleClient } from '../../client/client';
-import type { PushMessage } from '../../protocol';
+import type { ShuttleClient } from '../../public/browser';
+import type { PushMessage } from '../../public/browser';
 
 /** The client methods that only read the store, so any engine of the database answers them alike. */
 export const readMethods: ReadonlySet<string> = new Set([

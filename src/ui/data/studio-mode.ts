@@ -7,11 +7,11 @@
  * (SIGTERM), start one more worker.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ShuttleClient } from '../../client/client';
-import type { EngineRecord, FleetActionType, FleetProcess, HelloResult } from '../../protocol';
-import { useShuttleClient } from '../../react/client-context';
+import type { ShuttleClient } from '../../public/browser';
+import type { EngineRecord, FleetActionType, FleetProcess, HelloResult } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { claimTimings, useThisEngine } from './engine-queries';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 export type StudioMode = {
   /** True when the page is connected to a studio server and runs no engine of its own. */

@@ -5,10 +5,10 @@
  * succeeded and which failed, with their errors).
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../engine';
-import { isTerminal } from '../../engine/vocabulary';
-import { useShuttleClient } from '../../react/client-context';
-import { queryKeys } from '../../react/query-keys';
+import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../public';
+import { isTerminal } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
+import { queryKeys } from '../../public/react';
 import { hasClientFilters, rowMatcher, type ClientFilters } from './list-filters';
 
 /** Starts a new workflow of the same type with the same input; resolves with its id. */

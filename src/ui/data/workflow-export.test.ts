@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../engine';
+import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../public';
 import { collectExport } from './workflow-export';
 
 describe('workflow export', () => {

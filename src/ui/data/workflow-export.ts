@@ -5,9 +5,9 @@
  * (an action the person takes), not a cached query.
  */
 import { useMutation } from '@tanstack/react-query';
-import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
+import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 
 export type WorkflowExport = {
   format: 'shuttle.workflow-export';

@@ -1,7 +1,7 @@
 import { QueryClient } from '@tanstack/react-query';
 import { describe, expect, it } from 'vitest';
-import type { ListFilter, ListPage, TimelineEntry, WorkflowSummary } from '../../engine';
-import { queryKeys } from '../../react/query-keys';
+import type { ListFilter, ListPage, TimelineEntry, WorkflowSummary } from '../../public';
+import { queryKeys } from '../../public/react';
 import {
   listPageSize,
   retryUnlessNotFound,

@@ -31,11 +31,11 @@ import type {
   TimelineEntry,
   WorkflowDescription,
   WorkflowSummary,
-} from '../../engine';
-import type { ShuttleClient } from '../../client/client';
-import { useShuttleClient } from '../../react/client-context';
+} from '../../public';
+import type { ShuttleClient } from '../../public/browser';
+import { useShuttleClient } from '../../public/react';
 import { refreshChangedRows, uniqueRows } from './list-rows';
-import { queryKeys } from '../../react/query-keys';
+import { queryKeys } from '../../public/react';
 
 /** Page size of the workflows list (the engine's maximum). */
 export const listPageSize = 1000;

@@ -6,8 +6,8 @@
  * `parseRoute` accepts anything (a mistyped or stale hash falls back to the workflows list, never throws);
  * `formatRoute(parseRoute(x))` is canonical: empty filters and default sort are left out.
  */
-import { isWorkflowStatus } from '../../engine/vocabulary';
-import type { WorkflowStatus } from '../../engine';
+import { isWorkflowStatus } from '../../public/browser';
+import type { WorkflowStatus } from '../../public';
 
 export type WorkflowSortKey = 'created' | 'updated' | 'id' | 'type' | 'status' | 'epoch' | 'owner';
 export type SortDirection = 'asc' | 'desc';

@@ -4,7 +4,7 @@
  * the worker that need a person (another tab runs a different build, storage trouble), dismissible.
  */
 import type { ReactNode } from 'react';
-import type { SerializedError } from '../../engine';
+import type { SerializedError } from '../../public';
 import { explainError } from '../components/error-advice';
 import { Notice } from '../components/Notice';
 import { formatDuration } from '../components/time-format';

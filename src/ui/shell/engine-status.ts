@@ -2,8 +2,8 @@
  * What the shell says about this tab's engine: the host's own status, overridden by the state of the link
  * to its worker (a crashed or silent worker cannot report its status itself).
  */
-import type { ClientConnection } from '../../client/client';
-import type { HelloResult } from '../../protocol';
+import type { ClientConnection } from '../../public/browser';
+import type { HelloResult } from '../../public/browser';
 
 export type EngineDisplayState =
   | 'connecting'

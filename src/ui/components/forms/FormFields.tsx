@@ -4,7 +4,7 @@
  * input state, Ctrl+↵ to submit, and the row of actions at the bottom.
  */
 import { useMemo, useState, type InputHTMLAttributes, type KeyboardEvent, type ReactNode } from 'react';
-import type { DefinitionInfo } from '../../../protocol';
+import type { DefinitionInfo } from '../../../public/browser';
 import { Button } from '../Button';
 import { formatJson, loadRecentInputs, parseJsonInput } from './start-form';
 import styles from './StartDialog.module.css';

@@ -7,8 +7,8 @@
  * of that name with another spec can be replaced on purpose. On success the Schedules screen opens on it.
  */
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
-import type { ScheduleCatchUp, ScheduleOverlap } from '../../../engine';
-import type { DefinitionInfo } from '../../../protocol';
+import type { ScheduleCatchUp, ScheduleOverlap } from '../../../public';
+import type { DefinitionInfo } from '../../../public/browser';
 import { Button } from '../Button';
 import { InlineError } from '../ErrorNotice';
 import { useCreateSchedule, useSchedulePreview } from '../../data/schedule-queries';

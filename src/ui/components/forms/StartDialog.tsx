@@ -21,7 +21,7 @@
  * through the view store (`openStartDialog`).
  */
 import { useMemo, useState, type FormEvent } from 'react';
-import type { DefinitionInfo } from '../../../protocol';
+import type { DefinitionInfo } from '../../../public/browser';
 import { Button } from '../Button';
 import { useStudioMode } from '../../data/studio-mode';
 import { Dialog } from '../Dialog';

@@ -4,7 +4,7 @@
  * it names. The engine validates everything (and says so in its own words, before anything is written); this
  * only builds the request and knows where to show the answer.
  */
-import type { ScheduleCatchUp, ScheduleOverlap, ScheduleSpecInput } from '../../../engine';
+import type { ScheduleCatchUp, ScheduleOverlap, ScheduleSpecInput } from '../../../public';
 import { buildStartOptions, type FieldProblem } from './start-form';
 
 export type ScheduleFields = {

@@ -5,7 +5,7 @@
  * `planStart` checks them against the other start options and says, in the engine's terms, what is wrong
  * before a round trip; the engine validates everything again.
  */
-import type { StartOptions } from '../../../engine';
+import type { StartOptions } from '../../../public';
 import type { StartPlan } from '../../data/start-actions';
 import { parseJsonInput } from './start-form';
 

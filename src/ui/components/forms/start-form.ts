@@ -5,10 +5,9 @@
  * dialog say what is wrong before a round trip, in the same words. The workflow page's dialogs (signal,
  * update, query, an external activity's completion) parse their JSON with it too.
  */
-import type { StartOptions } from '../../../engine';
+import type { StartOptions } from '../../../public';
 import { locateJsonError } from './json-errors';
-import { utf8Bytes } from '../../../engine/codec';
-import { defaultMaxPayloadBytes, maxIdLength } from '../../../engine/vocabulary';
+import { defaultMaxPayloadBytes, maxIdLength } from '../../../public/browser';
 
 /** The engine's payload limit (`limits.maxPayloadBytes`, default 256 KiB). */
 export const payloadLimitBytes = defaultMaxPayloadBytes;
@@ -42,11 +41,8 @@ export function parseJsonInput(text: string): JsonParse {
   }
 }
 
-/** UTF-8 size of a JSON value as the engine stores it (counted by the engine's own measure). */
-export function payloadBytes(value: unknown): number {
-  if (value === undefined) return 0;
-  return utf8Bytes(JSON.stringify(value));
-}
+/** UTF-8 size of a JSON value as the engine stores it (the engine's own measure). */
+export { payloadBytes } from '../../../public/browser';
 
 /** "12.4 KB", "1.2 MB", "312 B". */
 export function formatBytes(bytes: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkflowDescription } from '../../../engine';
+import type { WorkflowDescription } from '../../../public';
 import { bufferedOf, byDue, bySent, payloadPreview, pendingOf, pendingState } from './pending-work';
 
 type Pending = NonNullable<WorkflowDescription['pending']>;

@@ -5,7 +5,7 @@
  * workflow or across the store, soonest due first. And the signals buffered for a workflow, sent but not
  * consumed yet (`describe(id).bufferedSignals`), oldest first, with a one-line preview of each payload. Pure.
  */
-import type { WorkflowDescription, WorkflowStatus } from '../../../engine';
+import type { WorkflowDescription, WorkflowStatus } from '../../../public';
 
 export type PendingKind = 'activity' | 'timer' | 'signal' | 'condition' | 'child';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEntry } from '../../../engine';
+import type { TimelineEntry } from '../../../public';
 import { departureFrom, describeDepartures } from './departures';
 
 let seq = 0;

@@ -5,8 +5,8 @@
  * The drills check this reason rather than the wall-clock time of the move, which a loaded machine stretches
  * without changing how the move was decided.
  */
-import type { TimelineEntry } from '../../../engine';
-import type { TakeoverReason } from '../../../engine/vocabulary';
+import type { TimelineEntry } from '../../../public';
+import type { TakeoverReason } from '../../../public/browser';
 
 /** `released`: the engine released the claim and another acquired it; otherwise the takeover's reason. */
 export type Departure = 'released' | TakeoverReason;

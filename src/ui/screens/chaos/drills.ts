@@ -9,9 +9,9 @@
  * is (three starts from fewer tabs still race). Drills are cancellable between steps, and every wait is
  * bounded, so a drill never hangs: it fails with the step it was waiting on.
  */
-import type { FenceRejection, WorkflowDescription } from '../../../engine';
-import type { ShuttleClient } from '../../../client/client';
-import type { EngineRecord } from '../../../protocol';
+import type { FenceRejection, WorkflowDescription } from '../../../public';
+import type { ShuttleClient } from '../../../public/browser';
+import type { EngineRecord } from '../../../public/browser';
 import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';
@@ -19,8 +19,8 @@ import {
   checkOwnershipInvariants,
   type InvariantResult,
   type WorkflowEvidence,
-} from '../../../engine/invariants';
-import { isTerminal } from '../../../engine/vocabulary';
+} from '../../../public/browser';
+import { isTerminal } from '../../../public/browser';
 import { departureFrom, describeDepartures } from './departures';
 
 export type DrillId = 'freeze' | 'crash' | 'handoff' | 'race';

@@ -7,7 +7,7 @@
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
-import type { EngineRecord } from '../../../protocol';
+import type { EngineRecord } from '../../../public/browser';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';

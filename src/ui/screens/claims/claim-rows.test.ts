@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClaimInfo } from '../../../engine';
+import type { ClaimInfo } from '../../../public';
 import { sortClaimRows, toClaimRows } from './claim-rows';
 
 function claim(workflowId: string, epoch: number, claimedAt: number, expiresAt: number): ClaimInfo {

@@ -3,7 +3,7 @@
  * contested (its epoch rose above 1 recently: it changed hands or was fought over) or expired with nobody
  * having taken it over yet, and the order to show them in — trouble first.
  */
-import type { ClaimInfo } from '../../../engine';
+import type { ClaimInfo } from '../../../public';
 
 export type ClaimRow = {
   workflowId: string;

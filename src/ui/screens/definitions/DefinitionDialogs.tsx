@@ -4,8 +4,8 @@
  * workflows use it, with the worker's reason shown in the dialog).
  */
 import { useState, type FormEvent } from 'react';
-import type { DefinitionInfo } from '../../../protocol';
-import { withName } from '../../../client/source-edits';
+import type { DefinitionInfo } from '../../../public/browser';
+import { withName } from './source-edits';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

@@ -13,8 +13,8 @@
  *   so it needs the edits saved first.
  */
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
-import type { DefinitionInfo, SaveOutcome } from '../../../protocol';
-import { readDeclaration, templateFrom, unusedName, withVersion } from '../../../client/source-edits';
+import type { DefinitionInfo, SaveOutcome } from '../../../public/browser';
+import { readDeclaration, templateFrom, unusedName, withVersion } from './source-edits';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { Icon } from '../../components/icons';

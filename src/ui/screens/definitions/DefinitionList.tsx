@@ -3,7 +3,7 @@
  * first, with a dot when this tab has unsaved edits and a warning sign when this tab's engine could not load
  * it), then the built-in demos, marked read-only.
  */
-import type { DefinitionInfo } from '../../../protocol';
+import type { DefinitionInfo } from '../../../public/browser';
 import { useStudioMode } from '../../data/studio-mode';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
@@ -11,7 +11,7 @@ import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { groupDefinitions } from '../../components/definition-catalog';
 import { humanTitle, isChildOnly } from '../../components/definition-names';
-import { readDeclaration } from '../../../client/source-edits';
+import { readDeclaration } from './source-edits';
 import { bufferKey, useEditorStore } from './editor-store';
 import styles from './DefinitionList.module.css';
 

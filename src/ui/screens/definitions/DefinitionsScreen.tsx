@@ -4,8 +4,8 @@
  * (`#/definitions/<name>?v=<version>`, or `?draft=<id>` for a draft of this tab). Saved definitions are
  * registered by every tab's engine at once, so what is written here runs, and is taken over, anywhere.
  */
-import { blankDefinition, unusedName } from '../../../client/source-edits';
-import type { DefinitionInfo } from '../../../protocol';
+import { blankDefinition, unusedName } from './source-edits';
+import type { DefinitionInfo } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
 import { ErrorNotice } from '../../components/ErrorNotice';

@@ -3,7 +3,7 @@
  * message and position (a click puts the cursor there), or that it compiles, and under which name and
  * version. Says so while the latest text is still being checked.
  */
-import type { DefinitionDiagnostic } from '../../../protocol';
+import type { DefinitionDiagnostic } from '../../../public/browser';
 import { Icon } from '../../components/icons';
 import styles from './DefinitionEditor.module.css';
 import type { ApiProblem } from './workflow-api';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkflowContext } from '../../../engine';
+import type { WorkflowContext } from '../../../public';
 import { contextMembers, contextName, contextProblems, interfaceMembers } from './workflow-api';
 
 /** Every member of the engine's WorkflowContext: the type checker keeps this list complete. */

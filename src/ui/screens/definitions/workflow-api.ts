@@ -13,7 +13,6 @@
  */
 import type { CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 // The engine's source is read as text (Vite `?raw`): no engine code is loaded into the page.
-// eslint-disable-next-line no-restricted-imports
 import workflowSource from '../../../engine/workflow.ts?raw';
 
 export type ApiMember = {

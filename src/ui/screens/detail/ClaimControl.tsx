@@ -6,8 +6,8 @@
  * error (a viewer tab or the studio server claims nothing: `ObserverCannotClaimError`) is shown inline in the
  * engine's words, like every action's.
  */
-import type { WorkflowDescription } from '../../../engine';
-import type { HelloResult } from '../../../protocol';
+import type { WorkflowDescription } from '../../../public';
+import type { HelloResult } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import {

@@ -15,7 +15,7 @@
  * light.
  */
 import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
-import type { EngineRecord } from '../../../protocol';
+import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { selfWord } from '../../data/studio-mode';
 import { textColorOn } from '../../components/EngineChip';

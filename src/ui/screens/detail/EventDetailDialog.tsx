@@ -7,8 +7,8 @@
  * argument, kept with its outcome), and the other entries of the same operation, so an attempt reads with its
  * retries and its outcome.
  */
-import type { TimelineEntry } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { TimelineEntry } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { EngineTag } from '../../components/EngineTag';

@@ -6,8 +6,8 @@
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { TimelineEntry } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { TimelineEntry } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
 import { Icon } from '../../components/icons';

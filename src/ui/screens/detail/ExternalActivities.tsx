@@ -6,7 +6,7 @@
  * accepted: a second is refused with the engine's `ActivityCompletionRefusedError`, shown in its words.
  */
 import { useState, type FormEvent } from 'react';
-import type { WorkflowDescription } from '../../../engine';
+import type { WorkflowDescription } from '../../../public';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
 import { InlineError } from '../../components/ErrorNotice';

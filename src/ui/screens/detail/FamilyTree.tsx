@@ -4,7 +4,7 @@
  * (read on demand from that child's timeline), down to any depth. Every node links to its workflow.
  */
 import { useState } from 'react';
-import type { TimelineEntry, WorkflowDescription } from '../../../engine';
+import type { TimelineEntry, WorkflowDescription } from '../../../public';
 import { EmptyState } from '../../components/EmptyState';
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { StatusBadge } from '../../components/StatusBadge';

@@ -5,7 +5,7 @@
  * the children it started, down to any depth, with links.
  */
 import { useState } from 'react';
-import type { TimelineEntry, WorkflowDescription } from '../../../engine';
+import type { TimelineEntry, WorkflowDescription } from '../../../public';
 import { EmptyState } from '../../components/EmptyState';
 import { JsonView } from '../../components/JsonView';
 import styles from './Inspectors.module.css';

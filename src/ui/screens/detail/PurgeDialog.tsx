@@ -5,7 +5,7 @@
  * own words and nothing is deleted.
  */
 import type { FormEvent } from 'react';
-import type { WorkflowDescription } from '../../../engine';
+import type { WorkflowDescription } from '../../../public';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

@@ -5,7 +5,7 @@
  * the latest — so a run can be opened in a new tab, copied, or shared. Escape or a click outside closes it.
  */
 import { useEffect, useRef, useState } from 'react';
-import type { RunSummary } from '../../../engine';
+import type { RunSummary } from '../../../public';
 import { Icon } from '../../components/icons';
 import { RelativeTime } from '../../components/RelativeTime';
 import { StatusBadge } from '../../components/StatusBadge';

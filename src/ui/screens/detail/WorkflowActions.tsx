@@ -6,8 +6,8 @@
  * the workflow; errors are shown in the engine's own words.
  */
 import { useState, type FormEvent } from 'react';
-import type { WorkflowDescription } from '../../../engine';
-import type { HelloResult } from '../../../protocol';
+import type { WorkflowDescription } from '../../../public';
+import type { HelloResult } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { InlineError } from '../../components/ErrorNotice';
 import { JsonView } from '../../components/JsonView';
@@ -28,7 +28,7 @@ import { useRerun } from '../../data/workflow-actions';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowActions.module.css';
-import { isTerminal } from '../../../engine/vocabulary';
+import { isTerminal } from '../../../public/browser';
 
 type MessageKind = 'signal' | 'update' | 'query';
 type Destructive = 'cancel' | 'terminate' | 'suspend';

@@ -10,8 +10,8 @@
  * description, timeline, custody and result as they were, and no actions but going to the latest run.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../engine';
-import type { EngineRecord, HelloResult } from '../../../protocol';
+import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../public';
+import type { EngineRecord, HelloResult } from '../../../public/browser';
 import { CopyableId } from '../../components/CopyableId';
 import { DrainingBar } from '../../components/DrainingBar';
 import { EmptyState } from '../../components/EmptyState';
@@ -48,11 +48,11 @@ import { ExternalActivities } from './ExternalActivities';
 import { waitingExternalActivities } from './external-activities';
 import { RunSwitcher } from './RunSwitcher';
 import { earlierRunNote, isEarlierRun, latestRunOf, rejectionsOfRun } from './run-history';
-import type { RunSummary } from '../../../engine';
+import type { RunSummary } from '../../../public';
 import { Button } from '../../components/Button';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowDetailScreen.module.css';
-import { isTerminal } from '../../../engine/vocabulary';
+import { isTerminal } from '../../../public/browser';
 import { Icon } from '../../components/icons';
 
 export function WorkflowDetailScreen({ workflowId, run }: { workflowId: string; run?: number }) {

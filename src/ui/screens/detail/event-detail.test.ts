@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OperationOutcome, TimelineEntry } from '../../../engine';
+import type { OperationOutcome, TimelineEntry } from '../../../public';
 import {
   eventDetail,
   inputTarget,

@@ -14,8 +14,8 @@ import type {
   OutcomeOf,
   SerializedError,
   TimelineEntry,
-} from '../../../engine';
-import { utf8Bytes } from '../../../engine/codec';
+} from '../../../public';
+import { payloadBytes } from '../../../public/browser';
 
 export type EventFact = { label: string; value: string };
 
@@ -291,5 +291,5 @@ function valueOf(value: Json, heading: 'Result' | 'Payload'): Extract<OutcomeVie
 
 /** A value as pretty JSON, and its size as stored (compact JSON, UTF-8). */
 function sized(value: Json): { json: string; bytes: number } {
-  return { json: JSON.stringify(value, null, 2), bytes: utf8Bytes(JSON.stringify(value)) };
+  return { json: JSON.stringify(value, null, 2), bytes: payloadBytes(value) };
 }

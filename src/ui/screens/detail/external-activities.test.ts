@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkflowDescription } from '../../../engine';
+import type { WorkflowDescription } from '../../../public';
 import { waitingExternalActivities } from './external-activities';
 
 const pending = (

@@ -2,7 +2,7 @@
  * The external activities a workflow waits on (declared `completion: 'external'`): the leaves of its pending
  * operation that carry a completion token — the token `completeActivity` / `failActivity` take.
  */
-import type { WorkflowDescription } from '../../../engine';
+import type { WorkflowDescription } from '../../../public';
 
 export type WaitingExternalActivity = {
   name: string;

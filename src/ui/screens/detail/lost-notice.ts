@@ -3,8 +3,8 @@
  * taken, or its write refused by the epoch fence), then where the workflow is now — the store's truth, not
  * this engine's memory: ended (and how), owned by a named engine at a named epoch, or owned by nobody yet.
  */
-import type { FenceRejection, WorkflowDescription } from '../../../engine';
-import { isTerminal } from '../../../engine/vocabulary';
+import type { FenceRejection, WorkflowDescription } from '../../../public';
+import { isTerminal } from '../../../public/browser';
 import type { LostWorkflow } from '../../data/engine-activity';
 
 export function describeLoss(lost: LostWorkflow | null, refused: readonly FenceRejection[]): string {

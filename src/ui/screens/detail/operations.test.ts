@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEntry, TimelineKind } from '../../../engine';
+import type { TimelineEntry, TimelineKind } from '../../../public';
 import { deriveOperations, describeEntry } from './operations';
 
 let seq = 0;

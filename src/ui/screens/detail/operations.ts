@@ -5,8 +5,8 @@
  * so an activity's attempts, failures and retries read together. Spans and groups share a `groupKey`, which
  * is how selecting one highlights the other.
  */
-import type { TimelineEntry, TimelineKind } from '../../../engine';
-import { entriesOf, isTerminal } from '../../../engine/vocabulary';
+import type { TimelineEntry, TimelineKind } from '../../../public';
+import { entriesOf, isTerminal } from '../../../public/browser';
 import { formatDuration } from '../../components/time-format';
 
 export type Track = 'activities' | 'timers' | 'children' | 'messages' | 'lifecycle';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FenceRejection, RunSummary } from '../../../engine';
+import type { FenceRejection, RunSummary } from '../../../public';
 import { earlierRunNote, isEarlierRun, latestRunOf, rejectionsOfRun, runSwitcherLabel } from './run-history';
 
 function run(number: number, createdAt: number, latest = false): RunSummary {

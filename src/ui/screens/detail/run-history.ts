@@ -4,7 +4,7 @@
  * belong to the run shown (refused writes carry no run number: they are placed by time, between the run's
  * creation and the next run's).
  */
-import type { FenceRejection, RunSummary, WorkflowDescription } from '../../../engine';
+import type { FenceRejection, RunSummary, WorkflowDescription } from '../../../public';
 
 /** The latest run of `runs` (they come latest first), or null when none is known. */
 export function latestRunOf(runs: readonly RunSummary[] | undefined): RunSummary | null {

@@ -5,7 +5,7 @@
  * rises.
  */
 import { useLayoutEffect, useRef, useState } from 'react';
-import type { EngineRecord } from '../../../protocol';
+import type { EngineRecord } from '../../../public/browser';
 import { textColorOn } from '../../components/EngineChip';
 import { formatClock } from '../../components/time-format';
 import type { EngineSample } from '../../data/engine-samples';

@@ -13,8 +13,8 @@
  * Below the engines, how much room the store they share takes (StorageCard.tsx).
  */
 import { useState, type ReactNode } from 'react';
-import type { ClaimInfo } from '../../../engine';
-import type { EngineRecord, FleetProcess } from '../../../protocol';
+import type { ClaimInfo } from '../../../public';
+import type { EngineRecord, FleetProcess } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { CopyableId } from '../../components/CopyableId';
 import { EmptyState } from '../../components/EmptyState';

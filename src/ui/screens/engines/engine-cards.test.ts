@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClaimInfo } from '../../../engine';
+import type { ClaimInfo } from '../../../public';
 import { canRestart, claimsHeldBy } from './engine-cards';
 
 const claim = (workflowId: string, engineId: string | null): ClaimInfo => ({

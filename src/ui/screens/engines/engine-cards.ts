@@ -3,8 +3,8 @@
  * from the claims table, the store's truth, so a dead engine whose presence record still says it held a
  * claim shows what the store says —, and whether a restart can be offered.
  */
-import type { ClaimInfo } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { ClaimInfo } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { isEngineLive } from '../../data/engine-queries';
 
 /**

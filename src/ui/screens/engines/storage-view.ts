@@ -2,7 +2,7 @@
  * Storage usage in words: the share of the quota, the largest parts (bytes in human units are
  * src/ui/components/byte-format.ts).
  */
-import type { Result } from '../../../protocol';
+import type { Result } from '../../../public/browser';
 
 type StorageUsage = Result<'storageUsage'>;
 

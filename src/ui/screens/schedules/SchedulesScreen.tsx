@@ -10,8 +10,8 @@
  * refresh it (live-updates.ts). Errors are the engine's own, with what to do (error-advice.ts).
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { ScheduleInfo, SlotOutcome, WorkflowDescription } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { ScheduleInfo, SlotOutcome, WorkflowDescription } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { EmptyState } from '../../components/EmptyState';
@@ -27,7 +27,7 @@ import { useEngineDirectory } from '../../data/engine-queries';
 import { useScheduleAction, useSchedules } from '../../data/schedule-queries';
 import { useStudioMode } from '../../data/studio-mode';
 import { useWorkflowDescriptions } from '../../data/workflow-queries';
-import { isTerminal } from '../../../engine/vocabulary';
+import { isTerminal } from '../../../public/browser';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';

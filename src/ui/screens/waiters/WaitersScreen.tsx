@@ -6,8 +6,8 @@
  * from its own engine, live.
  */
 import { MiddleTruncate } from '../../components/MiddleTruncate';
-import type { ResultWaiterInfo, WorkflowDescription } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { ResultWaiterInfo, WorkflowDescription } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
 import { EngineTag } from '../../components/EngineTag';

@@ -6,7 +6,7 @@
  * many it reached and which refused.
  */
 import { useState, type FormEvent } from 'react';
-import type { ListFilter } from '../../../engine';
+import type { ListFilter } from '../../../public';
 import { Button } from '../../components/Button';
 import { Dialog } from '../../components/Dialog';
 import { InlineError } from '../../components/ErrorNotice';

@@ -6,7 +6,7 @@
  * in another tab.
  */
 import { useEffect, useState, type ReactNode } from 'react';
-import type { WorkflowStatus } from '../../../engine';
+import type { WorkflowStatus } from '../../../public';
 import { Icon } from '../../components/icons';
 import { useEngines } from '../../data/engine-queries';
 import { useDefinitions } from '../../data/workflow-queries';

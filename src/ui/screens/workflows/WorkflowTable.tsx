@@ -6,8 +6,8 @@
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useEffect, useMemo, useRef } from 'react';
-import type { WorkflowSummary } from '../../../engine';
-import type { EngineRecord } from '../../../protocol';
+import type { WorkflowSummary } from '../../../public';
+import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineTag } from '../../components/EngineTag';
@@ -33,7 +33,7 @@ import { hasClientFilters, nestRows, rowMatcher } from '../../data/list-filters'
 import styles from './WorkflowTable.module.css';
 import { sortWorkflows } from './workflow-sort';
 import { rowKey } from '../../data/list-rows';
-import { isTerminal } from '../../../engine/vocabulary';
+import { isTerminal } from '../../../public/browser';
 import { MiddleTruncate } from '../../components/MiddleTruncate';
 import { waitingOnText } from '../../components/waiting-on';
 

@@ -3,7 +3,7 @@
  * type and owner, searched by id prefix, sorted by any column (all of it in the URL), and a way to start
  * one.
  */
-import type { ListFilter } from '../../../engine';
+import type { ListFilter } from '../../../public';
 import { Button } from '../../components/Button';
 import { PanelErrorBoundary } from '../../components/PanelErrorBoundary';
 import { useEffect, useMemo } from 'react';

@@ -3,8 +3,8 @@
  * status names an unfinished status is refused (the engine says so too); without a status it means every
  * finished status.
  */
-import type { ListFilter, WorkflowStatus } from '../../../engine';
-import { isTerminal } from '../../../engine/vocabulary';
+import type { ListFilter, WorkflowStatus } from '../../../public';
+import { isTerminal } from '../../../public/browser';
 import type { ClientFilters } from '../../data/list-filters';
 
 /** The unfinished statuses `filter` names (empty when a purge by it is possible). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { workflowStatuses } from '../../../engine/vocabulary';
-import type { WorkflowSummary } from '../../../engine';
+import { workflowStatuses } from '../../../public/browser';
+import type { WorkflowSummary } from '../../../public';
 import { sortWorkflows } from './workflow-sort';
 
 function row(workflowId: string, status: WorkflowSummary['status'], createdAt = 0): WorkflowSummary {

@@ -3,7 +3,7 @@
  * id prefix; sorting by any column happens here, over the fetched rows, and so does "owned by nobody"
  * (the engine filters by an owner, not by the lack of one).
  */
-import type { WorkflowStatus, WorkflowSummary } from '../../../engine';
+import type { WorkflowStatus, WorkflowSummary } from '../../../public';
 import type { SortDirection, WorkflowSortKey } from '../../routing/route';
 
 /** Where each status sorts (live work first): typed by the one vocabulary, so a new status must be placed. */

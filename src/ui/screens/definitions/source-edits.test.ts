@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { builtInInfo } from '../worker/built-ins';
-import { compileDefinition } from '../host/authoring/compile';
+import { builtInInfo } from '../../../worker/built-ins';
+import { compileDefinition } from '../../../host/authoring/compile';
 import {
   blankDefinition,
   readDeclaration,
