@@ -135,9 +135,14 @@ test('a fleet of three workers: the studio shows them, a killed worker’s workf
     .filter((description) => description.owner?.engineId === victim)
     .map((description) => description.workflowId);
 
-  // Kill it from its card.
-  const killedAt = Date.now();
+  // Kill it from its card: a confirmation says what will happen first, and nothing is done until it is confirmed.
   await studio.card(victim).getByTestId('engines.kill').click();
+  await expect(studio.page.getByTestId('engines.kill-dialog')).toContainText(
+    'SIGKILL ends the process at once',
+  );
+  expect((await studio.describe(probe)).owner?.engineId).toBe(victim);
+  const killedAt = Date.now();
+  await studio.page.getByTestId('engines.kill-confirm').click();
   await expect(studio.card(victim).getByTestId('engines.card-status')).toHaveAttribute('data-state', 'dead', {
     timeout: ttlMs,
   });

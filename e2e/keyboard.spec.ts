@@ -113,6 +113,12 @@ test('by keyboard only: palette, a workflow, its chart, an event’s details, si
   await tabTo(page, { testId: 'detail.signal-submit' });
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('detail.signal-result')).toContainText('Signal approve sent');
+  // Once the workflow has consumed it (and waits for nothing more), the dialog still says what happened
+  await expect
+    .poll(async () => (await studio.describe(order)).state)
+    .toMatchObject({ approvedBy: 'keyboard' });
+  await expect(page.getByTestId('detail.signal-result')).toContainText('The workflow was waiting for it');
+  await expect(page.getByTestId('detail.signal-note')).toBeHidden();
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('detail.signal-dialog')).toBeHidden();
   await studio.detail.expectStatus('completed', 30_000);

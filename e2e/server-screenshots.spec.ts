@@ -89,6 +89,7 @@ test('server-mode documentation screenshots', async ({ studio }) => {
   const victim = await ownerOf(studio, etl);
   await studio.openScreen('engines');
   await studio.card(victim).getByTestId('engines.kill').click();
+  await page.getByTestId('engines.kill-confirm').click();
   await expect.poll(async () => (await studio.describe(etl)).epoch, { timeout: ttlMs }).toBe(2);
   await page.getByTestId('engines.start-worker').click();
   await expect(studio.workerCards).toHaveCount(3, { timeout: 20_000 });

@@ -44,16 +44,26 @@ test('the header and sidebar stay put: only <main> scrolls, on Engines with seve
   await expect(studio.page.getByTestId('shell.palette-button')).toBeInViewport();
 });
 
-test('rerun: a finished workflow starts again with the same input, under a new id', async ({ studio }) => {
+test('rerun: a finished workflow starts again with the same input, under an id that names it, after a confirmation', async ({
+  studio,
+}) => {
   const input = { from: 2, tickMs: 100 };
   const first = await studio.startViaConsole('countdown', input, { id: 'rerun-original' });
   const detail = await studio.openWorkflow(first);
   await detail.expectStatus('completed');
   await studio.page.getByTestId('detail.rerun-button').click();
-  await expect(detail.workflowId).not.toHaveAttribute('data-full-id', first);
-  const second = (await detail.workflowId.getAttribute('data-full-id'))!;
-  expect(await studio.describe(second)).toMatchObject({ workflowType: 'countdown', input });
+  await expect(studio.page.getByTestId('detail.rerun-button-dialog')).toContainText(
+    'as rerun-original-rerun-1',
+  );
+  await studio.page.getByTestId('detail.rerun-button-confirm').click();
+  await expect(detail.workflowId).toHaveAttribute('data-full-id', 'rerun-original-rerun-1');
+  expect(await studio.describe('rerun-original-rerun-1')).toMatchObject({ workflowType: 'countdown', input });
   expect((await studio.describe(first)).status).toBe('completed');
+  // a second rerun of the original takes the next number (the first is still there)
+  await studio.openWorkflow(first);
+  await studio.page.getByTestId('detail.rerun-button').click();
+  await studio.page.getByTestId('detail.rerun-button-confirm').click();
+  await expect(detail.workflowId).toHaveAttribute('data-full-id', 'rerun-original-rerun-2');
 });
 
 test('bulk terminate by the current filter says how many first, then ends exactly those', async ({
@@ -169,6 +179,12 @@ test('a crashed tab shows the store’s truth: the new owner and epoch, no claim
 
   await studio.openScreen('engines');
   await studio.engines.card(ownId).getByTestId('engines.crash').click();
+  // Crash asks first; Keep it does nothing
+  await studio.page.getByTestId('engines.crash-dialog').getByRole('button', { name: 'Keep it' }).click();
+  await expect(studio.page.getByTestId('engines.crash-dialog')).toHaveCount(0);
+  await expect(studio.engineStatus).not.toHaveText('crashed');
+  await studio.engines.card(ownId).getByTestId('engines.crash').click();
+  await studio.page.getByTestId('engines.crash-confirm').click();
   await expect(studio.engineStatus).toHaveText('crashed');
   const otherId = await other.engineId();
   await expect.poll(async () => (await other.describe(id)).owner?.engineId).toBe(otherId);
@@ -247,6 +263,43 @@ test('a tab keeps its label for its life, across reloads and restarts; other tab
   expect([label, await other.engineLabel()]).not.toContain(copyLabel);
   expect(await studio.engineId()).toBe(liveId);
   await copyPage.close();
+});
+
+test('a long workflow id wraps in the page title at 1400 px, clear of the actions beside it', async ({
+  studio,
+}) => {
+  await studio.page.setViewportSize({ width: 1400, height: 900 });
+  const id = `a-long-id-${'0123456789'.repeat(12)}`;
+  await studio.startViaConsole('countdown', { from: 600, tickMs: 500 }, { id });
+  await studio.openWorkflow(id);
+  const title = studio.page.locator('#detail-title');
+  await expect(title).toContainText(id);
+  const box = (await title.boundingBox())!;
+  for (const action of ['detail.signal-button', 'detail.cancel-button']) {
+    const button = (await studio.page.getByTestId(action).boundingBox())!;
+    const overlaps =
+      box.x < button.x + button.width &&
+      button.x < box.x + box.width &&
+      box.y < button.y + button.height &&
+      button.y < box.y + box.height;
+    expect(overlaps, `${action} overlaps the title`).toBe(false);
+  }
+  // the whole id is on the page, not cut off (the title is as wide as its text)
+  const clipped = await title.evaluate((h1) => h1.scrollWidth > h1.clientWidth + 1);
+  expect(clipped).toBe(false);
+});
+
+test('the start dialog closes when the studio goes elsewhere (Back)', async ({ studio }) => {
+  await studio.openScreen('engines');
+  await studio.openScreen('workflows');
+  await studio.startDialog.open();
+  await expect(studio.page.getByTestId('start.dialog')).toBeVisible();
+  await studio.page.goBack();
+  await expect(studio.page.getByTestId('shell.nav-engines')).toHaveAttribute('aria-current', 'page');
+  await expect(studio.page.getByTestId('start.dialog')).toBeHidden();
+  // and it opens again where the studio is now
+  await studio.startDialog.open();
+  await expect(studio.page.getByTestId('start.dialog')).toBeVisible();
 });
 
 test('the start dialog names a definition once, and the start confirmation on the list goes away', async ({

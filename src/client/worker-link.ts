@@ -153,6 +153,8 @@ export class WorkerLink {
         this.#worker.postMessage(message);
       } catch (error) {
         this.#settle(id);
+        // refused by the server connection before sending: the engine's own error name, as a tab's engine gives
+        if ((error as Error).name === 'PayloadNotSerializableError') return reject(error as Error);
         reject(
           namedError(
             'DataCloneError',

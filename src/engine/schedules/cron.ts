@@ -63,7 +63,7 @@ export function parseCron(cron: unknown, timezone: unknown = 'UTC'): CronSchedul
     const message = error instanceof Error ? error.message : String(error);
     throw new InvalidScheduleError(
       'cron',
-      `Invalid cron ${JSON.stringify(cron)}: ${message.replace(/^CronPattern: /, '')}. Accepted: ${acceptedCronForm}.`,
+      `Invalid cron ${JSON.stringify(cron)}: ${message.replace(/^CronPattern: /, '').replace(/\.+$/, '')}. Accepted: ${acceptedCronForm}.`,
     );
   }
   const at = (time: number) => new Date(time);

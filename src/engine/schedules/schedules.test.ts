@@ -90,7 +90,8 @@ describe('schedule validation', () => {
       [
         'a',
         { cron: 'every day', workflow: 'tick' },
-        /Invalid cron "every day".*Accepted: 5 fields 'minute hour/,
+        // croner's own message ends with a full stop: one only
+        /Invalid cron "every day": invalid configuration format \('every day'\), exactly five, six, or seven space separated parts are required\. Accepted: 5 fields 'minute hour/,
       ],
       ['a', { cron: '', workflow: 'tick' }, /non-empty string/],
       ['a', { cron: '0 0 30 2 *', workflow: 'tick' }, /never fires after now/],

@@ -1,23 +1,52 @@
 /**
  * Actions on workflows that the detail page and the list offer beside the per-workflow ones of
- * workflow-queries.ts: rerun a finished workflow with the same input (a new workflow, with a new id), and
+ * workflow-queries.ts: rerun a finished workflow with the same input (a new workflow, `<id>-rerun-<n>`), and
  * cancel or terminate every workflow a filter matches (each one through the engine, reporting how many
  * succeeded and which failed, with their errors).
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../public';
-import { isTerminal } from '../../public/browser';
+import { isTerminal, maxIdLength } from '../../public/browser';
 import { useShuttleClient } from '../../public/react';
 import { queryKeys } from '../../public/react';
 import { hasClientFilters, rowMatcher, type ClientFilters } from './list-filters';
 
-/** Starts a new workflow of the same type with the same input; resolves with its id. */
+/**
+ * The id of the `n`th rerun of `workflowId`: `<id>-rerun-<n>`, so the new workflow names the one it reruns
+ * (the original's id is cut to fit the id limit).
+ */
+export function rerunId(workflowId: string, n: number): string {
+  const suffix = `-rerun-${n}`;
+  return `${workflowId.slice(0, maxIdLength - suffix.length)}${suffix}`;
+}
+
+/** The most reruns tried in a row for a free id before giving up. */
+const maxRerunAttempts = 100;
+
+/**
+ * Reruns a finished workflow: a new workflow of the same type with the same input, under the first free id
+ * of `<id>-rerun-1`, `-2`, … (never a new run of an existing id). Resolves with the new id.
+ */
 export function useRerun() {
   const client = useShuttleClient();
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (workflow: Pick<WorkflowDescription, 'workflowType' | 'input'>) =>
-      client.start(workflow.workflowType, workflow.input),
+    mutationFn: async (workflow: Pick<WorkflowDescription, 'workflowId' | 'workflowType' | 'input'>) => {
+      for (let n = 1; n <= maxRerunAttempts; n++) {
+        try {
+          return await client.start(workflow.workflowType, workflow.input, {
+            id: rerunId(workflow.workflowId, n),
+            idReuse: 'never',
+          });
+        } catch (error) {
+          const name = (error as Error).name;
+          if (name !== 'WorkflowAlreadyExistsError' && name !== 'WorkflowIdReuseError') throw error;
+        }
+      }
+      throw new Error(
+        `Could not rerun '${workflow.workflowId}': the ids ${rerunId(workflow.workflowId, 1)} to -${maxRerunAttempts} are all taken. Purge old reruns, or start it from the Start dialog with an id of your own.`,
+      );
+    },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.workflows }),
   });
 }

@@ -20,7 +20,7 @@
  * The app renders it once; the Workflows, Schedules and Definitions screens and the command palette open it
  * through the view store (`openStartDialog`).
  */
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { DefinitionInfo } from '../../../public/browser';
 import { Button } from '../Button';
 import { useStudioMode } from '../../data/studio-mode';
@@ -28,8 +28,8 @@ import { Dialog } from '../Dialog';
 import { InlineError } from '../ErrorNotice';
 import { useDialogStart } from '../../data/start-actions';
 import { useDefinitions } from '../../data/workflow-queries';
-import { routes } from '../../routing/route';
-import { navigate } from '../../routing/router';
+import { routes, type Route } from '../../routing/route';
+import { navigate, useRoute } from '../../routing/router';
 import { useViewStore, type StartDialogMode } from '../../state/view-store';
 import { ScheduleForm } from './ScheduleForm';
 import { defaultScheduleFields, type ScheduleFields } from './schedule-form';
@@ -54,10 +54,22 @@ function setMode(mode: StartDialogMode): void {
   useViewStore.setState((state) => ({ startDialog: { ...state.startDialog, mode } }));
 }
 
+/** Where the studio is, as far as a dialog cares: the screen (and the workflow), not its filters. */
+function placeOf(route: Route): string {
+  return route.screen === 'workflow' ? `workflow:${route.workflowId}:${route.run ?? ''}` : route.screen;
+}
+
 export function StartDialog() {
   const { open, workflowType, mode } = useViewStore((state) => state.startDialog);
   const close = useViewStore((state) => state.closeStartDialog);
   const { server } = useStudioMode();
+  // Going elsewhere (Back, a link, a shortcut) closes the dialog: it belongs to the place it was opened on
+  const place = placeOf(useRoute());
+  const placeWhenOpened = useRef(place);
+  useEffect(() => {
+    if (!open) placeWhenOpened.current = place;
+    else if (place !== placeWhenOpened.current) close();
+  }, [open, place, close]);
   return (
     <Dialog
       open={open}

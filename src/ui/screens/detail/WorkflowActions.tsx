@@ -24,7 +24,8 @@ import { parseJsonInput } from '../../components/forms/start-form';
 import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import { downloadExport } from './export';
 import { signalNote } from './signal-note';
-import { useRerun } from '../../data/workflow-actions';
+import { rerunId, useRerun } from '../../data/workflow-actions';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
 import styles from './WorkflowActions.module.css';
@@ -113,18 +114,24 @@ export function WorkflowActions({
         </Button>
         <span className={styles.divider} aria-hidden />
         {ended ? (
-          <Button
+          <ConfirmButton
             size="sm"
             icon="refresh"
             busy={rerun.isPending}
-            onClick={() =>
+            onConfirm={() =>
               rerun.mutate(workflow, { onSuccess: (workflowId) => navigate(routes.workflow(workflowId)) })
             }
             testId="detail.rerun-button"
-            title="Start a new workflow of the same type with the same input (a new id); this one stays as it is"
+            title="Start a new workflow of the same type with the same input; this one stays as it is"
+            confirm={{
+              title: 'Rerun this workflow?',
+              body: `A new ${workflow.workflowType} workflow starts from its first step with the same input, as ${rerunId(workflow.workflowId, 1)} (or the next free -rerun- number). Its activities run again. This one stays as it is.`,
+              submit: 'Rerun',
+              variant: 'primary',
+            }}
           >
             Rerun
-          </Button>
+          </ConfirmButton>
         ) : null}
         {ended && onPurge ? (
           <Button
@@ -254,11 +261,15 @@ function MessageDialog({
   const [name, setName] = useState(known[0] ?? '');
   const [value, setValue] = useState('');
   const action = useWorkflowAction(workflow.workflowId);
+  // What the workflow waited for when the signal was sent: once it consumes the signal it waits for something
+  // else, and what the dialog says of the sent signal must not change with it
+  const [awaitedAtSend, setAwaitedAtSend] = useState<readonly string[]>([]);
   const parsed = parseJsonInput(value);
   const text = dialogText[kind];
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!parsed.ok || !name.trim()) return;
+    setAwaitedAtSend(known);
     const request: WorkflowAction =
       kind === 'signal'
         ? { kind, name: name.trim(), ...(parsed.empty ? {} : { payload: parsed.value }) }
@@ -301,7 +312,7 @@ function MessageDialog({
             <option key={option} value={option} />
           ))}
         </datalist>
-        {kind === 'signal' && signalNote(name, known) ? (
+        {kind === 'signal' && !action.isSuccess && signalNote(name, known) ? (
           <span className={styles.warn} data-testid="detail.signal-note">
             {signalNote(name, known)}
           </span>
@@ -344,9 +355,9 @@ function MessageDialog({
             <span>
               Signal <strong>{action.variables?.kind === 'signal' ? action.variables.name : name}</strong>{' '}
               sent.{' '}
-              {signalNote(action.variables?.kind === 'signal' ? action.variables.name : name, known)
-                ? 'It is buffered: the workflow does not wait for it now.'
-                : 'The owning engine consumes it.'}
+              {signalNote(action.variables?.kind === 'signal' ? action.variables.name : name, awaitedAtSend)
+                ? 'It is buffered: the workflow was not waiting for it when it was sent.'
+                : 'The workflow was waiting for it: its owning engine consumes it.'}
             </span>
           ) : (
             <>

@@ -16,6 +16,7 @@ import { useState, type ReactNode } from 'react';
 import type { ClaimInfo } from '../../../public';
 import type { EngineRecord, FleetProcess } from '../../../public/browser';
 import { Button } from '../../components/Button';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyableId } from '../../components/CopyableId';
 import { EmptyState } from '../../components/EmptyState';
 import { EngineChip } from '../../components/EngineChip';
@@ -311,16 +312,22 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
                 }
                 title="Stall the engine's worker: it renews no claims, so after the TTL other engines take its workflows over"
               />
-              <Button
+              <ConfirmButton
                 size="sm"
                 variant="danger"
                 icon="bolt"
-                {...chaosAction('crash')}
+                busy={chaosAction('crash').busy}
+                onConfirm={chaosAction('crash').onClick}
                 title="Terminate its worker: others take over at once (Web Locks)"
                 testId="engines.crash"
+                confirm={{
+                  title: `Crash ${engine.label}?`,
+                  body: 'Its worker is terminated at once, in the middle of whatever it runs. The other engines take its workflows over; an activity it was running runs again there. Its tab stays open and can restart an engine.',
+                  submit: 'Crash',
+                }}
               >
                 Crash
-              </Button>
+              </ConfirmButton>
               <Button
                 size="sm"
                 icon="power"
@@ -492,17 +499,23 @@ function ProcessActions({
           title="Send SIGSTOP, then SIGCONT after the seconds given: it renews nothing meanwhile, so after the claim TTL other workers take its workflows over"
         />
       )}
-      <Button
+      <ConfirmButton
         size="sm"
         variant="danger"
         icon="bolt"
         disabled={!can.kill}
-        {...processAction('kill')}
+        busy={processAction('kill').busy}
+        onConfirm={processAction('kill').onClick}
         title="Send SIGKILL: its advisory lock goes with the process, so other workers take over at once"
         testId="engines.kill"
+        confirm={{
+          title: `Kill ${engine.label} (pid ${process.pid})?`,
+          body: 'SIGKILL ends the process at once, in the middle of whatever it runs. Its advisory lock goes with it, so the other workers take its workflows over; an activity it was running runs again there.',
+          submit: 'Kill',
+        }}
       >
         Kill
-      </Button>
+      </ConfirmButton>
       <Button
         size="sm"
         icon="power"
