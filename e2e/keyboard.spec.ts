@@ -55,6 +55,9 @@ test('by keyboard only: palette, a workflow, its chart, an event’s details, si
       shippingAddress: '12 Analytical Row, London',
       packingMs: 100,
       transitMs: 100,
+      // the test signals approval after a minute of keyboard work on a loaded machine: the default 60 s
+      // approval timeout would reject the order first
+      approvalTimeoutMs: 600_000,
     },
     { id: 'keyboard-order' },
   );

@@ -298,6 +298,7 @@ test('the start dialog closes when the studio goes elsewhere (Back)', async ({ s
   await expect(studio.page.getByTestId('shell.nav-engines')).toHaveAttribute('aria-current', 'page');
   await expect(studio.page.getByTestId('start.dialog')).toBeHidden();
   // and it opens again where the studio is now
+  await studio.openScreen('workflows');
   await studio.startDialog.open();
   await expect(studio.page.getByTestId('start.dialog')).toBeVisible();
 });
