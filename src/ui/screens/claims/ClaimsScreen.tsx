@@ -85,13 +85,14 @@ export function ClaimsScreen() {
             </div>
           </div>
           <PanelErrorBoundary name="epoch history">
-            <aside className={styles.card} aria-label="Epoch history">
+            {/* a section (a region), not an aside: a complementary landmark may not sit inside <main> */}
+            <section className={styles.card} aria-label="Epoch history">
               {selectedId ? (
                 <EpochHistory workflowId={selectedId} engines={engines} />
               ) : (
                 <EmptyState compact title="Select a claim" />
               )}
-            </aside>
+            </section>
           </PanelErrorBoundary>
         </div>
       )}
