@@ -86,7 +86,7 @@ export function ClaimsScreen() {
           </div>
           <PanelErrorBoundary name="epoch history">
             {/* a section (a region), not an aside: a complementary landmark may not sit inside <main> */}
-            <section className={styles.card} aria-label="Epoch history">
+            <section className={`${styles.card} ${styles.history}`} aria-label="Epoch history">
               {selectedId ? (
                 <EpochHistory workflowId={selectedId} engines={engines} />
               ) : (
