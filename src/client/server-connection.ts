@@ -8,6 +8,7 @@
  * crashed worker; the page then says the connection was lost and how to get it back (reload).
  */
 import type { WorkerLike } from './client';
+import { findNotPlainData } from '../engine/vocabulary';
 import { namedError } from './errors';
 
 /**
@@ -15,40 +16,12 @@ import { namedError } from './errors';
  * finite (NaN and ±Infinity become null), a class instance (a Date becomes a string, a Map `{}`), a function
  * or symbol (dropped), a BigInt or a cycle (JSON throws) — or null when it is plain JSON data. A tab's worker
  * receives such values as they are, and its engine refuses them as payloads; over the socket they must be
- * refused here, the same way, or the server would receive something else than what was sent.
+ * refused here, the same way, or the server would receive something else than what was sent. The rule is
+ * the engine's own (`findNotPlainData`, in the pure engine vocabulary), so both modes refuse the same values.
  */
 export function jsonHazard(value: unknown, path = 'params'): string | null {
-  const seen = new Set<object>();
-  const walk = (item: unknown, at: string): string | null => {
-    switch (typeof item) {
-      case 'string':
-      case 'boolean':
-      case 'undefined': // dropped in an object, null in an array: as the engine stores it either way
-        return null;
-      case 'number':
-        return Number.isFinite(item) ? null : `${at} is the number ${String(item)}`;
-      case 'object': {
-        if (item === null) return null;
-        if (seen.has(item)) return `${at} refers to itself (a cycle)`;
-        const proto = Object.getPrototypeOf(item) as unknown;
-        if (!Array.isArray(item) && proto !== Object.prototype && proto !== null)
-          return `${at} is a ${(item as object).constructor?.name ?? 'non-plain object'}`;
-        seen.add(item);
-        const entries = Array.isArray(item)
-          ? item.map((member, index) => [`${at}[${index}]`, member] as const)
-          : Object.entries(item).map(([key, member]) => [`${at}.${key}`, member] as const);
-        for (const [where, member] of entries) {
-          const found = walk(member, where);
-          if (found) return found;
-        }
-        seen.delete(item);
-        return null;
-      }
-      default:
-        return `${at} is a ${typeof item === 'bigint' ? 'BigInt' : typeof item}`;
-    }
-  };
-  return walk(value, path);
+  const found = findNotPlainData(value, path);
+  return found ? `${found.path} ${found.reason}` : null;
 }
 
 type MessageListener = (event: MessageEvent<unknown>) => void;

@@ -11,6 +11,7 @@
  */
 import { utf8Bytes } from '../storage/utf8';
 import { PayloadNotSerializableError, PayloadTooLargeError } from './errors';
+import { findNotPlainData } from './vocabulary';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -27,54 +28,15 @@ export function payloadBytes(value: unknown): number {
   return text === undefined ? 0 : utf8Bytes(text);
 }
 
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'is undefined';
-  if (typeof value === 'function') return 'is a function';
-  if (typeof value === 'symbol') return 'is a symbol';
-  if (typeof value === 'bigint') return 'is a BigInt';
-  if (typeof value === 'number') return `is the number ${String(value)}`;
-  const ctor = (value as object).constructor?.name;
-  return `is a ${ctor ?? 'non-plain object'}`;
-}
-
-function checkPlain(value: unknown, path: string, seen: Set<object>, what: string): void {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return;
-    case 'number':
-      if (!Number.isFinite(value))
-        throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
-      return;
-    case 'object': {
-      if (value === null) return;
-      if (seen.has(value))
-        throw new PayloadNotSerializableError(what, path || 'the value', 'refers to itself (a cycle)');
-      seen.add(value);
-      if (Array.isArray(value)) {
-        value.forEach((item, index) => {
-          if (item !== undefined) checkPlain(item, `${path}[${index}]`, seen, what); // undefined becomes null, as in JSON
-        });
-      } else {
-        const proto = Object.getPrototypeOf(value) as unknown;
-        if (proto !== Object.prototype && proto !== null)
-          throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
-        for (const [key, item] of Object.entries(value)) {
-          if (item === undefined) continue; // dropped, as JSON does
-          checkPlain(item, path ? `${path}.${key}` : key, seen, what);
-        }
-      }
-      seen.delete(value);
-      return;
-    }
-    default:
-      throw new PayloadNotSerializableError(what, path || 'the value', describeValue(value));
-  }
+/** Throws `PayloadNotSerializableError` naming the first place `value` is not plain JSON data. */
+function checkPlain(value: unknown, what: string): void {
+  const found = findNotPlainData(value);
+  if (found) throw new PayloadNotSerializableError(what, found.path || 'the value', found.reason);
 }
 
 /** Throws `PayloadNotSerializableError` unless `value` is plain JSON data (no size check). */
 export function assertPlainData(value: unknown, what: string): void {
-  checkPlain(value, '', new Set(), what);
+  checkPlain(value, what);
 }
 
 /**
@@ -83,7 +45,7 @@ export function assertPlainData(value: unknown, what: string): void {
  */
 export function encodePayload(value: unknown, what: string, maxBytes: number): string | undefined {
   if (value === undefined) return undefined;
-  checkPlain(value, '', new Set(), what);
+  checkPlain(value, what);
   const text = JSON.stringify(value);
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) throw new PayloadTooLargeError(what, bytes, maxBytes);

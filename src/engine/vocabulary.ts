@@ -86,3 +86,59 @@ export function entriesOf<K extends TimelineKind>(
 ): Extract<TimelineEntry, { kind: K }>[] {
   return timeline.filter((entry): entry is Extract<TimelineEntry, { kind: K }> => entry.kind === kind);
 }
+
+/** Where a value is not plain JSON data, and why (see `findNotPlainData`). */
+export type NotPlainData = { path: string; reason: string };
+
+function describeNotPlain(value: unknown): string {
+  if (value === undefined) return 'is undefined';
+  if (typeof value === 'function') return 'is a function';
+  if (typeof value === 'symbol') return 'is a symbol';
+  if (typeof value === 'bigint') return 'is a BigInt';
+  if (typeof value === 'number') return `is the number ${String(value)}`;
+  const ctor = (value as { constructor?: { name?: string } }).constructor?.name;
+  return `is a ${ctor ?? 'non-plain object'}`;
+}
+
+/**
+ * The first place where `value` is not plain JSON data, or null when it is: the one rule for what a payload
+ * may be (the engine's codec refuses what this finds; a studio connected to a server checks it before JSON
+ * would silently change the value on the wire). Plain data is objects with a plain (or null) prototype,
+ * arrays, strings, finite numbers, booleans and null; `undefined` inside an object is dropped and inside an
+ * array becomes null, as JSON does. Functions, symbols, BigInt, NaN and ±Infinity, cycles and class instances
+ * (Date, Map, …) are not. `path` names the value in the answer (`input.items[2]`); empty means the value
+ * itself.
+ */
+export function findNotPlainData(value: unknown, path = ''): NotPlainData | null {
+  const seen = new Set<object>();
+  const walk = (item: unknown, at: string): NotPlainData | null => {
+    switch (typeof item) {
+      case 'string':
+      case 'boolean':
+        return null;
+      case 'number':
+        return Number.isFinite(item) ? null : { path: at, reason: describeNotPlain(item) };
+      case 'object': {
+        if (item === null) return null;
+        if (seen.has(item)) return { path: at, reason: 'refers to itself (a cycle)' };
+        const proto = Object.getPrototypeOf(item) as unknown;
+        if (!Array.isArray(item) && proto !== Object.prototype && proto !== null)
+          return { path: at, reason: describeNotPlain(item) };
+        seen.add(item);
+        const entries = Array.isArray(item)
+          ? item.map((member, index) => [`${at}[${index}]`, member] as const)
+          : Object.entries(item).map(([key, member]) => [at ? `${at}.${key}` : key, member] as const);
+        for (const [where, member] of entries) {
+          if (member === undefined) continue; // dropped, or null in an array, as JSON does
+          const found = walk(member, where);
+          if (found) return found;
+        }
+        seen.delete(item);
+        return null;
+      }
+      default:
+        return { path: at, reason: describeNotPlain(item) };
+    }
+  };
+  return walk(value, path);
+}
