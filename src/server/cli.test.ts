@@ -185,6 +185,22 @@ describe('shuttle help worker', () => {
   });
 });
 
+describe('--help and -h after a command', () => {
+  it.each([
+    ['dev', '--help'],
+    ['worker', '-h'],
+    ['serve', '--help'],
+  ])("shuttle %s %s prints that command's options and exits 0, starting nothing", async (command, flag) => {
+    const help = shuttle([command, flag]);
+    let stdout = '';
+    help.child.stdout!.removeAllListeners('data');
+    help.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    expect(await help.exited).toBe(0);
+    expect(stdout).toContain(`shuttle ${command}: `);
+    expect(stdout).toContain('--database-url');
+  });
+});
+
 describe('shuttle worker refuses broken definition files', () => {
   it('in one line: the first problem with its file:line:column, and how many more there are; nothing written', async () => {
     const nondeterministic = join(folder, 'nondeterministic.ts');

@@ -6,7 +6,8 @@
  *   shuttle dev      a local fleet: PostgreSQL, three workers and the studio, stopped together with Ctrl-C
  *
  * Every problem with the command line, the database or a definition file is one readable line on stderr and
- * a non-zero exit (2), before anything is written. `shuttle help [command]` lists the options.
+ * a non-zero exit (2), before anything is written. `shuttle help [command]`, or `--help` / `-h` after a
+ * command, lists the options.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { hostClaimTimings } from '../protocol';
@@ -253,6 +254,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       const topic = args[0] as CommandName | undefined;
       process.stdout.write(`${usage(topic && topic in commands ? topic : undefined)}\n`);
+      return;
+    }
+    if (command in commands && (args.includes('--help') || args.includes('-h'))) {
+      process.stdout.write(`${usage(command as CommandName)}\n`);
       return;
     }
     if (command === 'worker') return await runWorker(args);
