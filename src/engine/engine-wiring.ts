@@ -149,6 +149,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       clock,
       random: options.random,
       maxPayloadBytes: options.maxPayloadBytes,
+      mapStack: options.mapStack,
       manualTimers: options.backgroundTasks === 'manual',
       metrics,
       emit,

@@ -164,6 +164,7 @@ class ShuttleEngine implements Engine {
       clock: this.#clock,
       random: options.random,
       maxPayloadBytes: options.maxPayloadBytes,
+      mapStack: options.mapStack,
       ownership: this.#owner,
       waiters: this.#waiters,
       updates: this.#updates,

@@ -489,6 +489,61 @@ export function serializeError(error: unknown): SerializedError {
   return { name: 'Error', message: `Non-error value thrown: ${message}` };
 }
 
+/**
+ * Rewrites a stack before a failure is recorded: the host's `mapStack` option (docs/engine.md, "Failure
+ * stacks"). Returns the stack to keep; it may map frames to source files and mark the engine's own frames.
+ */
+export type StackMapper = (stack: string) => string;
+
+/**
+ * How much of a stack a recorded failure keeps: its first `frames` frames (lines starting `at `), then at most
+ * `characters` characters in all, cut at a line's end. A cut stack ends with a line saying how many lines
+ * were left out.
+ */
+export const recordedStackLimits = { frames: 30, characters: 4096 } as const;
+
+const framePattern = /^\s*at\s/;
+
+/** `stack` within `recordedStackLimits`: whole lines, the first ones kept, a last line counting the rest. */
+export function boundStack(stack: string): string {
+  const lines = stack.split('\n');
+  const kept: string[] = [];
+  let frames = 0;
+  let characters = 0;
+  for (const line of lines) {
+    if (framePattern.test(line) && ++frames > recordedStackLimits.frames) break;
+    // The counting line below needs room too (at most ~40 characters).
+    if (characters + line.length + 1 > recordedStackLimits.characters - 48) break;
+    kept.push(line);
+    characters += line.length + 1;
+  }
+  if (kept.length === lines.length) return stack;
+  if (kept.length === 0) kept.push(lines[0]!.slice(0, recordedStackLimits.characters - 48));
+  const left = lines.length - kept.length;
+  return `${kept.join('\n')}\n    … ${left} more line${left === 1 ? '' : 's'} not kept`;
+}
+
+/**
+ * The form in which a failure of workflow code is recorded (an activity attempt's error, the error a workflow
+ * body threw): `serializeError`, with its stack passed through the host's `mapStack` (if any; a mapper that
+ * throws leaves the stack as it was) and bounded by `boundStack`. The stack is for people: replay never
+ * compares it (it differs between engines and builds).
+ */
+export function recordedFailure(error: unknown, mapStack?: StackMapper): SerializedError {
+  const failure = serializeError(error);
+  if (failure.stack === undefined) return failure;
+  let stack = failure.stack;
+  if (mapStack)
+    try {
+      const mapped = mapStack(stack);
+      if (typeof mapped === 'string') stack = mapped;
+    } catch {
+      // an unmappable stack is kept as it is
+    }
+  failure.stack = boundStack(stack);
+  return failure;
+}
+
 /** Rebuilds an Error with the original name and message (the class itself does not survive storage). */
 export function deserializeError(serialized: SerializedError): Error {
   const error = new Error(serialized.message);

@@ -5,7 +5,7 @@
 import type { Storage } from '../storage/types';
 import { systemClock, systemRandom, type Clock } from './clock';
 import { isPlausibleTime, plausibleTimes } from './ownership/holder';
-import { InvalidOptionsError } from './errors';
+import { InvalidOptionsError, type StackMapper } from './errors';
 import { defaultMaxPayloadBytes } from './vocabulary';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
@@ -79,6 +79,14 @@ export type EngineOptions = {
   retentionMs?: number;
   /** How long a start's `idempotencyKey` returns the run it started, in ms. Default 86,400,000 (24 h). */
   idempotencyWindowMs?: number;
+  /**
+   * Rewrites the stack of a failure of workflow code before it is recorded (an activity attempt's error, an
+   * error a workflow body threw, an update validator's rejection): e.g. maps frames of compiled code to their
+   * source, and marks the engine's own frames. Whatever it returns is then bounded to 30 frames and 4,096
+   * characters. Called synchronously; a mapper that throws leaves the stack as it was. Default: none (the
+   * stack is only bounded).
+   */
+  mapStack?: StackMapper;
 };
 
 export type ResolvedOptions = {
@@ -103,6 +111,7 @@ export type ResolvedOptions = {
   updateResponseRetentionMs: number;
   retentionMs: number | undefined;
   idempotencyWindowMs: number;
+  mapStack: StackMapper | undefined;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -213,8 +222,13 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     throw new InvalidOptionsError(
       `limits.maxPayloadBytes (${maxPayloadBytes}) must be at most 921600 so a record always fits the storage value limit.`,
     );
+  if (options.mapStack !== undefined && typeof options.mapStack !== 'function')
+    throw new InvalidOptionsError(
+      `options.mapStack must be a function (stack: string) => string; got ${quote(options.mapStack)}.`,
+    );
   return {
     storage,
+    mapStack: options.mapStack,
     workflows: options.workflows ?? [],
     ownership,
     backgroundTasks,

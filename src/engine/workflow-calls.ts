@@ -24,7 +24,7 @@ import {
   UpdateRejectedError,
   WorkflowNotFoundError,
   WorkflowNotRegisteredError,
-  serializeError,
+  recordedFailure,
 } from './errors';
 import { assertHandlerName, assertRunNumber, assertWorkflowId, uuidFrom } from './ids';
 import { readOperationOutcome, type OperationOutcome, type OutcomeOf } from './inspect';
@@ -44,7 +44,7 @@ import type { AnyWorkflowDefinition } from './workflow';
  */
 export type WorkflowCallsDeps = Pick<
   RunHost,
-  'engineId' | 'storage' | 'writer' | 'clock' | 'random' | 'maxPayloadBytes'
+  'engineId' | 'storage' | 'writer' | 'clock' | 'random' | 'maxPayloadBytes' | 'mapStack'
 > & {
   readonly ownership: Pick<Ownership, 'sharesStore'>;
   readonly waiters: ResultWaiters;
@@ -176,9 +176,7 @@ export async function requestUpdate<T>(
   try {
     update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
   } catch (error) {
-    const failure = serializeError(error);
-    delete failure.stack;
-    throw new UpdateRejectedError(workflowId, name, failure);
+    throw new UpdateRejectedError(workflowId, name, recordedFailure(error, deps.mapStack));
   }
   const updateId = uuidFrom(deps.random);
   const request: UpdateRequest = {

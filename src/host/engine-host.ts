@@ -56,6 +56,7 @@ import {
   type WorkerMessage,
 } from '../protocol';
 import type { Storage } from '../storage/types';
+import { mapDefinitionStack } from './authoring/stack-map';
 import { prepareFreeze } from './chaos-freeze';
 import type { EngineDeathWatch } from './death-watch';
 import { EngineSurvey, type PresenceFacts } from './engine-survey';
@@ -441,6 +442,8 @@ class Host implements EngineHost {
         recover: false,
         onWarning: (warning) => this.#warn(warning),
         onEvent: (event) => this.#engineEvent(event),
+        // Recorded failures name the authored file and line, and mark the engine's frames (stack-map.ts).
+        mapStack: mapDefinitionStack,
       });
     } catch (error) {
       this.#fail('This tab’s engine could not start.', error);

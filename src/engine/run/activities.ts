@@ -15,7 +15,13 @@
  *   activity deletes it.
  */
 import { encodePayload, type Json } from '../codec';
-import { ActivityFailedError, ActivityTimeoutError, CancelledError, serializeError } from '../errors';
+import {
+  ActivityFailedError,
+  ActivityTimeoutError,
+  CancelledError,
+  recordedFailure,
+  serializeError,
+} from '../errors';
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { keys } from '../keys';
 import type { LeafCommand } from '../workflow';
@@ -71,8 +77,9 @@ export function activitySettled(
     turn.kinds.push('activity');
     return;
   }
-  const failure = serializeError(outcome.error);
-  delete failure.stack;
+  // The attempt's error with its stack (mapped by the host, bounded): the timeline entry and, in the
+  // ActivityFailedError's `failure`, the history keep it; replay never compares it.
+  const failure = recordedFailure(outcome.error, run.host.mapStack);
   turn.note('activity-failed', {
     pos,
     member: event.member,
@@ -241,7 +248,11 @@ export async function takeCompletions(
         ? { ok: true, value: completion.value }
         : {
             ok: false,
-            error: Object.assign(new Error(completion.error.message), { name: completion.error.name }),
+            // No stack: this error was made here from the completion's name and message.
+            error: Object.assign(new Error(completion.error.message), {
+              name: completion.error.name,
+              stack: undefined,
+            }),
           },
     });
   }

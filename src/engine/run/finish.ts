@@ -6,7 +6,7 @@
  * record (commit.ts); until it lands nothing outside the run knows the workflow ended.
  */
 import { normalizePayload, type Json } from '../codec';
-import { serializeError, type SerializedError } from '../errors';
+import { recordedFailure, serializeError, type SerializedError } from '../errors';
 import { keys } from '../keys';
 import type { WorkflowRecord } from '../records';
 import type { WorkflowStatus } from '../vocabulary';
@@ -44,7 +44,8 @@ export function finish(
   } else {
     const thrown = end.kind === 'throw' ? end.error : new Error('unreachable');
     status = cancelled ? 'cancelled' : 'failed';
-    error = serializeError(thrown);
+    // The body's error with its stack, mapped by the host and bounded (errors.ts `recordedFailure`).
+    error = recordedFailure(thrown, run.host.mapStack);
   }
   const record: WorkflowRecord = {
     ...run.record,

@@ -4,7 +4,7 @@
  */
 import type { Condition, Operation as StorageOperation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
-import type { SerializedError } from '../errors';
+import type { SerializedError, StackMapper } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { FencedWriter } from '../ownership/fenced-write';
@@ -40,6 +40,8 @@ export type RunHost = {
   readonly clock: Clock;
   readonly random: () => number;
   readonly maxPayloadBytes: number;
+  /** The host's stack mapper (`EngineOptions.mapStack`), applied to failures of workflow code it records. */
+  readonly mapStack: StackMapper | undefined;
   /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
   readonly manualTimers: boolean;
   /** Operations the terminal commit adds to let the workflow's claim go (nothing outside workflow-lease). */

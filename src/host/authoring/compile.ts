@@ -31,6 +31,7 @@ import * as workflowApi from '../../engine/workflow-api';
 import { findNonDeterministicCode, topLevelNames, type EstreeNode } from './determinism';
 import { barredInBody, guardedGlobals, runBodyInSteps } from './determinism-trap';
 import { SourcePositions } from './source-positions';
+import { registerDefinitionSource } from './stack-map';
 
 /** One problem found in a definition's source. Lines and columns are 1-based. */
 export type { Diagnostic };
@@ -141,7 +142,8 @@ function checkDeterminism(
 
 /**
  * Compiles and evaluates `source`. Never throws: every problem comes back as a diagnostic.
- * @param fileName a name for stack traces and messages, e.g. `order-v2.ts`
+ * @param fileName a name for stack traces and messages, e.g. `order-v2.ts` (stacks name it through the engine's
+ *   `mapStack`: stack-map.ts)
  */
 export async function compileDefinition(source: string, fileName: string): Promise<CompileResult> {
   if (typeof source !== 'string' || source.trim() === '')
@@ -268,9 +270,11 @@ async function evaluateModule(
   const determinism = checkDeterminism(source, fileName, loaded);
   if (determinism.diagnostics.length > 0) return { ok: false, diagnostics: determinism.diagnostics };
   const module = { exports: {} as Record<string, unknown> };
-  // The guarded globals' names are parameters of the module's function; `locate` needs the header's length.
+  // The guarded globals' names are parameters of the module's function; `locate` needs the header's length
+  // and the module's source URL (stack-map.ts: one per evaluation, mapped back to `fileName` in stacks).
   let headerLength = 0;
-  const locate = (error: Error) => findPosition(error, fileName, positions, headerLength);
+  let sourceUrl = fileName;
+  const locate = (error: Error) => findPosition(error, sourceUrl, positions, headerLength);
   // A name the module declares itself is its own (and could not also be a parameter of its function).
   const guarded = Object.entries(guardedGlobals(fileName, locate)).filter(
     ([name]) => !determinism.declared?.has(name),
@@ -283,6 +287,7 @@ async function evaluateModule(
     ...guarded.map(([name]) => name),
   ]);
   headerLength = header.length;
+  sourceUrl = registerDefinitionSource(fileName, positions, headerLength);
   const require = (specifier: string) => {
     barredInBody('require()', 'require', fileName, locate);
     if (importable.has(specifier)) return workflowModuleApi;
@@ -292,7 +297,7 @@ async function evaluateModule(
   };
   try {
     // Indirect eval: the code sees the global scope only, as with `new Function`.
-    const evaluate = (0, eval)(`${header}${code}\n})\n//# sourceURL=${fileName}`) as (
+    const evaluate = (0, eval)(`${header}${code}\n})\n//# sourceURL=${sourceUrl}`) as (
       ...args: unknown[]
     ) => void;
     evaluate(

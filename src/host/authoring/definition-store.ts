@@ -84,9 +84,14 @@ export async function saveDefinition(
   source: string,
   options: { savedBy: string; reservedNames: ReadonlySet<string>; force?: boolean; now: number },
 ): Promise<{ outcome: SaveOutcome; compiled: CompileResult }> {
-  const compiled = await compileDefinition(source, 'definition.ts');
+  let compiled = await compileDefinition(source, 'definition.ts');
   if (!compiled.ok)
     return { outcome: { ok: false, reason: 'invalid', diagnostics: compiled.diagnostics }, compiled };
+  // The definition this engine registers once saved (AuthoredDefinitions.noteSaved) is this compilation:
+  // compiled again under its own name, its stacks name `<name>.ts`, as every other engine's do (they compile
+  // the stored record as `<name>.ts`), not the `definition.ts` of the first compilation.
+  const named = await compileDefinition(source, `${compiled.definition.name}.ts`);
+  if (named.ok) compiled = named;
   const { name, version } = compiled.definition;
   if (options.reservedNames.has(name))
     return {
