@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
+import { typecheckEnvironment } from './scripts/typecheck-environment.mjs';
 
 /**
  * The built app ships a Content-Security-Policy that allows only its own origin. Workers are module workers
@@ -35,6 +36,8 @@ const pages = {
 export default defineConfig({
   plugins: [
     react(),
+    // The definition editor's type checker: the workflow API's declarations and the standard libs.
+    typecheckEnvironment(),
     {
       name: 'shuttle-csp',
       transformIndexHtml: {
@@ -49,7 +52,8 @@ export default defineConfig({
       },
     },
   ],
-  worker: { format: 'es' },
+  // Workers are bundled with their own plugins: the type checker's worker reads the typecheck environment.
+  worker: { format: 'es', plugins: () => [typecheckEnvironment()] },
   server: { port: 5173, strictPort: true },
   preview: { port: 5173, strictPort: true },
   build: {

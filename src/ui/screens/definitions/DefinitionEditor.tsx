@@ -30,7 +30,8 @@ import { findDefinition, takenNames } from '../../components/definition-catalog'
 import { humanTitle } from '../../components/definition-names';
 import { DeleteDialog, RenameDialog, type RenameResult } from './DefinitionDialogs';
 import { bufferKey, useEditorStore } from './editor-store';
-import { ProblemsPanel, type ShownReport } from './ProblemsPanel';
+import { ProblemsPanel, type ShownDiagnostic, type ShownReport } from './ProblemsPanel';
+import { useTypeCheck } from './use-type-check';
 import { contextProblems } from './workflow-api';
 import type { SourceEditorHandle } from './SourceEditor';
 import styles from './DefinitionEditor.module.css';
@@ -48,7 +49,7 @@ type Refusal = Exclude<SaveOutcome, { ok: true }>;
 /** What waits for the person's answer after they asked to save. */
 type Pending =
   | { kind: 'refused'; outcome: Refusal; source: string }
-  /** Not sent to the worker: the editor found problems in its use of the workflow API (workflow-api.ts). */
+  /** Not sent to the worker: the editor's type checker found problems (type-checker.ts, workflow-api.ts). */
   | { kind: 'type-problems'; count: number; source: string }
   | { kind: 'replace'; name: string; version: number; source: string };
 
@@ -84,6 +85,8 @@ export function DefinitionEditor({
   const dirty = target.kind === 'draft' || (edited !== undefined && edited !== base);
   const declared = readDeclaration(text);
   const compile = useCompileAsYouType(readOnly ? null : text);
+  const typeCheck = useTypeCheck(readOnly ? null : text);
+  const typeResult = typeCheck.result;
   const save = useSaveDefinition();
   const [pending, setPending] = useState<Pending | null>(null);
   const [flash] = useState(() => {
@@ -95,26 +98,36 @@ export function DefinitionEditor({
   const [deleting, setDeleting] = useState(false);
   const editor = useRef<SourceEditorHandle | null>(null);
 
-  // The worker's problems with the source it last checked, and the editor's own about its use of the
-  // workflow API (a `ctx` member it does not have): the worker strips types without checking them.
-  const shownReport = useMemo((): ShownReport | undefined => {
+  // The engine worker's problems with the source it last compiled, and TypeScript's with the source it last
+  // checked (in the editor's own worker: the engine worker strips types without checking them). Until
+  // TypeScript has answered (or if it cannot load), the editor's quick check of `ctx` members stands in.
+  // A syntax error both report is listed once, as TypeScript words it.
+  const { shownReport, compileItems } = useMemo(() => {
     const report = compile.report;
-    if (!report || compile.reportedSource === null) return report;
-    const typeProblems = contextProblems(compile.reportedSource);
-    if (typeProblems.length === 0) return report;
-    return { ok: false, diagnostics: [...(report.ok ? [] : report.diagnostics), ...typeProblems] };
-  }, [compile.report, compile.reportedSource]);
+    if (!report || compile.reportedSource === null) return { shownReport: report, compileItems: [] };
+    const typeSyntax = typeResult?.problems.some((problem) => problem.kind === 'syntax') ?? false;
+    const compiled: ShownDiagnostic[] = report.ok
+      ? []
+      : report.diagnostics.filter((problem) => !(typeSyntax && problem.kind === 'syntax'));
+    const standIn = typeResult ? [] : contextProblems(compile.reportedSource);
+    const problems = [...compiled, ...standIn, ...(typeResult?.problems ?? [])];
+    const shownReport: ShownReport =
+      problems.length === 0 && report.ok ? report : { ok: false, diagnostics: problems };
+    return { shownReport, compileItems: [...compiled, ...standIn] };
+  }, [compile.report, compile.reportedSource, typeResult]);
   const diagnostics = useMemo(
-    () =>
-      shownReport && compile.reportedSource !== null
-        ? { source: compile.reportedSource, items: shownReport.ok ? [] : shownReport.diagnostics }
-        : null,
-    [shownReport, compile.reportedSource],
+    () => (compile.reportedSource !== null ? { source: compile.reportedSource, items: compileItems } : null),
+    [compileItems, compile.reportedSource],
+  );
+  const typeDiagnostics = useMemo(
+    () => (typeResult ? { source: typeResult.source, items: typeResult.problems } : null),
+    [typeResult],
   );
 
   const submit = (source: string, options: { force?: boolean; replace?: boolean } = {}) => {
     if (readOnly || save.isPending) return;
-    const typeProblems = contextProblems(source);
+    // TypeScript's answer if it checked this very text; else the quick check of `ctx` members.
+    const typeProblems = typeResult?.source === source ? typeResult.problems : contextProblems(source);
     if (typeProblems.length > 0) {
       setPending({ kind: 'type-problems', count: typeProblems.length, source });
       return;
@@ -360,6 +373,8 @@ export function DefinitionEditor({
             value={text}
             readOnly={readOnly}
             diagnostics={readOnly ? null : diagnostics}
+            typeDiagnostics={readOnly ? null : typeDiagnostics}
+            typeChecker={typeCheck.client}
             label={`Source of ${fileName}`}
             onChange={(next) => {
               if (pending) setPending(null);
@@ -377,8 +392,9 @@ export function DefinitionEditor({
       {!readOnly ? (
         <ProblemsPanel
           report={shownReport}
-          checking={compile.checking}
+          checking={compile.checking || (!typeCheck.error && typeResult?.source !== text)}
           error={compile.error}
+          typeCheckError={typeCheck.error}
           onReveal={(line, column) => editor.current?.reveal(line, column)}
         />
       ) : null}

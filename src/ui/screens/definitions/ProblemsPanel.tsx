@@ -6,10 +6,14 @@
 import type { DefinitionDiagnostic } from '../../../public/browser';
 import { Icon } from '../../components/icons';
 import styles from './DefinitionEditor.module.css';
+import type { TypeProblem } from './type-checker';
 import type { ApiProblem } from './workflow-api';
 
-/** A problem shown: the worker's, or the editor's own about the workflow API (`type`). */
-export type ShownDiagnostic = DefinitionDiagnostic | ApiProblem;
+/**
+ * A problem shown: the engine worker's (compiling and loading the module), TypeScript's (`type`, and `syntax`
+ * as its parser words it), or the editor's quick check of `ctx` members while TypeScript is not there yet.
+ */
+export type ShownDiagnostic = DefinitionDiagnostic | ApiProblem | TypeProblem;
 
 /** The worker's compile report, with the editor's own problems added. */
 export type ShownReport =
@@ -28,10 +32,13 @@ export function ProblemsPanel({
   checking,
   error,
   onReveal,
+  typeCheckError = null,
 }: {
   report: ShownReport | undefined;
   checking: boolean;
   error: Error | null;
+  /** Why TypeScript could not check the source (its worker did not load); the quick check stands in. */
+  typeCheckError?: Error | null;
   onReveal: (line: number, column: number) => void;
 }) {
   const problems = report && !report.ok ? report.diagnostics : [];
@@ -71,6 +78,11 @@ export function ProblemsPanel({
         </h3>
         {status}
         {checking && report ? <span className={styles.checking}>checking the latest edit…</span> : null}
+        {typeCheckError ? (
+          <span className={styles.checking} data-testid="definitions.type-check-error">
+            Types not checked: {typeCheckError.message}
+          </span>
+        ) : null}
       </header>
       {problems.length > 0 ? (
         <ul className={styles.problemList}>

@@ -8,8 +8,12 @@
  *   from the buffer's text.
  * - A `value` that differs from the document (the version bumped, the saved source changed in another tab)
  *   replaces it without being reported back as an edit.
- * - Diagnostics are applied when they are about the text on screen; until the next report, CodeMirror keeps
- *   the previous ones mapped through the edits.
+ * - Diagnostics come in two sets, each applied when it is about the text on screen: the engine worker's
+ *   (compiling and loading the module) and TypeScript's (the type-checking worker). Until a set's next
+ *   report, its previous diagnostics stay, mapped through the edits, beside the other set's newer ones.
+ * - With the type checker (typecheck-client.ts): hovering a name shows its type and documentation, and
+ *   completion offers what TypeScript offers there (after a `.` while typing, anything on Ctrl Space). Until
+ *   its worker answers, `ctx.` completes the context's members from the engine's declaration.
  * - Colours come from the studio's CSS variables, so the theme follows light and dark without reconfiguring.
  */
 import {
@@ -36,19 +40,21 @@ import {
   type Diagnostic as EditorDiagnostic,
 } from '@codemirror/lint';
 import { highlightSelectionMatches, searchKeymap } from '@codemirror/search';
-import { Annotation, Compartment, EditorState, type Text } from '@codemirror/state';
+import { Annotation, Compartment, EditorState, type ChangeDesc, type Text } from '@codemirror/state';
 import {
   drawSelection,
   EditorView,
   highlightActiveLine,
   highlightActiveLineGutter,
   highlightSpecialChars,
+  hoverTooltip,
   keymap,
   lineNumbers,
 } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { useEffect, useRef } from 'react';
 import type { ShownDiagnostic } from './ProblemsPanel';
+import type { TypeCheckClient } from './typecheck-client';
 import { contextCompletions } from './workflow-api';
 
 export type SourceEditorHandle = {
@@ -62,14 +68,20 @@ export type SourceEditorProps = {
   docKey: string;
   value: string;
   readOnly: boolean;
-  /** Diagnostics and the source they are about; applied only when that source is what is on screen. */
-  diagnostics: { source: string; items: readonly ShownDiagnostic[] } | null;
+  /** The engine worker's diagnostics and the source they are about; applied when that source is on screen. */
+  diagnostics: DiagnosticSet | null;
+  /** TypeScript's diagnostics and the source they are about, likewise. */
+  typeDiagnostics?: DiagnosticSet | null;
+  /** The type checker, for hover and completion (null: `ctx.` completion from the engine's declaration). */
+  typeChecker?: TypeCheckClient | null;
   onChange(value: string): void;
   /** The editor's handle once it exists (null when it goes away). */
   onReady?(handle: SourceEditorHandle | null): void;
   /** The accessible name of the text area. */
   label: string;
 };
+
+type DiagnosticSet = { source: string; items: readonly ShownDiagnostic[] };
 
 /** Marks a transaction that sets the document from outside (not an edit by the person). */
 const fromOutside = Annotation.define<boolean>();
@@ -137,6 +149,16 @@ const theme = EditorView.theme({
     overflow: 'hidden',
   },
   '.cm-tooltip-lint': { maxWidth: '520px' },
+  '.cm-type-info': { maxWidth: '560px', padding: '6px 10px' },
+  '.cm-type-signature': { fontFamily: 'var(--font-mono)', fontSize: '12px', whiteSpace: 'pre-wrap' },
+  '.cm-type-doc': {
+    marginTop: '6px',
+    fontFamily: 'var(--font-sans)',
+    fontSize: '13px',
+    color: 'var(--color-text-muted)',
+    whiteSpace: 'pre-wrap',
+  },
+  '.cm-completionInfo': { maxWidth: '420px', padding: '6px 10px' },
   '.cm-diagnostic': { padding: '6px 10px', fontFamily: 'var(--font-sans)', fontSize: '13px' },
   '.cm-diagnostic-error': { borderLeft: '4px solid var(--color-danger)' },
   '.cm-lintRange-error': {
@@ -188,9 +210,32 @@ const diagnosticSources: Record<ShownDiagnostic['kind'], string> = {
   type: 'type',
 };
 
-/** The editor positions of the worker's diagnostics (and the editor's own), in `doc`. */
+/** The offset of a 1-based line and column in `doc`, within the document. */
+function offsetOf(doc: Text, lineNumber: number, column: number): number {
+  const line = doc.line(Math.min(Math.max(1, lineNumber), doc.lines));
+  return Math.min(line.from + Math.max(0, column - 1), line.to);
+}
+
+/**
+ * The editor positions of the diagnostics, in `doc`: TypeScript's span exactly; for the others, which give a
+ * position only, the word there.
+ */
 function toEditorDiagnostics(doc: Text, items: readonly ShownDiagnostic[]): EditorDiagnostic[] {
   return items.map((item) => {
+    if ('endLine' in item) {
+      const from = offsetOf(doc, item.line, item.column);
+      const to = Math.max(from, offsetOf(doc, item.endLine, item.endColumn));
+      const line = doc.lineAt(from);
+      // An empty span (a missing `;`) is underlined on the character before it.
+      const start = from === to && from > line.from ? from - 1 : from;
+      return {
+        from: start,
+        to: from === to ? Math.min(start + 1, doc.length) : to,
+        severity: 'error',
+        source: `${diagnosticSources[item.kind]} · TS${item.code}`,
+        message: item.message,
+      };
+    }
     const line = doc.line(Math.min(Math.max(1, item.line), doc.lines));
     const from = Math.min(line.from + Math.max(0, item.column - 1), line.to);
     const word = /^[\w$]+/.exec(doc.sliceString(from, line.to))?.[0].length ?? 1;
@@ -205,11 +250,108 @@ function toEditorDiagnostics(doc: Text, items: readonly ShownDiagnostic[]): Edit
   });
 }
 
+/** A set's diagnostics mapped through an edit (dropped when the text they marked is deleted). */
+function mapDiagnostics(items: readonly EditorDiagnostic[], changes: ChangeDesc): EditorDiagnostic[] {
+  return items.flatMap((item) => {
+    const from = changes.mapPos(item.from, 1);
+    const to = Math.max(from, changes.mapPos(item.to, -1));
+    return from === to && item.from !== item.to ? [] : [{ ...item, from, to }];
+  });
+}
+
+/** CodeMirror's completion types for TypeScript's kinds of completion. */
+const completionTypes: Record<string, string> = {
+  method: 'method',
+  function: 'function',
+  'local function': 'function',
+  property: 'property',
+  getter: 'property',
+  setter: 'property',
+  var: 'variable',
+  let: 'variable',
+  'local var': 'variable',
+  parameter: 'variable',
+  const: 'constant',
+  class: 'class',
+  interface: 'interface',
+  type: 'type',
+  'type parameter': 'type',
+  enum: 'enum',
+  'enum member': 'enum',
+  module: 'namespace',
+  keyword: 'keyword',
+};
+
+/** A tooltip's text block (a type or documentation). */
+function textBlock(text: string, className: string): HTMLElement {
+  const element = document.createElement('div');
+  element.className = className;
+  element.textContent = text;
+  return element;
+}
+
+/**
+ * TypeScript's completions at the cursor: while typing after a `.` or in a word, or anywhere on request
+ * (Ctrl Space). Each option's signature and documentation are asked for when it is highlighted.
+ */
+function typeScriptCompletions(checker: TypeCheckClient): CompletionSource {
+  return async (context: CompletionContext) => {
+    const word = context.matchBefore(/[\w$]+$/);
+    const member = context.matchBefore(/\.\s*[\w$]*$/);
+    if (!context.explicit && !member && !word) return null;
+    const text = context.state.doc.toString();
+    const found = await checker.completions(text, context.pos).catch(() => null);
+    if (!found || context.aborted) return null;
+    return {
+      from: found.from,
+      to: Math.max(found.from, found.to),
+      options: found.items.map((item) => ({
+        label: item.name,
+        ...(item.insertText !== undefined ? { apply: item.insertText } : {}),
+        type: completionTypes[item.kind] ?? 'text',
+        boost: -Math.min(99, Number.parseInt(item.sortText, 10) || 0),
+        info: async () => {
+          const detail = await checker.completionDetail(text, context.pos, item).catch(() => null);
+          if (!detail) return null;
+          const box = document.createElement('div');
+          box.append(textBlock(detail.signature, 'cm-type-signature'));
+          if (detail.doc) box.append(textBlock(detail.doc, 'cm-type-doc'));
+          return box;
+        },
+      })),
+      validFor: /^[\w$]*$/,
+    };
+  };
+}
+
+/** TypeScript's type (and documentation) of what the pointer rests on. */
+function typeHover(checker: TypeCheckClient) {
+  return hoverTooltip(async (view, pos) => {
+    const info = await checker.quickInfo(view.state.doc.toString(), pos).catch(() => null);
+    if (!info) return null;
+    return {
+      pos: info.from,
+      end: info.to,
+      above: true,
+      create: () => {
+        const dom = document.createElement('div');
+        dom.className = 'cm-type-info';
+        dom.dataset.testid = 'definitions.type-info';
+        dom.append(textBlock(info.type, 'cm-type-signature'));
+        if (info.doc) dom.append(textBlock(info.doc, 'cm-type-doc'));
+        return { dom };
+      },
+    };
+  });
+}
+
 export default function SourceEditor({
   docKey,
   value,
   readOnly,
   diagnostics,
+  typeDiagnostics = null,
+  typeChecker = null,
   onChange,
   onReady,
   label,
@@ -217,6 +359,11 @@ export default function SourceEditor({
   const hostRef = useRef<HTMLDivElement>(null);
   const viewRef = useRef<EditorView | null>(null);
   const readOnlyCompartment = useRef(new Compartment());
+  // Each set's diagnostics as last applied, kept in step with the edits, so a set's report joins the other's.
+  const shownSets = useRef<{ compile: EditorDiagnostic[]; type: EditorDiagnostic[] }>({
+    compile: [],
+    type: [],
+  });
   const onChangeRef = useRef(onChange);
   useEffect(() => {
     onChangeRef.current = onChange;
@@ -239,9 +386,14 @@ export default function SourceEditor({
         syntaxHighlighting(highlightStyle),
         bracketMatching(),
         closeBrackets(),
-        // Typing `ctx.` offers the workflow context's members (from the engine's declaration); other
-        // completions only on request (Ctrl Space).
-        autocompletion({ override: [contextCompletions, explicitOnly(localCompletionSource)] }),
+        // TypeScript's completions; without the type checker, typing `ctx.` offers the workflow context's
+        // members (from the engine's declaration), other completions only on request (Ctrl Space).
+        autocompletion({
+          override: typeChecker
+            ? [typeScriptCompletions(typeChecker)]
+            : [contextCompletions, explicitOnly(localCompletionSource)],
+        }),
+        ...(typeChecker ? [typeHover(typeChecker)] : []),
         highlightActiveLine(),
         highlightSelectionMatches(),
         keymap.of([
@@ -258,6 +410,9 @@ export default function SourceEditor({
         readOnlyCompartment.current.of(readOnlyExtensions(readOnly)),
         EditorView.updateListener.of((update) => {
           if (!update.docChanged) return;
+          const sets = shownSets.current;
+          sets.compile = mapDiagnostics(sets.compile, update.changes);
+          sets.type = mapDiagnostics(sets.type, update.changes);
           if (update.transactions.some((transaction) => transaction.annotation(fromOutside))) return;
           onChangeRef.current(update.state.doc.toString());
         }),
@@ -288,6 +443,7 @@ export default function SourceEditor({
       },
       focus: () => view.focus(),
     });
+    shownSets.current = { compile: [], type: [] };
     return () => {
       onReady?.(null);
       view.destroy();
@@ -315,8 +471,18 @@ export default function SourceEditor({
   useEffect(() => {
     const view = viewRef.current;
     if (!view || !diagnostics || view.state.doc.toString() !== diagnostics.source) return;
-    view.dispatch(setDiagnostics(view.state, toEditorDiagnostics(view.state.doc, diagnostics.items)));
+    const sets = shownSets.current;
+    sets.compile = toEditorDiagnostics(view.state.doc, diagnostics.items);
+    view.dispatch(setDiagnostics(view.state, [...sets.compile, ...sets.type]));
   }, [diagnostics, docKey]);
+
+  useEffect(() => {
+    const view = viewRef.current;
+    if (!view || !typeDiagnostics || view.state.doc.toString() !== typeDiagnostics.source) return;
+    const sets = shownSets.current;
+    sets.type = toEditorDiagnostics(view.state.doc, typeDiagnostics.items);
+    view.dispatch(setDiagnostics(view.state, [...sets.compile, ...sets.type]));
+  }, [typeDiagnostics, docKey]);
 
   return (
     <div ref={hostRef} style={{ height: '100%' }} data-testid="definitions.editor" data-doc-key={docKey} />
