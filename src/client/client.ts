@@ -20,10 +20,14 @@
  *   worker reject with `EngineWorkerStoppedError`; `onEngineChange` listeners get the new engine's `hello`.
  * - `chaos` acts on any engine of the database: this tab's directly, another tab's through the control
  *   channel (control-channel.ts), each call resolving when the hosting tab has done it.
+ * - A tab's page holds the Web Lock `shuttle-tab:<engineId>` while that engine is its engine (from its first
+ *   answer until the page closes or its next engine answers), so other tabs can tell a stopped engine of an
+ *   open page (which can be restarted) from one whose page is gone.
  */
 import type { WorkflowDescription, WorkflowStatus } from '../engine';
 import {
   PROTOCOL_VERSION,
+  tabLockName,
   type HelloResult,
   type Method,
   type Params,
@@ -99,6 +103,8 @@ export class ShuttleClient extends ConsoleMethods {
   #restarting: Promise<HelloResult> | null = null;
   /** The browser froze this tab and `freezeTab()` terminated its engine: `resumeTab()` starts a new one. */
   #frozenAway = false;
+  /** The Web Lock `shuttle-tab:<engineId>` this page holds for its engine (see `#holdTabLock`). */
+  #tabLock: { engineId: string; release: () => void } | null = null;
 
   /**
    * Every method of the wire contract, one function each, taking its params object and resolving with its
@@ -184,8 +190,10 @@ export class ShuttleClient extends ConsoleMethods {
       this.#engineId = hello.engineId;
       this.#label = hello.label;
       this.#link.noteStatus(hello.status);
-      if (hello.mode === 'engine' && hello.runtime.kind === 'tab')
+      if (hello.mode === 'engine' && hello.runtime.kind === 'tab') {
         rememberLabel(this.#config, hello.label, hello.engineId);
+        if (!this.#server) this.#holdTabLock(hello.engineId);
+      }
     }
     return hello;
   }
@@ -303,6 +311,8 @@ export class ShuttleClient extends ConsoleMethods {
 
   /** Stops listening to the worker and fails pending calls (the worker itself is left running). */
   close(): void {
+    this.#tabLock?.release();
+    this.#tabLock = null;
     this.#control?.close();
     this.#link.close('This client was closed.');
   }
@@ -313,6 +323,25 @@ export class ShuttleClient extends ConsoleMethods {
   /** The engine whose worker this tab terminated while it runs none (it can still be restarted), or null. */
   #formerEngineId(): string | null {
     return this.#link.worker ? null : this.#engineId;
+  }
+
+  /**
+   * Holds the Web Lock `shuttle-tab:<engineId>` for as long as this page hosts `engineId` — until the page
+   * goes (the browser releases a page's locks when it closes or crashes) or its next engine answers — and
+   * lets go of the previous engine's. The other tabs' engines read it (`engines()`'s `tabOpen`): a held lock
+   * means this page can still restart that engine, a released one that nothing can. Without Web Locks, no
+   * lock is taken and the other tabs cannot tell.
+   */
+  #holdTabLock(engineId: string): void {
+    if (this.#tabLock?.engineId === engineId) return;
+    this.#tabLock?.release();
+    this.#tabLock = null;
+    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    if (!locks) return;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    locks.request(tabLockName(engineId), { mode: 'exclusive' }, () => held).catch(() => undefined);
+    this.#tabLock = { engineId, release };
   }
 
   /** Terminates the worker at once; the tab is left without an engine. Returns the terminated engine's id. */

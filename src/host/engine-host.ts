@@ -70,6 +70,7 @@ import {
   type HostPort,
 } from './handlers';
 import { HostDefinitions } from './host-definitions';
+import { readEngineDirectory } from './engine-directory';
 import { PresenceWriter, allocateEngineIdentity, emptyCounters, type EngineIdentity } from './presence';
 import { StorageActivity } from './storage-activity';
 import type { EngineHost, EngineHostOptions } from './host-options';
@@ -287,6 +288,7 @@ class Host implements EngineHost {
           fleet: options.fleet,
           hello: (params) => this.#hello(params),
           engines: async () => this.#survey.engines(await this.#startedStorage()),
+          engineDirectory: async () => readEngineDirectory(await this.#startedStorage()),
           shutdown: () => {
             if (options.config)
               throw protocolMisuse(

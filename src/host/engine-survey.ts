@@ -9,6 +9,8 @@
  *   is just starting is never mistaken for a dead one — feeds the death watch, warns once per engine that
  *   runs another protocol version, and every 30 s deletes records of engines dead for over 10 minutes.
  *   Surveys do not overlap; one asked for during another runs once more after it.
+ * - `engines` says of each tab's engine whether its page is still open and hosts it (`tabOpen`: the page's
+ *   Web Lock `shuttle-tab:<engineId>`, asked of the liveness oracle), null when the oracle cannot tell.
  * - When another engine dies (the death watch) or announces its exit, a maintenance pass runs at once, and
  *   again while the dead engine still holds claims, at most three times; the pages are told the list of
  *   engines changed (no write tells of a vanished lock).
@@ -198,9 +200,10 @@ export class EngineSurvey {
   /** Every engine of the store as the studio lists it; prunes the records of engines long dead. */
   async engines(storage: Storage): Promise<EngineRecord[]> {
     const { liveness, engineId } = this.#deps;
-    const [entries, live] = await Promise.all([
+    const [entries, live, openTabs] = await Promise.all([
       readStoredPresence(storage),
       liveness?.liveEngineIds ? this.#liveEngineIds() : Promise.resolve(undefined),
+      liveness?.openTabEngineIds?.().catch(() => null) ?? Promise.resolve(null),
     ]);
     const now = this.#deps.now();
     const listed = await Promise.all(
@@ -225,6 +228,9 @@ export class EngineSurvey {
           status,
           alive,
           thisTab,
+          ...(presence.runtime.kind === 'tab'
+            ? { tabOpen: openTabs ? openTabs.has(presence.engineId) : null }
+            : {}),
           // A stopped, crashed or dead engine renews nothing: whatever its last record said, it holds no
           // claim it could keep (the claims table shows the ones not taken over yet).
           ...(status === 'stopped' || status === 'crashed' || status === 'dead' ? { claimsHeld: 0 } : {}),

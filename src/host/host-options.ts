@@ -18,6 +18,11 @@ import type { EngineIdentity } from './presence';
 export type HostLiveness = EngineLiveness & {
   liveEngineIds?(): Promise<ReadonlySet<string> | null>;
   markGone?(engineId: string): void;
+  /**
+   * Engines whose tab's page is open and hosts them (the page holds `shuttle-tab:<engineId>`), or null when
+   * it cannot tell. Only such an engine can be restarted from another tab.
+   */
+  openTabEngineIds?(): Promise<ReadonlySet<string> | null>;
 };
 
 /** Options of `serveEngineHost`. */

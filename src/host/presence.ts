@@ -25,6 +25,11 @@
  *   refreshed meanwhile is never deleted. A record whose engine holds its lock is never pruned.
  * - `recordCrash` marks another engine's record `crashed` with a compare-and-swap too; a record that
  *   already says `stopped` or `crashed` is left alone.
+ * - Every engine also has an entry in the engine directory (engine-directory.ts), written with its first
+ *   presence record and never deleted, so who an engine was outlives its presence: `PresenceWriter` writes it
+ *   with the first record and again, with its stop time, with a `stopped` or `crashed` one; `recordCrash`
+ *   and `prunePresence` fill in the stop time of an engine that could not (pruning in the same
+ *   compare-and-swap batch as the delete, so a pruned engine is never left without an entry).
  */
 import { hostKeys, type ResultWaiterInfo } from '../engine';
 import type { Storage } from '../storage';
@@ -38,6 +43,13 @@ import {
   type EngineStatus,
   type PresenceStatus,
 } from '../protocol';
+import {
+  directoryEntryOf,
+  directoryKey,
+  directoryPut,
+  recordStopInDirectory,
+  stopInDirectory,
+} from './engine-directory';
 
 /** Prefix of presence records. */
 export const presencePrefix: string = hostKeys.enginesPrefix;
@@ -271,6 +283,8 @@ export function decodePresence(raw: string): EnginePresence | null {
   };
   if (typeof record.frozenUntil === 'number' && Number.isFinite(record.frozenUntil))
     presence.frozenUntil = record.frozenUntil;
+  if (typeof record.ordinal === 'number' && Number.isSafeInteger(record.ordinal) && record.ordinal >= 0)
+    presence.ordinal = record.ordinal;
   return presence;
 }
 
@@ -310,7 +324,9 @@ export function isPresenceExpired(presence: EnginePresence, alive: boolean | nul
 }
 
 /**
- * Deletes the records past retention among `entries` (each only if it still holds the exact value read).
+ * Deletes the records past retention among `entries` (each only if it still holds the exact value read),
+ * in the same batch filling in the engine's directory entry: its stop time (the record's last heartbeat)
+ * when the entry has none, or the whole entry when the engine (of an older build) never wrote one.
  * Returns how many were deleted; storage errors are left for the next call.
  */
 export async function prunePresence(
@@ -323,7 +339,15 @@ export async function prunePresence(
     if (!isPresenceExpired(presence, alive, now)) continue;
     const key = presenceKey(presence.engineId);
     try {
-      if (await storage.conditionalBatch([{ key, expected: raw }], [{ type: 'delete', key }])) pruned++;
+      const directory = stopInDirectory(
+        await storage.get(directoryKey(presence.engineId)),
+        presence.lastSeenAt,
+        presence,
+        presence.engineId,
+      );
+      const conditions = [{ key, expected: raw }, ...(directory ? [directory.condition] : [])];
+      const operations = [{ type: 'delete' as const, key }, ...(directory ? [directory.operation] : [])];
+      if (await storage.conditionalBatch(conditions, operations)) pruned++;
     } catch {
       // pruning is housekeeping: try again next time
     }
@@ -353,8 +377,10 @@ export async function recordCrash(storage: Storage, engineId: string, at: number
         [{ key, expected: raw }],
         [{ type: 'put', key, value: encodePresence(crashed) }],
       )
-    )
+    ) {
+      await recordStopInDirectory(storage, engineId, crashed.lastSeenAt, crashed).catch(() => false);
       return true;
+    }
   }
   return false;
 }
@@ -408,6 +434,8 @@ export class PresenceWriter {
   #counters: EngineCounters = { ...emptyCounters };
   #inFlight: Promise<void> | null = null;
   #again = false;
+  /** What the engine directory has of this engine: nothing yet, its start, or its stop too. */
+  #directory: 'none' | 'started' | 'stopped' = 'none';
 
   constructor(options: PresenceWriterOptions) {
     this.#options = options;
@@ -430,6 +458,7 @@ export class PresenceWriter {
       resultWaiters: this.#resultWaiters,
       counters: this.#counters,
       runtime: this.#options.runtime,
+      ...(identity.ordinal >= 0 ? { ordinal: identity.ordinal } : {}),
     };
   }
 
@@ -450,9 +479,18 @@ export class PresenceWriter {
       do {
         this.#again = false;
         try {
+          const record = this.record;
+          const ended = record.status === 'stopped' || record.status === 'crashed';
+          // The directory entry goes with the first record, and once more with the stop time.
+          const directory =
+            this.#directory === 'none' || (ended && this.#directory === 'started')
+              ? directoryPut(directoryEntryOf(record, ended ? record.lastSeenAt : null))
+              : null;
           await this.#options.storage.batch([
-            { type: 'put', key: presenceKey(this.#options.engineId), value: encodePresence(this.record) },
+            { type: 'put', key: presenceKey(this.#options.engineId), value: encodePresence(record) },
+            ...(directory ? [directory] : []),
           ]);
+          if (directory) this.#directory = ended ? 'stopped' : 'started';
         } catch (error) {
           this.#options.onError(error);
         }

@@ -14,6 +14,17 @@ export function controlChannelName(databaseName: string): string {
   return `shuttle-control:${databaseName}`;
 }
 
+/** Prefix of the Web Lock a page holds for its engine: `shuttle-tab:<engineId>`. */
+export const tabLockPrefix = 'shuttle-tab:';
+
+/**
+ * The Web Lock a tab's page holds while `engineId` is its engine (from its first `hello` until the page
+ * closes or replaces the engine): held means the page is open and could restart that engine.
+ */
+export function tabLockName(engineId: string): string {
+  return tabLockPrefix + engineId;
+}
+
 /**
  * What one tab can ask the tab hosting an engine to do to that engine. `start` has that engine start a
  * workflow (so it claims and runs it), no earlier than `notBefore` (epoch ms) when given, so several tabs can

@@ -6,6 +6,7 @@
 import type { ShutdownReport } from '../engine';
 import { method, type Empty } from './declare';
 import type {
+  EngineDirectoryEntry,
   EngineRecord,
   FleetActionOutcome,
   FleetProcess,
@@ -27,6 +28,11 @@ export const fleetMethods = {
     keepLabel: 'object?',
   }),
   engines: method<Empty, EngineRecord[]>({}),
+  /**
+   * Every engine the database has run, as the engine directory remembers it (kept after presence records
+   * age out), oldest first, so the studio names and colours an engine of the past as it did when it ran.
+   */
+  engineDirectory: method<Empty, EngineDirectoryEntry[]>({}),
   /** Graceful shutdown: releases every claim (other tabs take over at once) and marks presence stopped. */
   shutdown: method<Empty, ShutdownReport>({}),
   /**

@@ -91,6 +91,11 @@ export type EnginePresence = {
   counters: EngineCounters;
   /** Where the engine runs: a studio tab, or a server process (with its host name and process id). */
   runtime: EngineRuntime;
+  /**
+   * The engine's number in its database (0 for the first engine, `Tab A`), from which its label and colour
+   * come; records of older builds have none.
+   */
+  ordinal?: number;
 };
 
 /** Where an engine runs. */
@@ -103,6 +108,32 @@ export type EngineRecord = Omit<EnginePresence, 'status'> & {
   alive: boolean | null;
   /** The engine of the worker that answered. */
   thisTab: boolean;
+  /**
+   * For a tab's engine: whether its page is still open and hosts it (the page holds the Web Lock
+   * `shuttle-tab:<engineId>` while this engine is its engine, so the lock goes when the page closes, crashes
+   * or restarts its engine). Only then can the engine be restarted. Null or absent when nobody can tell (a
+   * server process, a browser without Web Locks).
+   */
+  tabOpen?: boolean | null;
+};
+
+/**
+ * An engine as the engine directory remembers it (`engineDirectory`): who it was, kept after its presence
+ * record is gone, so history (custody lanes, events, claims) keeps naming and colouring it. Written when the
+ * engine starts; `stoppedAt` once its stop, crash or death is known (null before).
+ */
+export type EngineDirectoryEntry = {
+  engineId: string;
+  label: string;
+  shortLabel: string;
+  /** The colour its host recorded (`EnginePresence.color`). */
+  color: string;
+  /** Its number in the database (see `EnginePresence.ordinal`); null when unknown (an older build). */
+  ordinal: number | null;
+  mode: EngineMode;
+  runtime: EngineRuntime;
+  startedAt: number;
+  stoppedAt: number | null;
 };
 
 /**

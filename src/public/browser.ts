@@ -25,6 +25,7 @@ export type {
   DefinitionDiagnostic,
   DefinitionInfo,
   DeleteOutcome,
+  EngineDirectoryEntry,
   EngineRecord,
   EngineStatus,
   FleetActionType,

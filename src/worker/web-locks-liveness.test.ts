@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeLocks, flushLocks } from './web-locks.test-support';
+import { tabLockName } from '../protocol';
 import { WebLocksLiveness, engineLockName } from './web-locks-liveness';
 
 describe('WebLocksLiveness', () => {
@@ -35,6 +36,25 @@ describe('WebLocksLiveness', () => {
     await new WebLocksLiveness(locks).hold('e2');
     void locks.request('something-else', { mode: 'exclusive' }, () => new Promise(() => undefined));
     expect(await liveness.liveEngineIds()).toEqual(new Set(['e1', 'e2']));
+  });
+
+  it('lists the engines whose tab page holds its tab lock, apart from engine locks and gone tabs', async () => {
+    const locks = new FakeLocks();
+    const liveness = new WebLocksLiveness(locks);
+    await liveness.hold('e1');
+    let closeTab!: () => void;
+    void locks.request(
+      tabLockName('e2'),
+      { mode: 'exclusive' },
+      () => new Promise<void>((r) => (closeTab = r)),
+    );
+    void locks.request(tabLockName('e3'), { mode: 'exclusive' }, () => new Promise(() => undefined));
+    await flushLocks();
+    expect(await liveness.openTabEngineIds()).toEqual(new Set(['e2', 'e3']));
+    liveness.markGone('e3'); // its tab announced it is going away
+    closeTab();
+    await flushLocks();
+    expect(await liveness.openTabEngineIds()).toEqual(new Set());
   });
 
   it('counts only exclusive holds as alive: queued requests and shared holds (death watches) are not lives', async () => {

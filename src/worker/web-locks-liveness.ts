@@ -18,8 +18,11 @@
  * - `markGone(engineId)` counts an engine dead before its lock is released: its tab announced it is going
  *   away. Only that tab can announce it, and its engine is about to die; should it still write meanwhile,
  *   the epoch fence refuses the write, as for any deposed engine.
+ * - `openTabEngineIds()` lists the engines whose tab's page holds `shuttle-tab:<engineId>`: the page is open
+ *   and hosts that engine (its current one, or the one it crashed and can still restart).
  */
 import type { EngineLiveness } from '../engine';
+import { tabLockPrefix } from '../protocol';
 
 /** A lock as `navigator.locks.query()` describes it. */
 export type LockInfoLike = { name?: string | undefined; mode?: 'exclusive' | 'shared' | undefined };
@@ -141,6 +144,25 @@ export class WebLocksLiveness implements EngineLiveness {
     for (const lock of snapshot.held ?? [])
       if (lock.name?.startsWith(engineLockPrefix) && lock.mode !== 'shared')
         ids.add(lock.name.slice(engineLockPrefix.length));
+    for (const engineId of this.#gone) ids.delete(engineId);
+    return ids;
+  }
+
+  /**
+   * The ids of every engine whose tab's page is open and hosts it: the page holds `shuttle-tab:<engineId>`
+   * (client.ts) from its engine's first answer until the page closes or replaces that engine. An engine whose
+   * tab announced it is going away is not listed. Null when the browser cannot tell.
+   */
+  async openTabEngineIds(): Promise<ReadonlySet<string> | null> {
+    let snapshot: Awaited<ReturnType<LockManagerLike['query']>>;
+    try {
+      snapshot = await this.#locks.query();
+    } catch {
+      return null;
+    }
+    const ids = new Set<string>();
+    for (const lock of snapshot.held ?? [])
+      if (lock.name?.startsWith(tabLockPrefix)) ids.add(lock.name.slice(tabLockPrefix.length));
     for (const engineId of this.#gone) ids.delete(engineId);
     return ids;
   }

@@ -4,6 +4,7 @@
  */
 import type { ShutdownReport } from '../../engine';
 import type {
+  EngineDirectoryEntry,
   EngineRecord,
   FleetActionOutcome,
   FleetActionType,
@@ -26,6 +27,8 @@ export type FleetControl = {
 export type FleetService = {
   hello(params: Params<'hello'>): Promise<HelloResult>;
   engines(): Promise<EngineRecord[]>;
+  /** The engine directory (engine-directory.ts). */
+  engineDirectory(): Promise<EngineDirectoryEntry[]>;
   /** Null when the page may not stop this engine (a server's), with the reason thrown instead. */
   shutdown(): Promise<ShutdownReport>;
   freeze(seconds: number): Promise<Result<'freeze'>>;
@@ -40,6 +43,7 @@ export function fleetHandlers(service: FleetService): DomainHandlers<typeof flee
   return {
     hello: (params) => service.hello(params),
     engines: () => service.engines(),
+    engineDirectory: () => service.engineDirectory(),
     shutdown: () => service.shutdown(),
     freeze: ({ seconds }) => service.freeze(seconds),
     recordCrash: (params) => service.recordCrash(params),

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { displayPalette, legibleOnBothThemes, relativeLuminance, withDisplayColors } from './engine-colors';
-
-const engine = (engineId: string, color: string, startedAt: number) => ({ engineId, color, startedAt });
+import {
+  displayColorOf,
+  displayPalette,
+  legibleOnBothThemes,
+  ordinalOf,
+  relativeLuminance,
+  withDisplayColors,
+} from './engine-colors';
 
 /** Contrast ratio of two luminances. */
 const contrast = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
@@ -18,32 +23,58 @@ describe('engine colours', () => {
     expect(new Set(displayPalette).size).toBe(displayPalette.length);
   });
 
-  it('keeps an engine’s own colour unless an earlier engine has it or it does not read on a theme', () => {
+  it('draws an engine in the colour of its ordinal, whatever it recorded and whoever else is listed', () => {
     expect(legibleOnBothThemes('#3D3D3D')).toBe(false); // charcoal on the dark chart
     expect(legibleOnBothThemes('#F0E442')).toBe(false); // yellow on the light chart
-    const colored = withDisplayColors([
-      engine('viewer', '#0072B2', 30), // the ninth engine: Tab A's blue again
-      engine('a', '#0072B2', 10),
-      engine('b', '#E69F00', 20),
-      engine('g', '#3D3D3D', 25),
-      engine('d', '#F0E442', 22),
+    const a = { engineId: 'a', label: 'Tab A', color: '#0072B2', ordinal: 0 };
+    const d = { engineId: 'd', label: 'Tab D', color: '#F0E442', ordinal: 3 };
+    const g = { engineId: 'g', label: 'Tab G', color: '#3D3D3D', ordinal: 6 };
+    const viewer = { engineId: 'viewer', label: 'Tab I', color: '#0072B2', ordinal: 8 };
+    const all = withDisplayColors([viewer, a, d, g]);
+    expect(all.map((entry) => entry.color)).toEqual([
+      displayPalette[8],
+      displayPalette[0],
+      displayPalette[3],
+      displayPalette[6],
     ]);
-    const byId = new Map(colored.map((entry) => [entry.engineId, entry.color]));
-    expect(byId.get('a')).toBe('#0072B2');
-    expect(byId.get('b')).toBe('#E69F00');
-    expect(byId.get('viewer')).not.toBe('#0072B2');
-    for (const color of byId.values()) expect(legibleOnBothThemes(color)).toBe(true);
-    expect(new Set(byId.values()).size).toBe(5);
+    for (const entry of all) expect(legibleOnBothThemes(entry.color)).toBe(true);
+    // Tab A ages out of the list: nobody else changes colour (the old rule recoloured every later engine).
+    const later = withDisplayColors([viewer, d, g]);
+    expect(later.map((entry) => entry.color)).toEqual([
+      displayPalette[8],
+      displayPalette[3],
+      displayPalette[6],
+    ]);
+    // Nor does a colour move to another engine: whatever else is listed, each keeps its own.
+    expect(withDisplayColors([g])[0]!.color).toBe(displayPalette[6]);
     // The list keeps its order.
-    expect(colored.map((entry) => entry.engineId)).toEqual(['viewer', 'a', 'b', 'g', 'd']);
+    expect(all.map((entry) => entry.engineId)).toEqual(['viewer', 'a', 'd', 'g']);
   });
 
-  it('gives twelve engines twelve colours, whatever they recorded, and every tab the same ones', () => {
-    const engines = Array.from({ length: 12 }, (_, index) => engine(`e${index}`, '#0072B2', index));
-    const colors = withDisplayColors(engines).map((entry) => entry.color);
-    expect(new Set(colors).size).toBe(12);
-    expect(withDisplayColors([...engines].reverse()).map((entry) => entry.color)).toEqual(
-      [...colors].reverse(),
+  it('gives any twelve consecutive engines twelve colours; the thirteenth repeats the first', () => {
+    for (const first of [0, 5, 100]) {
+      const engines = Array.from({ length: 12 }, (_, index) => ({
+        engineId: `e${first + index}`,
+        label: `Tab ${first + index}`,
+        color: '#0072B2',
+        ordinal: first + index,
+      }));
+      expect(new Set(withDisplayColors(engines).map((entry) => entry.color)).size).toBe(12);
+    }
+    expect(displayColorOf({ engineId: 'm', ordinal: 12 })).toBe(
+      displayColorOf({ engineId: 'a', ordinal: 0 }),
     );
+  });
+
+  it('reads the ordinal of an older record from its label, else keeps a colour fixed by its id', () => {
+    expect(ordinalOf({ label: 'Tab A' })).toBe(0);
+    expect(ordinalOf({ label: 'Tab AB' })).toBe(27);
+    expect(ordinalOf({ label: 'worker-3' })).toBe(2);
+    expect(ordinalOf({ label: 'eu-west' })).toBeNull();
+    expect(ordinalOf({ label: 'Tab C', ordinal: 7 })).toBe(7);
+    expect(displayColorOf({ engineId: 'x', label: 'Tab C' })).toBe(displayPalette[2]);
+    const named = displayColorOf({ engineId: 'e-1234', label: 'eu-west' });
+    expect(displayPalette).toContain(named);
+    expect(displayColorOf({ engineId: 'e-1234', label: 'eu-west' })).toBe(named);
   });
 });

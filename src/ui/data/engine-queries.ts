@@ -1,16 +1,17 @@
 /**
  * Queries about engines and ownership — this tab's engine (identity and status), every engine of the
- * database (presence records, with their result waiters and counters), every claim holder record — as one
+ * database (presence records, with their result waiters and counters), the engine directory (every engine
+ * the database ever ran, kept after presence ages out), every claim holder record — as one
  * `queryOptions` factory per query, which the hooks and every other reader of that query's data use; the
  * link to this tab's worker; and restarting this tab's engine.
  */
-import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
-import { useMemo, useSyncExternalStore } from 'react';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useSyncExternalStore } from 'react';
 import type { ClaimInfo } from '../../public';
 import type { ClientConnection, ShuttleClient } from '../../public/browser';
-import type { EngineRecord, HelloResult } from '../../public/browser';
+import type { EngineDirectoryEntry, EngineRecord, HelloResult } from '../../public/browser';
 import { useShuttleClient } from '../../public/react';
-import { withDisplayColors } from './engine-colors';
+import { displayColorOf, withDisplayColors } from './engine-colors';
 import { queryKeys } from '../../public/react';
 
 /**
@@ -47,6 +48,66 @@ export function enginesQuery(client: Pick<ShuttleClient, 'engines'>) {
     refetchInterval: 2_000,
   });
 }
+
+/** The key of the engine directory query: apart from `engines`, so a heartbeat does not refetch it. */
+export const engineDirectoryKey = ['engine-directory'] as const;
+
+/**
+ * Every engine the database has run (`engineDirectory`), in the studio's colours. It changes only when an
+ * engine starts or stops, and live engines are resolved from presence first, so it refreshes every 15 s, and
+ * at once when presence lists an engine it does not know yet (`useEngineDirectory`).
+ */
+export function engineDirectoryQuery(client: Pick<ShuttleClient, 'api'>) {
+  return queryOptions<EngineDirectoryEntry[]>({
+    queryKey: engineDirectoryKey,
+    queryFn: async () =>
+      (await client.api.engineDirectory({})).map((entry) => ({ ...entry, color: displayColorOf(entry) })),
+    staleTime: 10_000,
+    refetchInterval: 15_000,
+  });
+}
+
+/**
+ * An engine the directory remembers but presence no longer lists, as an `EngineRecord`: not alive, holding
+ * nothing, `stopped` when its stop time is known, else `dead`.
+ */
+export function rememberedEngine(entry: EngineDirectoryEntry): EngineRecord {
+  return {
+    engineId: entry.engineId,
+    label: entry.label,
+    shortLabel: entry.shortLabel,
+    color: entry.color,
+    mode: entry.mode,
+    runtime: entry.runtime,
+    startedAt: entry.startedAt,
+    ...(entry.ordinal === null ? {} : { ordinal: entry.ordinal }),
+    status: entry.stoppedAt === null ? 'dead' : 'stopped',
+    lastSeenAt: entry.stoppedAt ?? entry.startedAt,
+    claimsHeld: 0,
+    protocolVersion: 0,
+    resultWaiters: [],
+    counters: { workflowsCompleted: 0, claimsLost: 0, writesFencedOut: 0, wakesDiscarded: 0, takeovers: 0 },
+    alive: false,
+    thisTab: false,
+  };
+}
+
+/**
+ * Engines by id — live presence first, then the directory — for resolving engine ids to labels and colours.
+ * A directory entry fills in only engines presence does not list.
+ */
+export function mergeEngineDirectory(
+  engines: readonly EngineRecord[],
+  directory: readonly EngineDirectoryEntry[],
+): Map<string, EngineRecord> {
+  const byId = new Map<string, EngineRecord>();
+  for (const entry of directory) byId.set(entry.engineId, rememberedEngine(entry));
+  for (const engine of engines) byId.set(engine.engineId, engine);
+  return byId;
+}
+
+/** Engine ids the directory was already refetched for (once per unknown engine, so a missing entry cannot loop). */
+const refetchedFor = new Set<string>();
 
 /** Every claim holder record of the database. */
 export function claimsQuery(client: Pick<ShuttleClient, 'claims'>) {
@@ -89,10 +150,29 @@ export function useEngines() {
   return useQuery(enginesQuery(useShuttleClient()));
 }
 
-/** Engines by id, for resolving owners to labels and colours. Empty while loading. */
+/**
+ * Engines by id, for resolving owners, custody lanes and events to labels and colours: live presence first,
+ * then the engine directory, so an engine is named and coloured the same long after its presence record
+ * aged out (`mergeEngineDirectory`). Empty while loading.
+ */
 export function useEngineDirectory(): ReadonlyMap<string, EngineRecord> {
+  const client = useShuttleClient();
+  const queryClient = useQueryClient();
   const { data } = useEngines();
-  return useMemo(() => new Map((data ?? []).map((engine) => [engine.engineId, engine])), [data]);
+  const directory = useQuery(engineDirectoryQuery(client)).data;
+  // An engine presence lists that the directory does not know yet (it started since the last fetch):
+  // refetch now, so that it is still known once its presence record is gone.
+  const unknown = useMemo(() => {
+    if (!directory || !data) return null;
+    const known = new Set(directory.map((entry) => entry.engineId));
+    return data.find((engine) => !known.has(engine.engineId))?.engineId ?? null;
+  }, [data, directory]);
+  useEffect(() => {
+    if (!unknown || refetchedFor.has(unknown)) return;
+    refetchedFor.add(unknown);
+    void queryClient.invalidateQueries({ queryKey: engineDirectoryKey });
+  }, [unknown, queryClient]);
+  return useMemo(() => mergeEngineDirectory(data ?? [], directory ?? []), [data, directory]);
 }
 
 /** Whether an engine runs workflows right now (alive and not stopped). */

@@ -5,8 +5,10 @@
  * result waiters and workflows completed — a chart of claims per engine over time, and chaos actions.
  *
  * Tab mode: each card's actions go through the control channel to the tab that hosts the engine — freeze
- * for N seconds, crash, graceful shutdown, and restart (for a live, crashed or stopped engine whose tab is
- * still open; never for a dead one, whose tab is gone).
+ * for N seconds, crash, graceful shutdown, and restart (for a live, crashed or stopped engine whose page is
+ * still open and hosts it). A card whose tab is closed says so ("tab closed") instead of offering Restart,
+ * and one whose tab restarted into a newer engine says that: the page's Web Lock `shuttle-tab:<engineId>`
+ * (`tabOpen`) tells them apart from a stopped engine of an open tab (engine-cards.ts).
  * Server mode: engines are processes (host, pid). On a fleet the server controls (`shuttle dev`), each
  * worker's card offers kill (SIGKILL), freeze (SIGSTOP for N seconds, then SIGCONT), thaw and graceful stop
  * (SIGTERM), and the screen offers to start one more worker; a server that controls no fleet offers none.
@@ -41,7 +43,7 @@ import { openEngineTab, StartWorkerButton } from '../../components/AddEngine';
 import { useNow } from '../../state/now';
 import { ClaimsChart } from './ClaimsChart';
 import { StorageCard } from './StorageCard';
-import { claimsHeldBy, canRestart } from './engine-cards';
+import { claimsHeldBy, canRestart, tabStateOf, type TabState } from './engine-cards';
 import styles from './EnginesScreen.module.css';
 import { ScreenHeader } from '../../components/ScreenHeader';
 
@@ -99,6 +101,7 @@ export function EnginesScreen() {
               <PanelErrorBoundary key={engine.engineId} name={`${engine.label} card`}>
                 <EngineCard
                   engine={engine}
+                  tab={tabStateOf(engine, list)}
                   claims={claims}
                   server={mode.server}
                   process={processOf(engine, fleet.data?.processes)}
@@ -182,6 +185,8 @@ const statusTone: Record<string, string> = {
 
 type EngineCardProps = {
   engine: EngineRecord;
+  /** What became of the engine's page (tab mode). */
+  tab: TabState;
   claims: readonly ClaimInfo[] | undefined;
   server: boolean;
   /** Server mode: the worker process of the controlled fleet that runs this engine. */
@@ -189,7 +194,7 @@ type EngineCardProps = {
   controlled: boolean;
 };
 
-function EngineCard({ engine, claims, server, process, controlled }: EngineCardProps) {
+function EngineCard({ engine, tab, claims, server, process, controlled }: EngineCardProps) {
   const chaos = useChaos();
   const fleetAction = useFleetAction();
   const [seconds, setSeconds] = useState('10');
@@ -217,6 +222,7 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
       data-testid="engines.card"
       data-engine-id={engine.engineId}
       data-status={status}
+      data-tab={tab}
       data-pid={runtime?.pid}
       aria-label={`${engine.label}${self ? ` (${self})` : ''}`}
     >
@@ -231,6 +237,11 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
           <div className={styles.nameLine}>
             <strong data-testid="engines.card-label">{engine.label}</strong>
             {self ? <span className={styles.badge}>{self}</span> : null}
+            {!server && tab === 'closed' ? (
+              <span className={styles.badge} data-testid="engines.card-tab-closed">
+                tab closed
+              </span>
+            ) : null}
             {engine.mode === 'viewer' ? (
               <span
                 className={`${styles.badge} ${styles.viewer}`}
@@ -338,6 +349,13 @@ function EngineCard({ engine, claims, server, process, controlled }: EngineCardP
                 Shut down
               </Button>
             </>
+          ) : null}
+          {!live && (tab === 'closed' || tab === 'replaced') ? (
+            <p className={styles.tabGone} data-testid="engines.tab-gone" data-tab={tab}>
+              {tab === 'closed'
+                ? 'Its tab is closed: nothing can restart this engine. Open another engine tab to run one more.'
+                : `Its tab runs a newer engine of ${engine.label} now: this one cannot be restarted.`}
+            </p>
           ) : null}
           {canRestart(engine) ? (
             <Button

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimInfo } from '../../../public';
-import { canRestart, claimsHeldBy } from './engine-cards';
+import { canRestart, claimsHeldBy, tabStateOf } from './engine-cards';
 
 const claim = (workflowId: string, engineId: string | null): ClaimInfo => ({
   workflowId,
@@ -33,5 +33,29 @@ describe('canRestart', () => {
     expect(
       canRestart({ status: 'running', mode: 'engine', runtime: { kind: 'server', hostName: 'h', pid: 1 } }),
     ).toBe(false);
+  });
+});
+
+describe('a closed tab', () => {
+  const tab = { kind: 'tab' } as const;
+  it('is not offered a restart, whatever its engine last recorded', () => {
+    expect(canRestart({ status: 'stopped', mode: 'engine', runtime: tab, tabOpen: false })).toBe(false);
+    expect(canRestart({ status: 'crashed', mode: 'engine', runtime: tab, tabOpen: false })).toBe(false);
+    expect(canRestart({ status: 'stopped', mode: 'engine', runtime: tab, tabOpen: true })).toBe(true);
+    expect(canRestart({ status: 'crashed', mode: 'engine', runtime: tab, tabOpen: true })).toBe(true);
+    expect(canRestart({ status: 'stopped', mode: 'engine', runtime: tab, tabOpen: null })).toBe(true);
+  });
+
+  it('is told apart from an open one, and from a tab that runs a newer engine', () => {
+    const old = { engineId: 'a1', label: 'Tab A', startedAt: 1, mode: 'engine' as const, runtime: tab };
+    expect(tabStateOf({ ...old, tabOpen: true }, [])).toBe('open');
+    expect(tabStateOf({ ...old, tabOpen: false }, [])).toBe('closed');
+    const newer = { engineId: 'a2', label: 'Tab A', startedAt: 2, tabOpen: true };
+    expect(tabStateOf({ ...old, tabOpen: false }, [newer])).toBe('replaced');
+    expect(tabStateOf({ ...old, tabOpen: false }, [{ ...newer, tabOpen: false }])).toBe('closed');
+    expect(tabStateOf({ ...old, tabOpen: null }, [newer])).toBe('unknown');
+    expect(
+      tabStateOf({ ...old, runtime: { kind: 'server', hostName: 'h', pid: 1 }, tabOpen: false }, []),
+    ).toBe('unknown');
   });
 });
