@@ -480,6 +480,50 @@ describe('shuttle worker on PostgreSQL', () => {
     expect(await worker.exited).toBe(0);
   }, 120_000);
 
+  it("shuttle workflow …: an operator starts, watches and reads workflows from a shell, by the workers' labels", async () => {
+    const operate = async (...args: string[]) => {
+      const run = spawn(process.execPath, [bin, ...args, '--database-url', database.url], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      spawned.push(run);
+      let stdout = '';
+      let stderr = '';
+      run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
+      return { code, stdout, stderr };
+    };
+    await startedWorker(['--database-url', database.url, '--workflows', greetFile, '--label', 'cli-ops']);
+    const input = JSON.stringify({ name: 'Ops', ticks: 40 });
+    const started = await operate(
+      'workflow',
+      'start',
+      'cli-greet',
+      '--workflows',
+      greetFile,
+      '--id',
+      'ops-1',
+      '--input',
+      input,
+    );
+    expect(started).toMatchObject({ code: 0, stdout: 'Started ops-1 (run 1).\n', stderr: '' });
+
+    // While it sleeps, the list names the worker that holds it by its label.
+    await until('ops-1 claimed', async () => (await observer.describe('ops-1')).owner !== null, 30_000);
+    const listed = await operate('workflow', 'list', '--id-prefix', 'ops-');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^ops-1\s+cli-greet\s+running\s+1\s+cli-ops\s/m);
+
+    const result = await operate('workflow', 'result', 'ops-1', '--timeout', '60s');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(result.stdout)).toEqual({ greeting: 'Hello, Ops!' });
+    const described = await operate('workflow', 'describe', 'ops-1', '--json');
+    expect(JSON.parse(described.stdout)).toMatchObject({ workflowId: 'ops-1', status: 'completed' });
+    const missing = await operate('workflow', 'describe', 'ops-none');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/^WorkflowNotFoundError: /);
+  }, 120_000);
+
   it('runs definitions saved in the studio only with --load-studio-definitions', async () => {
     const compiled = await compileDefinition(authoredSource, 'definition.ts');
     if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));

@@ -11,7 +11,11 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { hostClaimTimings } from '../protocol';
+import { durationFlag, integerFlag } from './flags';
+import { groupUsage, isOperatorGroup, runOperator } from './operator/operator';
 import { StartupError } from './store';
+
+export { durationFlag, integerFlag };
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
@@ -104,38 +108,12 @@ function usage(command?: CommandName): string {
     'shuttle <command> [options]',
     '',
     ...Object.entries(commands).map(([name, spec]) => `  ${name.padEnd(8)} ${spec.summary}`),
+    `  ${'workflow'.padEnd(8)} Operate on workflows: list, describe, timeline, result, start, signal, query, update,`,
+    `  ${''.padEnd(8)} cancel, terminate, suspend, resume, purge.`,
+    `  ${'schedule'.padEnd(8)} Operate on schedules: list, describe, pause, resume, trigger, delete.`,
     '',
-    "Run 'shuttle help <command>' for its options.",
+    "Run 'shuttle help <command>' or 'shuttle <command> --help' for its options.",
   ].join('\n');
-}
-
-const durationUnits: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
-
-/** A duration from a flag (`30d`, `12h`, `90m`, `45s`, `500ms`, `1.5h`) in ms, or a StartupError naming the flag. */
-export function durationFlag(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value.trim());
-  const ms = match ? Math.round(Number(match[1]) * durationUnits[match[2]!]!) : NaN;
-  if (!Number.isSafeInteger(ms) || ms < 1)
-    throw new StartupError(
-      `--${name} must be a duration like 30d, 12h, 90m, 45s or 500ms (a number and a unit: ms, s, m, h or d); got '${value}'.`,
-    );
-  return ms;
-}
-
-/** A whole number ≥ `min` from a flag, or a StartupError naming the flag. */
-export function integerFlag(name: string, value: string | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < min)
-    throw new StartupError(`--${name} must be a whole number of at least ${min}; got '${value}'.`);
-  return parsed;
 }
 
 function parse<C extends CommandName>(command: C, args: string[]) {
@@ -253,7 +231,23 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       const topic = args[0] as CommandName | undefined;
+      if (isOperatorGroup(topic)) {
+        process.stdout.write(`${groupUsage(topic)}\n`);
+        return;
+      }
       process.stdout.write(`${usage(topic && topic in commands ? topic : undefined)}\n`);
+      return;
+    }
+    if (isOperatorGroup(command)) {
+      const { openForOperator } = await import('./operator/open');
+      const code = await runOperator(command, args, {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+        open: openForOperator,
+        now: () => Date.now(),
+      });
+      // Exit once stdout has drained (a pipe is written asynchronously), whatever timers the store left.
+      process.stdout.write('', () => process.exit(code));
       return;
     }
     if (command in commands && (args.includes('--help') || args.includes('-h'))) {
@@ -264,7 +258,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (command === 'serve') return await runServe(args);
     if (command === 'dev') return await runDev(args);
     throw new StartupError(
-      `Unknown command '${command}'. Commands: worker, serve, dev; 'shuttle help' says more.`,
+      `Unknown command '${command}'. Commands: worker, serve, dev, workflow, schedule; 'shuttle help' says more.`,
     );
   } catch (error) {
     const message =

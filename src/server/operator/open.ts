@@ -1,0 +1,44 @@
+/**
+ * How an operator command reaches the fleet: the store the flags name, and an observer engine on it.
+ *
+ * The engine never claims or runs a workflow (`claimWorkflows: false`) and recovers nothing; it opens no
+ * session and writes no presence record. Definitions are loaded only when the command gives `--workflows`
+ * or `--demos` (`workflow start` checks its input against them); every other command works on any store.
+ */
+import { createEngine } from '../../engine';
+import { readPresence } from '../../host/presence';
+import { hostClaimTimings } from '../../protocol';
+import { loadDefinitions } from '../definitions';
+import { openStore } from '../store';
+import type { OperatorIo, StoreFlags } from './operator';
+
+export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => {
+  const definitions =
+    flags.workflows.length > 0 || flags.demos
+      ? (await loadDefinitions(flags.workflows, flags.demos)).workflows
+      : [];
+  const store = await openStore(flags);
+  try {
+    const engine = await createEngine({
+      storage: store.storage,
+      workflows: definitions,
+      ownership: 'workflow-lease',
+      workflowClaimTtlMs: hostClaimTimings.ttlMs,
+      workflowClaimRenewIntervalMs: hostClaimTimings.renewIntervalMs,
+      claimWorkflows: false,
+      recover: false,
+    });
+    return {
+      engine,
+      labels: async () =>
+        new Map((await readPresence(store.storage)).map((engine) => [engine.engineId, engine.label])),
+      close: async () => {
+        await engine.shutdown().catch(() => undefined);
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+};

@@ -1,0 +1,285 @@
+/**
+ * The operator commands against a real engine fleet in this process: one claiming engine runs the
+ * workflows, and every command opens its own observer engine on the same store, as `shuttle workflow …`
+ * does on PostgreSQL (src/server/cli.test.ts runs the real process against a real server).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createEngine, defineWorkflow, type Engine } from '../../engine';
+import { MemoryStorage } from '../../storage/memory';
+import { StartupError } from '../store';
+import { exitCodes, runOperator, type OperatorGroup, type OperatorIo } from './operator';
+
+const greet = defineWorkflow({
+  name: 'greet',
+  version: 1,
+  *run(ctx, input: { name: string }) {
+    const greeting = yield* ctx.activity('compose', async () => `Hello, ${input.name}`);
+    return { greeting };
+  },
+});
+
+const approval = defineWorkflow({
+  name: 'approval',
+  version: 1,
+  *run(ctx) {
+    const decision = yield* ctx.waitForSignal<{ ok: boolean }>('decide');
+    if (!decision?.ok) throw new Error('rejected by the approver');
+    return 'approved';
+  },
+});
+
+const timings = {
+  ownership: 'workflow-lease',
+  workflowClaimTtlMs: 3000,
+  workflowClaimRenewIntervalMs: 1000,
+} as const;
+
+let storage: MemoryStorage;
+let worker: Engine;
+let opened: number;
+let closed: number;
+
+beforeEach(async () => {
+  storage = new MemoryStorage();
+  worker = await createEngine({ storage, workflows: [greet, approval], ...timings });
+  opened = 0;
+  closed = 0;
+});
+
+afterEach(async () => {
+  await worker.shutdown();
+});
+
+type Ran = { code: number; stdout: string; stderr: string };
+
+async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
+  let stdout = '';
+  let stderr = '';
+  const io: OperatorIo = {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    now: () => Date.now(),
+    open: async (flags) => {
+      if (flags.databaseUrl?.startsWith('mysql:'))
+        throw new StartupError(`--database-url must be a PostgreSQL URL; got '${flags.databaseUrl}'.`);
+      opened++;
+      const engine = await createEngine({
+        storage,
+        workflows: flags.workflows.includes('greet.ts') ? [greet] : [],
+        ...timings,
+        claimWorkflows: false,
+        recover: false,
+      });
+      return {
+        engine,
+        labels: async () => new Map([[worker.id, 'worker-1']]),
+        close: async () => {
+          closed++;
+          await engine.shutdown();
+        },
+      };
+    },
+  };
+  const code = await runOperator(group, argv, io);
+  return { code, stdout, stderr };
+}
+
+describe('shuttle workflow', () => {
+  it('list: a table with the owner by name, --json for scripts, filters, and a cursor for the next page', async () => {
+    await worker.start(approval, undefined, { id: 'approval-1' });
+    await (await worker.start(greet, { name: 'Ada' }, { id: 'greet-1' })).result();
+    const listed = await shuttle('workflow', 'list');
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+RUN\s+OWNER\s+WAITING ON\s+WHEN$/);
+    expect(rows.find((row) => row.startsWith('approval-1'))).toMatch(
+      /approval-1\s+approval\s+running\s+1\s+worker-1\s+signal 'decide'/,
+    );
+    expect(rows.find((row) => row.startsWith('greet-1'))).toMatch(
+      /greet-1\s+greet\s+completed\s+1\s+-\s+-\s+ended/,
+    );
+
+    const json = await shuttle('workflow', 'list', '--status', 'completed', '--json');
+    const page = JSON.parse(json.stdout) as { items: { workflowId: string }[]; nextCursor: string | null };
+    expect(page.items.map((item) => item.workflowId)).toEqual(['greet-1']);
+
+    const first = await shuttle('workflow', 'list', '--limit', '1');
+    const cursor = /More: --cursor (\S+)/.exec(first.stdout)?.[1];
+    expect(cursor).toBeDefined();
+    const second = await shuttle('workflow', 'list', '--limit', '1', '--cursor', cursor!);
+    expect(second.stdout).not.toContain(first.stdout.split('\n')[1]!.split(' ')[0]);
+    expect(second.stdout.split('\n')[1]).toMatch(/^(approval-1|greet-1)\s/);
+
+    const refused = await shuttle('workflow', 'list', '--status', 'finished');
+    expect(refused).toMatchObject({ code: exitCodes.usage, stdout: '' });
+    expect(refused.stderr).toContain("--status 'finished' is not a status. Statuses: pending, running");
+  });
+
+  it('start checks the input against the definition before writing; result waits and prints it', async () => {
+    const noType = await shuttle('workflow', 'start', 'greet', '--input', '{"name":"Ada"}');
+    expect(noType.code).toBe(exitCodes.refused);
+    expect(noType.stderr).toMatch(/^WorkflowNotRegisteredError: .*greet/);
+
+    const openedBefore = opened;
+    const badJson = await shuttle(
+      'workflow',
+      'start',
+      'greet',
+      '--workflows',
+      'greet.ts',
+      '--input',
+      '{name: Ada}',
+    );
+    expect(badJson.code).toBe(exitCodes.usage);
+    expect(badJson.stderr).toMatch(/^--input is not JSON \(.*\)\. Quote it for the shell/);
+    expect(opened).toBe(openedBefore); // refused before the store was even opened
+    expect((await worker.list()).items).toEqual([]);
+
+    const started = await shuttle(
+      'workflow',
+      'start',
+      'greet',
+      '--workflows',
+      'greet.ts',
+      '--id',
+      'g-7',
+      '--input',
+      '{"name":"Grace"}',
+    );
+    expect(started).toMatchObject({ code: 0, stdout: 'Started g-7 (run 1).\n' });
+    const result = await shuttle('workflow', 'result', 'g-7');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ greeting: 'Hello, Grace' });
+
+    const again = await shuttle(
+      'workflow',
+      'start',
+      'greet',
+      '--workflows',
+      'greet.ts',
+      '--id',
+      'g-7',
+      '--input',
+      '{"name":"Grace"}',
+    );
+    expect(again.code).toBe(0); // a finished id starts its next run (idReuse 'same-type')
+    expect(again.stdout).toBe('Started g-7 (run 2).\n');
+    expect(opened).toBe(closed);
+  });
+
+  it('signal, describe and result: exit 1 for a workflow that failed, 5 when the wait times out, 3 for none', async () => {
+    await worker.start(approval, undefined, { id: 'a-1' });
+    const waiting = await shuttle('workflow', 'result', 'a-1', '--timeout', '200ms');
+    expect(waiting.code).toBe(exitCodes.timedOut);
+    expect(waiting.stderr).toContain("Workflow 'a-1' has not finished after 200ms");
+
+    const described = await shuttle('workflow', 'describe', 'a-1');
+    expect(described.stdout).toMatch(/^Workflow:\s+a-1$/m);
+    expect(described.stdout).toMatch(/^Status:\s+running$/m);
+    expect(described.stdout).toMatch(/^Owner:\s+worker-1 \(epoch \d+/m);
+    expect(described.stdout).toMatch(/^Waiting on:\s+signal 'decide'/m);
+
+    expect(await shuttle('workflow', 'signal', 'a-1', 'decide', '--payload', '{"ok":false}')).toMatchObject({
+      code: 0,
+      stdout: "Sent signal 'decide' to a-1.\n",
+    });
+    const failed = await shuttle('workflow', 'result', 'a-1');
+    expect(failed.code).toBe(exitCodes.workflowDidNotComplete);
+    expect(failed.stdout).toMatch(/^failed: .*rejected by the approver/);
+    const failedJson = await shuttle('workflow', 'result', 'a-1', '--json');
+    expect(JSON.parse(failedJson.stdout)).toMatchObject({
+      status: 'failed',
+      error: { message: 'rejected by the approver' },
+    });
+
+    const missing = await shuttle('workflow', 'describe', 'nobody');
+    expect(missing.code).toBe(exitCodes.notFound);
+    expect(missing.stderr).toMatch(/^WorkflowNotFoundError: .*nobody/);
+    expect((await shuttle('workflow', 'result', 'nobody', '--timeout', '5s')).code).toBe(exitCodes.notFound);
+  });
+
+  it('timeline lists events with engine and epoch; cancel, terminate; purge needs --yes and a finished workflow', async () => {
+    await worker.start(approval, undefined, { id: 'a-2' });
+    await worker.start(approval, undefined, { id: 'a-3' });
+    const notFinished = await shuttle('workflow', 'purge', 'a-2', '--yes');
+    expect(notFinished.code).toBe(exitCodes.refused);
+    expect(notFinished.stderr).toMatch(/^InvalidWorkflowStateError: /);
+
+    expect((await shuttle('workflow', 'cancel', 'a-2', '--reason', 'customer left')).stdout).toBe(
+      'Asked a-2 to cancel.\n',
+    );
+    expect((await shuttle('workflow', 'terminate', 'a-3', '--reason', 'stuck')).code).toBe(0);
+    await expect(worker.handle('a-2').result()).rejects.toThrow();
+    expect((await worker.describe('a-3')).status).toBe('terminated');
+
+    const timeline = await shuttle('workflow', 'timeline', 'a-3');
+    const [header, ...rows] = timeline.stdout.trim().split('\n');
+    expect(header).toMatch(/^SEQ\s+AT\s+ENGINE\s+EPOCH\s+KIND\s+DETAIL$/);
+    expect(rows.some((row) => /\sworker-1\s+\d+\s+started\s/.test(row))).toBe(true);
+    expect(rows.some((row) => /\sterminated\s.*stuck/.test(row))).toBe(true);
+
+    const unconfirmed = await shuttle('workflow', 'purge', 'a-3');
+    expect(unconfirmed.code).toBe(exitCodes.usage);
+    expect(unconfirmed.stderr).toBe(
+      "This deletes every run of workflow 'a-3' and cannot be undone. Add --yes to do it.\n",
+    );
+    expect((await worker.describe('a-3')).status).toBe('terminated');
+    expect((await shuttle('workflow', 'purge', 'a-3', '--yes')).code).toBe(0);
+    await expect(worker.describe('a-3')).rejects.toThrow(/a-3/);
+  });
+
+  it('refuses a bad command line in one line with exit 2, and answers --help', async () => {
+    const usage = await shuttle('workflow');
+    expect(usage.code).toBe(exitCodes.usage);
+    expect(usage.stdout).toContain('shuttle workflow <command> [options]');
+    const help = await shuttle('workflow', 'signal', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^shuttle workflow signal <id> <name> \[options\]: /);
+    expect(help.stdout).toContain('--payload JSON');
+    expect(help.stdout).toContain('--database-url URL');
+    expect((await shuttle('workflow', '-h')).code).toBe(0);
+
+    const unknown = await shuttle('workflow', 'reset', 'x');
+    expect(unknown).toMatchObject({ code: exitCodes.usage });
+    expect(unknown.stderr).toMatch(/^Unknown command 'shuttle workflow reset'\. Commands: list, describe/);
+    const arity = await shuttle('workflow', 'signal', 'a-1');
+    expect(arity.stderr).toBe("shuttle workflow signal takes <id> <name>; got 'a-1'.\n");
+    const flag = await shuttle('workflow', 'list', '--colour');
+    expect(flag.code).toBe(exitCodes.usage);
+    expect(flag.stderr).toMatch(
+      /^shuttle workflow list: Unknown option '--colour'\. Run 'shuttle workflow list --help'/,
+    );
+    const store = await shuttle('workflow', 'list', '--database-url', 'mysql://x');
+    expect(store).toMatchObject({
+      code: exitCodes.usage,
+      stderr: "--database-url must be a PostgreSQL URL; got 'mysql://x'.\n",
+    });
+    expect(opened).toBe(0);
+  });
+});
+
+describe('shuttle schedule', () => {
+  it('list, describe, pause, resume, trigger and delete (with --yes)', async () => {
+    expect((await shuttle('schedule', 'list')).stdout).toBe('No schedules.\n');
+    await worker.schedule('nightly', { cron: '0 3 * * *', workflow: 'greet', input: { name: 'night' } });
+    const listed = await shuttle('schedule', 'list');
+    expect(listed.stdout).toMatch(/^NAME\s+CRON\s+TIME ZONE\s+WORKFLOW\s+STATE\s+NEXT\s+RUNNING$/m);
+    expect(listed.stdout).toMatch(/^nightly\s+0 3 \* \* \*\s+\S+\s+greet\s+active\s+\d{4}-/m);
+    expect((await shuttle('schedule', 'pause', 'nightly')).stdout).toBe("Paused schedule 'nightly'.\n");
+    expect((await worker.describeSchedule('nightly')).paused).toBe(true);
+    expect((await shuttle('schedule', 'describe', 'nightly')).stdout).toMatch(/^State:\s+paused since /m);
+    expect((await shuttle('schedule', 'resume', 'nightly')).code).toBe(0);
+    const unknown = await shuttle('schedule', 'trigger', 'nightly');
+    expect(unknown.code).toBe(exitCodes.refused);
+    expect(unknown.stderr).toMatch(
+      /^WorkflowNotRegisteredError: .*'greet'.* Here: give the file that defines it with --workflows PATH/,
+    );
+    const triggered = await shuttle('schedule', 'trigger', 'nightly', '--workflows', 'greet.ts', '--json');
+    expect(triggered.stderr).toBe('');
+    const { workflowId } = JSON.parse(triggered.stdout) as { workflowId: string };
+    expect(await worker.handle(workflowId).result()).toEqual({ greeting: 'Hello, night' });
+    expect((await shuttle('schedule', 'delete', 'nightly')).code).toBe(exitCodes.usage);
+    expect((await shuttle('schedule', 'delete', 'nightly', '--yes')).code).toBe(0);
+    expect((await shuttle('schedule', 'describe', 'nightly')).code).toBe(exitCodes.notFound);
+  });
+});
