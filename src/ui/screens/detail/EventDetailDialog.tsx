@@ -24,12 +24,15 @@ import {
   outcomeTarget,
   outcomeView,
   sameOperation,
+  type AttemptOutcome,
   type InputTarget,
   type InputView,
   type OutcomeTarget,
 } from './event-detail';
 import styles from './EventDetailDialog.module.css';
 import { describeEntry } from './operations';
+import { detailsShown } from './stack-lines';
+import { StackView } from './StackView';
 
 export function EventDetailDialog({
   workflowId,
@@ -92,19 +95,16 @@ export function EventDetailDialog({
               <h3 className={styles.heading}>Failure</h3>
               <p className={styles.errorTitle}>{detail.error.name}</p>
               <pre className={styles.pre}>{detail.error.message}</pre>
-              {detail.error.details ? <JsonView value={detail.error.details} expandDepth={1} /> : null}
-              {detail.error.stack ? (
-                <details open>
-                  <summary>Stack</summary>
-                  <pre className={styles.pre}>{detail.error.stack}</pre>
-                </details>
-              ) : null}
+              {detail.error.details ? <JsonView value={detailsShown(detail.error)} expandDepth={1} /> : null}
+              <StackView error={detail.error} testId="detail.event-stack" />
             </section>
           ) : null}
           {input ? (
             <EventInput key={`input-${entry.seq}`} workflowId={workflowId} run={run} target={input} />
           ) : null}
-          {target ? (
+          {target?.of && target.settledBy ? (
+            <OtherAttemptOutcome settledBy={target.settledBy} onOpen={onOpen} />
+          ) : target ? (
             <OperationOutcome
               key={entry.seq}
               workflowId={workflowId}
@@ -195,7 +195,8 @@ function OperationOutcome({
         <div className={styles.error}>
           <p className={styles.errorTitle}>{view.error.name}</p>
           <pre className={styles.pre}>{view.error.message}</pre>
-          {view.error.details ? <JsonView value={view.error.details} expandDepth={1} /> : null}
+          {view.error.details ? <JsonView value={detailsShown(view.error)} expandDepth={1} /> : null}
+          <StackView error={view.error} testId="detail.event-outcome-stack" open={false} />
           {view.text ? <p className={styles.note}>{view.text}</p> : null}
         </div>
       );
@@ -214,6 +215,37 @@ function OperationOutcome({
         {consumedBy}
       </section>
     </>
+  );
+}
+
+/**
+ * The outcome of an operation on an event of another attempt than the one that settled it (an attempt that
+ * failed and was retried, or was interrupted): whose it is, and a link to that attempt's event, which shows
+ * it. An attempt's event shows its own failure, never a later attempt's result as if it were its own.
+ */
+function OtherAttemptOutcome({
+  settledBy,
+  onOpen,
+}: {
+  settledBy: AttemptOutcome;
+  onOpen: (seq: number) => void;
+}) {
+  const { attempt, ownAttempt, ok, seq } = settledBy;
+  return (
+    <section data-testid="detail.event-outcome">
+      <h3 className={styles.heading} data-testid="detail.event-outcome-heading">
+        {ok ? `Result of attempt ${attempt}` : `Failed for good at attempt ${attempt}`}
+      </h3>
+      <p className={styles.note}>
+        Attempt {ownAttempt}, this event’s, recorded no result.{' '}
+        {ok
+          ? `The operation’s result was recorded by attempt ${attempt}:`
+          : `The operation failed after attempt ${attempt}; its error is on that attempt’s event:`}{' '}
+        <Button size="sm" variant="ghost" onClick={() => onOpen(seq)} testId="detail.event-outcome-attempt">
+          #{seq}
+        </Button>
+      </p>
+    </section>
   );
 }
 

@@ -9,6 +9,8 @@ import type { TimelineEntry, WorkflowDescription } from '../../../public';
 import { EmptyState } from '../../components/EmptyState';
 import { JsonView } from '../../components/JsonView';
 import styles from './Inspectors.module.css';
+import { detailsShown } from './stack-lines';
+import { StackView } from './StackView';
 import { familyChildren, FamilyTree } from './FamilyTree';
 import { BufferedSignalsTable } from '../../components/pending/BufferedSignals';
 import { PendingTable } from '../../components/pending/PendingTable';
@@ -92,13 +94,10 @@ export function Inspectors({
             <div data-testid="detail.error">
               <p className={styles.errorTitle}>{workflow.error.name}</p>
               <pre className={styles.errorMessage}>{workflow.error.message}</pre>
-              {workflow.error.details ? <JsonView value={workflow.error.details} expandDepth={1} /> : null}
-              {workflow.error.stack ? (
-                <details className={styles.stack}>
-                  <summary>Stack</summary>
-                  <pre>{workflow.error.stack}</pre>
-                </details>
+              {workflow.error.details ? (
+                <JsonView value={detailsShown(workflow.error)} expandDepth={1} />
               ) : null}
+              <StackView error={workflow.error} testId="detail.error-stack" />
             </div>
           ) : workflow.result !== undefined ? (
             <JsonView value={workflow.result} testId="detail.result" />

@@ -5,6 +5,7 @@ import {
   inputTarget,
   inputView,
   outcomeTarget,
+  otherAttemptOutcome,
   outcomeView,
   sameOperation,
 } from './event-detail';
@@ -245,5 +246,47 @@ describe('inputTarget and inputView', () => {
       json: null,
       text: 'No input: it was started without one.',
     });
+  });
+});
+
+describe('otherAttemptOutcome', () => {
+  const op = { pos: 2, member: 0, name: 'charge' };
+  const retried = [
+    entry(10, 'activity-started', { ...op, attempt: 1 }),
+    entry(11, 'activity-failed', { ...op, attempt: 1, error: { name: 'Error', message: 'declined' } }),
+    entry(12, 'activity-retry-scheduled', { ...op, nextAttempt: 2, dueAt: 0, waitMs: 10 }),
+    entry(13, 'activity-started', { ...op, attempt: 2 }),
+    entry(14, 'activity-failed', { ...op, attempt: 2, error: { name: 'Error', message: 'declined' } }),
+    entry(15, 'activity-retry-scheduled', { ...op, nextAttempt: 3, dueAt: 0, waitMs: 10 }),
+    entry(16, 'activity-started', { ...op, attempt: 3 }),
+    entry(17, 'activity-completed', { ...op, attempt: 3, durationMs: 5 }),
+    entry(18, 'activity-started', { pos: 3, member: 0, name: 'ship', attempt: 1 }),
+  ];
+
+  it("names the attempt whose result it is on a failed attempt's entries, not on the settling attempt's", () => {
+    const settled = { attempt: 3, seq: 17, ok: true };
+    expect(otherAttemptOutcome(retried[1]!, retried)).toEqual({ ...settled, ownAttempt: 1 });
+    expect(otherAttemptOutcome(retried[2]!, retried)).toEqual({ ...settled, ownAttempt: 1 });
+    expect(otherAttemptOutcome(retried[4]!, retried)).toEqual({ ...settled, ownAttempt: 2 });
+    expect(otherAttemptOutcome(retried[6]!, retried)).toBeNull();
+    expect(otherAttemptOutcome(retried[7]!, retried)).toBeNull();
+    // Not settled yet: nothing to name (the outcome reads 'Not recorded yet').
+    expect(otherAttemptOutcome(retried[1]!, retried.slice(0, 6))).toBeNull();
+    expect(outcomeTarget(retried[1]!, retried)).toEqual({
+      of: { pos: 2, member: 0 },
+      heading: 'Result',
+      settledBy: { ...settled, ownAttempt: 1 },
+    });
+  });
+
+  it('names the attempt that failed for good', () => {
+    const failedForGood = retried.slice(0, 5);
+    expect(otherAttemptOutcome(failedForGood[1]!, failedForGood)).toEqual({
+      attempt: 2,
+      seq: 14,
+      ok: false,
+      ownAttempt: 1,
+    });
+    expect(otherAttemptOutcome(failedForGood[4]!, failedForGood)).toBeNull();
   });
 });

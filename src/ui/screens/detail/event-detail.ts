@@ -133,22 +133,77 @@ export type OutcomeTarget =
       heading: 'Result' | 'Payload';
       /** For `signal-received`: the sequence number of the entry that consumed it. */
       consumedBy?: number;
+      /**
+       * For an entry of an activity attempt that is not the one that settled the operation (an attempt that
+       * failed and was retried, or was interrupted): which attempt recorded the operation's outcome, and its
+       * entry. The event then names that attempt instead of showing its result as if it were this one's.
+       */
+      settledBy?: AttemptOutcome;
     }
   | { of: null; heading: 'Payload'; note: string };
+
+/** The attempt whose entry settled an activity (`seq`): completed (`ok`), or failed for good. */
+export type AttemptOutcome = { attempt: number; seq: number; ok: boolean; ownAttempt: number };
+
+/** The attempt an activity entry is about (a retry's schedule is about the attempt that failed). */
+function attemptOf(entry: TimelineEntry): number | null {
+  if (entry.kind === 'activity-retry-scheduled') return entry.detail.nextAttempt - 1;
+  if (
+    entry.kind === 'activity-started' ||
+    entry.kind === 'activity-failed' ||
+    entry.kind === 'activity-completed'
+  )
+    return entry.detail.attempt;
+  return null;
+}
+
+/**
+ * For an activity attempt's entry: the entry that settled its operation when that was another attempt's —
+ * its `activity-completed`, or its last `activity-failed` that no retry followed. Null for the settling
+ * attempt's own entries, for an operation not settled yet, and for entries of other kinds.
+ */
+export function otherAttemptOutcome(
+  entry: TimelineEntry,
+  timeline: readonly TimelineEntry[],
+): AttemptOutcome | null {
+  const own = attemptOf(entry);
+  const operation = operationOf(entry);
+  if (own === null || !operation) return null;
+  const same = timeline.filter((candidate) => {
+    const other = operationOf(candidate);
+    return other?.pos === operation.pos && other.member === operation.member;
+  });
+  let settled: AttemptOutcome | null = null;
+  for (const candidate of same) {
+    if (candidate.kind === 'activity-completed')
+      settled = { attempt: candidate.detail.attempt, seq: candidate.seq, ok: true, ownAttempt: own };
+    else if (candidate.kind === 'activity-failed') {
+      const attempt = candidate.detail.attempt;
+      const retried = same.some(
+        (later) => later.kind === 'activity-retry-scheduled' && later.detail.nextAttempt === attempt + 1,
+      );
+      if (!retried) settled = { attempt, seq: candidate.seq, ok: false, ownAttempt: own };
+    }
+  }
+  return settled && settled.attempt !== own ? settled : null;
+}
 
 export function outcomeTarget(
   entry: TimelineEntry,
   timeline: readonly TimelineEntry[],
 ): OutcomeTarget | null {
   const operation = operationOf(entry);
-  if (operation)
+  if (operation) {
+    const settledBy = otherAttemptOutcome(entry, timeline);
     return {
       of: operation,
       heading:
         entry.kind === 'signal-consumed' || (entry.kind === 'timer-fired' && entry.detail.kind === 'signal')
           ? 'Payload'
           : 'Result',
+      ...(settledBy ? { settledBy } : {}),
     };
+  }
   if (entry.kind === 'update-applied') return { of: { updateId: entry.detail.updateId }, heading: 'Result' };
   if (entry.kind === 'signal-received') {
     const consumed = timeline.find((candidate) => candidate.seq === entry.seq + 1);
