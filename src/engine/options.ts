@@ -86,7 +86,7 @@ export type EngineOptions = {
    * characters. Called synchronously; a mapper that throws leaves the stack as it was. Default: none (the
    * stack is only bounded).
    */
-  mapStack?: StackMapper;
+  mapStack?: (stack: string) => string;
 };
 
 export type ResolvedOptions = {
