@@ -8,6 +8,7 @@ import { CopyableId } from '../components/CopyableId';
 import { MiddleTruncate } from '../components/MiddleTruncate';
 import { EngineChip } from '../components/EngineChip';
 import { formatDuration } from '../components/time-format';
+import { displayColorOf } from '../data/engine-colors';
 import { useConnection, useEngineDirectory, useOwnedWorkflows, useThisEngine } from '../data/engine-queries';
 import { useStudioMode } from '../data/studio-mode';
 import { Icon } from '../components/icons';
@@ -115,7 +116,7 @@ function TabEngine() {
       data-engine-id={engine.engineId}
     >
       <EngineChip
-        color={directory.get(engine.engineId)?.color ?? engine.color}
+        color={directory.get(engine.engineId)?.color ?? displayColorOf(engine)}
         shortLabel={engine.shortLabel}
         size="lg"
         title={`${engine.label} (this tab)`}
