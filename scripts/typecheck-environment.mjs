@@ -74,10 +74,19 @@ export function libFiles(names) {
 
 const librariesId = 'virtual:typescript-libs';
 
+/**
+ * Emitted declarations by entry, shared by the page's build and its workers' builds (each worker is a build of
+ * its own); forgotten when a source changes.
+ */
+const emitted = new Map();
+
 /** The Vite plugin: `<entry>.ts?declarations` and `virtual:typescript-libs` (see above). */
 export function typecheckEnvironment() {
   return {
     name: 'shuttle-typecheck-environment',
+    watchChange() {
+      emitted.clear();
+    },
     resolveId(id) {
       return id === librariesId ? `\0${librariesId}` : null;
     },
@@ -88,7 +97,8 @@ export function typecheckEnvironment() {
       if (query !== 'declarations') return null;
       if (!path.startsWith(srcDir))
         throw new Error(`${id}: ?declarations is for the repository's own sources (under src/).`);
-      const { files, sources } = declarationsOf(path);
+      if (!emitted.has(path)) emitted.set(path, declarationsOf(path));
+      const { files, sources } = emitted.get(path);
       for (const source of sources) this.addWatchFile(source);
       return `export default ${JSON.stringify({ entry: relative(srcDir, path).replace(/\.tsx?$/, '.d.ts'), files })};`;
     },
