@@ -111,6 +111,26 @@ describe('recorded failure stacks', () => {
     );
   });
 
+  it("keeps a retrying attempt's lastError in the checkpoint without its stack (checkpoints stay small)", async () => {
+    const world = new TestWorld();
+    const wf = defineWorkflow({
+      name: 'slow-retry',
+      version: 1,
+      *run(ctx) {
+        yield* ctx.activity('charge', () => chargeCard(), {
+          retry: { maxAttempts: 2, initialIntervalMs: 60_000 },
+        });
+      },
+    });
+    const engine = await world.engine([wf]);
+    await engine.start('slow-retry', undefined, { id: 's1' });
+    await world.idle();
+    const leaf = (await engine.describe('s1')).pending?.leaves[0];
+    expect(leaf?.lastError).toEqual({ name: 'Error', message: 'card declined' });
+    const failed = (await engine.timeline('s1')).find((entry) => entry.kind === 'activity-failed');
+    expect((failed?.detail as { error: SerializedError }).error.stack).toMatch(/at chargeCard \(/);
+  });
+
   it("a workflow body's error keeps its stack, naming the body's line", async () => {
     const world = new TestWorld();
     const wf = defineWorkflow({

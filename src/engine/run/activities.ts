@@ -95,7 +95,8 @@ export function activitySettled(
     leaf.attempt = event.attempt + 1;
     leaf.started = false;
     leaf.retrying = true;
-    leaf.lastError = failure;
+    // The checkpoint keeps name and message only: it stays small (carried in the commit record, checkpoint.ts).
+    leaf.lastError = stripStack(failure);
     armTimer(run, turn, leaf, 'retry', now + wait);
     turn.note('activity-retry-scheduled', {
       pos,
