@@ -143,6 +143,10 @@ test('a closed tab’s card says so and offers no Restart; a stopped engine of a
   await expect(card2.getByTestId('engines.restart')).toHaveCount(0);
   await expect(card2.getByTestId('engines.card-tab-closed')).toHaveText('tab closed');
   await expect(card2.getByTestId('engines.tab-gone')).toContainText('Its tab is closed');
-  // This tab's own card never says so.
+  // This tab's own card never says so, nor does an open viewer's (a page too, though it offers no Restart).
   await expect(tabA.engines.card(await tabA.engineId())).toHaveAttribute('data-tab', 'open');
+  const viewer = await openTab({ viewer: true });
+  const viewerCard = tabA.engines.card(await viewer.engineId());
+  await expect(viewerCard).toHaveAttribute('data-tab', 'open');
+  await expect(viewerCard.getByTestId('engines.card-tab-closed')).toHaveCount(0);
 });

@@ -190,10 +190,9 @@ export class ShuttleClient extends ConsoleMethods {
       this.#engineId = hello.engineId;
       this.#label = hello.label;
       this.#link.noteStatus(hello.status);
-      if (hello.mode === 'engine' && hello.runtime.kind === 'tab') {
+      if (hello.mode === 'engine' && hello.runtime.kind === 'tab')
         rememberLabel(this.#config, hello.label, hello.engineId);
-        if (!this.#server) this.#holdTabLock(hello.engineId);
-      }
+      if (hello.runtime.kind === 'tab' && !this.#server) this.#holdTabLock(hello.engineId);
     }
     return hello;
   }

@@ -36,7 +36,7 @@ export function canRestart(engine: Pick<EngineRecord, 'status' | 'mode' | 'runti
 /**
  * What became of a tab engine's page, for its card: `open` (it hosts the engine), `replaced` (the page is
  * open but runs a newer engine of the same label: a restart or reload), `closed` (no page hosts it), or
- * `unknown` (a server process, a viewer, or nobody can tell).
+ * `unknown` (a server process, or nobody can tell).
  */
 export type TabState = 'open' | 'replaced' | 'closed' | 'unknown';
 
