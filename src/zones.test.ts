@@ -251,12 +251,19 @@ const zones: Record<string, Zone> = {
         code: "import type { ShuttleClient } from '../../../client/client';",
         message: 'public entry points',
       },
+      // The editor's type checker reads the declarations of a public entry point, never of an engine module.
+      {
+        code: "import _declarations from '../../../engine/workflow.ts?declarations';",
+        message: 'public entry points',
+      },
     ],
     allowed: moduleOf([
       "import { Button } from '../../components/Button';",
       "import { useWorkflow } from '../../data/workflow-queries';",
       "import { CustodyTimeline } from './CustodyTimeline';",
       "import { connectShuttleServer } from '../../../public/browser';",
+      // The declarations of shuttle/workflow, emitted at build time (scripts/typecheck-environment.mjs).
+      "import _declarations from '../../../public/workflow.ts?declarations';",
     ]),
   },
   'test machinery (runtime files may not import it)': {
