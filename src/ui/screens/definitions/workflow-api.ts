@@ -4,7 +4,8 @@
  * members of `WorkflowContext` are parsed — name, signature, documentation. Nothing here is a copy of the
  * API: a member added, renamed or documented in the engine is what the editor offers on the next build.
  *
- * From it, without a type checker:
+ * From it, without a type checker — what the editor offers until TypeScript's worker (type-checker.ts) has
+ * answered, or when it cannot load:
  * - completion of `ctx.` (the first parameter of `*run(…)`, whatever it is called): every member with its
  *   signature and its documentation;
  * - type problems: `ctx.sleeep(100)` — a member the context does not have — is reported at its line and
