@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { MemoryStorage } from '../storage';
+import { PGlite } from '@electric-sql/pglite';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IndexedDbStorage, MemoryStorage } from '../storage';
+import { PostgresStorage } from '../storage/postgres';
+import { freshSchema } from '../storage/postgres.test-support';
+import type { Storage } from '../storage/types';
 import { PROTOCOL_VERSION, type EnginePresence } from '../protocol';
 import {
   decodeDirectoryEntry,
@@ -24,7 +29,7 @@ import {
 const start = 1_700_000_000_000;
 
 /** An engine started on `storage` at `at` whose writer has written its first record. */
-async function startEngine(storage: MemoryStorage, engineId: string, at: number, clock: { now: number }) {
+async function startEngine(storage: Storage, engineId: string, at: number, clock: { now: number }) {
   const identity = await allocateEngineIdentity(storage, engineId);
   const writer = new PresenceWriter({
     storage,
@@ -187,5 +192,59 @@ describe('engine directory', () => {
       'engine-b',
       'engine-c',
     ]);
+  });
+});
+
+// The directory goes through the Storage contract, so every store has it: a tab's IndexedDB, a server
+// worker's PostgreSQL (here PGlite, the same adapter) and memory.
+let pglite: PGlite | null = null;
+afterAll(async () => {
+  await pglite?.close();
+});
+const stores: [string, () => Promise<Storage>][] = [
+  ['memory', async () => new MemoryStorage()],
+  [
+    'IndexedDB',
+    async () => {
+      const storage = new IndexedDbStorage({
+        databaseName: 'engine-directory',
+        indexedDB: new IDBFactory(),
+        IDBKeyRange,
+      });
+      await storage.open();
+      return storage;
+    },
+  ],
+  [
+    'PostgreSQL (PGlite)',
+    async () => {
+      pglite ??= await PGlite.create();
+      return PostgresStorage.fromPglite(pglite, { schema: freshSchema() });
+    },
+  ],
+];
+
+describe.each(stores)('engine directory on %s', (_name, open) => {
+  it('names an engine after its presence record was pruned', { timeout: 30_000 }, async () => {
+    const storage = await open();
+    try {
+      const clock = { now: start };
+      const writer = await startEngine(storage, 'engine-a', start, clock);
+      await startEngine(storage, 'engine-b', start + 1, clock);
+      await writer.write({ status: 'running' });
+      const entries = (await readStoredPresence(storage))
+        .filter(({ presence }) => presence.engineId === 'engine-a')
+        .map((entry) => ({ ...entry, alive: false }));
+      expect(await prunePresence(storage, entries, start + presenceRetentionMs + 1)).toBe(1);
+      expect((await readStoredPresence(storage)).map(({ presence }) => presence.engineId)).toEqual([
+        'engine-b',
+      ]);
+      expect(await readEngineDirectory(storage)).toEqual([
+        expect.objectContaining({ engineId: 'engine-a', label: 'Tab A', ordinal: 0, stoppedAt: start }),
+        expect.objectContaining({ engineId: 'engine-b', label: 'Tab B', ordinal: 1, stoppedAt: null }),
+      ]);
+    } finally {
+      await storage.close();
+    }
   });
 });
