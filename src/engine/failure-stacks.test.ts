@@ -12,6 +12,7 @@ import {
   WorkflowFailedError,
   type SerializedError,
 } from './errors';
+import { Turn, turnStackBudget } from './run/turn';
 import { defineWorkflow } from './workflow';
 
 function chargeCard(): never {
@@ -171,6 +172,21 @@ describe('recorded failure stacks', () => {
     expect((record.error?.details?.failure as SerializedError).stack).toContain('at mappedCharge (');
     expect(record.error?.stack?.length).toBeLessThanOrEqual(recordedStackLimits.characters);
     expect(seen.some((input) => input.includes('chargeCard'))).toBe(true);
+  });
+
+  it('records at most turnStackBudget characters of stacks in one turn, then failures without them', () => {
+    const turn = new Turn();
+    const stack = `Error: x\n${'    at f (f.ts:1:1)\n'.repeat(100)}`.slice(0, 4000);
+    const kept: (string | undefined)[] = [];
+    for (let i = 0; i < 20; i++) kept.push(turn.keepStack({ name: 'Error', message: 'x', stack }, 2).stack);
+    const spent = kept.reduce((sum, one) => sum + 2 * (one?.length ?? 0), 0);
+    expect(spent).toBeLessThanOrEqual(turnStackBudget);
+    expect(kept.filter((one) => one === stack)).toHaveLength(
+      Math.floor(turnStackBudget / (2 * stack.length)),
+    );
+    expect(kept.at(-1)).toBeUndefined();
+    // A new turn starts with the whole budget.
+    expect(new Turn().keepStack({ name: 'Error', message: 'x', stack }).stack).toBe(stack);
   });
 
   it('replays a recorded failure whose stack differs from anything this engine would record', async () => {

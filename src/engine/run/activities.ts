@@ -79,7 +79,8 @@ export function activitySettled(
   }
   // The attempt's error with its stack (mapped by the host, bounded): the timeline entry and, in the
   // ActivityFailedError's `failure`, the history keep it; replay never compares it.
-  const failure = recordedFailure(outcome.error, run.host.mapStack);
+  // Stored twice when it fails for good (timeline entry, history entry), within the turn's stack budget.
+  const failure = turn.keepStack(recordedFailure(outcome.error, run.host.mapStack), 2);
   turn.note('activity-failed', {
     pos,
     member: event.member,

@@ -16,6 +16,13 @@ import type { HistoryEntry, TimelineDetails, TimelineKind, TimelineNote } from '
 import { describeCommand, type Command, type LeafCommand } from '../workflow';
 import type { ActivityAttempt } from './activity-attempt';
 
+/**
+ * Most characters of failure stacks one turn records (each stack is bounded by `boundStack` already): a turn
+ * that settles many failed attempts at once (a large `all`) keeps its commit record well under the storage
+ * value limit. Past it, failures are recorded without their stacks.
+ */
+export const turnStackBudget = 65_536;
+
 /** Everything one turn learnt, committed as one batch. */
 export class Turn {
   readonly history: HistoryEntry[] = [];
@@ -26,6 +33,17 @@ export class Turn {
   readonly kinds: string[] = [];
   /** Set when the checkpoint changed in a way that must be committed even without history. */
   dirty = false;
+  /** Characters of failure stacks this turn may still record (`keepStack`). */
+  #stackBudget = turnStackBudget;
+
+  /** `failure`, or a copy without its stack once this turn's budget is spent (`copies`: times it is stored). */
+  keepStack(failure: SerializedError, copies = 1): SerializedError {
+    if (failure.stack === undefined) return failure;
+    const cost = failure.stack.length * copies;
+    if (cost > this.#stackBudget) return stripStack(failure);
+    this.#stackBudget -= cost;
+    return failure;
+  }
 
   put(key: string, value: string): void {
     this.operations.push({ type: 'put', key, value });
