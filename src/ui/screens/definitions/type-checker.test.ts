@@ -8,6 +8,8 @@ import declarations from '../../../public/workflow.ts?declarations';
 import { builtInInfo } from '../../../worker/built-ins';
 import { blankDefinition, templateFrom } from './source-edits';
 import { TypeChecker } from './type-checker';
+import type { TypeCheckResponse } from './typecheck-protocol';
+import { serveTypeChecks } from './typecheck-service';
 
 /** The blank template with `lines` put after its first line inside `run` (the `ctx.state.stage = …` line). */
 function withLines(...lines: string[]): string {
@@ -132,5 +134,47 @@ describe('the type checker', () => {
         expect(problems).toEqual([]);
       },
     );
+  });
+
+  describe("the worker's answers", () => {
+    it('checks only the latest of the texts sent in a burst, and answers hover and completion in order', async () => {
+      const responses: TypeCheckResponse[] = [];
+      const serve = serveTypeChecks(checker, (response) => responses.push(response));
+      const clean = blankDefinition('burst');
+      const broken = withLines("const x: number = 'a';");
+      serve({ id: 1, kind: 'problems', text: clean });
+      serve({ id: 2, kind: 'problems', text: broken });
+      serve({ id: 3, kind: 'quick-info', text: clean, offset: clean.indexOf('ctx,') });
+      await expect.poll(() => responses.length).toBe(3);
+      expect(responses[0]).toMatchObject({
+        id: 3,
+        kind: 'quick-info',
+        info: { type: expect.stringContaining('WorkflowContext') },
+      });
+      expect(responses[1]).toEqual({ id: 1, kind: 'stale' });
+      expect(responses[2]).toMatchObject({
+        id: 2,
+        kind: 'problems',
+        problems: [{ code: 2322, line: lineOf(broken, 'const x') }],
+      });
+    });
+
+    it('answers an error, naming the request, when the checker throws', () => {
+      const responses: TypeCheckResponse[] = [];
+      const failing = Object.assign(Object.create(checker) as TypeChecker, {
+        quickInfo: () => {
+          throw new Error('no program');
+        },
+      });
+      serveTypeChecks(failing, (response) => responses.push(response))({
+        id: 7,
+        kind: 'quick-info',
+        text: 'x',
+        offset: 0,
+      });
+      expect(responses).toEqual([
+        { id: 7, kind: 'error', message: 'The type checker failed on this source (quick-info): no program' },
+      ]);
+    });
   });
 });
