@@ -9,6 +9,7 @@ import {
   boundStack,
   recordedFailure,
   recordedStackLimits,
+  UpdateRejectedError,
   WorkflowFailedError,
   type SerializedError,
 } from './errors';
@@ -187,6 +188,43 @@ describe('recorded failure stacks', () => {
     expect(kept.at(-1)).toBeUndefined();
     // A new turn starts with the whole budget.
     expect(new Turn().keepStack({ name: 'Error', message: 'x', stack }).stack).toBe(stack);
+  });
+
+  it("an update's rejection reaches its caller with the validator's or the handler's stack, mapped", async () => {
+    function refuseAmount(): never {
+      throw new RangeError('amount must be positive');
+    }
+    function failToApply(): never {
+      throw new Error('ledger closed');
+    }
+    const wf = defineWorkflow({
+      name: 'ledger',
+      version: 1,
+      updates: {
+        add: { validate: () => refuseAmount(), handle: () => 0 },
+        close: { handle: () => failToApply() },
+      },
+      *run(ctx) {
+        yield* ctx.sleep(60_000);
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([wf], {
+      mapStack: (stack) => stack.replaceAll('failure-stacks', 'mapped'),
+    });
+    await engine.start('ledger', undefined, { id: 'l1' });
+    await world.idle();
+    const rejectedAt = async (update: Promise<unknown>) => {
+      const error = await update.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UpdateRejectedError);
+      return (error as UpdateRejectedError).failure.stack;
+    };
+    expect(await rejectedAt(engine.update('l1', 'add', 1))).toMatch(
+      /at refuseAmount \(.*mapped\.test\.ts:\d+:\d+\)/,
+    );
+    const closing = engine.update('l1', 'close');
+    await world.idle();
+    expect(await rejectedAt(closing)).toMatch(/at failToApply \(.*mapped\.test\.ts:\d+:\d+\)/);
   });
 
   it('replays a recorded failure whose stack differs from anything this engine would record', async () => {

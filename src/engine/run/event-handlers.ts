@@ -13,7 +13,7 @@
  *   are asked to cancel too, and the cleanup operations that follow are not cancelled again.
  */
 import { cloneJson, encodePayload, normalizePayload, type Json } from '../codec';
-import { CancelledError, ChildWorkflowFailedError, serializeError } from '../errors';
+import { CancelledError, ChildWorkflowFailedError, recordedFailure, serializeError } from '../errors';
 import { keys } from '../keys';
 import {
   decodeCancelRequest,
@@ -177,7 +177,8 @@ function applyUpdate(
     response = {
       updateId: request.updateId,
       ok: false,
-      error: stripStack(serializeError(error)),
+      // The handler's error with its stack (mapped, bounded), for the caller's UpdateRejectedError.
+      error: recordedFailure(error, run.host.mapStack),
       appliedAt: clock.now(),
       appliedBy: engineId,
     };
