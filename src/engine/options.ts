@@ -81,7 +81,7 @@ export type EngineOptions = {
   idempotencyWindowMs?: number;
   /**
    * Rewrites the stack of a failure of workflow code before it is recorded (an activity attempt's error, an
-   * error a workflow body threw, an update validator's rejection): e.g. maps frames of compiled code to their
+   * error a workflow body threw, an update's rejection): e.g. maps frames of compiled code to their
    * source, and marks the engine's own frames. Whatever it returns is then bounded to 30 frames and 4,096
    * characters. Called synchronously; a mapper that throws leaves the stack as it was. Default: none (the
    * stack is only bounded).
