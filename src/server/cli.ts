@@ -240,7 +240,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     if (isOperatorGroup(command)) {
       const { openForOperator } = await import('./operator/open');
+      const stop = new AbortController();
+      process.on('SIGINT', () => stop.abort());
+      process.on('SIGTERM', () => stop.abort());
       const code = await runOperator(command, args, {
+        signal: stop.signal,
         stdout: (text) => process.stdout.write(text),
         stderr: (text) => process.stderr.write(text),
         open: openForOperator,

@@ -228,6 +228,60 @@ describe('shuttle workflow', () => {
     await expect(worker.describe('a-3')).rejects.toThrow(/a-3/);
   });
 
+  it('list --watch prints one line per workflow that appears or changes, until stopped', async () => {
+    await worker.start(approval, undefined, { id: 'w-1' });
+    for (let i = 0; i < 400 && (await worker.describe('w-1')).pending?.kind !== 'signal'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    const stop = new AbortController();
+    const lines: string[] = [];
+    let buffered = '';
+    const watching = runOperator('workflow', ['list', '--watch', '--interval', '50ms', '--id-prefix', 'w-'], {
+      stdout: (text) => {
+        buffered += text;
+        const parts = buffered.split('\n');
+        buffered = parts.pop()!;
+        lines.push(...parts);
+      },
+      stderr: (text) => lines.push(`stderr: ${text}`),
+      now: () => Date.now(),
+      signal: stop.signal,
+      open: async () => {
+        const engine = await createEngine({
+          storage,
+          workflows: [],
+          ...timings,
+          claimWorkflows: false,
+          recover: false,
+        });
+        return {
+          engine,
+          labels: async () => new Map([[worker.id, 'worker-1']]),
+          close: async () => void (await engine.shutdown()),
+        };
+      },
+    });
+    const until = async (what: string, check: () => boolean) => {
+      for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      if (!check()) throw new Error(`${what}: not seen in ${JSON.stringify(lines)}`);
+    };
+    await until('the first page', () => lines.some((line) => line.startsWith('Watching (every 50ms')));
+    expect(lines[1]).toMatch(/^w-1\s+approval\s+running/);
+    await worker.start(approval, undefined, { id: 'w-2' });
+    await until('w-2 appears', () =>
+      lines.some((line) =>
+        /Z {2}w-2 {2}approval {2}running {2}owner worker-1 {2}signal 'decide'$/.test(line),
+      ),
+    );
+    // w-1 has not changed since the first page: no line for it (lines are printed only for changes).
+    expect(lines.filter((line) => /^\d{4}-.*Z {2}w-1 /.test(line))).toEqual([]);
+    await worker.signal('w-1', 'decide', { ok: true });
+    await until('w-1 completes', () =>
+      lines.some((line) => /Z {2}w-1 {2}approval {2}completed {2}owner - {2}-$/.test(line)),
+    );
+    stop.abort();
+    expect(await watching).toBe(exitCodes.ok);
+  });
+
   it('refuses a bad command line in one line with exit 2, and answers --help', async () => {
     const usage = await shuttle('workflow');
     expect(usage.code).toBe(exitCodes.usage);

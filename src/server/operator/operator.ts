@@ -59,6 +59,8 @@ export type OperatorIo = {
   ): Promise<{ engine: Engine; labels(): Promise<Map<string, string>>; close(): Promise<void> }>;
   /** Now, in epoch ms (a test passes its clock). */
   now(): number;
+  /** Stops a command that follows changes (`list --watch`): Ctrl-C in the terminal. */
+  signal?: AbortSignal;
 };
 
 /** The flags that say where the store is and which definitions to load. */
@@ -284,11 +286,53 @@ function checkFlags(values: Context['values']): void {
   if (values.input !== undefined || values['input-file'] !== undefined) inputOf(values);
   jsonFlag('payload', values.payload as string | undefined);
   jsonFlag('arg', values.arg as string | undefined);
-  for (const name of ['timeout', 'start-delay', 'execution-timeout'])
+  for (const name of ['timeout', 'start-delay', 'execution-timeout', 'interval'])
     durationFlag(name, values[name] as string | undefined);
   runOf(values);
   integerFlag('limit', values.limit as string | undefined, 1);
   statusesOf(values.status as string | undefined);
+}
+
+/** What `list --watch` compares to tell that a row changed. */
+function rowState(row: WorkflowSummary): string {
+  return JSON.stringify([row.status, row.owner?.engineId ?? null, row.waitingOn, row.error ?? null]);
+}
+
+/**
+ * `list --watch`: reads the listed page again every `--interval` and prints one line per workflow that
+ * appeared or changed (status, owner, what it waits on), until the command is stopped (Ctrl-C). Polling the
+ * page the filters select is deliberate: it works the same on every store, costs one list read per interval,
+ * and a watcher that fell behind (a slow terminal) prints the latest state, never a backlog.
+ */
+async function watchList(
+  context: Context,
+  filter: ListFilter,
+  first: readonly WorkflowSummary[],
+): Promise<number> {
+  const { engine, io, values } = context;
+  const intervalMs = durationFlag('interval', values.interval as string | undefined) ?? 1000;
+  const seen = new Map(first.map((row) => [`${row.workflowId}#${row.run}`, rowState(row)]));
+  if (!context.json) io.stdout(`Watching (every ${duration(intervalMs)}; Ctrl-C stops)…\n`);
+  while (!io.signal?.aborted) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, intervalMs);
+      io.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    if (io.signal?.aborted) break;
+    const page = await engine.list(filter);
+    const changed = page.items.filter((row) => seen.get(`${row.workflowId}#${row.run}`) !== rowState(row));
+    if (changed.length === 0) continue;
+    const labels = await context.labels();
+    for (const row of changed) {
+      seen.set(`${row.workflowId}#${row.run}`, rowState(row));
+      io.stdout(
+        context.json
+          ? `${JSON.stringify(row)}\n`
+          : `${time(io.now())}  ${row.workflowId}  ${row.workflowType}  ${row.status}  owner ${row.owner ? engineName(labels, row.owner.engineId) : '-'}  ${row.waitingOn ?? (row.error ? `error: ${row.error}` : '-')}\n`,
+      );
+    }
+  }
+  return exitCodes.ok;
 }
 
 /** Refuses a destructive command without `--yes`, saying what it would do. */
@@ -307,6 +351,8 @@ const workflowCommands: Record<string, Subcommand> = {
       limit: { type: 'string' },
       cursor: { type: 'string' },
       'all-runs': { type: 'boolean' },
+      watch: { type: 'boolean' },
+      interval: { type: 'string' },
     },
     help: [
       '--status S[,S…]      only these statuses (pending, running, suspended, completed, failed, …)',
@@ -315,6 +361,9 @@ const workflowCommands: Record<string, Subcommand> = {
       "--limit N            at most N workflows (1–1000, default 50); the next page's cursor is printed",
       '--cursor C           the page after the one that printed C',
       '--all-runs           also the earlier runs kept by run history',
+      '--watch              then follow changes: one line per workflow that appears or changes status,',
+      '                     owner or what it waits on (with --json, one JSON row per line), until Ctrl-C',
+      '--interval DURATION  how often --watch reads the store (default 1s)',
     ],
     async run(context) {
       const { values, engine, io } = context;
@@ -328,7 +377,7 @@ const workflowCommands: Record<string, Subcommand> = {
         ...(values['all-runs'] ? { allRuns: true } : {}),
       };
       const page = await engine.list(filter);
-      return print(context, page, async () => {
+      const printed = await print(context, page, async () => {
         if (page.items.length === 0) return 'No workflows match.';
         const labels = await context.labels();
         const text = table(
@@ -337,6 +386,8 @@ const workflowCommands: Record<string, Subcommand> = {
         );
         return page.nextCursor ? `${text}\n\nMore: --cursor ${page.nextCursor}` : text;
       });
+      if (values.watch !== true) return printed;
+      return watchList(context, { ...filter, cursor: undefined }, page.items);
     },
   },
   describe: {
