@@ -151,6 +151,34 @@ describe('recorded failure stacks', () => {
     expect(described.error?.stack).toMatch(/failure-stacks\.test\.ts:\d+:\d+/);
   });
 
+  it('a waitUntil predicate that throws is recorded like any failure of workflow code: mapped and bounded', async () => {
+    const world = new TestWorld();
+    const wf = defineWorkflow({
+      name: 'predicate-throws',
+      version: 1,
+      *run(ctx) {
+        const deep = (n: number): boolean => (n === 0 ? chargeCard() : deep(n - 1));
+        try {
+          yield* ctx.waitUntil(() => deep(50));
+          return 'unreachable';
+        } catch (error) {
+          return (error as Error).stack ?? ''; // the body sees the failure as it was recorded
+        }
+      },
+    });
+    const engine = await world.engine([wf], {
+      mapStack: (stack) => stack.replaceAll('failure-stacks.test.ts', 'predicate.ts'),
+    });
+    await engine.start('predicate-throws', undefined, { id: 'p1' });
+    await world.advance(20, { stepMs: 10 });
+    const recorded = (await engine.describe('p1')).result as string;
+    expect(recorded).toMatch(/^Error: card declined\n/);
+    expect(recorded).toContain('predicate.ts:');
+    expect(recorded).not.toContain('failure-stacks.test.ts');
+    expect(frames(recorded).length).toBeGreaterThan(0);
+    expect(frames(recorded).length).toBeLessThanOrEqual(recordedStackLimits.frames);
+  });
+
   it("maps the stack through the host's mapStack once, when the failure is recorded, and bounds it", async () => {
     const world = new TestWorld();
     const seen: string[] = [];

@@ -8,7 +8,7 @@
  * Everything here changes only the run's memory and the turn: nothing is written until the turn commits.
  */
 import { normalizePayload, type Json } from '../codec';
-import { serializeError, type SerializedError } from '../errors';
+import { recordedFailure, serializeError, type SerializedError } from '../errors';
 import { keys } from '../keys';
 import type { HistoryEntry, Leaf, TimerRecord } from '../records';
 import type { Command, LeafCommand } from '../workflow';
@@ -152,7 +152,7 @@ async function armChild(
 
 /** Checks a `waitUntil` predicate; resolves its leaf when it holds (or throws). True when resolved. */
 export function evaluatePredicate(
-  run: Pick<RunState, 'checkpoint' | 'results'>,
+  run: Pick<RunState, 'checkpoint' | 'results' | 'host'>,
   turn: Turn,
   leaf: Leaf,
   predicate: () => boolean,
@@ -161,7 +161,11 @@ export function evaluatePredicate(
   try {
     satisfied = predicate() === true;
   } catch (error) {
-    resolveLeaf(run, turn, leaf, { ok: false, error: serializeError(error) });
+    // Recorded like any failure of workflow code: mapped to the author's lines, bounded (errors.ts).
+    resolveLeaf(run, turn, leaf, {
+      ok: false,
+      error: turn.keepStack(recordedFailure(error, run.host.mapStack)),
+    });
     return true;
   }
   if (satisfied) {
@@ -177,7 +181,7 @@ export function evaluatePredicate(
 
 /** Checks the frontier's `waitUntil` predicates again (after updates changed the state). */
 export function recheckPredicates(
-  run: Pick<RunState, 'checkpoint' | 'command' | 'results'>,
+  run: Pick<RunState, 'checkpoint' | 'command' | 'results' | 'host'>,
   turn: Turn,
 ): void {
   const frontier = run.checkpoint.frontier;
