@@ -6,6 +6,7 @@
  * or `--demos` (`workflow start` checks its input against them); every other command works on any store.
  */
 import { createEngine } from '../../engine';
+import { readEngineDirectory } from '../../host/engine-directory';
 import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
 import { loadDefinitions } from '../definitions';
@@ -30,8 +31,17 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
     });
     return {
       engine,
-      labels: async () =>
-        new Map((await readPresence(store.storage)).map((engine) => [engine.engineId, engine.label])),
+      // Live presence first, then the engine directory (engines long gone keep their names there).
+      labels: async () => {
+        const [directory, presence] = await Promise.all([
+          readEngineDirectory(store.storage),
+          readPresence(store.storage),
+        ]);
+        return new Map([
+          ...directory.map((entry) => [entry.engineId, entry.label] as const),
+          ...presence.map((engine) => [engine.engineId, engine.label] as const),
+        ]);
+      },
       close: async () => {
         await engine.shutdown().catch(() => undefined);
         await store.close();
