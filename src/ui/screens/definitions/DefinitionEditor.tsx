@@ -86,6 +86,17 @@ export function DefinitionEditor({
   const declared = readDeclaration(text);
   const compile = useCompileAsYouType(readOnly ? null : text);
   const typeCheck = useTypeCheck(readOnly ? null : text);
+  // The built-in demos' sources sit beside the checked file: a copy of one imports types from another.
+  const builtInSources = useMemo(
+    () =>
+      Object.fromEntries(
+        definitions.flatMap((item) =>
+          item.builtIn && item.source !== null ? [[item.name, item.source]] : [],
+        ),
+      ),
+    [definitions],
+  );
+  useEffect(() => typeCheck.client?.setSiblings(builtInSources), [typeCheck.client, builtInSources]);
   const typeResult = typeCheck.result;
   const save = useSaveDefinition();
   const [pending, setPending] = useState<Pending | null>(null);

@@ -57,6 +57,15 @@ const declarationFolder = '/node_modules/shuttle/';
 /** Where the authored file lives, unless a check names another file. */
 export const definitionFile = '/src/definitions/definition.ts';
 
+/**
+ * Where a built-in demo's source lives, beside the authored file: a copy of a demo that imports types from
+ * another (`import type { ShipmentInput } from './shipment'`, kept by Copy as template) finds them there.
+ * Type-only imports vanish when a definition is compiled, so these are the types it runs with.
+ */
+export function siblingFile(name: string): string {
+  return `/src/definitions/${name}.ts`;
+}
+
 export const compilerOptions: ts.CompilerOptions = {
   target: ts.ScriptTarget.ES2022,
   module: ts.ModuleKind.ESNext,

@@ -10,6 +10,8 @@ import type { CompletionDetail, CompletionItem, Completions, QuickInfo, TypeProb
 import type { TypeCheckRequest, TypeCheckResponse } from './typecheck-protocol';
 
 export type TypeCheckClient = {
+  /** Puts the built-in demos' sources (by name) beside the authored file, for the types a copy imports. */
+  setSiblings(files: Readonly<Record<string, string>>): void;
   problems(text: string): Promise<TypeProblem[] | null>;
   quickInfo(text: string, offset: number): Promise<QuickInfo | null>;
   completions(text: string, offset: number): Promise<Completions | null>;
@@ -22,7 +24,7 @@ export type TypeCheckClient = {
 
 type Pending = { resolve(response: TypeCheckResponse): void; reject(error: Error): void };
 
-type Distribute<T> = T extends unknown ? Omit<T, 'id' | 'text'> : never;
+type Distribute<T> = T extends { text: string } ? Omit<T, 'id' | 'text'> : never;
 
 function startWorker(): TypeCheckClient {
   const worker = new Worker(new URL('./typecheck.worker.ts', import.meta.url), {
@@ -60,6 +62,11 @@ function startWorker(): TypeCheckClient {
   };
 
   return {
+    setSiblings(files) {
+      if (broken) return;
+      const id = nextId++;
+      worker.postMessage({ id, kind: 'siblings', files } satisfies TypeCheckRequest);
+    },
     async problems(text) {
       const response = await request({ kind: 'problems' }, text);
       return response.kind === 'problems' ? response.problems : null;

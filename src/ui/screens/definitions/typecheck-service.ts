@@ -4,7 +4,7 @@
  * already queued and skipped (answered `stale`) when a newer one arrived before it started — while someone
  * types, only the latest text is checked. A checker that throws answers `error`, naming what failed.
  */
-import type { TypeChecker } from './type-checker';
+import { siblingFile, type TypeChecker } from './type-checker';
 import type { TypeCheckRequest, TypeCheckResponse } from './typecheck-protocol';
 
 export function serveTypeChecks(
@@ -14,6 +14,10 @@ export function serveTypeChecks(
   let latestProblems = -1;
 
   const answer = (request: TypeCheckRequest): TypeCheckResponse => {
+    if (request.kind === 'siblings') {
+      for (const [name, text] of Object.entries(request.files)) checker.setFile(text, siblingFile(name));
+      return { id: request.id, kind: 'siblings' };
+    }
     checker.setFile(request.text);
     switch (request.kind) {
       case 'problems':
