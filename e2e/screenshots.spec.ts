@@ -7,8 +7,9 @@ import { expect, test, type StudioPage } from './fixtures/studio';
  * graceful handoff, result waiters in two tabs, pending work, the tree of parents and children, a running
  * workflow's claim liveness, the start dialog's options, and two drill reports; then (tests of their own) the
  * run switcher, Schedules, an external activity, an event's details, the bulk terminate and purge
- * confirmations, buffered signals, and the definitions editor. Not part of `npm test` (it takes a
- * couple of minutes and asserts nothing new); run it with
+ * confirmations, buffered signals, the definitions editor, stacks mapped to the authored lines, a closed
+ * tab's engine in history and on the Engines screen, and the editor's type checker. Not part of `npm test`
+ * (it takes a few minutes and asserts nothing new); run it with
  *
  *     SHUTTLE_SCREENSHOTS=1 npx playwright test e2e/screenshots.spec.ts
  */
@@ -547,4 +548,220 @@ test('schedules screenshots', async ({ studio, openTab }) => {
     await page.screenshot({ path: `${dir}/schedules-${theme}.png` });
   }
   await page.getByTestId('shell.theme-light').click();
+});
+
+/** A studio-authored definition that fails at known lines (as in e2e/stack-lines.spec.ts, named `checkout`). */
+const checkoutSource = [
+  "import { defineWorkflow } from 'shuttle';",
+  '',
+  'export default defineWorkflow({',
+  "  name: 'checkout',",
+  '  version: 1,',
+  '  *run(ctx, input: { failBody?: boolean }) {',
+  "    const charged = yield* ctx.activity('charge', ({ attempt }) => {",
+  '      const cents: number = 1250;',
+  "      if ((attempt as number) === 1) throw new Error('card declined');",
+  '      return { cents };',
+  '    }, { retry: { maxAttempts: 2, initialIntervalMs: 100 } });',
+  "    if (input.failBody as boolean) throw new TypeError('no shipping address');",
+  '    return charged;',
+  '  },',
+  '});',
+  '',
+].join('\n');
+
+/**
+ * Stacks that point at the author's code: a saved definition's workflow failed in its body at line 12 — the
+ * Error tab with `checkout.ts:12:42`, the engine's frames hidden behind "Show engine frames" — and the event
+ * of its activity's first attempt, which failed at line 9 and was retried: its stack, and "Result of
+ * attempt 2" instead of a result of its own.
+ */
+test('stack screenshots', async ({ studio }) => {
+  test.setTimeout(120_000);
+  const page = studio.page;
+  const saved = await page.evaluate((text) => window.shuttle!.saveDefinition(text), checkoutSource);
+  expect(saved).toMatchObject({ ok: true, name: 'checkout' });
+  const workflowId = await studio.startViaConsole('checkout', { failBody: true }, { id: 'checkout-A-1044' });
+  const detail = await studio.openWorkflow(workflowId);
+  await detail.expectStatus('failed');
+
+  const errorStack = page.getByTestId('detail.error-stack-lines');
+  await expect(errorStack).toContainText('checkout.ts:12:42');
+  await expect(errorStack).not.toContainText('engine.worker');
+  await expect(page.getByTestId('detail.error-stack').getByLabel('Show engine frames')).toBeVisible();
+  // The Error tab in the middle of the page, the custody chart above it.
+  await page.getByTestId('detail.error').evaluate((error) => error.scrollIntoView({ block: 'center' }));
+  await shoot(page, 'stack-error');
+
+  const failed = detail.event('activity-failed').first();
+  await failed.scrollIntoViewIfNeeded();
+  const dialog = page.getByTestId('detail.event-dialog');
+  await shoot(page, 'stack-event', {
+    show: async () => {
+      await failed.getByTestId('detail.event-open').click();
+      await expect(dialog.getByTestId('detail.event-stack-lines')).toContainText('checkout.ts:9:44');
+      await expect(dialog.getByTestId('detail.event-outcome-heading')).toHaveText('Result of attempt 2');
+    },
+    hide: async () => {
+      await page.keyboard.press('Escape');
+      await expect(dialog).toBeHidden();
+    },
+  });
+});
+
+/** Moves the presence record of `engineId` `ageMs` into the past (as e2e/engine-history.spec.ts does). */
+async function agePresence(page: Page, databaseName: string, engineId: string, ageMs: number): Promise<void> {
+  await page.evaluate(
+    async ({ databaseName, engineId, ageMs }) => {
+      const done = <T>(request: IDBRequest<T>) =>
+        new Promise<T>((resolve, reject) => {
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => reject(request.error);
+        });
+      const database = await done(indexedDB.open(databaseName));
+      try {
+        const store = database.transaction('kv', 'readwrite').objectStore('kv');
+        const key = `engine:${engineId}`;
+        const row = await done(store.get(key) as IDBRequest<{ key: string; value: string } | undefined>);
+        if (!row) throw new Error(`No presence record ${key} in IndexedDB '${databaseName}' to age.`);
+        const record = JSON.parse(row.value) as { lastSeenAt: number; startedAt: number };
+        record.lastSeenAt -= ageMs;
+        record.startedAt -= ageMs;
+        await done(store.put({ key, value: JSON.stringify(record) }));
+      } finally {
+        database.close();
+      }
+    },
+    { databaseName, engineId, ageMs },
+  );
+}
+
+/**
+ * History keeps who held it: a workflow Tab B ran until its tab closed, then another tab, shown after B's presence
+ * record aged out (its custody lane still says Tab B, in B's colour); and the Engines screen with a closed
+ * tab's card (stopped, "tab closed", no Restart).
+ */
+test('engine history screenshots', async ({ studio: tabA, openTab, databaseName }) => {
+  test.setTimeout(180_000);
+  const tabB = await openTab();
+  const engineB = await tabB.engineId();
+  const tabC = await openTab();
+  const engineC = await tabC.engineId();
+  const tabD = await openTab();
+  const engineD = await tabD.engineId();
+  await tabA.page.bringToFront();
+
+  // B runs a countdown; its tab closes mid-way, another tab takes it over and finishes it.
+  const workflowId = await tabB.startViaConsole(
+    'countdown',
+    { from: 12, tickMs: 300 },
+    { id: 'countdown-handover' },
+  );
+  await expect
+    .poll(
+      async () => (await tabA.timeline(workflowId)).filter((entry) => entry.kind === 'timer-fired').length,
+      {
+        timeout: 20_000,
+      },
+    )
+    .toBeGreaterThanOrEqual(4);
+  await tabB.page.close();
+  await expect
+    .poll(async () => (await tabA.describe(workflowId)).status, { timeout: 60_000 })
+    .toBe('completed');
+  await tabA.startViaConsole('countdown', { from: 900, tickMs: 700 }, { id: 'heartbeat-eu-west' });
+  await tabC.startViaConsole('countdown', { from: 900, tickMs: 500 }, { id: 'sync-inventory-eu' });
+
+  // 11 minutes pass for B's record: the host prunes it, the Engines screen no longer lists B.
+  await tabA.openScreen('engines');
+  await expect(tabA.engines.card(engineB).getByTestId('engines.card-alive')).toHaveText(/released/);
+  await agePresence(tabA.page, databaseName, engineB, 11 * 60_000);
+  await expect(tabA.engines.card(engineB)).toHaveCount(0, { timeout: 30_000 });
+
+  // The workflow's custody lanes still name Tab B, in its colour.
+  await tabA.openWorkflow(workflowId);
+  const lane = tabA.page.locator(
+    `[data-testid="detail.custody-lane"][data-engine-id=${JSON.stringify(engineB)}]`,
+  );
+  await expect(lane).toHaveAttribute('data-label', 'Tab B');
+  expect(await lane.locator('rect').first().getAttribute('fill')).not.toBe('#8a93a1');
+  await shoot(tabA.page, 'engine-history');
+
+  // D's engine is shut down from A, then D's tab closes: its card says "tab closed" and offers no Restart.
+  await tabA.openScreen('engines');
+  const card = tabA.engines.card(engineD);
+  await card.getByTestId('engines.shutdown').click();
+  await expect(card.getByTestId('engines.card-status')).toHaveAttribute('data-state', 'stopped');
+  await tabD.page.close();
+  await expect(card).toHaveAttribute('data-tab', 'closed');
+  await expect(card.getByTestId('engines.restart')).toHaveCount(0);
+  await expect(card.getByTestId('engines.card-tab-closed')).toHaveText('tab closed');
+  await expect(tabA.engines.card(engineC)).toHaveAttribute('data-tab', 'open');
+  await shoot(tabA.page, 'engine-closed-tab');
+});
+
+/** Moves the mouse onto `word` in the editor line that contains `lineText` (as e2e/editor-types.spec.ts). */
+async function hoverWord(page: Page, lineText: string, word: string): Promise<void> {
+  const point = await page.evaluate(
+    ([lineText, word]) => {
+      const line = [...document.querySelectorAll('[data-testid="definitions.editor"] .cm-line')].find(
+        (element) => element.textContent?.includes(lineText),
+      );
+      if (!line) throw new Error(`No editor line contains ${lineText}`);
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      const offsetInLine = line.textContent!.indexOf(lineText) + lineText.indexOf(word);
+      let seen = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = node.textContent!.length;
+        if (offsetInLine < seen + length) {
+          const range = document.createRange();
+          range.setStart(node, offsetInLine - seen);
+          range.setEnd(node, Math.min(length, offsetInLine - seen + 1));
+          const box = range.getBoundingClientRect();
+          return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
+        }
+        seen += length;
+      }
+      throw new Error(`${word} is not in the line ${lineText}`);
+    },
+    [lineText, word] as const,
+  );
+  await page.mouse.move(point.x, point.y);
+}
+
+/**
+ * The editor's type checker: a type error typed into a new definition, underlined where TypeScript says and
+ * listed in the Problems panel at its line; and the type of `ctx` on hover.
+ */
+test('editor types screenshots', async ({ studio }) => {
+  test.setTimeout(120_000);
+  const page = studio.page;
+  const definitions = studio.definitions;
+  await studio.openScreen('definitions');
+  await definitions.newDefinition();
+  await expect(definitions.compileStatus).toHaveAttribute('data-state', 'ok');
+  await page
+    .locator('[data-testid="definitions.editor"] .cm-line', { hasText: "ctx.state.stage = 'composing';" })
+    .click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type("const x: number = 'a';");
+  await expect(
+    definitions.problems.filter({ hasText: "Type 'string' is not assignable to type 'number'." }),
+  ).toHaveCount(1);
+  await expect(definitions.inlineErrors).toHaveText('x');
+  await page.getByTestId('definitions.editor-content').blur();
+  await shoot(page, 'editor-types');
+
+  const info = page.getByTestId('definitions.type-info');
+  await shoot(page, 'editor-hover', {
+    show: async () => {
+      await hoverWord(page, "ctx.state.stage = 'composing';", 'ctx');
+      await expect(info).toContainText('ctx: WorkflowContext');
+    },
+    hide: async () => {
+      await page.mouse.move(0, 799);
+      await expect(info).toBeHidden();
+    },
+  });
 });
