@@ -445,7 +445,9 @@ class Host implements EngineHost {
         onWarning: (warning) => this.#warn(warning),
         onEvent: (event) => this.#engineEvent(event),
         // Recorded failures name the authored file and line, and mark the engine's frames (stack-map.ts).
-        mapStack: mapDefinitionStack,
+        mapStack: this.#options.mapStack
+          ? (stack) => this.#options.mapStack!(mapDefinitionStack(stack))
+          : mapDefinitionStack,
       });
     } catch (error) {
       this.#fail('This tab’s engine could not start.', error);

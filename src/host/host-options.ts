@@ -89,6 +89,11 @@ export type EngineHostOptions = {
    * of its own (the engine's `retentionMs`). Default: kept forever.
    */
   retentionMs?: number;
+  /**
+   * The app's own stack mapper, applied to a recorded failure's stack after the host has mapped the frames of
+   * definitions it compiled (e.g. to map a bundle's frames through its source map). See `EngineOptions.mapStack`.
+   */
+  mapStack?: (stack: string) => string;
   /** How often the presence record is refreshed and a heartbeat pushed, in ms. Default 1,000. */
   heartbeatIntervalMs?: number;
   /** Shortest interval between two pushes of events or store changes, in ms. Default 16. */

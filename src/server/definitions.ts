@@ -56,7 +56,12 @@ export async function loadDefinitionFiles(paths: readonly string[]): Promise<Loa
   const problems: string[] = [];
   for (const file of files) {
     const source = readFileSync(file, 'utf8');
-    let compiled = await compileModule(source, basename(file));
+    // A built file (a bundle, or tsc's output) names its sources in a source map: Node loads it, and maps its
+    // stacks to the author's files and lines. Any other file is compiled as the studio compiles definitions,
+    // unless it imports other modules than 'shuttle'.
+    let compiled = builtWithSourceMap(source)
+      ? await importModule(file)
+      : await compileModule(source, basename(file));
     if (!compiled.ok && compiled.diagnostics.some((diagnostic) => importsOtherModules(diagnostic.message)))
       compiled = await importModule(file);
     if (!compiled.ok) {
@@ -88,8 +93,16 @@ function importsOtherModules(message: string): boolean {
   return message.includes("can import only 'shuttle'");
 }
 
+/** Whether a file ends with a source map reference (`//# sourceMappingURL=…`): it was built from other sources. */
+function builtWithSourceMap(source: string): boolean {
+  return /\n\/\/# sourceMappingURL=\S+\s*$/.test(source);
+}
+
 /** Loads a definition file as a Node module and collects the workflow definitions it exports. */
 async function importModule(file: string): Promise<CompileModuleResult> {
+  // A bundled definition file (esbuild, tsc, …) names its sources in a source map: with Node's source maps on,
+  // the stacks its failures record name the author's file and line, not the bundle's (docs/authoring.md).
+  process.setSourceMapsEnabled(true);
   let exported: Record<string, unknown>;
   try {
     exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;

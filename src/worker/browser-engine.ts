@@ -39,6 +39,13 @@ export type BrowserEngineOptions = {
   renewIntervalMs?: number;
   /** How long a finished run is kept, in ms after it ended, for types that set no `retentionMs`. Default: forever. */
   retentionMs?: number;
+  /**
+   * Maps a recorded failure's stack, once, when it is recorded: browsers apply no source map to
+   * `error.stack`, so frames of workflows bundled into this worker name the bundle's URL and line; a mapper
+   * can rewrite them (e.g. through the bundle's source map, loaded before the engine starts). A mapper that
+   * throws leaves the stack as it was. Default: none.
+   */
+  mapStack?: (stack: string) => string;
 };
 
 /** What the studio's worker adds (engine.worker.ts); an app's worker has none of it. */
@@ -123,6 +130,7 @@ export function serveBrowserEngine(
       ? {}
       : { workflowClaimRenewIntervalMs: options.renewIntervalMs }),
     ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ...(options.mapStack === undefined ? {} : { mapStack: options.mapStack }),
     ...(WebLocksLiveness.isSupported()
       ? {
           liveness: new WebLocksLiveness(),
