@@ -347,3 +347,69 @@ for (const theme of ['light', 'dark'] as const)
 
     expect(found).toEqual([]);
   });
+
+/** A saved definition whose body fails, so the Error tab shows a mapped stack (as e2e/stack-lines.spec.ts). */
+const failingDefinition = `import { defineWorkflow } from 'shuttle';
+
+export default defineWorkflow({
+  name: 'a11y-stack',
+  version: 1,
+  *run(ctx) {
+    yield* ctx.activity('check', () => 1);
+    throw new TypeError('no shipping address');
+  },
+});
+`;
+
+/**
+ * The views issue #37 added: a mapped stack with its "Show engine frames" toggle (Error tab), the editor
+ * with a type error underlined and listed, and a closed tab's engine card ("tab closed", no Restart), in
+ * both themes, scanned the same way.
+ */
+for (const theme of ['light', 'dark'] as const)
+  test(`stacks, the editor's type errors and a closed tab's card, ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+    openTab,
+  }) => {
+    test.setTimeout(scanBudgetMs(6));
+    const page = studio.page;
+    const { scan, found } = await scansInTheme(page, theme);
+
+    expect(
+      await page.evaluate((source) => window.shuttle!.saveDefinition(source), failingDefinition),
+    ).toMatchObject({ ok: true });
+    const id = await studio.startViaConsole('a11y-stack', undefined, { id: 'a11y-stack-1' });
+    const detail = await studio.openWorkflow(id);
+    await detail.expectStatus('failed');
+    await expect(page.getByTestId('detail.error-stack-lines')).toContainText('a11y-stack.ts:8:');
+    await scan(`#/workflows/${id} (Error tab, engine frames hidden)`);
+    await page.getByTestId('detail.error-stack').getByLabel('Show engine frames').check();
+    await expect(page.getByTestId('detail.error-stack-lines')).toContainText('engine.worker');
+    await scan(`#/workflows/${id} (Error tab, engine frames shown)`);
+
+    await studio.openScreen('definitions');
+    await studio.definitions.newDefinition();
+    await page
+      .locator('[data-testid="definitions.editor"] .cm-line', { hasText: "ctx.state.stage = 'composing';" })
+      .click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type("const x: number = 'a';");
+    await expect(
+      studio.definitions.problems.filter({ hasText: "Type 'string' is not assignable to type 'number'." }),
+    ).toHaveCount(1);
+    await expect(studio.definitions.inlineErrors).toHaveCount(1);
+    await scan('#/definitions (a new definition with a type error)');
+
+    const other = await openTab();
+    const otherEngine = await other.engineId();
+    await studio.openScreen('engines');
+    const card = studio.engines.card(otherEngine);
+    await card.getByTestId('engines.shutdown').click();
+    await expect(card.getByTestId('engines.card-status')).toHaveAttribute('data-state', 'stopped');
+    await other.page.close();
+    await expect(card.getByTestId('engines.card-tab-closed')).toHaveText('tab closed');
+    await scan('#/engines (a closed tab’s card)');
+
+    expect(found).toEqual([]);
+  });
