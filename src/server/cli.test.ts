@@ -494,7 +494,6 @@ describe('shuttle worker on PostgreSQL', () => {
       return { code, stdout, stderr };
     };
     await startedWorker(['--database-url', database.url, '--workflows', greetFile, '--label', 'cli-ops']);
-    const input = JSON.stringify({ name: 'Ops', ticks: 40 });
     const started = await operate(
       'workflow',
       'start',
@@ -504,21 +503,27 @@ describe('shuttle worker on PostgreSQL', () => {
       '--id',
       'ops-1',
       '--input',
-      input,
+      JSON.stringify({ name: 'Ops', ticks: 1 }),
     );
-    expect(started).toMatchObject({ code: 0, stdout: 'Started ops-1 (run 1).\n', stderr: '' });
-
-    // While it sleeps, the list names the worker that holds it by its label.
-    await until('ops-1 claimed', async () => (await observer.describe('ops-1')).owner !== null, 30_000);
-    const listed = await operate('workflow', 'list', '--id-prefix', 'ops-');
-    expect(listed.code).toBe(0);
-    expect(listed.stdout).toMatch(/^ops-1\s+cli-greet\s+running\s+1\s+cli-ops\s/m);
-
+    expect(started, started.stderr).toMatchObject({ code: 0, stdout: 'Started ops-1 (run 1).\n' });
     const result = await operate('workflow', 'result', 'ops-1', '--timeout', '60s');
-    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result, result.stderr).toMatchObject({ code: 0 });
     expect(JSON.parse(result.stdout)).toEqual({ greeting: 'Hello, Ops!' });
     const described = await operate('workflow', 'describe', 'ops-1', '--json');
     expect(JSON.parse(described.stdout)).toMatchObject({ workflowId: 'ops-1', status: 'completed' });
+
+    // A long one (3,000 sleeps of 100 ms): while it runs, the list names the worker that holds it by its
+    // label; then the operator terminates it.
+    await observer.start(greet, { name: 'Slow', ticks: 3000 }, { id: 'ops-slow' });
+    await until('ops-slow claimed', async () => (await observer.describe('ops-slow')).owner !== null, 30_000);
+    const listed = await operate('workflow', 'list', '--id-prefix', 'ops-');
+    expect(listed, listed.stderr).toMatchObject({ code: 0 });
+    expect(listed.stdout).toMatch(/^ops-slow\s+cli-greet\s+running\s+1\s+cli-ops\s/m);
+    expect(listed.stdout).toMatch(/^ops-1\s+cli-greet\s+completed\s/m);
+    const terminated = await operate('workflow', 'terminate', 'ops-slow', '--reason', 'on-call');
+    expect(terminated, terminated.stderr).toMatchObject({ code: 0, stdout: 'Terminated ops-slow.\n' });
+    expect((await observer.describe('ops-slow')).status).toBe('terminated');
+
     const missing = await operate('workflow', 'describe', 'ops-none');
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/^WorkflowNotFoundError: /);
