@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { closeDialog, dialogSelector, scansInTheme } from './fixtures/axe';
 import { slowdown } from './fixtures/load';
+import { typeAfterLine } from './fixtures/editor';
 import { expect, test } from './fixtures/studio';
 
 /**
@@ -389,12 +390,7 @@ for (const theme of ['light', 'dark'] as const)
 
     await studio.openScreen('definitions');
     await studio.definitions.newDefinition();
-    await page
-      .locator('[data-testid="definitions.editor"] .cm-line', { hasText: "ctx.state.stage = 'composing';" })
-      .click();
-    await page.keyboard.press('End');
-    await page.keyboard.press('Enter');
-    await page.keyboard.type("const x: number = 'a';");
+    await typeAfterLine(page, "ctx.state.stage = 'composing';", "const x: number = 'a';");
     await expect(
       studio.definitions.problems.filter({ hasText: "Type 'string' is not assignable to type 'number'." }),
     ).toHaveCount(1);

@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import { hoverWord, typeAfterLine } from './fixtures/editor';
 import { expect, test } from './fixtures/studio';
 
 /**
@@ -7,35 +7,6 @@ import { expect, test } from './fixtures/studio';
  * on hover, and the keystroke→diagnostics latency on a 200-line definition is measured and printed (not
  * asserted: timing belongs in benchmarks, docs/studio.md records the figure).
  */
-
-/** Moves the mouse onto `word` in the editor line that contains `lineText`. */
-async function hoverWord(page: Page, lineText: string, word: string): Promise<void> {
-  const point = await page.evaluate(
-    ([lineText, word]) => {
-      const line = [...document.querySelectorAll('[data-testid="definitions.editor"] .cm-line')].find(
-        (element) => element.textContent?.includes(lineText),
-      );
-      if (!line) throw new Error(`No editor line contains ${lineText}`);
-      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-      const offsetInLine = line.textContent!.indexOf(lineText) + lineText.indexOf(word);
-      let seen = 0;
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const length = node.textContent!.length;
-        if (offsetInLine < seen + length) {
-          const range = document.createRange();
-          range.setStart(node, offsetInLine - seen);
-          range.setEnd(node, Math.min(length, offsetInLine - seen + 1));
-          const box = range.getBoundingClientRect();
-          return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
-        }
-        seen += length;
-      }
-      throw new Error(`${word} is not in the line ${lineText}`);
-    },
-    [lineText, word] as const,
-  );
-  await page.mouse.move(point.x, point.y);
-}
 
 test('a type error typed into the editor is underlined and listed at its line, and hover shows types', async ({
   studio,
@@ -50,12 +21,7 @@ test('a type error typed into the editor is underlined and listed at its line, a
   const lines = await page.locator('[data-testid="definitions.editor"] .cm-line').allInnerTexts();
   const anchor = lines.findIndex((line) => line.includes("ctx.state.stage = 'composing';")) + 1;
   expect(anchor).toBeGreaterThan(0);
-  await page
-    .locator('[data-testid="definitions.editor"] .cm-line', { hasText: "ctx.state.stage = 'composing';" })
-    .click();
-  await page.keyboard.press('End');
-  await page.keyboard.press('Enter');
-  await page.keyboard.type("const x: number = 'a';");
+  await typeAfterLine(page, "ctx.state.stage = 'composing';", "const x: number = 'a';");
 
   const problem = definitions.problems.filter({
     hasText: "Type 'string' is not assignable to type 'number'.",

@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import { agePresence } from './fixtures/presence';
 import { expect, test, type StudioPage } from './fixtures/studio';
 
 /**
@@ -15,33 +15,6 @@ import { expect, test, type StudioPage } from './fixtures/studio';
  */
 
 const retentionPlusAMinute = 11 * 60_000;
-
-/** Moves the presence record of `engineId` `ageMs` into the past, as if that much time had passed since. */
-async function agePresence(page: Page, databaseName: string, engineId: string, ageMs: number): Promise<void> {
-  await page.evaluate(
-    async ({ databaseName, engineId, ageMs }) => {
-      const done = <T>(request: IDBRequest<T>) =>
-        new Promise<T>((resolve, reject) => {
-          request.onsuccess = () => resolve(request.result);
-          request.onerror = () => reject(request.error);
-        });
-      const database = await done(indexedDB.open(databaseName));
-      try {
-        const store = database.transaction('kv', 'readwrite').objectStore('kv');
-        const key = `engine:${engineId}`;
-        const row = await done(store.get(key) as IDBRequest<{ key: string; value: string } | undefined>);
-        if (!row) throw new Error(`No presence record ${key} in IndexedDB '${databaseName}' to age.`);
-        const record = JSON.parse(row.value) as { lastSeenAt: number; startedAt: number };
-        record.lastSeenAt -= ageMs;
-        record.startedAt -= ageMs;
-        await done(store.put({ key, value: JSON.stringify(record) }));
-      } finally {
-        database.close();
-      }
-    },
-    { databaseName, engineId, ageMs },
-  );
-}
 
 /** What the workflow page shows of `engineId`: its custody lane's label and colour, its events' writer. */
 async function historyOf(tab: StudioPage, engineId: string) {

@@ -1,4 +1,6 @@
 import type { Page } from '@playwright/test';
+import { hoverWord, typeAfterLine } from './fixtures/editor';
+import { agePresence } from './fixtures/presence';
 import { expect, test, type StudioPage } from './fixtures/studio';
 
 /**
@@ -609,33 +611,6 @@ test('stack screenshots', async ({ studio }) => {
   });
 });
 
-/** Moves the presence record of `engineId` `ageMs` into the past (as e2e/engine-history.spec.ts does). */
-async function agePresence(page: Page, databaseName: string, engineId: string, ageMs: number): Promise<void> {
-  await page.evaluate(
-    async ({ databaseName, engineId, ageMs }) => {
-      const done = <T>(request: IDBRequest<T>) =>
-        new Promise<T>((resolve, reject) => {
-          request.onsuccess = () => resolve(request.result);
-          request.onerror = () => reject(request.error);
-        });
-      const database = await done(indexedDB.open(databaseName));
-      try {
-        const store = database.transaction('kv', 'readwrite').objectStore('kv');
-        const key = `engine:${engineId}`;
-        const row = await done(store.get(key) as IDBRequest<{ key: string; value: string } | undefined>);
-        if (!row) throw new Error(`No presence record ${key} in IndexedDB '${databaseName}' to age.`);
-        const record = JSON.parse(row.value) as { lastSeenAt: number; startedAt: number };
-        record.lastSeenAt -= ageMs;
-        record.startedAt -= ageMs;
-        await done(store.put({ key, value: JSON.stringify(record) }));
-      } finally {
-        database.close();
-      }
-    },
-    { databaseName, engineId, ageMs },
-  );
-}
-
 /**
  * History keeps who held it: a workflow Tab B ran until its tab closed, then another tab, shown after B's presence
  * record aged out (its custody lane still says Tab B, in B's colour); and the Engines screen with a closed
@@ -700,35 +675,6 @@ test('engine history screenshots', async ({ studio: tabA, openTab, databaseName 
   await shoot(tabA.page, 'engine-closed-tab');
 });
 
-/** Moves the mouse onto `word` in the editor line that contains `lineText` (as e2e/editor-types.spec.ts). */
-async function hoverWord(page: Page, lineText: string, word: string): Promise<void> {
-  const point = await page.evaluate(
-    ([lineText, word]) => {
-      const line = [...document.querySelectorAll('[data-testid="definitions.editor"] .cm-line')].find(
-        (element) => element.textContent?.includes(lineText),
-      );
-      if (!line) throw new Error(`No editor line contains ${lineText}`);
-      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-      const offsetInLine = line.textContent!.indexOf(lineText) + lineText.indexOf(word);
-      let seen = 0;
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const length = node.textContent!.length;
-        if (offsetInLine < seen + length) {
-          const range = document.createRange();
-          range.setStart(node, offsetInLine - seen);
-          range.setEnd(node, Math.min(length, offsetInLine - seen + 1));
-          const box = range.getBoundingClientRect();
-          return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
-        }
-        seen += length;
-      }
-      throw new Error(`${word} is not in the line ${lineText}`);
-    },
-    [lineText, word] as const,
-  );
-  await page.mouse.move(point.x, point.y);
-}
-
 /**
  * The editor's type checker: a type error typed into a new definition, underlined where TypeScript says and
  * listed in the Problems panel at its line; and the type of `ctx` on hover.
@@ -740,12 +686,7 @@ test('editor types screenshots', async ({ studio }) => {
   await studio.openScreen('definitions');
   await definitions.newDefinition();
   await expect(definitions.compileStatus).toHaveAttribute('data-state', 'ok');
-  await page
-    .locator('[data-testid="definitions.editor"] .cm-line', { hasText: "ctx.state.stage = 'composing';" })
-    .click();
-  await page.keyboard.press('End');
-  await page.keyboard.press('Enter');
-  await page.keyboard.type("const x: number = 'a';");
+  await typeAfterLine(page, "ctx.state.stage = 'composing';", "const x: number = 'a';");
   await expect(
     definitions.problems.filter({ hasText: "Type 'string' is not assignable to type 'number'." }),
   ).toHaveCount(1);
