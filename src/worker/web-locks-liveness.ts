@@ -133,19 +133,8 @@ export class WebLocksLiveness implements EngineLiveness {
    * The ids of every engine of this origin whose lock is held (in exclusive mode: by the engine itself), or
    * null when the browser cannot tell (the query failed).
    */
-  async liveEngineIds(): Promise<ReadonlySet<string> | null> {
-    let snapshot: Awaited<ReturnType<LockManagerLike['query']>>;
-    try {
-      snapshot = await this.#locks.query();
-    } catch {
-      return null;
-    }
-    const ids = new Set<string>();
-    for (const lock of snapshot.held ?? [])
-      if (lock.name?.startsWith(engineLockPrefix) && lock.mode !== 'shared')
-        ids.add(lock.name.slice(engineLockPrefix.length));
-    for (const engineId of this.#gone) ids.delete(engineId);
-    return ids;
+  liveEngineIds(): Promise<ReadonlySet<string> | null> {
+    return this.#heldIds(engineLockPrefix, (mode) => mode !== 'shared');
   }
 
   /**
@@ -153,7 +142,15 @@ export class WebLocksLiveness implements EngineLiveness {
    * (client.ts) from its engine's first answer until the page closes or replaces that engine. An engine whose
    * tab announced it is going away is not listed. Null when the browser cannot tell.
    */
-  async openTabEngineIds(): Promise<ReadonlySet<string> | null> {
+  openTabEngineIds(): Promise<ReadonlySet<string> | null> {
+    return this.#heldIds(tabLockPrefix, () => true);
+  }
+
+  /** The engine ids named by held locks `<prefix><engineId>` in a mode `accept` takes, less the gone ones. */
+  async #heldIds(
+    prefix: string,
+    accept: (mode: string | undefined) => boolean,
+  ): Promise<ReadonlySet<string> | null> {
     let snapshot: Awaited<ReturnType<LockManagerLike['query']>>;
     try {
       snapshot = await this.#locks.query();
@@ -162,7 +159,7 @@ export class WebLocksLiveness implements EngineLiveness {
     }
     const ids = new Set<string>();
     for (const lock of snapshot.held ?? [])
-      if (lock.name?.startsWith(tabLockPrefix)) ids.add(lock.name.slice(tabLockPrefix.length));
+      if (lock.name?.startsWith(prefix) && accept(lock.mode)) ids.add(lock.name.slice(prefix.length));
     for (const engineId of this.#gone) ids.delete(engineId);
     return ids;
   }
