@@ -111,18 +111,39 @@ export function parseRequest(data: unknown): RequestMessage | ProtocolError {
       id,
       `Malformed request '${method}': params must be an object, not ${describeValue(params)}.`,
     );
+  const problem = paramProblem(method, params);
+  if (problem?.unknown)
+    return protocolError(
+      id,
+      `Request '${method}' has an unknown param '${problem.param}'; it takes ${paramNames(method).join(', ') || 'no params'}.`,
+    );
+  if (problem) return protocolError(id, `Request '${method}': param '${problem.param}' ${problem.problem}.`);
+  return { kind: 'request', v: PROTOCOL_VERSION, id, method, params } as RequestMessage;
+}
+
+/** The params a method takes, in declaration order. */
+export function paramNames(method: Method): string[] {
+  return Object.keys(declarations[method].params);
+}
+
+/**
+ * The first param of `params` that breaks `method`'s declared rules: one it does not take (`unknown`), or
+ * one whose value breaks its rule (`problem` says why, e.g. "must be a string, not number 3"). Null when
+ * they all hold. Every entry point checks params with this: a tab's worker and the studio server (through
+ * `parseRequest`), and the HTTP API (src/server/http-api), each wording where the param came from.
+ */
+export function paramProblem(
+  method: Method,
+  params: Record<string, unknown>,
+): { param: string; problem: string; unknown: boolean } | null {
   const rules: Readonly<Record<string, FieldRule>> = declarations[method].params;
   for (const name of Object.keys(params))
-    if (!Object.hasOwn(rules, name))
-      return protocolError(
-        id,
-        `Request '${method}' has an unknown param '${name}'; it takes ${Object.keys(rules).join(', ') || 'no params'}.`,
-      );
+    if (!Object.hasOwn(rules, name)) return { param: name, problem: 'is not taken', unknown: true };
   for (const [name, rule] of Object.entries(rules)) {
     const problem = checkField(rule, params[name]);
-    if (problem) return protocolError(id, `Request '${method}': param '${name}' ${problem}.`);
+    if (problem) return { param: name, problem, unknown: false };
   }
-  return { kind: 'request', v: PROTOCOL_VERSION, id, method, params } as RequestMessage;
+  return null;
 }
 
 /** True for a `ProtocolError` returned by `parseRequest`. */

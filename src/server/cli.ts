@@ -77,6 +77,9 @@ const commands = {
       '--host ADDRESS       address to listen on (default 127.0.0.1)',
       '--port N             port to listen on (default 7300; 0 picks a free one)',
       '--engines N          also run N engines in this process (default 0: the studio only observes)',
+      '',
+      'It also serves the HTTP API under /api/v1 (OpenAPI at /api/v1/openapi.json). Studio and API share one',
+      'token: a random one, printed, unless $SHUTTLE_TOKEN (at least 16 characters) sets it.',
     ],
   },
   dev: {
@@ -186,8 +189,11 @@ async function runServe(args: string[]): Promise<void> {
     ...(values.host ? { host: values.host as string } : {}),
     ...(values.port !== undefined ? { port: integerFlag('port', values.port as string, 0) } : {}),
     ...(values.engines !== undefined ? { engines: integerFlag('engines', values.engines as string, 0) } : {}),
+    ...(process.env.SHUTTLE_TOKEN ? { token: process.env.SHUTTLE_TOKEN } : {}),
   });
-  process.stderr.write(`\nShuttle studio for ${server.storeLabel}:\n\n  ${server.url}\n\n`);
+  process.stderr.write(
+    `\nShuttle studio for ${server.storeLabel}:\n\n  ${server.url}\n\nHTTP API (Authorization: Bearer ${server.token}; OpenAPI at /openapi.json):\n\n  ${server.apiUrl}\n\n`,
+  );
   stopOnSignals(() => server.stop());
 }
 

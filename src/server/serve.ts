@@ -1,6 +1,7 @@
 /**
- * `shuttle serve`: the studio for a server store. It serves the built studio over HTTP and the studio
- * protocol over a WebSocket, from an observer engine on the store (it claims nothing; with `engines` it also
+ * `shuttle serve`: the studio for a server store. It serves the built studio over HTTP, the studio protocol
+ * over a WebSocket, and the HTTP API for services under `/api/v1` (http-api/: bearer-token auth, OpenAPI at
+ * `/api/v1/openapi.json`), from an observer engine on the store (it claims nothing; with `engines` it also
  * runs that many engines of its own), so a browser watches — and acts on — the workflows the workers run.
  *
  * Security is part of the feature:
@@ -25,6 +26,7 @@ import { allocateProcessIdentity } from '../host/presence';
 import type { WorkerMessage } from '../protocol';
 import { PollingDeathWatch } from '../host/death-watch';
 import { loadDefinitions } from './definitions';
+import { createHttpApi } from './http-api/api';
 import { createLogger, type Logger } from './log';
 import { openStore, StartupError, type StoreOptions } from './store';
 import { packageRoot, runningFromSource } from './package-root';
@@ -43,7 +45,7 @@ export type ServeOptions = StoreOptions & {
   engines?: number;
   /** The folder of the built studio. Default `dist` of the project (built on first use if missing). */
   studioDir?: string;
-  /** The token; default a random one. */
+  /** The token of the studio and of the HTTP API (at least 16 characters); default a random one. */
   token?: string;
   /** The workers of a fleet this server controls (shuttle dev): kill, freeze, thaw, stop, start. */
   fleet?: FleetControl;
@@ -53,6 +55,8 @@ export type ServeOptions = StoreOptions & {
 export type RunningServer = {
   /** The URL to open, token included. */
   readonly url: string;
+  /** The HTTP API's base URL (`<origin>/api/v1`); requests carry `Authorization: Bearer <token>`. */
+  readonly apiUrl: string;
   readonly origin: string;
   readonly token: string;
   readonly port: number;
@@ -60,6 +64,9 @@ export type RunningServer = {
   readonly host: EngineHost;
   stop(): Promise<void>;
 };
+
+/** Where the HTTP API is served (src/server/http-api). */
+export const apiBasePath = '/api/v1';
 
 /** The largest message a page may send, in bytes. */
 export const maxMessageBytes = 2 * 1024 * 1024;
@@ -122,6 +129,10 @@ function cookieToken(request: IncomingMessage): string | undefined {
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger({ component: 'serve' });
+  if (options.token !== undefined && options.token.length < 16)
+    throw new StartupError(
+      'The token (SHUTTLE_TOKEN) must be at least 16 characters; leave it unset for a random one.',
+    );
   const studioDir = resolve(options.studioDir ?? defaultStudioDir);
   const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
   await ensureStudio(studioDir, logger);
@@ -150,7 +161,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       : {}),
     onWarning: (warning) => logger.warn(warning.message, { warning: warning.name }),
   });
-  await host.engine();
+  const engine = await host.engine();
   const extra: RunningWorker[] = [];
   for (let index = 0; index < (options.engines ?? 0); index++)
     extra.push(
@@ -164,6 +175,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     );
 
   const token = options.token ?? randomBytes(18).toString('base64url');
+  const api = createHttpApi({
+    engine,
+    token,
+    basePath: apiBasePath,
+    onInternalError: (error, request) =>
+      logger.warn('an HTTP API request failed', {
+        method: request.method,
+        path: request.path,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  });
   const bindHost = options.host ?? '127.0.0.1';
   let origin = '';
   const indexHtml = readFileSync(join(studioDir, 'index.html'), 'utf8').replace(
@@ -193,6 +215,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://studio');
+    // The HTTP API authenticates with a bearer token of its own (the same token): no cookie, so no page of
+    // another site can make a browser call it.
+    if (url.pathname === apiBasePath || url.pathname.startsWith(`${apiBasePath}/`)) {
+      void api.handleNode(request, response);
+      return;
+    }
     const refused = refusal(request, url);
     if (refused) {
       response.writeHead(refused.status, { 'content-type': 'text/plain; charset=utf-8' });
@@ -250,10 +278,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 7300);
   const shownHost = bindHost === '0.0.0.0' || bindHost === '::' ? '127.0.0.1' : bindHost;
   origin = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
-  logger.info('studio serving', { url: origin, store: store.label, workers: extra.length });
+  logger.info('studio serving', {
+    url: origin,
+    api: `${origin}${apiBasePath}`,
+    store: store.label,
+    workers: extra.length,
+  });
 
   return {
     url: `${origin}/?token=${token}`,
+    apiUrl: `${origin}${apiBasePath}`,
     origin,
     token,
     port,

@@ -32,6 +32,7 @@ import type {
 } from '../../engine';
 import { isWorkflowStatus, workflowStatuses } from '../../engine/vocabulary';
 import { durationFlag, integerFlag } from '../flags';
+import { classifyError } from '../outcomes';
 import { StartupError } from '../store';
 import { brief, duration, fields, shortEngineId, table, time } from './format';
 
@@ -744,25 +745,19 @@ export function groupUsage(group: OperatorGroup): string {
   ].join('\n');
 }
 
-/** The exit code for an error the engine threw (see the module comment). */
+/** The exit code for an error the engine threw (see the module comment; classes in ../outcomes.ts). */
 export function exitCodeOf(error: unknown): number {
-  const name = error instanceof Error ? error.name : '';
-  if (error instanceof StartupError) return exitCodes.usage;
-  if (['WorkflowNotFoundError', 'ScheduleNotFoundError'].includes(name)) return exitCodes.notFound;
-  if (['UpdateTimeoutError'].includes(name)) return exitCodes.timedOut;
-  if (
-    [
-      'WorkflowAlreadyExistsError',
-      'WorkflowIdReuseError',
-      'InvalidWorkflowStateError',
-      'UpdateRejectedError',
-      'QueryFailedError',
-      'WorkflowNotRegisteredError',
-      'ScheduleExistsError',
-    ].includes(name)
-  )
-    return exitCodes.refused;
-  return exitCodes.usage;
+  switch (classifyError(error)) {
+    case 'not-found':
+      return exitCodes.notFound;
+    case 'conflict':
+    case 'refused':
+      return exitCodes.refused;
+    case 'timed-out':
+      return exitCodes.timedOut;
+    default:
+      return exitCodes.usage;
+  }
 }
 
 /**

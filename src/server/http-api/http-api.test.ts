@@ -1,0 +1,686 @@
+/**
+ * The HTTP API as `shuttle serve` serves it, over a real PostgreSQL with an engine in the server running the
+ * demos: every operation of its OpenAPI document called and every answer validated against the document;
+ * the document itself validated as OpenAPI 3.1 and its declared bodies and query parameters checked against
+ * what the API accepts; bad input refused with the engine's own typed errors before anything is written; and
+ * the API driven from other programs — curl and Python's standard library.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../engine';
+import { declarations, domains } from '../../protocol';
+import { PostgresStorage } from '../../storage/postgres';
+import { createTestDatabase, type TestDatabase } from '../../storage/postgres.test-support';
+import { builtInWorkflows } from '../../workflows';
+import { createLogger } from '../log';
+import { startServer, type RunningServer } from '../serve';
+import { notRouted, routes } from './routes';
+
+/** JSON read by path in assertions: the OpenAPI document and the API's answers. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+
+const run = promisify(execFile);
+const token = 'api-test-token-0123456789';
+
+let database: TestDatabase;
+let server: RunningServer;
+let studioDir: string;
+let document: Record<string, Loose>;
+/** An engine of the test's own on the same store: what the console API answers to the same input. */
+let direct: Engine;
+let directStorage: PostgresStorage;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  studioDir = mkdtempSync(join(tmpdir(), 'shuttle-api-studio-'));
+  writeFileSync(join(studioDir, 'index.html'), '<!doctype html><html><head></head></html>');
+  server = await startServer({
+    databaseUrl: database.url,
+    port: 0,
+    studioDir,
+    demos: true,
+    engines: 1,
+    token,
+    logger: createLogger({}, () => undefined),
+  });
+  directStorage = await PostgresStorage.open({ connectionString: database.url });
+  direct = await createEngine({
+    storage: directStorage,
+    workflows: builtInWorkflows,
+    ownership: 'workflow-lease',
+    claimWorkflows: false,
+    recover: false,
+  });
+  document = (await (await fetch(`${server.apiUrl}/openapi.json`)).json()) as Record<string, Loose>;
+}, 60_000);
+
+afterAll(async () => {
+  await direct?.shutdown().catch(() => undefined);
+  await directStorage?.close().catch(() => undefined);
+  await server?.stop();
+  rmSync(studioDir, { recursive: true, force: true });
+  await database?.drop();
+});
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+let compiledDocument = false;
+/** operationIds answered with a success status in this file, and any answer that broke the document. */
+const covered = new Set<string>();
+const violations: string[] = [];
+
+/** The operation of the document a method and a concrete path fall under. */
+function operationOf(method: string, path: string): { template: string; operation: Loose } | null {
+  const bare = path.split('?')[0]!;
+  for (const [template, item] of Object.entries(document.paths as Record<string, Loose>)) {
+    const pattern = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`);
+    if (pattern.test(bare) && item[method.toLowerCase()])
+      return { template, operation: item[method.toLowerCase()] };
+  }
+  return null;
+}
+
+/** Checks an answer against the document: its status is declared, and its body fits the schema. */
+function checkAnswer(method: string, path: string, status: number, body: unknown): void {
+  const found = operationOf(method, path);
+  if (!found) return; // a 404 or 405 for a route the document does not have
+  const declared = found.operation.responses[String(status)];
+  if (!declared) {
+    violations.push(`${method} ${path}: status ${status} is not declared for ${found.template}`);
+    return;
+  }
+  const response = declared.$ref ? document.components.responses[declared.$ref.split('/').pop()] : declared;
+  const schema = response.content?.['application/json']?.schema;
+  if (status >= 200 && status < 300) covered.add(found.operation.operationId);
+  if (!schema) {
+    if (body !== null && status !== 200)
+      violations.push(`${method} ${path}: ${status} has a body the document does not declare`);
+    return;
+  }
+  if (!compiledDocument) {
+    ajv.addSchema(document, 'api');
+    compiledDocument = true;
+  }
+  const ref = schema.$ref ? `api${schema.$ref}` : null;
+  const validate = ref ? ajv.getSchema(ref)! : ajv.compile(schema);
+  if (!validate(body))
+    violations.push(
+      `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body).slice(0, 300)}`,
+    );
+}
+
+type Answer = { status: number; body: Loose; headers: Headers };
+
+async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; raw?: string; headers?: Record<string, string>; token?: string | null } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== null) headers.authorization = `Bearer ${options.token ?? token}`;
+  let body: string | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${server.apiUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  const parsed = text === '' ? null : (JSON.parse(text) as unknown);
+  checkAnswer(method, path, response.status, parsed);
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+/** Polls until `check` returns a value (the API's own reads), or fails after `timeoutMs`. */
+async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const orderInput = (orderId: string) => ({
+  orderId,
+  customer: 'ada@example.com',
+  items: [{ sku: 'TEA', quantity: 1, unitPriceCents: 850 }],
+  shippingAddress: '12 Analytical Row',
+  paymentGatewayFailures: 0,
+  approvalTimeoutMs: 600_000,
+  packingMs: 0,
+  transitMs: 0,
+});
+
+const approvalInput = {
+  requestId: 'EXP-1',
+  requester: 'grace',
+  summary: 'Travel',
+  amountCents: 1000,
+  approvers: ['ada'],
+  timeoutMs: 600_000,
+};
+
+describe('the HTTP API of shuttle serve', () => {
+  it('is an OpenAPI 3.1 document that names every method of the workflows and schedules domains, or why not', async () => {
+    const result = await new Validator().validate(document as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+    const routed = new Set(routes.map((route) => route.calls));
+    for (const method of [...Object.keys(domains.workflows), ...Object.keys(domains.schedules)])
+      expect(routed.has(method as never) || Object.hasOwn(notRouted, method), method).toBe(true);
+    // Served without a token; everything else needs one.
+    const anonymous = await call('GET', '/openapi.json', { token: null });
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body.paths['/workflows']).toBeDefined();
+  });
+
+  it('serves every operation of its document, each answer valid against it', async () => {
+    // Start, with an idempotency key: the repeat answers 200 with the same run and started: false.
+    const started = await call('POST', '/workflows', {
+      body: { workflowType: 'approval', input: approvalInput, options: { id: 'api-approval-1' } },
+    });
+    expect(started).toMatchObject({
+      status: 201,
+      body: { workflowId: 'api-approval-1', run: 1, started: true },
+    });
+    const keyed = await call('POST', '/workflows', {
+      body: { workflowType: 'countdown', input: { from: 0, tickMs: 0 } },
+      headers: { 'idempotency-key': 'api-key-1' },
+    });
+    expect(keyed.status).toBe(201);
+    const repeat = await call('POST', '/workflows', {
+      body: { workflowType: 'countdown', input: { from: 0, tickMs: 0 } },
+      headers: { 'idempotency-key': 'api-key-1' },
+    });
+    expect(repeat).toMatchObject({
+      status: 200,
+      body: { workflowId: keyed.body.workflowId, started: false },
+    });
+
+    // Read it: list (filters from the query), describe, runs, timeline.
+    const listed = await call('GET', '/workflows?workflowType=approval&status=running,pending&limit=10');
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((item: { workflowId: string }) => item.workflowId)).toContain(
+      'api-approval-1',
+    );
+    expect((await call('GET', '/workflows/api-approval-1')).body).toMatchObject({
+      workflowId: 'api-approval-1',
+      workflowType: 'approval',
+    });
+    expect((await call('GET', '/workflows/api-approval-1/runs')).body.items).toHaveLength(1);
+    await until(async () => {
+      const timeline = await call('GET', '/workflows/api-approval-1/timeline?limit=50');
+      return (
+        timeline.body.items.some((entry: { kind: string }) => entry.kind === 'claim-acquired') || undefined
+      );
+    }, 'the approval to be claimed');
+
+    // Query and updates (a validator's rejection is a 422 and changes nothing).
+    const query = await until(async () => {
+      const answer = await call('POST', '/workflows/api-approval-1/queries/status', { body: {} });
+      return answer.status === 200 ? answer : undefined;
+    }, 'the status query');
+    expect(query.body).toEqual({
+      result: { status: 'pending', decidedBy: null, note: null, approvers: ['ada'] },
+    });
+    const invalid = await call('POST', '/workflows/api-approval-1/updates/approve', { body: { arg: {} } });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.error.name).toBe('UpdateRejectedError');
+    const updated = await call('POST', '/workflows/api-approval-1/updates/approve', {
+      body: { arg: { by: 'ada' }, timeoutMs: 20_000 },
+    });
+    expect(updated).toMatchObject({
+      status: 200,
+      body: { result: { status: 'approved', decidedBy: 'ada' } },
+    });
+    const outcome = await call('GET', '/workflows/api-approval-1/result?waitMs=20000');
+    expect(outcome.body).toMatchObject({ workflowId: 'api-approval-1', status: 'completed', finished: true });
+    expect(outcome.body.result).toMatchObject({ status: 'approved', decidedBy: 'ada' });
+
+    // A signal, and signal-with-start (which starts the order with the signal in one commit).
+    await call('POST', '/workflows', {
+      body: { workflowType: 'order', input: orderInput('A-1'), options: { id: 'api-order-1' } },
+    });
+    expect(
+      (
+        await call('POST', '/workflows/api-order-1/signals/approve', {
+          body: { payload: { ok: true, by: 'ada' } },
+        })
+      ).status,
+    ).toBe(204);
+    expect((await call('GET', '/workflows/api-order-1/result?waitMs=30000')).body).toMatchObject({
+      status: 'completed',
+      finished: true,
+    });
+    const withStart = await call('POST', '/signal-with-start', {
+      body: {
+        workflowType: 'order',
+        input: orderInput('A-2'),
+        signalName: 'approve',
+        payload: { ok: true, by: 'linus' },
+        options: { id: 'api-order-2' },
+      },
+    });
+    expect(withStart).toMatchObject({ status: 200, body: { workflowId: 'api-order-2', started: true } });
+    expect((await call('GET', '/workflows/api-order-2/result?waitMs=30000')).body.status).toBe('completed');
+
+    // A long poll that ends before the workflow does: finished false, then suspend, resume, cancel.
+    await call('POST', '/workflows', {
+      body: { workflowType: 'countdown', input: { from: 600, tickMs: 1000 }, options: { id: 'api-count-1' } },
+    });
+    const early = await call('GET', '/workflows/api-count-1/result?waitMs=100');
+    expect(early.body).toMatchObject({ workflowId: 'api-count-1', finished: false });
+    expect((await call('POST', '/workflows/api-count-1/suspend')).status).toBe(204);
+    expect((await call('GET', '/workflows/api-count-1')).body.status).toBe('suspended');
+    expect((await call('POST', '/workflows/api-count-1/resume')).status).toBe(204);
+    expect(
+      (await call('POST', '/workflows/api-count-1/cancel', { body: { reason: 'not needed' } })).status,
+    ).toBe(204);
+    expect((await call('GET', '/workflows/api-count-1/result?waitMs=30000')).body).toMatchObject({
+      status: 'cancelled',
+      finished: true,
+      reason: 'not needed',
+    });
+
+    // Terminate, then purge (a running workflow cannot be purged: 409).
+    await call('POST', '/workflows', {
+      body: { workflowType: 'countdown', input: { from: 600, tickMs: 1000 }, options: { id: 'api-count-2' } },
+    });
+    expect((await call('DELETE', '/workflows/api-count-2')).status).toBe(409);
+    expect(
+      (await call('POST', '/workflows/api-count-2/terminate', { body: { reason: 'by hand' } })).status,
+    ).toBe(204);
+    const purged = await call('DELETE', '/workflows/api-count-2');
+    expect(purged).toMatchObject({ status: 200, body: { workflowId: 'api-count-2', runs: [1] } });
+    expect((await call('GET', '/workflows/api-count-2')).status).toBe(404);
+
+    // External activities: complete one, fail another (its only attempt: the workflow fails).
+    for (const [id, verb] of [
+      ['api-manual-1', 'complete'],
+      ['api-manual-2', 'fail'],
+    ] as const) {
+      await call('POST', '/workflows', {
+        body: { workflowType: 'manual-approval', input: { requestId: id }, options: { id } },
+      });
+      const completionToken = await until(async () => {
+        const description = await call('GET', `/workflows/${id}`);
+        return description.body.pending?.leaves?.find(
+          (leaf: { completionToken?: string }) => leaf.completionToken,
+        )?.completionToken as string | undefined;
+      }, `${id}'s completion token`);
+      const body =
+        verb === 'complete'
+          ? { token: completionToken, result: { approved: true, by: 'ada' } }
+          : { token: completionToken, error: { name: 'Declined', message: 'no budget' } };
+      expect((await call('POST', `/activities/${verb}`, { body })).status).toBe(204);
+      const ended = await call('GET', `/workflows/${id}/result?waitMs=30000`);
+      expect(ended.body.status).toBe(verb === 'complete' ? 'completed' : 'failed');
+      if (verb === 'fail') expect(ended.body.error.message).toContain('no budget');
+      // The same token again: that attempt is over.
+      expect((await call('POST', `/activities/${verb}`, { body })).status).toBe(409);
+    }
+
+    // Schedules: create (the same spec again is no change), read, pause, resume, trigger, delete.
+    const spec = {
+      cron: '0 3 * * *',
+      timezone: 'Europe/Paris',
+      workflow: 'countdown',
+      input: { from: 0, tickMs: 0 },
+    };
+    const created = await call('POST', '/schedules', { body: { name: 'api-nightly', spec } });
+    expect(created).toMatchObject({ status: 200, body: { name: 'api-nightly', paused: false } });
+    expect((await call('POST', '/schedules', { body: { name: 'api-nightly', spec } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/schedules', {
+          body: { name: 'api-nightly', spec: { ...spec, cron: '0 4 * * *' } },
+        })
+      ).status,
+    ).toBe(409);
+    expect((await call('GET', '/schedules')).body.items.map((item: { name: string }) => item.name)).toContain(
+      'api-nightly',
+    );
+    expect((await call('GET', '/schedules/api-nightly')).body.spec.timezone).toBe('Europe/Paris');
+    expect((await call('POST', '/schedules/api-nightly/pause')).body.paused).toBe(true);
+    expect((await call('POST', '/schedules/api-nightly/resume')).body.paused).toBe(false);
+    const triggered = await call('POST', '/schedules/api-nightly/trigger');
+    expect(triggered.status).toBe(200);
+    expect(
+      (await call('GET', `/workflows/${encodeURIComponent(triggered.body.workflowId)}/result?waitMs=30000`))
+        .body.status,
+    ).toBe('completed');
+    expect((await call('DELETE', '/schedules/api-nightly')).status).toBe(204);
+    expect((await call('GET', '/schedules/api-nightly')).status).toBe(404);
+
+    const operations = Object.values(
+      document.paths as Record<string, Record<string, { operationId: string }>>,
+    )
+      .flatMap((item) => Object.values(item).map((operation) => operation.operationId))
+      .filter((id) => id !== 'openApiDocument');
+    expect(operations.filter((id) => !covered.has(id))).toEqual([]);
+    expect(violations).toEqual([]);
+  }, 120_000);
+
+  it('refuses bad input with typed errors before anything is written, as the engine itself does', async () => {
+    // A workflow that runs throughout, to be refused a second start.
+    await direct.start('countdown', { from: 600, tickMs: 1000 }, { id: 'api-running' });
+    const before = (await call('GET', '/workflows?limit=1000')).body.items.length;
+
+    // Who may call: a bearer token, and only this API's.
+    const anonymous = await call('GET', '/workflows', { token: null });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    expect(anonymous.body.error.message).toContain('Authorization: Bearer');
+    expect((await call('GET', '/workflows', { token: 'another-token-of-this-length' })).status).toBe(401);
+    // The studio's cookie is not a way in.
+    expect(
+      (await call('GET', '/workflows', { token: null, headers: { cookie: `shuttle_token=${token}` } }))
+        .status,
+    ).toBe(401);
+
+    // Routes and methods.
+    expect((await call('GET', '/nothing-here')).body.error.name).toBe('RouteNotFoundError');
+    const wrongMethod = await call('PUT', '/workflows/x');
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, DELETE');
+
+    // The body: JSON, an object, the right content type, the fields the route takes.
+    const refusals: [Answer, number, string][] = [
+      [
+        await call('POST', '/workflows', {
+          raw: '{"workflowType":',
+          headers: { 'content-type': 'application/json' },
+        }),
+        400,
+        'the body is not JSON',
+      ],
+      [
+        await call('POST', '/workflows', { body: ['countdown'] }),
+        400,
+        'the body must be a JSON object, not an array',
+      ],
+      [
+        await call('POST', '/workflows', {
+          raw: 'workflowType=countdown',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        415,
+        'Content-Type: application/json',
+      ],
+      [
+        await call('POST', '/workflows', { body: { workflowType: 3 } }),
+        400,
+        "body field 'workflowType' must be a string, not number 3",
+      ],
+      [
+        await call('POST', '/workflows', { body: { workflowType: 'countdown', inputs: {} } }),
+        400,
+        "body field 'inputs' is not taken; the body takes workflowType, input, options",
+      ],
+      [
+        await call('POST', '/workflows/x/signals/go', { body: { workflowId: 'y' } }),
+        400,
+        "body field 'workflowId' is given by the path already",
+      ],
+      [await call('POST', '/workflows/x/suspend', { body: { now: true } }), 400, 'takes no body'],
+      [
+        await call('GET', '/workflows?limit=abc'),
+        400,
+        "query parameter 'limit' must be an integer from 1 to 1000, not 'abc'",
+      ],
+      [
+        await call('GET', '/workflows?limit=5000'),
+        400,
+        "query parameter 'limit' must be an integer from 1 to 1000, not '5000'",
+      ],
+      [
+        await call('GET', '/workflows?status=done'),
+        400,
+        "query parameter 'status' has 'done'; each value must be one of pending, running",
+      ],
+      [await call('GET', '/workflows?sort=asc'), 400, "GET /workflows takes no query parameter 'sort'"],
+      [
+        await call('GET', '/workflows/x/result?waitMs=999999'),
+        400,
+        "query parameter 'waitMs' must be an integer from 0 to 300000",
+      ],
+      [
+        await call('GET', '/workflows/x?run=first'),
+        400,
+        "query parameter 'run' must be an integer of at least 1",
+      ],
+      [
+        await call('POST', '/workflows', {
+          body: {
+            workflowType: 'countdown',
+            options: { id: 'api-big' },
+            input: { from: 1, pad: 'x'.repeat(3 * 1024 * 1024) },
+          },
+        }),
+        413,
+        'larger than',
+      ],
+      [
+        await call('POST', '/workflows', {
+          body: { workflowType: 'countdown', input: { from: 1 }, options: { id: 'api-keyed' } },
+          headers: { 'idempotency-key': 'a' },
+        }).then(async () =>
+          call('POST', '/workflows', {
+            body: { workflowType: 'countdown', input: { from: 1 }, options: { idempotencyKey: 'b' } },
+            headers: { 'idempotency-key': 'c' },
+          }),
+        ),
+        400,
+        'Idempotency-Key header and options.idempotencyKey differ',
+      ],
+    ];
+    for (const [answer, status, text] of refusals) {
+      expect(answer.status, text).toBe(status);
+      expect(answer.body.error.message, text).toContain(text);
+    }
+    // One of them was let through on purpose to set up the last refusal: purge it, so "nothing written" holds.
+    await direct.terminate('api-keyed').catch(() => undefined);
+    await until(
+      async () => ((await direct.describe('api-keyed')).status === 'terminated' ? true : undefined),
+      'api-keyed to end',
+    );
+    await direct.purge('api-keyed');
+
+    // What the engine refuses: the same error class and the same words as the console API (engine.start…).
+    const engineCases: [string, string, unknown, () => Promise<unknown>][] = [
+      ['POST', '/workflows', { workflowType: 'no-such-type' }, () => direct.start('no-such-type', undefined)],
+      [
+        'POST',
+        '/workflows',
+        { workflowType: 'countdown', input: { from: 1 }, options: { id: '' } },
+        () => direct.start('countdown', { from: 1 }, { id: '' }),
+      ],
+      [
+        'POST',
+        '/workflows',
+        { workflowType: 'countdown', input: { from: 1 }, options: { retries: 3 } },
+        () => direct.start('countdown', { from: 1 }, { retries: 3 } as never),
+      ],
+      [
+        'POST',
+        '/workflows',
+        { workflowType: 'countdown', input: { from: 1 }, options: { idReuse: 'sometimes' } },
+        () => direct.start('countdown', { from: 1 }, { idReuse: 'sometimes' } as never),
+      ],
+      [
+        'POST',
+        '/workflows',
+        {
+          workflowType: 'countdown',
+          input: { from: 1, pad: 'x'.repeat(1_500_000) },
+          options: { id: 'api-large' },
+        },
+        () => direct.start('countdown', { from: 1, pad: 'x'.repeat(1_500_000) }, { id: 'api-large' }),
+      ],
+      [
+        'POST',
+        '/schedules',
+        { name: 'bad-cron', spec: { cron: 'every day', workflow: 'countdown' } },
+        () => direct.schedule('bad-cron', { cron: 'every day', workflow: 'countdown' }),
+      ],
+      ['POST', '/workflows/api-missing/signals/go', {}, () => direct.signal('api-missing', 'go')],
+      ['GET', '/workflows/api-missing', undefined, () => direct.describe('api-missing')],
+      [
+        'GET',
+        '/workflows/api-approval-1?run=9',
+        undefined,
+        () => direct.describe('api-approval-1', { run: 9 }),
+      ],
+      ['GET', '/workflows/api-missing/timeline', undefined, () => direct.timeline('api-missing')],
+      [
+        'POST',
+        '/workflows',
+        { workflowType: 'countdown', input: { from: 1 }, options: { id: 'api-running', idReuse: 'never' } },
+        () => direct.start('countdown', { from: 1 }, { id: 'api-running', idReuse: 'never' }),
+      ],
+    ];
+    for (const [method, path, body, viaEngine] of engineCases) {
+      const answer = await call(method, path, body === undefined ? {} : { body });
+      const thrown = (await viaEngine().then(
+        () => null,
+        (error: unknown) => error,
+      )) as Error | null;
+      expect(thrown, path).not.toBeNull();
+      expect(answer.body.error, `${method} ${path}`).toMatchObject({
+        name: thrown!.name,
+        message: thrown!.message,
+      });
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status, `${method} ${path}: ${answer.body.error.name}`).toBeLessThan(500);
+    }
+    expect((await call('GET', '/workflows/api-missing')).body.error.details).toEqual({
+      workflowId: 'api-missing',
+    });
+
+    // Nothing was written by any of them.
+    expect((await call('GET', '/workflows?limit=1000')).body.items.length).toBe(before);
+    expect(
+      (await call('GET', '/schedules')).body.items.map((item: { name: string }) => item.name),
+    ).not.toContain('bad-cron');
+    expect(violations).toEqual([]);
+  }, 60_000);
+
+  it('refuses, on every route that takes a body, a field its document does not declare and a missing required one', async () => {
+    for (const [template, item] of Object.entries(document.paths as Record<string, Record<string, Loose>>))
+      for (const [method, operation] of Object.entries(item)) {
+        const path = template.replace(/\{\w+\}/g, 'x');
+        const schema = operation.requestBody?.content['application/json'].schema;
+        if (!schema) continue;
+        expect(schema.additionalProperties, `${method} ${template}`).toBe(false);
+        const extra = await call(method.toUpperCase(), path, { body: { zzz: 1 } });
+        expect(extra.status, `${method} ${template}`).toBe(400);
+        expect(extra.body.error.message).toContain("body field 'zzz' is not taken");
+        for (const field of Object.keys(schema.properties)) expect(extra.body.error.message).toContain(field);
+        if (schema.required.length === 0) continue;
+        const missing = await call(method.toUpperCase(), path, { body: {} });
+        expect(missing.status, `${method} ${template}`).toBe(400);
+        expect(missing.body.error.message).toContain(`body field '${schema.required[0]}' is missing`);
+        expect(operation.requestBody.required).toBe(true);
+      }
+    // And every integer query parameter it declares is checked as one.
+    for (const [template, item] of Object.entries(document.paths as Record<string, Record<string, Loose>>))
+      for (const [method, operation] of Object.entries(item))
+        for (const parameter of operation.parameters ?? [])
+          if (parameter.in === 'query' && parameter.schema.type === 'integer') {
+            const answer = await call(
+              method.toUpperCase(),
+              `${template.replace(/\{\w+\}/g, 'x')}?${parameter.name}=1.5`,
+            );
+            expect(answer.status, `${template} ${parameter.name}`).toBe(400);
+            expect(answer.body.error.message).toContain(
+              `query parameter '${parameter.name}' must be an integer`,
+            );
+          }
+    // Every param a body route declares in the protocol is in its document body, or in its path or query.
+    for (const route of routes.filter((candidate) => candidate.body)) {
+      const operation = document.paths[route.path][route.method.toLowerCase()];
+      const inBody = Object.keys(operation.requestBody.content['application/json'].schema.properties);
+      const elsewhere = (operation.parameters ?? []).map((parameter: { name: string }) => parameter.name);
+      for (const param of Object.keys(declarations[route.calls].params))
+        expect([...inBody, ...elsewhere], `${route.operationId}: ${param}`).toContain(param);
+    }
+    expect(violations).toEqual([]);
+  }, 60_000);
+
+  it('is driven from other programs: curl, and Python with its standard library only', async () => {
+    const base = server.apiUrl;
+    const curl = async (...args: string[]) =>
+      (await run('curl', ['-sS', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${token}`, ...args]))
+        .stdout;
+    const started = await curl(
+      '-X',
+      'POST',
+      `${base}/workflows`,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      JSON.stringify({
+        workflowType: 'countdown',
+        input: { from: 1, tickMs: 10 },
+        options: { id: 'api-curl-1' },
+      }),
+    );
+    expect(started.trim().split('\n').pop()).toBe('201');
+    const result = await curl(`${base}/workflows/api-curl-1/result?waitMs=20000`);
+    const [json, code] = result.trim().split('\n');
+    expect(code).toBe('200');
+    expect(JSON.parse(json!)).toMatchObject({ status: 'completed', result: { counted: 1 } });
+
+    const script = join(studioDir, 'client.py');
+    writeFileSync(
+      script,
+      [
+        'import json, sys, urllib.request, urllib.error',
+        'base, token = sys.argv[1], sys.argv[2]',
+        'def call(method, path, body=None):',
+        '    data = None if body is None else json.dumps(body).encode()',
+        '    request = urllib.request.Request(base + path, data=data, method=method)',
+        '    request.add_header("Authorization", "Bearer " + token)',
+        '    if data is not None: request.add_header("Content-Type", "application/json")',
+        '    try:',
+        '        with urllib.request.urlopen(request) as response:',
+        '            text = response.read().decode()',
+        '            return response.status, (json.loads(text) if text else None)',
+        '    except urllib.error.HTTPError as error:',
+        '        return error.code, json.loads(error.read().decode())',
+        'out = {}',
+        'out["start"] = call("POST", "/workflows", {"workflowType": "order", "input": ' +
+          JSON.stringify(orderInput('PY-1')) +
+          ', "options": {"id": "api-python-1"}})',
+        'out["signal"] = call("POST", "/workflows/api-python-1/signals/approve", {"payload": {"ok": True, "by": "python"}})',
+        'out["result"] = call("GET", "/workflows/api-python-1/result?waitMs=30000")',
+        'out["missing"] = call("GET", "/workflows/no-such-workflow")',
+        'out["bad"] = call("POST", "/workflows", {"workflowType": 7})',
+        'print(json.dumps(out))',
+      ].join('\n'),
+    );
+    const { stdout } = await run('python3', [script, base, token]);
+    const out = JSON.parse(stdout) as Record<string, [number, Loose]>;
+    expect(out.start![0]).toBe(201);
+    expect(out.signal).toEqual([204, null]);
+    expect(out.result![0]).toBe(200);
+    expect(out.result![1]).toMatchObject({
+      status: 'completed',
+      finished: true,
+      result: { status: 'delivered' },
+    });
+    expect(out.missing![0]).toBe(404);
+    expect(out.missing![1].error.name).toBe('WorkflowNotFoundError');
+    expect(out.bad![0]).toBe(400);
+    expect(out.bad![1].error.message).toContain("body field 'workflowType' must be a string");
+  }, 60_000);
+});

@@ -1,0 +1,516 @@
+/**
+ * The HTTP API's OpenAPI 3.1 document, generated from the route table (routes.ts) and the protocol's
+ * declarations: a route's path, query and body parameters, which body fields are required and that no other
+ * is accepted, come from the same rules the API checks requests with, so they cannot drift. The response
+ * schemas below are written by hand from the engine's types; tests (http-api.test.ts) validate every answer
+ * the API gives in a scenario that calls every operation against them, and the document against the
+ * OpenAPI 3.1 schema.
+ */
+import { declarations, type FieldRule } from '../../protocol';
+import { routes, type QueryParam, type Route } from './routes';
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const time = { type: 'number', description: 'Epoch milliseconds.' } as const;
+const nullableTime = { type: ['number', 'null'], description: 'Epoch milliseconds, or null.' } as const;
+const anyJson = { description: 'Any JSON value.' } as const;
+const status = {
+  type: 'string',
+  enum: ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'terminated', 'timed-out'],
+} as const;
+
+const owner: Schema = {
+  type: ['object', 'null'],
+  description: 'The engine that holds the workflow now, under which epoch, until when.',
+  required: ['engineId', 'epoch', 'claimedAt', 'expiresAt'],
+  properties: { engineId: { type: 'string' }, epoch: { type: 'integer' }, claimedAt: time, expiresAt: time },
+};
+
+const serializedError: Schema = {
+  type: 'object',
+  required: ['name', 'message'],
+  properties: {
+    name: { type: 'string' },
+    message: { type: 'string' },
+    stack: { type: 'string' },
+    details: { type: 'object' },
+  },
+};
+
+/** The response and body schemas, by component name. */
+export const schemas: Readonly<Record<string, Schema>> = {
+  Error: {
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: {
+      error: {
+        type: 'object',
+        required: ['name', 'message'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', description: 'The error class, e.g. `WorkflowNotFoundError`.' },
+          message: { type: 'string', description: 'What happened, to what, and what to do.' },
+          details: { type: 'object', description: 'Its fields, e.g. `workflowId`.' },
+        },
+      },
+    },
+  },
+  StartOptions: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', description: 'The workflow id (default: a random UUID); 1–256 characters.' },
+      executionTimeoutMs: { type: 'number', description: 'Time it out this long after it started.' },
+      startDelayMs: { type: 'number', description: 'Start it this long from now (pending until then).' },
+      idReuse: {
+        type: 'string',
+        enum: ['same-type', 'any-type', 'never'],
+        description: 'When the id belongs to a finished workflow: start its next run, or refuse (409).',
+      },
+      idempotencyKey: {
+        type: 'string',
+        description: "At most one start per key within the engine's window; 1–200 characters.",
+      },
+    },
+  },
+  StartedRun: {
+    type: 'object',
+    required: ['workflowId', 'run', 'started'],
+    additionalProperties: false,
+    properties: { workflowId: { type: 'string' }, run: { type: 'integer' }, started: { type: 'boolean' } },
+  },
+  WorkflowSummary: {
+    type: 'object',
+    required: ['workflowId', 'workflowType', 'version', 'run', 'status', 'createdAt', 'updatedAt', 'owner'],
+    properties: {
+      workflowId: { type: 'string' },
+      workflowType: { type: 'string' },
+      version: { type: 'integer' },
+      run: { type: 'integer' },
+      status,
+      createdAt: time,
+      startedAt: nullableTime,
+      endedAt: nullableTime,
+      updatedAt: time,
+      parentId: { type: 'string' },
+      owner,
+      epoch: { type: ['integer', 'null'] },
+      waitingOn: { type: ['string', 'null'], description: 'What it waits on, in words.' },
+      error: { type: 'string', description: 'How it failed, in one line.' },
+    },
+  },
+  ListPage: {
+    type: 'object',
+    required: ['items', 'nextCursor'],
+    additionalProperties: false,
+    properties: {
+      items: { type: 'array', items: ref('WorkflowSummary') },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page.' },
+    },
+  },
+  WorkflowDescription: {
+    type: 'object',
+    required: [
+      'workflowId',
+      'workflowType',
+      'version',
+      'run',
+      'status',
+      'createdAt',
+      'updatedAt',
+      'owner',
+      'pending',
+      'position',
+      'cancelRequested',
+      'bufferedSignals',
+    ],
+    properties: {
+      workflowId: { type: 'string' },
+      workflowType: { type: 'string' },
+      version: { type: 'integer' },
+      run: { type: 'integer' },
+      status,
+      input: anyJson,
+      result: anyJson,
+      error: serializedError,
+      reason: { type: 'string' },
+      createdAt: time,
+      startAt: nullableTime,
+      startedAt: nullableTime,
+      endedAt: nullableTime,
+      updatedAt: time,
+      parentId: { type: 'string' },
+      owner,
+      epoch: { type: ['integer', 'null'] },
+      pending: {
+        type: ['object', 'null'],
+        description: 'What it waits on; `leaves[i].completionToken` completes an external activity.',
+        required: ['position', 'kind', 'name', 'summary', 'since', 'leaves'],
+        properties: {
+          position: { type: 'integer' },
+          kind: { type: 'string' },
+          name: { type: 'string' },
+          summary: { type: 'string' },
+          since: time,
+          leaves: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['kind', 'name', 'done'],
+              properties: {
+                kind: { type: 'string' },
+                name: { type: 'string' },
+                done: { type: 'boolean' },
+                attempt: { type: 'integer' },
+                completionToken: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+      position: { type: 'integer', description: 'Operations resolved so far.' },
+      state: { type: 'object' },
+      cancelRequested: { type: 'boolean' },
+      historyLength: { type: 'integer' },
+      timelineLength: { type: 'integer' },
+      bufferedSignals: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['seq', 'name', 'sentAt', 'sentBy'],
+          properties: {
+            seq: { type: 'integer' },
+            name: { type: 'string' },
+            payload: anyJson,
+            sentAt: time,
+            sentBy: { type: 'string' },
+          },
+        },
+      },
+      bufferedSignalsMore: { type: 'boolean' },
+    },
+  },
+  RunList: {
+    type: 'object',
+    required: ['items'],
+    additionalProperties: false,
+    properties: {
+      items: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['run', 'workflowType', 'version', 'status', 'createdAt', 'latest'],
+          properties: {
+            run: { type: 'integer' },
+            workflowType: { type: 'string' },
+            version: { type: 'integer' },
+            status,
+            createdAt: time,
+            startedAt: nullableTime,
+            endedAt: nullableTime,
+            latest: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  },
+  Timeline: {
+    type: 'object',
+    required: ['items'],
+    additionalProperties: false,
+    properties: {
+      items: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['seq', 'at', 'engineId', 'epoch', 'kind', 'detail'],
+          additionalProperties: false,
+          properties: {
+            seq: { type: 'integer' },
+            at: time,
+            engineId: { type: 'string', description: 'The engine that wrote it.' },
+            epoch: { type: 'integer', description: 'The epoch it was written under.' },
+            kind: { type: 'string', description: 'e.g. `started`, `activity-completed`, `claimed`.' },
+            detail: { type: 'object' },
+          },
+        },
+      },
+    },
+  },
+  WorkflowOutcome: {
+    type: 'object',
+    required: ['workflowId', 'run', 'status', 'finished'],
+    additionalProperties: false,
+    properties: {
+      workflowId: { type: 'string' },
+      run: { type: 'integer' },
+      status,
+      finished: { type: 'boolean', description: 'False: it had not finished when the wait ended.' },
+      result: { description: 'The result of a completed run (absent otherwise).' },
+      error: { ...serializedError, description: 'How a failed run failed.' },
+      reason: { type: 'string', description: 'Why it was cancelled or terminated.' },
+    },
+  },
+  Answer: {
+    type: 'object',
+    required: ['result'],
+    additionalProperties: false,
+    properties: { result: { description: 'The value the handler returned (null for none).' } },
+  },
+  PurgeReport: {
+    type: 'object',
+    required: ['workflowId', 'runs', 'keysDeleted'],
+    additionalProperties: false,
+    properties: {
+      workflowId: { type: 'string' },
+      runs: { type: 'array', items: { type: 'integer' } },
+      keysDeleted: { type: 'integer' },
+    },
+  },
+  ActivityError: {
+    type: 'object',
+    required: ['message'],
+    additionalProperties: false,
+    properties: { name: { type: 'string' }, message: { type: 'string' } },
+  },
+  ScheduleSpec: {
+    type: 'object',
+    required: ['cron', 'workflow'],
+    additionalProperties: false,
+    properties: {
+      cron: {
+        type: 'string',
+        description: 'Five fields (minute hour day month weekday), or six with seconds.',
+      },
+      timezone: { type: 'string', description: 'IANA time zone the cron is read in (default UTC).' },
+      workflow: { type: 'string', description: 'The workflow type it starts.' },
+      input: anyJson,
+      overlap: { type: 'string', enum: ['skip', 'buffer-one', 'allow'] },
+      catchUp: { type: 'string', enum: ['none', 'latest', 'all'] },
+      startOptions: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { executionTimeoutMs: { type: 'number' }, startDelayMs: { type: 'number' } },
+      },
+    },
+  },
+  Schedule: {
+    type: 'object',
+    required: ['name', 'spec', 'paused', 'nextFireAt', 'lastSlots', 'buffered', 'running', 'createdAt'],
+    properties: {
+      name: { type: 'string' },
+      spec: ref('ScheduleSpec'),
+      paused: { type: 'boolean' },
+      pausedAt: time,
+      nextFireAt: { type: 'array', items: time },
+      lastSlots: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['slot', 'outcome'],
+          properties: {
+            slot: time,
+            outcome: { type: 'string' },
+            workflowId: { type: 'string' },
+          },
+        },
+      },
+      buffered: nullableTime,
+      running: { type: 'array', items: { type: 'string' } },
+      createdAt: time,
+      updatedAt: time,
+    },
+  },
+  ScheduleList: {
+    type: 'object',
+    required: ['items'],
+    additionalProperties: false,
+    properties: { items: { type: 'array', items: ref('Schedule') } },
+  },
+  TriggeredRun: {
+    type: 'object',
+    required: ['workflowId', 'run'],
+    additionalProperties: false,
+    properties: { workflowId: { type: 'string' }, run: { type: 'integer' } },
+  },
+};
+
+/** The JSON Schema of a body field under a protocol rule (a component when the route names one). */
+function fieldSchema(rule: FieldRule, component: string | undefined): Schema {
+  if (component) return ref(component);
+  switch (rule.replace('?', '')) {
+    case 'string':
+      return { type: 'string' };
+    case 'integer':
+      return { type: 'integer' };
+    case 'number':
+      return { type: 'number' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'object':
+      return { type: 'object' };
+    default:
+      return { ...anyJson };
+  }
+}
+
+/** The path's `{name}` segments. */
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+}
+
+/** The params of a route's method its JSON body gives: those the path and the query do not. */
+export function bodyParams(route: Route): string[] {
+  if (!route.body) return [];
+  const taken = new Set([
+    ...pathParams(route.path),
+    ...Object.values(route.query ?? {}).map((query) => query.to?.split('.')[0]),
+  ]);
+  return Object.keys(declarations[route.calls].params).filter((name) => !taken.has(name));
+}
+
+function querySchema(query: QueryParam): Schema {
+  const base: Schema =
+    query.type === 'integer'
+      ? {
+          type: 'integer',
+          ...(query.minimum !== undefined ? { minimum: query.minimum } : {}),
+          ...(query.maximum !== undefined ? { maximum: query.maximum } : {}),
+        }
+      : query.type === 'boolean'
+        ? { type: 'boolean' }
+        : { type: 'string' };
+  return base;
+}
+
+const errorStatuses: Readonly<Record<number, string>> = {
+  400: 'The request is wrong (a field, a value, the JSON): nothing was written.',
+  401: 'No valid bearer token.',
+  404: 'No such workflow, run, schedule or activity.',
+  409: 'Refused in its current state (exists, finished, not finished, an attempt no longer current).',
+  413: 'The body or a payload is larger than the engine accepts.',
+  415: 'The body is not sent as application/json.',
+  422: "The workflow's code refused (an update's validator, a failing query) or its type is not registered here.",
+  500: 'The engine or its store failed.',
+  503: 'The engine is stopping or not running yet: try again.',
+  504: 'Gave up waiting (an update): it may still happen.',
+};
+
+function operation(route: Route): Schema {
+  const parameters = [
+    ...pathParams(route.path).map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    })),
+    ...Object.entries(route.query ?? {}).map(([name, query]) => ({
+      name,
+      in: 'query',
+      required: false,
+      description: query.description + (query.values ? ` One of: ${query.values.join(', ')}.` : ''),
+      schema: querySchema(query),
+    })),
+    ...(route.calls === 'start'
+      ? [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'The same as `options.idempotencyKey`.',
+            schema: { type: 'string' },
+          },
+        ]
+      : []),
+  ];
+  const rules: Readonly<Record<string, FieldRule>> = declarations[route.calls].params;
+  const fields = bodyParams(route);
+  const requestBody = route.body
+    ? {
+        required: fields.some((name) => !rules[name]!.endsWith('?')),
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: fields.filter((name) => !rules[name]!.endsWith('?')),
+              properties: Object.fromEntries(
+                fields.map((name) => [name, fieldSchema(rules[name]!, route.bodyFields?.[name])]),
+              ),
+            },
+          },
+        },
+      }
+    : undefined;
+  const success = route.success.schema
+    ? {
+        description: route.success.description,
+        content: { 'application/json': { schema: ref(route.success.schema) } },
+      }
+    : { description: route.success.description };
+  const responses: Record<string, unknown> = { [String(route.success.status)]: success };
+  if (route.calls === 'start') responses['200'] = success;
+  const codes = new Set([400, 401, ...route.errors, ...(route.body ? [413, 415] : []), 500, 503]);
+  for (const code of [...codes].sort((a, b) => a - b))
+    responses[String(code)] = { $ref: `#/components/responses/E${code}` };
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1 document of the API served at `basePath`. */
+export function openApiDocument(basePath: string, version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  paths['/openapi.json'] = {
+    get: {
+      operationId: 'openApiDocument',
+      tags: ['meta'],
+      summary: 'This document (no token needed)',
+      security: [],
+      responses: { '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': {} } } },
+    },
+  };
+  const codes = [...new Set([400, 401, 413, 415, 500, 503, ...routes.flatMap((route) => route.errors)])].sort(
+    (a, b) => a - b,
+  );
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Shuttle HTTP API',
+      version,
+      description:
+        'Start, message, steer and read the workflows and schedules of a Shuttle store from any language. Every request but this document needs `Authorization: Bearer <token>`. Errors are `{ "error": { "name", "message", "details" } }`; the name is the engine\'s error class.',
+    },
+    servers: [{ url: basePath || '/' }],
+    security: [{ bearer: [] }],
+    tags: [
+      { name: 'workflows', description: 'Start, message, steer and read workflows.' },
+      { name: 'activities', description: 'Complete activities that run outside the engine.' },
+      { name: 'schedules', description: 'Cron schedules.' },
+      { name: 'meta', description: 'The API itself.' },
+    ],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas,
+      responses: Object.fromEntries(
+        codes.map((code) => [
+          `E${code}`,
+          {
+            description: errorStatuses[code] ?? 'An error.',
+            content: { 'application/json': { schema: ref('Error') } },
+          },
+        ]),
+      ),
+    },
+  };
+}
