@@ -192,7 +192,7 @@ async function runServe(args: string[]): Promise<void> {
     ...(process.env.SHUTTLE_TOKEN ? { token: process.env.SHUTTLE_TOKEN } : {}),
   });
   process.stderr.write(
-    `\nShuttle studio for ${server.storeLabel}:\n\n  ${server.url}\n\nHTTP API (Authorization: Bearer ${server.token}; OpenAPI at /openapi.json):\n\n  ${server.apiUrl}\n\n`,
+    `\nShuttle studio for ${server.storeLabel}:\n\n  ${server.url}\n\nHTTP API (send Authorization: Bearer ${server.token}):\n\n  ${server.apiUrl}   (OpenAPI: ${server.apiUrl}/openapi.json)\n\n`,
   );
   stopOnSignals(() => server.stop());
 }

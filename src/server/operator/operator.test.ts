@@ -313,9 +313,86 @@ describe('shuttle workflow', () => {
 });
 
 describe('shuttle schedule', () => {
-  it('list, describe, pause, resume, trigger and delete (with --yes)', async () => {
+  it('create, list, describe, pause, resume, trigger and delete (with --yes)', async () => {
     expect((await shuttle('schedule', 'list')).stdout).toBe('No schedules.\n');
-    await worker.schedule('nightly', { cron: '0 3 * * *', workflow: 'greet', input: { name: 'night' } });
+    // create: required flags and the engine's own checks first, nothing written.
+    const noCron = await shuttle('schedule', 'create', 'nightly', '--workflow', 'greet');
+    expect(noCron).toMatchObject({
+      code: exitCodes.usage,
+      stderr: "--cron is required, e.g. --cron '0 9 * * *'.\n",
+    });
+    const badCron = await shuttle('schedule', 'create', 'nightly', '--cron', 'daily', '--workflow', 'greet');
+    expect(badCron.code).toBe(exitCodes.usage);
+    expect(badCron.stderr).toMatch(/^InvalidScheduleError: Invalid cron "daily"/);
+    const badOverlap = await shuttle(
+      'schedule',
+      'create',
+      'nightly',
+      '--cron',
+      '0 3 * * *',
+      '--workflow',
+      'greet',
+      '--overlap',
+      'queue',
+    );
+    expect(badOverlap.stderr).toMatch(
+      /^InvalidScheduleError: Unknown overlap "queue"; use 'skip', 'buffer-one', 'allow'/,
+    );
+    expect(await worker.schedules()).toEqual([]);
+    const created = await shuttle(
+      'schedule',
+      'create',
+      'nightly',
+      '--cron',
+      '0 3 * * *',
+      '--workflow',
+      'greet',
+      '--input',
+      '{"name":"night"}',
+      '--execution-timeout',
+      '1h',
+      '--workflows',
+      'greet.ts',
+    );
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toMatch(/^Schedule 'nightly': 0 3 \* \* \* \(UTC\) starts greet; next \d{4}-/);
+    expect((await worker.describeSchedule('nightly')).spec).toMatchObject({
+      input: { name: 'night' },
+      startOptions: { executionTimeoutMs: 3_600_000 },
+    });
+    // The same spec again changes nothing; another one needs --replace.
+    expect(
+      (
+        await shuttle(
+          'schedule',
+          'create',
+          'nightly',
+          '--cron',
+          '0 3 * * *',
+          '--workflow',
+          'greet',
+          '--input',
+          '{"name":"night"}',
+          '--execution-timeout',
+          '1h',
+          '--workflows',
+          'greet.ts',
+        )
+      ).code,
+    ).toBe(0);
+    const other = await shuttle(
+      'schedule',
+      'create',
+      'nightly',
+      '--cron',
+      '0 4 * * *',
+      '--workflow',
+      'greet',
+      '--workflows',
+      'greet.ts',
+    );
+    expect(other.code).toBe(exitCodes.refused);
+    expect(other.stderr).toMatch(/^ScheduleExistsError: /);
     const listed = await shuttle('schedule', 'list');
     expect(listed.stdout).toMatch(/^NAME\s+CRON\s+TIME ZONE\s+WORKFLOW\s+STATE\s+NEXT\s+RUNNING$/m);
     expect(listed.stdout).toMatch(/^nightly\s+0 3 \* \* \*\s+\S+\s+greet\s+active\s+\d{4}-/m);

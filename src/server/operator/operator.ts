@@ -629,7 +629,85 @@ const workflowCommands: Record<string, Subcommand> = {
   },
 };
 
+/** A flag a command cannot do without, or a StartupError naming it. */
+function requiredFlag(values: Context['values'], name: string, example: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '')
+    throw new StartupError(`--${name} is required, e.g. --${name} ${example}.`);
+  return value;
+}
+
 const scheduleCommands: Record<string, Subcommand> = {
+  create: {
+    args: ['name'],
+    summary: 'Create a schedule: a cron that starts a workflow (no change if it exists with this spec).',
+    options: {
+      cron: { type: 'string' },
+      workflow: { type: 'string' },
+      timezone: { type: 'string' },
+      input: { type: 'string' },
+      'input-file': { type: 'string' },
+      overlap: { type: 'string' },
+      'catch-up': { type: 'string' },
+      'start-delay': { type: 'string' },
+      'execution-timeout': { type: 'string' },
+      replace: { type: 'boolean' },
+      workflows: { type: 'string', multiple: true },
+      demos: { type: 'boolean' },
+    },
+    help: [
+      '--workflows PATH     the definition file or folder that defines its workflow (repeatable), as given',
+      '                     to the workers: the input is checked against it before anything is written',
+      '--demos              the built-in demo definitions',
+      "--cron EXPR          when it fires: 5 fields, or 6 with seconds (quote it: '0 9 * * 1-5')",
+      '--workflow TYPE      the workflow type it starts (the workers must have its definition)',
+      '--timezone ZONE      the IANA time zone the cron is read in (default UTC)',
+      '--input JSON         the input of every workflow it starts',
+      '--input-file FILE    the input, from a JSON file',
+      '--overlap P          a slot due while its last run still runs: skip (default), buffer-one, allow',
+      '--catch-up P         slots missed while no engine ran: latest (default), none, all',
+      '--start-delay D      start each workflow this long after its slot',
+      '--execution-timeout D  time each workflow out this long after it started',
+      '--replace            replace the spec of an existing schedule of this name',
+    ],
+    async run(context) {
+      const { engine, positionals, values } = context;
+      const cron = requiredFlag(values, 'cron', "'0 9 * * *'");
+      const workflow = requiredFlag(values, 'workflow', 'nightly-report');
+      const input = inputOf(values);
+      const startDelayMs = durationFlag('start-delay', values['start-delay'] as string | undefined);
+      const executionTimeoutMs = durationFlag(
+        'execution-timeout',
+        values['execution-timeout'] as string | undefined,
+      );
+      const schedule = await engine.schedule(
+        positionals[0]!,
+        {
+          cron,
+          workflow,
+          ...(values.timezone ? { timezone: values.timezone as string } : {}),
+          ...(input !== undefined ? { input } : {}),
+          ...(values.overlap ? { overlap: values.overlap as ScheduleInfo['spec']['overlap'] } : {}),
+          ...(values['catch-up'] ? { catchUp: values['catch-up'] as ScheduleInfo['spec']['catchUp'] } : {}),
+          ...(startDelayMs || executionTimeoutMs
+            ? {
+                startOptions: {
+                  ...(startDelayMs ? { startDelayMs } : {}),
+                  ...(executionTimeoutMs ? { executionTimeoutMs } : {}),
+                },
+              }
+            : {}),
+        },
+        values.replace === true ? { replace: true } : {},
+      );
+      return print(
+        context,
+        schedule,
+        () =>
+          `Schedule '${schedule.name}': ${schedule.spec.cron} (${schedule.spec.timezone}) starts ${schedule.spec.workflow}; next ${time(schedule.nextFireAt[0])}.`,
+      );
+    },
+  },
   list: {
     args: [],
     summary: 'List schedules.',
