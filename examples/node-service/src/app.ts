@@ -4,10 +4,19 @@
  */
 import { Hono } from 'hono';
 import { WorkflowAlreadyExistsError, WorkflowNotFoundError, type Engine } from 'shuttle';
+import { createHttpApi } from 'shuttle/server';
 import { order, type OrderInput } from './workflows';
 
-export function createApp(engine: Engine): Hono {
+/**
+ * `shuttleToken`: also mount Shuttle's own HTTP API under /shuttle (every workflow and schedule, for
+ * operators and other services; its OpenAPI document at /shuttle/openapi.json), behind that bearer token.
+ */
+export function createApp(engine: Engine, options: { shuttleToken?: string } = {}): Hono {
   const app = new Hono();
+  if (options.shuttleToken) {
+    const api = createHttpApi({ engine, token: options.shuttleToken, basePath: '/shuttle' });
+    app.all('/shuttle/*', (c) => api.handleFetch(c.req.raw));
+  }
 
   app.post('/orders', async (c) => {
     const body = (await c.req.json().catch(() => null)) as Partial<OrderInput> | null;

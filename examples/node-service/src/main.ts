@@ -13,7 +13,10 @@ const worker = await startWorker({
   label: `service-${process.pid}`,
 });
 const server = serve(
-  { fetch: createApp(worker.engine).fetch, port: Number(process.env.PORT ?? 3000) },
+  {
+    fetch: createApp(worker.engine, { shuttleToken: process.env.SHUTTLE_TOKEN }).fetch,
+    port: Number(process.env.PORT ?? 3000),
+  },
   (info) =>
     console.log(
       `listening on http://localhost:${info.port} (engine ${worker.engineId}, ${worker.store.label})`,

@@ -13,6 +13,7 @@ import { startWorker, type RunningWorker } from 'shuttle/server';
 import { createApp } from '../src/app';
 import { activities, order } from '../src/workflows';
 
+const shuttleToken = 'example-shuttle-token-0123';
 let dataDir: string;
 let worker: RunningWorker;
 let server: ServerType;
@@ -22,7 +23,7 @@ before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'shuttle-example-'));
   worker = await startWorker({ definitions: [order], dataDir: join(dataDir, 'db'), label: 'example-test' });
   await new Promise<void>((resolve) => {
-    server = serve({ fetch: createApp(worker.engine).fetch, port: 0 }, (info) => {
+    server = serve({ fetch: createApp(worker.engine, { shuttleToken }).fetch, port: 0 }, (info) => {
       base = `http://127.0.0.1:${info.port}`;
       resolve();
     });
@@ -65,6 +66,38 @@ test('a request starts a workflow; a signal from another request lets it finish;
   assert.deepEqual(result.body, { orderId: 'A-1', status: 'shipped', chargeId: 'ch_A-1_4200' });
   const described = await call('GET', '/orders/A-1');
   assert.equal(described.body.status, 'completed');
+});
+
+test("Shuttle's own HTTP API, mounted in the Hono app: behind its token, it reads and signals the app's orders", async () => {
+  const anonymous = await fetch(`${base}/shuttle/workflows`);
+  assert.equal(anonymous.status, 401);
+  const auth = { authorization: `Bearer ${shuttleToken}` };
+  const document = (await (await fetch(`${base}/shuttle/openapi.json`)).json()) as { openapi: string };
+  assert.equal(document.openapi, '3.1.0');
+  await call('POST', '/orders', { orderId: 'S-1', amountCents: 500 });
+  await waitForStage('S-1', 'awaiting-approval');
+  const listed = await call('GET', '/shuttle/workflows?workflowType=order&status=running', undefined, auth);
+  assert.ok((listed.body.items as { workflowId: string }[]).some((item) => item.workflowId === 'order-S-1'));
+  const signal = await fetch(`${base}/shuttle/workflows/order-S-1/signals/approve`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ payload: { ok: true } }),
+  });
+  assert.equal(signal.status, 204);
+  const outcome = await call('GET', '/shuttle/workflows/order-S-1/result?waitMs=20000', undefined, auth);
+  assert.deepEqual(outcome.body, {
+    workflowId: 'order-S-1',
+    run: 1,
+    status: 'completed',
+    finished: true,
+    result: { orderId: 'S-1', status: 'shipped', chargeId: 'ch_S-1_500' },
+  });
+  const refused = await call('POST', '/shuttle/workflows', { workflowType: 7 }, auth);
+  assert.equal(refused.status, 400);
+  assert.match(
+    String((refused.body.error as { message: string }).message),
+    /body field 'workflowType' must be a string/,
+  );
 });
 
 test('a retried request with the same Idempotency-Key starts nothing new, and charges once', async () => {
