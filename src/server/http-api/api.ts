@@ -30,6 +30,7 @@ import { packageRoot } from '../package-root';
 import { bodyParams, openApiDocument } from './openapi';
 import { routes, type QueryParam, type Route } from './routes';
 
+/** Options of `createHttpApi`. */
 export type HttpApiOptions = {
   /** The engine that serves the requests: a worker's, or an observer (it starts and steers; workers run). */
   engine: Engine;
@@ -46,6 +47,7 @@ export type HttpApiOptions = {
   onInternalError?: (error: unknown, request: { method: string; path: string }) => void;
 };
 
+/** The HTTP API, ready to serve requests: mount one of its handlers in a server (docs/http-api.md). */
 export type HttpApi = {
   /**
    * Serves a request of `node:http` under `basePath`. A request outside it calls `next` when given
@@ -321,6 +323,11 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * Shuttle's HTTP API over `engine`: workflows, external activities and schedules as JSON over HTTP, behind a
+ * bearer token, with its OpenAPI 3.1 document (`shuttle serve` serves the same under `/api/v1`). Throws
+ * `InvalidOptionsError` for a token shorter than 16 characters or a `basePath` not starting with `/`.
+ */
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { engine, token } = options;
   if (token !== null && (typeof token !== 'string' || token.length < 16))
