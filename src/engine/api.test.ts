@@ -92,6 +92,24 @@ describe('start', () => {
     expect(description.status).toBe('running');
   });
 
+  it('a duplicate start from another engine, while the first holds the workflow, is told it exists', async () => {
+    const world = new TestWorld();
+    const fenced = {
+      ownership: 'workflow-lease',
+      workflowClaimTtlMs: 3000,
+      workflowClaimRenewIntervalMs: 1000,
+    } as const;
+    const holder = await world.engine([waiter], fenced);
+    const other = await world.engine([waiter], fenced);
+    await holder.start(waiter, { label: 'one' }, { id: 'held' });
+    await world.idle();
+    expect(holder.ownedWorkflows()).toEqual(['held']);
+    await expect(other.start(waiter, { label: 'two' }, { id: 'held' })).rejects.toMatchObject({
+      name: 'WorkflowAlreadyExistsError',
+      workflowId: 'held',
+    });
+  });
+
   it('a start of a new id commits at once, without reading; an id with a finished run is read and planned from it', async () => {
     const world = new TestWorld();
     const engine = await world.engine([waiter]);
@@ -313,6 +331,17 @@ describe('describe, list and timeline', () => {
     expect(third.nextCursor).toBeNull();
     expect((await engine.list({ idPrefix: 'o-' })).items).toHaveLength(3);
     await expect(engine.describe('missing')).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    // A filter the engine cannot honour is refused with a typed error, never rounded, clamped or ignored.
+    await expect(engine.list({ status: 'done' as never })).rejects.toMatchObject({
+      name: 'InvalidArgumentError',
+      message: expect.stringContaining('Unknown status filter "done"; use one of pending, running'),
+    });
+    for (const limit of [0, 1001, 2.5, Number.NaN])
+      await expect(engine.list({ limit })).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+        message: expect.stringContaining("A list's limit is an integer from 1 to 1000"),
+      });
+    expect((await engine.list({ limit: 1000 })).items).toHaveLength(10);
   });
 
   it('describe lists the signals buffered for the workflow until it consumes them', async () => {

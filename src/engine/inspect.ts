@@ -415,14 +415,25 @@ export async function describeWorkflow(
 
 function assertStatus(status: unknown): asserts status is WorkflowStatus {
   if (!workflowStatuses.includes(status as WorkflowStatus))
-    throw new TypeError(
+    throw new InvalidArgumentError(
       `Unknown status filter ${JSON.stringify(status)}; use one of ${workflowStatuses.join(', ')}.`,
     );
 }
 
+/** A list's page size: 1–1000 (default 100); refused, not rounded or clamped, when outside. */
+function pageLimit(filter: ListFilter): number {
+  const limit = filter.limit ?? 100;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+    throw new InvalidArgumentError(
+      `A list's limit is an integer from 1 to 1000 (workflows per page); got ${JSON.stringify(limit)}. Page on with nextCursor.`,
+    );
+  return limit;
+}
+
 /** Pages through workflows, newest-created last (key order), applying filters. */
 export async function listWorkflows(storage: Storage, filter: ListFilter = {}): Promise<ListPage> {
-  const limit = Math.min(Math.max(Math.floor(filter.limit ?? 100), 1), 1000);
+  // With `ids`, limit is not used (every named workflow comes on one page).
+  const limit = filter.ids === undefined ? pageLimit(filter) : 1000;
   const statuses =
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);

@@ -415,6 +415,9 @@ export class Lifecycle {
         if (optimistic && error instanceof CorruptRecordError) return null;
         throw error;
       });
+      // A workflow that runs is the conflict, whoever holds it (a start names the workflow, not a claim).
+      if (read && !isTerminal(read.record.status))
+        throw new WorkflowAlreadyExistsError(id, read.record.status);
       const holder = readHolder(read?.holderRaw ?? null);
       if (holder?.holder && holder.holder.engineId !== this.deps.engineId)
         throw new WorkflowClaimUnavailableError(id, {
@@ -422,8 +425,6 @@ export class Lifecycle {
           epoch: holder.holder.epoch,
           expiresAt: holder.holder.expiresAt,
         });
-      if (read && !isTerminal(read.record.status))
-        throw new WorkflowAlreadyExistsError(id, read.record.status);
       if (optimistic) {
         // Something else is stored under this id (a finished run, tombstones, a purge): plan from what is
         // stored, and do not count the guess as an attempt.

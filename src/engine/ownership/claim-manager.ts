@@ -489,10 +489,19 @@ export class ClaimManager {
             if (now - judge.readAt > this.#deps.renewIntervalMs) judge = undefined; // still stale: ask alone
           }
           const isDead = judge?.isDead ?? ((id: string) => liveness!.isDead(id));
-          const dead = holder && liveness ? await isDead(holder.engineId) : false;
-          const session =
+          let dead = holder && liveness ? await isDead(holder.engineId) : false;
+          let session =
             holder && holder.expiresAt === null ? await this.#sessionOf(holder.engineId, judge) : null;
-          if (!judge) now = clock.now();
+          // Decide at the time the answers came back, not before asking: the oracle can take seconds (a
+          // database restarting), and a takeover stamped before it would claim a time at which the holder
+          // was alive. If the judge grew older than a renew interval meanwhile, the sessions it holds may
+          // have renewed since: ask again alone, and decide at the time of those reads.
+          now = clock.now();
+          if (judge && now - judge.readAt > this.#deps.renewIntervalMs) {
+            dead = holder && liveness ? await liveness.isDead(holder.engineId) : false;
+            session = holder && holder.expiresAt === null ? await this.#sessionOf(holder.engineId) : null;
+            now = clock.now();
+          }
           if (!options.allowTakeover || isHolderLive(holder, session, now, this.graceMs, dead))
             return { outcome: 'unavailable', heldBy: holder };
           reason = takeoverReason(holder, session, now, this.graceMs, dead);
