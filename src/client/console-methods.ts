@@ -181,7 +181,8 @@ export abstract class ConsoleMethods {
    * A page of workflow summaries.
    *
    * @param filter `{ status?, workflowType?, ownerEngineId?, idPrefix?, limit? (1–1000, default 100), cursor?,
-   * allRuns? }`; `allRuns: true` lists earlier runs too, each after its workflow's latest run.
+   * allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? }`; `allRuns: true` lists earlier runs too, each
+   * after its workflow's latest run; the time bounds are epoch ms (`from` ≤ t < `to`).
    */
   list(filter?: ListFilter): Promise<ListPage> {
     return this.api.list(optional({ filter }));
@@ -464,7 +465,7 @@ const consoleHelp = [
   '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
   '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
-  '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns? })',
+  '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? })',
   '  operationOutcome(id, { pos, member?, run? } | { updateId, run? })   what history recorded for an operation: its result, payload or error',
   "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",
   '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',

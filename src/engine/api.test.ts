@@ -344,6 +344,30 @@ describe('describe, list and timeline', () => {
     expect((await engine.list({ limit: 1000 })).items).toHaveLength(10);
   });
 
+  it('list filters by when workflows were created and when they ended, as half-open ranges', async () => {
+    const world = new TestWorld();
+    const engine = await world.engine([waiter]);
+    const t0 = world.clock.now();
+    await engine.start(waiter, { label: 'a' }, { id: 'early' });
+    await world.clock.advance(1000);
+    await engine.start(waiter, { label: 'b' }, { id: 'late' });
+    await world.clock.advance(1000);
+    await engine.terminate('early');
+    const ids = async (filter: Parameters<typeof engine.list>[0]) =>
+      (await engine.list(filter)).items.map((row) => row.workflowId).sort();
+    expect(await ids({ createdFrom: t0 + 1000 })).toEqual(['late']);
+    expect(await ids({ createdTo: t0 + 1000 })).toEqual(['early']);
+    expect(await ids({ createdFrom: t0, createdTo: t0 + 1001 })).toEqual(['early', 'late']);
+    // An unfinished workflow has not ended: any ended bound leaves it out.
+    expect(await ids({ endedFrom: t0 })).toEqual(['early']);
+    expect(await ids({ endedTo: t0 + 2000 })).toEqual([]);
+    expect(await ids({ endedFrom: t0 + 2000, status: 'terminated' })).toEqual(['early']);
+    await expect(engine.list({ createdFrom: 'yesterday' as never })).rejects.toMatchObject({
+      name: 'InvalidArgumentError',
+      message: expect.stringContaining("A list's createdFrom is a time in epoch milliseconds"),
+    });
+  });
+
   it('describe lists the signals buffered for the workflow until it consumes them', async () => {
     const later = defineWorkflow({
       name: 'later',

@@ -155,6 +155,16 @@ export type ListFilter = {
   /** `nextCursor` of the previous page. */
   cursor?: string;
   /**
+   * Time ranges, in epoch ms: created at or after `createdFrom` and before `createdTo`; ended (finished) at or
+   * after `endedFrom` and before `endedTo` — an unfinished workflow has not ended, so an `ended…` bound leaves
+   * it out. Applied to each row as the list walks (as the type and owner filters are): a narrow range over a
+   * large store reads more to fill a page.
+   */
+  createdFrom?: number;
+  createdTo?: number;
+  endedFrom?: number;
+  endedTo?: number;
+  /**
    * Also list the earlier runs kept by run history, each right after its workflow's latest run (filters apply
    * to every run; `limit` counts workflows, so a page may hold more rows).
    */
@@ -434,6 +444,13 @@ function pageLimit(filter: ListFilter): number {
 export async function listWorkflows(storage: Storage, filter: ListFilter = {}): Promise<ListPage> {
   // With `ids`, limit is not used (every named workflow comes on one page).
   const limit = filter.ids === undefined ? pageLimit(filter) : 1000;
+  for (const bound of ['createdFrom', 'createdTo', 'endedFrom', 'endedTo'] as const) {
+    const value = filter[bound];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
+      throw new InvalidArgumentError(
+        `A list's ${bound} is a time in epoch milliseconds (e.g. Date.now() - 3_600_000); got ${JSON.stringify(value)}.`,
+      );
+  }
   const statuses =
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);

@@ -34,19 +34,34 @@ export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {
 }
 
 /**
- * Whether `row` passes `filter`'s status (one or several), type, owner and id-prefix filters — those `list`
- * applies to each row. An empty or absent filter passes every row.
+ * Whether `row` passes `filter`'s status (one or several), type, owner, id-prefix and time-range filters —
+ * those `list` applies to each row. An empty or absent filter passes every row.
  */
 export function matchesListFilter(
   row: WorkflowSummary,
-  filter: Pick<ListFilter, 'status' | 'workflowType' | 'ownerEngineId' | 'idPrefix'>,
+  filter: Pick<
+    ListFilter,
+    | 'status'
+    | 'workflowType'
+    | 'ownerEngineId'
+    | 'idPrefix'
+    | 'createdFrom'
+    | 'createdTo'
+    | 'endedFrom'
+    | 'endedTo'
+  >,
 ): boolean {
   const statuses =
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const within = (time: number | null | undefined, from?: number, to?: number) =>
+    (from === undefined || (time != null && time >= from)) &&
+    (to === undefined || (time != null && time < to));
   return (
     (!statuses || statuses.includes(row.status)) &&
     (!filter.workflowType || row.workflowType === filter.workflowType) &&
     (!filter.ownerEngineId || row.owner?.engineId === filter.ownerEngineId) &&
-    (!filter.idPrefix || row.workflowId.startsWith(filter.idPrefix))
+    (!filter.idPrefix || row.workflowId.startsWith(filter.idPrefix)) &&
+    within(row.createdAt, filter.createdFrom, filter.createdTo) &&
+    within(row.endedAt, filter.endedFrom, filter.endedTo)
   );
 }

@@ -29,3 +29,19 @@ export function integerFlag(name: string, value: string | undefined, min: number
     throw new StartupError(`--${name} must be a whole number of at least ${min}; got '${value}'.`);
   return parsed;
 }
+
+/**
+ * A point in time from a flag, in epoch ms: a duration ago (`2h`: two hours before `now`) or an ISO 8601
+ * time (`2026-12-07T09:00Z`, `2026-12-07`); or a StartupError naming the flag.
+ */
+export function timeFlag(name: string, value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?(ms|s|m|h|d)$/.test(text)) return now - durationFlag(name, text)!;
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(at))
+    throw new StartupError(
+      `--${name} must be a duration ago (2h, 30m, 7d) or an ISO 8601 time (2026-12-07T09:00Z); got '${value}'.`,
+    );
+  return at;
+}

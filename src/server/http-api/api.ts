@@ -177,6 +177,19 @@ function queryValue(label: string, name: string, spec: QueryParam, values: strin
     );
   const text = values[0]!;
   if (spec.type === 'string') return text;
+  if (spec.type === 'time') {
+    const at = /^\d+$/.test(text)
+      ? Number(text)
+      : /^\d{4}-\d{2}-\d{2}/.test(text)
+        ? Date.parse(text)
+        : Number.NaN;
+    if (!Number.isSafeInteger(at))
+      throw new RequestRefused(
+        400,
+        `${label}: query parameter '${name}' must be a time: epoch milliseconds or ISO 8601 (2026-12-07T09:00:00Z), not '${text}'.`,
+      );
+    return at;
+  }
   if (spec.type === 'boolean') {
     if (text === 'true' || text === '1') return true;
     if (text === 'false' || text === '0') return false;

@@ -207,7 +207,11 @@ describe('the HTTP API of shuttle serve', () => {
     });
 
     // Read it: list (filters from the query), describe, runs, timeline.
-    const listed = await call('GET', '/workflows?workflowType=approval&status=running,pending&limit=10');
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const listed = await call(
+      'GET',
+      `/workflows?workflowType=approval&status=running,pending&limit=10&createdFrom=${since}&createdTo=${Date.now() + 60_000}`,
+    );
     expect(listed.status).toBe(200);
     expect(listed.body.items.map((item: { workflowId: string }) => item.workflowId)).toContain(
       'api-approval-1',
@@ -457,6 +461,11 @@ describe('the HTTP API of shuttle serve', () => {
         await call('GET', '/workflows/x?run=first'),
         400,
         "query parameter 'run' must be an integer of at least 1",
+      ],
+      [
+        await call('GET', '/workflows?endedFrom=yesterday'),
+        400,
+        "query parameter 'endedFrom' must be a time: epoch milliseconds or ISO 8601",
       ],
       [
         await call('POST', '/workflows', {

@@ -381,7 +381,14 @@ function querySchema(query: QueryParam): Schema {
         }
       : query.type === 'boolean'
         ? { type: 'boolean' }
-        : { type: 'string' };
+        : query.type === 'time'
+          ? {
+              oneOf: [
+                { type: 'integer', minimum: 0 },
+                { type: 'string', format: 'date-time' },
+              ],
+            }
+          : { type: 'string' };
   return base;
 }
 

@@ -9,7 +9,8 @@ import type { Method } from '../../protocol';
 
 /** A query parameter: its type on the wire, and which param (or `filter` field) of the method it fills. */
 export type QueryParam = {
-  type: 'string' | 'integer' | 'boolean' | 'string-list';
+  /** `time`: epoch milliseconds, or an ISO 8601 time. */
+  type: 'string' | 'integer' | 'boolean' | 'string-list' | 'time';
   /** The method's param it fills, `filter.<field>` for a list filter, or absent: the API itself reads it. */
   to?: string;
   description: string;
@@ -112,6 +113,26 @@ export const routes: readonly Route[] = [
         type: 'boolean',
         to: 'filter.allRuns',
         description: 'Also the earlier runs kept by run history, each after its latest run.',
+      },
+      createdFrom: {
+        type: 'time',
+        to: 'filter.createdFrom',
+        description: 'Only workflows created at or after this time (epoch ms or ISO 8601).',
+      },
+      createdTo: {
+        type: 'time',
+        to: 'filter.createdTo',
+        description: 'Only workflows created before this time.',
+      },
+      endedFrom: {
+        type: 'time',
+        to: 'filter.endedFrom',
+        description: 'Only workflows that ended at or after this time (an unfinished one has not ended).',
+      },
+      endedTo: {
+        type: 'time',
+        to: 'filter.endedTo',
+        description: 'Only workflows that ended before this time.',
       },
     },
     success: { status: 200, schema: 'ListPage', description: 'One page of workflows.' },

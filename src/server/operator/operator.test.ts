@@ -113,6 +113,26 @@ describe('shuttle workflow', () => {
     const refused = await shuttle('workflow', 'list', '--status', 'finished');
     expect(refused).toMatchObject({ code: exitCodes.usage, stdout: '' });
     expect(refused.stderr).toContain("--status 'finished' is not a status. Statuses: pending, running");
+
+    // Time ranges: a duration ago or an ISO time; an unfinished workflow has not ended.
+    const ids = async (...flags: string[]) =>
+      (
+        JSON.parse((await shuttle('workflow', 'list', '--json', ...flags)).stdout) as {
+          items: { workflowId: string }[];
+        }
+      ).items
+        .map((item) => item.workflowId)
+        .sort();
+    expect(await ids('--created-since', '1h')).toEqual(['approval-1', 'greet-1']);
+    expect(await ids('--created-until', '1h')).toEqual([]);
+    expect(await ids('--ended-since', '1h')).toEqual(['greet-1']);
+    expect(await ids('--created-since', new Date(Date.now() + 60_000).toISOString())).toEqual([]);
+    const badTime = await shuttle('workflow', 'list', '--ended-since', 'yesterday');
+    expect(badTime).toMatchObject({
+      code: exitCodes.usage,
+      stderr:
+        "--ended-since must be a duration ago (2h, 30m, 7d) or an ISO 8601 time (2026-12-07T09:00Z); got 'yesterday'.\n",
+    });
   });
 
   it('start checks the input against the definition before writing; result waits and prints it', async () => {

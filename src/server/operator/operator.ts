@@ -31,7 +31,7 @@ import type {
   WorkflowSummary,
 } from '../../engine';
 import { isWorkflowStatus, workflowStatuses } from '../../engine/vocabulary';
-import { durationFlag, integerFlag } from '../flags';
+import { durationFlag, integerFlag, timeFlag } from '../flags';
 import { classifyError } from '../outcomes';
 import { StartupError } from '../store';
 import { brief, duration, fields, shortEngineId, table, time } from './format';
@@ -291,8 +291,17 @@ function checkFlags(values: Context['values']): void {
     durationFlag(name, values[name] as string | undefined);
   runOf(values);
   integerFlag('limit', values.limit as string | undefined, 1);
+  for (const [flag] of timeRangeFlags) timeFlag(flag, values[flag] as string | undefined, Date.now());
   statusesOf(values.status as string | undefined);
 }
+
+/** The time-range flags of `workflow list`, and the list filter field each sets. */
+const timeRangeFlags = [
+  ['created-since', 'createdFrom'],
+  ['created-until', 'createdTo'],
+  ['ended-since', 'endedFrom'],
+  ['ended-until', 'endedTo'],
+] as const;
 
 /** What `list --watch` compares to tell that a row changed. */
 function rowState(row: WorkflowSummary): string {
@@ -352,6 +361,10 @@ const workflowCommands: Record<string, Subcommand> = {
       limit: { type: 'string' },
       cursor: { type: 'string' },
       'all-runs': { type: 'boolean' },
+      'created-since': { type: 'string' },
+      'created-until': { type: 'string' },
+      'ended-since': { type: 'string' },
+      'ended-until': { type: 'string' },
       watch: { type: 'boolean' },
       interval: { type: 'string' },
     },
@@ -362,6 +375,10 @@ const workflowCommands: Record<string, Subcommand> = {
       "--limit N            at most N workflows (1–1000, default 50); the next page's cursor is printed",
       '--cursor C           the page after the one that printed C',
       '--all-runs           also the earlier runs kept by run history',
+      '--created-since T    only workflows created at or after T: a duration ago (2h, 7d) or an ISO time',
+      '--created-until T    only workflows created before T',
+      '--ended-since T      only workflows that ended at or after T (e.g. --status failed --ended-since 1h)',
+      '--ended-until T      only workflows that ended before T',
       '--watch              then follow changes: one line per workflow that appears or changes status,',
       '                     owner or what it waits on (with --json, one JSON row per line), until Ctrl-C',
       '--interval DURATION  how often --watch reads the store (default 1s)',
@@ -376,6 +393,12 @@ const workflowCommands: Record<string, Subcommand> = {
         ...(values['id-prefix'] ? { idPrefix: values['id-prefix'] as string } : {}),
         ...(values.cursor ? { cursor: values.cursor as string } : {}),
         ...(values['all-runs'] ? { allRuns: true } : {}),
+        ...Object.fromEntries(
+          timeRangeFlags.flatMap(([flag, field]) => {
+            const at = timeFlag(flag, values[flag] as string | undefined, io.now());
+            return at === undefined ? [] : [[field, at]];
+          }),
+        ),
       };
       const page = await engine.list(filter);
       const printed = await print(context, page, async () => {
