@@ -6,6 +6,8 @@
  * the API gives in a scenario that calls every operation against them, and the document against the
  * OpenAPI 3.1 schema.
  */
+import { scheduleCatchUps, scheduleOverlaps, workflowStatuses } from '../../engine';
+import { idReuseValues } from '../../engine/lifecycle';
 import { declarations, type FieldRule } from '../../protocol';
 import { routes, type QueryParam, type Route } from './routes';
 
@@ -15,10 +17,7 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 const time = { type: 'number', description: 'Epoch milliseconds.' } as const;
 const nullableTime = { type: ['number', 'null'], description: 'Epoch milliseconds, or null.' } as const;
 const anyJson = { description: 'Any JSON value.' } as const;
-const status = {
-  type: 'string',
-  enum: ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'terminated', 'timed-out'],
-} as const;
+const status = { type: 'string', enum: [...workflowStatuses] };
 
 const owner: Schema = {
   type: ['object', 'null'],
@@ -66,7 +65,7 @@ export const schemas: Readonly<Record<string, Schema>> = {
       startDelayMs: { type: 'number', description: 'Start it this long from now (pending until then).' },
       idReuse: {
         type: 'string',
-        enum: ['same-type', 'any-type', 'never'],
+        enum: [...idReuseValues],
         description: 'When the id belongs to a finished workflow: start its next run, or refuse (409).',
       },
       idempotencyKey: {
@@ -287,8 +286,8 @@ export const schemas: Readonly<Record<string, Schema>> = {
       timezone: { type: 'string', description: 'IANA time zone the cron is read in (default UTC).' },
       workflow: { type: 'string', description: 'The workflow type it starts.' },
       input: anyJson,
-      overlap: { type: 'string', enum: ['skip', 'buffer-one', 'allow'] },
-      catchUp: { type: 'string', enum: ['none', 'latest', 'all'] },
+      overlap: { type: 'string', enum: [...scheduleOverlaps] },
+      catchUp: { type: 'string', enum: [...scheduleCatchUps] },
       startOptions: {
         type: 'object',
         additionalProperties: false,

@@ -5,6 +5,7 @@
  * and the host's own handlers, so the HTTP API, a tab's worker and the studio server's WebSocket refuse the
  * same bad input with the same reason; the OpenAPI document (openapi.ts) is generated from it.
  */
+import { workflowStatuses } from '../../engine';
 import type { Method } from '../../protocol';
 
 /** A query parameter: its type on the wire, and which param (or `filter` field) of the method it fills. */
@@ -43,17 +44,6 @@ export type Route = {
   errors: readonly number[];
 };
 
-const statuses = [
-  'pending',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-] as const;
-
 const run: QueryParam = {
   type: 'integer',
   to: 'run',
@@ -91,7 +81,7 @@ export const routes: readonly Route[] = [
       status: {
         type: 'string-list',
         to: 'filter.status',
-        values: statuses,
+        values: workflowStatuses,
         description: 'Only these statuses, comma-separated.',
       },
       workflowType: { type: 'string', to: 'filter.workflowType', description: 'Only this workflow type.' },

@@ -359,8 +359,7 @@ describe('shuttle schedule', () => {
       /^InvalidScheduleError: Unknown overlap "queue"; use 'skip', 'buffer-one', 'allow'/,
     );
     expect(await worker.schedules()).toEqual([]);
-    const created = await shuttle(
-      'schedule',
+    const nightly = [
       'create',
       'nightly',
       '--cron',
@@ -373,7 +372,8 @@ describe('shuttle schedule', () => {
       '1h',
       '--workflows',
       'greet.ts',
-    );
+    ];
+    const created = await shuttle('schedule', ...nightly);
     expect(created.stderr).toBe('');
     expect(created.stdout).toMatch(/^Schedule 'nightly': 0 3 \* \* \* \(UTC\) starts greet; next \d{4}-/);
     expect((await worker.describeSchedule('nightly')).spec).toMatchObject({
@@ -381,25 +381,7 @@ describe('shuttle schedule', () => {
       startOptions: { executionTimeoutMs: 3_600_000 },
     });
     // The same spec again changes nothing; another one needs --replace.
-    expect(
-      (
-        await shuttle(
-          'schedule',
-          'create',
-          'nightly',
-          '--cron',
-          '0 3 * * *',
-          '--workflow',
-          'greet',
-          '--input',
-          '{"name":"night"}',
-          '--execution-timeout',
-          '1h',
-          '--workflows',
-          'greet.ts',
-        )
-      ).code,
-    ).toBe(0);
+    expect((await shuttle('schedule', ...nightly)).code).toBe(0);
     const other = await shuttle(
       'schedule',
       'create',

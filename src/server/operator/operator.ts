@@ -73,6 +73,20 @@ export type StoreFlags = {
   demos: boolean;
 };
 
+/** `--workflows` / `--demos`: the definitions a command checks its input against (start, schedules). */
+const definitionOptions = {
+  workflows: { type: 'string', multiple: true },
+  demos: { type: 'boolean' },
+} as const;
+
+function definitionHelp(what: string): string[] {
+  return [
+    `--workflows PATH     the definition file or folder that defines ${what} (repeatable), as given`,
+    '                     to the workers: the input is checked against it before anything is written',
+    '--demos              the built-in demo definitions',
+  ];
+}
+
 const storeOptions = {
   'database-url': { type: 'string' },
   'data-dir': { type: 'string' },
@@ -503,13 +517,10 @@ const workflowCommands: Record<string, Subcommand> = {
       'idempotency-key': { type: 'string' },
       'start-delay': { type: 'string' },
       'execution-timeout': { type: 'string' },
-      workflows: { type: 'string', multiple: true },
-      demos: { type: 'boolean' },
+      ...definitionOptions,
     },
     help: [
-      '--workflows PATH     the definition file or folder that defines the type (repeatable), as given to',
-      '                     the workers: the input is checked against it before anything is written',
-      '--demos              the built-in demo definitions',
+      ...definitionHelp('the type'),
       '--id ID              the workflow id (default: a random UUID)',
       '--input JSON         the input, as JSON (quote it for the shell)',
       '--input-file FILE    the input, from a JSON file',
@@ -675,13 +686,10 @@ const scheduleCommands: Record<string, Subcommand> = {
       'start-delay': { type: 'string' },
       'execution-timeout': { type: 'string' },
       replace: { type: 'boolean' },
-      workflows: { type: 'string', multiple: true },
-      demos: { type: 'boolean' },
+      ...definitionOptions,
     },
     help: [
-      '--workflows PATH     the definition file or folder that defines its workflow (repeatable), as given',
-      '                     to the workers: the input is checked against it before anything is written',
-      '--demos              the built-in demo definitions',
+      ...definitionHelp('its workflow'),
       "--cron EXPR          when it fires: 5 fields, or 6 with seconds (quote it: '0 9 * * 1-5')",
       '--workflow TYPE      the workflow type it starts (the workers must have its definition)',
       '--timezone ZONE      the IANA time zone the cron is read in (default UTC)',
@@ -785,11 +793,8 @@ const scheduleCommands: Record<string, Subcommand> = {
   trigger: {
     args: ['name'],
     summary: "Start the schedule's workflow now (its overlap policy applies).",
-    options: { workflows: { type: 'string', multiple: true }, demos: { type: 'boolean' } },
-    help: [
-      '--workflows PATH     the definition file or folder that defines its workflow (repeatable)',
-      '--demos              the built-in demo definitions',
-    ],
+    options: { ...definitionOptions },
+    help: definitionHelp('its workflow'),
     async run(context) {
       const handle = await context.engine.triggerSchedule(context.positionals[0]!);
       return print(
