@@ -75,7 +75,7 @@ export const routes: readonly Route[] = [
     path: '/workflows',
     operationId: 'listWorkflows',
     tag: 'workflows',
-    summary: 'List workflows, newest first',
+    summary: 'List workflows in id order, a page at a time',
     calls: 'list',
     query: {
       status: {

@@ -367,7 +367,7 @@ function confirm(values: Context['values'], what: string): void {
 const workflowCommands: Record<string, Subcommand> = {
   list: {
     args: [],
-    summary: 'List workflows, newest first.',
+    summary: 'List workflows in id order, a page at a time.',
     options: {
       status: { type: 'string' },
       type: { type: 'string' },
