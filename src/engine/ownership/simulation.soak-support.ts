@@ -1,7 +1,8 @@
 /**
  * `npm run soak`: the long randomised ownership simulation. Seeds are split into batches across two files
- * so both cores work. `SHUTTLE_SOAK_SEEDS` sets how many seeds in all (default 2000); `SHUTTLE_SEED` runs
- * one seed alone (to reproduce a failure). `SHUTTLE_SOAK_STORAGE=postgres` runs them over a throwaway
+ * so both cores work. `SHUTTLE_SOAK_SEEDS` sets how many seeds in all (default 2000), from
+ * `SHUTTLE_SOAK_FIRST_SEED` (default 1000: seeds 1000–2999), so a long count can be run in parts at one
+ * commit; `SHUTTLE_SEED` runs one seed alone (to reproduce a failure). `SHUTTLE_SOAK_STORAGE=postgres` runs them over a throwaway
  * PostgreSQL (a fresh schema per seed) instead of memory. Every failing seed is printed with its violations.
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { runSimulation } from './simulation.test-support';
 const onPostgres = process.env.SHUTTLE_SOAK_STORAGE === 'postgres';
 
 const total = Number(process.env.SHUTTLE_SOAK_SEEDS ?? 2000);
+const first = Number(process.env.SHUTTLE_SOAK_FIRST_SEED ?? 1000);
 const single = process.env.SHUTTLE_SEED === undefined ? null : Number(process.env.SHUTTLE_SEED);
 const batch = 50;
 
@@ -22,7 +24,7 @@ export function soak(part: number, parts: number): void {
       ? part === 0
         ? [single]
         : []
-      : Array.from({ length: total }, (_, i) => 1000 + i).filter((_, i) => i % parts === part);
+      : Array.from({ length: total }, (_, i) => first + i).filter((_, i) => i % parts === part);
   describe(`ownership soak${onPostgres ? ' over PostgreSQL' : ''}, part ${part + 1} of ${parts}`, () => {
     let database: TestDatabase | undefined;
     afterAll(() => database?.drop());
