@@ -35,5 +35,5 @@ describe('PostgresStorage.embedded (PGlite)', () => {
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // two PGlite starts (WebAssembly): slow on a loaded 2-core machine
 });

@@ -37,7 +37,14 @@ import {
 } from '../../engine/invariants';
 import { keys } from '../../engine/keys';
 import type { Mutation } from '../../engine/mutations';
-import { createEngine, entriesOf, type Engine, type FenceRejection, type TimelineEntry } from '../../engine';
+import {
+  createEngine,
+  entriesOf,
+  isTerminal,
+  type Engine,
+  type FenceRejection,
+  type TimelineEntry,
+} from '../../engine';
 import { isStorageError } from '../../storage/errors';
 import { PostgresStorage } from '../../storage/postgres';
 import { seededRandom } from '../../storage/seeded-random';
@@ -80,6 +87,12 @@ export type PlannedFault = {
   overlapNext: boolean;
   /** `restart`: PostgreSQL's stop mode (`immediate` is a crash). */
   mode: 'fast' | 'immediate';
+  /**
+   * `kill`: first wait (up to 15 s) until the worker holds an unfinished order whose `charge` completed — its
+   * `ctx.all` with the child is then partly or wholly recorded, and its taker must replay it. A moment chosen by
+   * state, not by time, for the run that shows a broken replay of `ctx.all` is caught.
+   */
+  afterCharge?: boolean;
 };
 
 export type ClusterSchedule = {
@@ -107,6 +120,8 @@ export type ScheduleOptions = {
   kinds?: readonly FaultKind[];
   /** A deliberate defect in every worker (tests that show the checks can fail). */
   mutation?: Mutation;
+  /** Every `kill` waits for its worker to hold an order whose charge completed (`PlannedFault.afterCharge`). */
+  killAfterCharge?: boolean;
 };
 
 /**
@@ -151,6 +166,7 @@ export function planSchedule(options: ScheduleOptions): ClusterSchedule {
     extraMs: randomized ? between(0, 3_000) : 500,
     overlapNext: randomized && index < kinds.length - 1 && random() < 0.3,
     mode: random() < 0.5 ? 'fast' : 'immediate',
+    ...(options.killAfterCharge && kind === 'kill' ? { afterCharge: true } : {}),
   }));
   // Approvals keep arriving while the faults happen, so workflows are mid-flight at every fault.
   const ttl = defaultWorkerTimings.claimTtlMs + 2 * defaultWorkerTimings.renewIntervalMs;
@@ -952,6 +968,31 @@ async function injectFault(run: Run, fault: PlannedFault, slot: number | null): 
   const worker = run.workers[slot!]!;
   const engineId = worker.engineId;
   if (fault.kind === 'kill') {
+    if (fault.afterCharge) {
+      const order = await until(
+        `${worker.label} holds an unfinished order whose charge completed`,
+        async () => {
+          const held = (await run.observer.claims())
+            .filter((claim) => claim.holder?.engineId === engineId && !claim.workflowId.includes('.'))
+            .map((claim) => claim.workflowId);
+          for (const id of held) {
+            const timeline = await run.observer.timeline(id);
+            const charged = timeline.some(
+              (entry) => entry.kind === 'activity-completed' && entry.detail.name === 'charge',
+            );
+            if (charged && !timeline.some((entry) => isTerminal(entry.kind))) return id;
+          }
+          return null;
+        },
+        15_000,
+        50,
+      ).catch(() => null);
+      run.log(
+        order
+          ? `${worker.label} holds ${order}, its charge recorded`
+          : `no order of ${worker.label} was charged`,
+      );
+    }
     const startedAt = Date.now();
     worker.child.kill('SIGKILL');
     await worker.exited;
