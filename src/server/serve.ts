@@ -16,7 +16,7 @@
  *   a binary one closes that socket with a reason (1009, 1007, 1003) and harms no other. Requests are validated as in a tab;
  *   a wrong protocol version or an unknown method is answered with an error and the socket stays open.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -26,7 +26,7 @@ import { allocateProcessIdentity } from '../host/presence';
 import type { WorkerMessage } from '../protocol';
 import { PollingDeathWatch } from '../host/death-watch';
 import { loadDefinitions } from './definitions';
-import { createHttpApi } from './http-api/api';
+import { createHttpApi, sameToken } from './http-api/api';
 import { createLogger, type Logger } from './log';
 import { openStore, StartupError, type StoreOptions } from './store';
 import { packageRoot, runningFromSource } from './package-root';
@@ -109,13 +109,6 @@ async function ensureStudio(studioDir: string, logger: Logger): Promise<void> {
   logger.info('building the studio (first run)', { dir: studioDir });
   const { build } = await import('vite');
   await build({ root: projectRoot, logLevel: 'warn', build: { outDir: studioDir, emptyOutDir: true } });
-}
-
-function sameToken(given: string | undefined, token: string): boolean {
-  if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function cookieToken(request: IncomingMessage): string | undefined {

@@ -321,7 +321,9 @@ function outcomeOf(description: WorkflowDescription): Record<string, unknown> {
   };
 }
 
-function sameToken(given: string, token: string): boolean {
+/** Whether `given` is `token`, compared in constant time (the studio's cookie and URL token use it too). */
+export function sameToken(given: string | undefined, token: string): boolean {
+  if (!given) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
