@@ -13,6 +13,7 @@ import type {
   RunSummary,
   WorkflowDescription,
 } from './inspect';
+import type { ForkOptions } from './fork';
 import type { StartOptions } from './lifecycle';
 import type { EngineMetrics } from './metrics';
 import type { OwnershipMode } from './options';
@@ -74,6 +75,21 @@ export interface Engine {
     input?: WorkflowInput<D>,
     options?: StartOptions,
   ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
+  /**
+   * Runs a workflow again from one of its operations: a new run that replays the recorded outcomes of
+   * operations `0 … fromPosition - 1` of run `run` (default the latest) and runs operation `fromPosition`
+   * and everything after it anew, on the same input — the next run of the same id, which must have ended
+   * (`InvalidWorkflowStateError` otherwise), or a run of `newId`. Positions are the ones timeline entries
+   * name (`detail.pos`). `version` runs it on another registered version of the definition; like any
+   * replay, the copied operations must be the ones that code yields (else the fork fails with
+   * `NonDeterminismError`). The handle is pinned to the new run; its record and first timeline entry say
+   * what it was forked from (`forkedFrom`). See fork.ts.
+   *
+   * @example
+   * const failed = (await engine.timeline(id)).find((entry) => entry.kind === 'activity-failed');
+   * const again = await engine.fork(id, { fromPosition: failed.detail.pos }); // after the fix is deployed
+   */
+  fork<O = unknown>(workflowId: string, options: ForkOptions): Promise<WorkflowHandle<O>>;
   /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
   handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;

@@ -47,6 +47,7 @@ import {
   type WorkflowDescription,
 } from './inspect';
 import type { Lifecycle, StartOptions } from './lifecycle';
+import type { ForkOptions } from './fork';
 import type { Maintenance } from './maintenance';
 import type { EngineMetrics, MetricsCounters } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
@@ -277,6 +278,13 @@ class ShuttleEngine implements Engine {
       if (driven?.waitsOnSignals) driven.deliver({ type: 'signals' });
     }
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
+  }
+
+  async fork<O = unknown>(workflowId: string, options: ForkOptions): Promise<WorkflowHandle<O>> {
+    this.#assertOpen();
+    const { id, run } = await this.#lifecycle.fork(workflowId, options);
+    this.#metrics.workflowsStarted++;
+    return this.handle<O>(id, { run });
   }
 
   async completeActivity(token: string, result?: unknown): Promise<void> {

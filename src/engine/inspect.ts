@@ -79,6 +79,7 @@ export type WorkflowFacts = Pick<
   | 'endedAt'
   | 'executionTimeoutMs'
   | 'scheduledBy'
+  | 'forkedFrom'
 > & { workflowId: string; workflowType: string; parentId?: string };
 
 /** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */
@@ -768,6 +769,36 @@ export async function readOperationOutcome(
     ...(found.arg === undefined ? {} : { arg: found.arg }),
     stateAfter: found.stateAfter,
   };
+}
+
+/**
+ * The history entries of run `run` before operation `position` (those of operations `0 … position - 1` and
+ * the updates applied while it waited at them), in order: the earlier layout first, then the commit records,
+ * read until the first entry at or past `position` (history positions only grow).
+ */
+export async function readHistoryBefore(
+  storage: Storage,
+  workflowId: string,
+  run: number,
+  position: number,
+): Promise<HistoryEntry[]> {
+  const before: HistoryEntry[] = [];
+  const take = (entries: readonly HistoryEntry[]): 'past' | undefined => {
+    for (const entry of entries) {
+      if (entry.pos >= position) return 'past';
+      before.push(entry);
+    }
+    return undefined;
+  };
+  if (position === 0) return before;
+  const walked = await walkHistory(storage, keys.historyPrefix(workflowId, run), (key, value) =>
+    take([decodeHistoryEntry(key, value)]),
+  );
+  if (walked === 'end')
+    await walkHistory(storage, keys.timelinePrefix(workflowId, run), (key, value) =>
+      take(decodeLogRecord(key, value).history),
+    );
+  return before;
 }
 
 /**

@@ -31,6 +31,7 @@ import {
   serializeError,
   type SerializedError,
 } from './errors';
+import { forkHistory, readForkSource, validateForkOptions, type ForkOptions } from './fork';
 import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
 import { keys } from './keys';
 import type { WorkflowStatus } from './vocabulary';
@@ -44,6 +45,9 @@ import {
   decodeRecord,
   isTerminal,
   type CancelRequest,
+  type Checkpoint,
+  type ForkedFrom,
+  type HistoryEntry,
   type ParentLink,
   type ScheduledBy,
   type SignalRecord,
@@ -53,6 +57,7 @@ import {
 import type { ChildPlan, ChildRequest } from './run/workflow-run';
 import {
   changeStatus,
+  encodeCommitRecord,
   executionTimerKey,
   frontierTimerKeys,
   newCheckpoint,
@@ -489,13 +494,15 @@ export class Lifecycle {
     options: StartOptions;
     parent: ParentLink | undefined;
     scheduledBy?: ScheduledBy;
+    /** A fork (fork.ts): the run it copies and the history it replays, carried by its first log record. */
+    fork?: { from: ForkedFrom; history: HistoryEntry[] };
     /**
      * Plan without reading, as for an id with nothing stored (no record, checkpoint, claim, epoch or purge):
      * the plan's conditions expect each of them absent, so the commit fails where the guess was wrong.
      */
     assumeAbsent?: boolean;
   }): Promise<CreatePlan> {
-    const { id, definition, input, options, parent, scheduledBy, assumeAbsent = false } = args;
+    const { id, definition, input, options, parent, scheduledBy, fork, assumeAbsent = false } = args;
     const { clock, engineId, ownership } = this.deps;
     const existing = assumeAbsent
       ? null
@@ -543,6 +550,7 @@ export class Lifecycle {
       ...(options.executionTimeoutMs !== undefined ? { executionTimeoutMs: options.executionTimeoutMs } : {}),
       ...(parent ? { parent } : {}),
       ...(scheduledBy ? { scheduledBy } : {}),
+      ...(fork ? { forkedFrom: fork.from } : {}),
       createdBy: engineId,
     };
     let minted: MintedClaim | null = null;
@@ -559,6 +567,7 @@ export class Lifecycle {
       version: definition.version,
       ...(parent ? { parentId: parent.id } : {}),
       ...(scheduledBy ? { scheduledBy } : {}),
+      ...(fork ? { forkedFrom: fork.from } : {}),
     };
     const notes: TimelineNote[] = [
       delayed
@@ -567,21 +576,26 @@ export class Lifecycle {
     ];
     if (minted)
       notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
-    const checkpoint = newCheckpoint(run, now);
-    const operations: Operation[] = [
-      timelineWrite(
-        id,
-        run,
-        notes.map((note, seq) => timelineEntry(note, seq, { engineId, epoch, now })),
-      ),
-    ];
+    const entries = notes.map((note, seq) => timelineEntry(note, seq, { engineId, epoch, now }));
+    const checkpoint: Checkpoint = { ...newCheckpoint(run, now), timelineLength: notes.length };
+    const operations: Operation[] = [];
+    if (fork) {
+      // The first record is a commit record holding the copied history; the checkpoint stands at the
+      // operation the fork runs anew, with no frontier: the run's first turn arms it (run/replay.ts).
+      operations.push({
+        type: 'put',
+        key: keys.commitRecord(id, run, 0, 0),
+        value: encodeCommitRecord(entries, fork.history),
+      });
+      Object.assign(checkpoint, {
+        commits: 1,
+        historyLength: fork.history.length,
+        position: fork.from.position,
+      });
+    } else operations.push(timelineWrite(id, run, entries));
     operations.push(
       { type: 'put', key: keys.record(id), value: JSON.stringify(record) },
-      {
-        type: 'put',
-        key: keys.checkpoint(id),
-        value: JSON.stringify({ ...checkpoint, timelineLength: notes.length }),
-      },
+      { type: 'put', key: keys.checkpoint(id), value: JSON.stringify(checkpoint) },
       { type: 'put', key: keys.statusIndex(record.status, id), value: record.type },
     );
     if (existing && existing.record.status !== record.status)
@@ -637,6 +651,48 @@ export class Lifecycle {
         if (!delayed && this.deps.claimsOnStart) this.deps.claimed(id, definition.name, minted, 'start');
       },
     };
+  }
+
+  /**
+   * Forks a run of `workflowId` from operation `fromPosition` (fork.ts): a start, of the next run of the same
+   * id (which must be finished) or of `newId`, whose first log record carries the copied history. Under
+   * workflow-lease the claim is folded in, as for a start. Everything is checked before anything is written.
+   */
+  async fork(workflowId: string, options: ForkOptions): Promise<{ id: string; run: number }> {
+    assertWorkflowId(workflowId);
+    const { fromPosition, run, newId, version } = validateForkOptions(options);
+    const id = newId ?? workflowId;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const latest = await this.#read(workflowId);
+      const source = await readForkSource(this.deps.storage, workflowId, run, latest);
+      if (id === workflowId && latest && !isTerminal(latest.record.status))
+        throw new InvalidWorkflowStateError(
+          workflowId,
+          latest.record.status,
+          'fork into the same id',
+          'Its next run can start only once it has ended: cancel or terminate it first, or fork into another id with { newId }.',
+        );
+      const { type } = source.record;
+      const definition = this.deps.definition(type, version ?? source.record.version);
+      if (!definition) throw new WorkflowNotRegisteredError(type, version ?? source.record.version);
+      const history = await forkHistory(this.deps.storage, source, fromPosition);
+      const { executionTimeoutMs } = source.record;
+      const plan = await this.#planCreate({
+        id,
+        definition,
+        input: source.record.input,
+        options: executionTimeoutMs === undefined ? {} : { executionTimeoutMs },
+        parent: undefined,
+        fork: { from: { id: workflowId, run: source.record.run, position: fromPosition }, history },
+      });
+      if (!plan.ok) throw plan.error;
+      const outcome = await this.#write(plan, `fork workflow '${workflowId}' into '${id}'`);
+      if (outcome.ok) {
+        plan.afterCommit();
+        return { id, run: plan.run };
+      }
+    }
+    throw new WorkflowClaimUnavailableError(id, null);
   }
 
   /** A delayed start fell due: flip pending → running with the claim folded in. Any engine may do it. */

@@ -10,6 +10,7 @@ export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
 export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
+export type { ForkOptions } from './fork';
 export type { PurgeReport } from './purge';
 export type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';
 export type { EngineLiveness } from './ownership/liveness';
@@ -38,7 +39,7 @@ export type {
   RunSummary,
 } from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
-export type { FenceRejection, ScheduledBy, TimelineDetails, TimelineEntry } from './records';
+export type { FenceRejection, ForkedFrom, ScheduledBy, TimelineDetails, TimelineEntry } from './records';
 export type { ScheduleSpecInput } from './schedules/schedules';
 export type {
   ScheduleCatchUp,

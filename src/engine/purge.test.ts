@@ -7,12 +7,10 @@
  * most `sweepScanKeys` index entries (later sweeps finish the rest), and a run with more keys than
  * `purgeBatchKeys` is deleted in several batches of at most that many.
  */
-import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IndexedDbStorage } from '../storage/indexeddb';
 import type { CommitGroup, Condition, Operation, ScanOptions, Storage } from '../storage/types';
 import { fencing, TestWorld, type TestEngine } from './engine.test-support';
-import { testStores, type TestStore } from './stores.test-support';
+import { indexedDbStore, testStores } from './stores.test-support';
 import { InvalidWorkflowStateError, WorkflowNotFoundError } from './errors';
 import { keys } from './keys';
 import type { EngineOptions } from './options';
@@ -86,24 +84,6 @@ const chatty = defineWorkflow({
     return sum;
   },
 });
-
-/** IndexedDbStorage on fake-indexeddb, a fresh database per `open` (as src/storage/indexeddb.test.ts opens it). */
-function indexedDbStore(): TestStore {
-  const indexedDB = new IDBFactory();
-  const opened: IndexedDbStorage[] = [];
-  let count = 0;
-  return {
-    name: 'IndexedDbStorage',
-    open: async () => {
-      const storage = new IndexedDbStorage({ databaseName: `purge-${++count}`, indexedDB, IDBKeyRange });
-      opened.push(storage);
-      return storage;
-    },
-    close: async () => {
-      await Promise.all(opened.splice(0).map((storage) => storage.close()));
-    },
-  };
-}
 
 /** What a store was asked: every key a write deleted, batch by batch, and every scan's prefix and size. */
 type StoreLog = { deletes: string[][]; scans: { prefix: string; options?: ScanOptions; found: number }[] };

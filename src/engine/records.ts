@@ -49,8 +49,16 @@ export type WorkflowRecord = {
   parent?: ParentLink;
   /** Started by a schedule (src/engine/schedules): which one, and for which slot. */
   scheduledBy?: ScheduledBy;
+  /** Started by `fork`: the run it copied, and the operation it continued from (src/engine/fork.ts). */
+  forkedFrom?: ForkedFrom;
   createdBy: string;
 };
+
+/**
+ * What a forked run copied: run `run` of workflow `id`, whose recorded outcomes of operations 0 to
+ * `position - 1` it replays; it runs operation `position` and everything after anew.
+ */
+export type ForkedFrom = { id: string; run: number; position: number };
 
 /**
  * What started a scheduled workflow: the schedule's name and the slot (the cron time, epoch ms) it was
@@ -173,6 +181,7 @@ export type TimelineDetails = {
     parentId?: string;
     delayed?: boolean;
     scheduledBy?: ScheduledBy;
+    forkedFrom?: ForkedFrom;
   };
   'claim-acquired': { engineId: string; epoch: number; how: AcquireHow };
   'claim-taken-over': {

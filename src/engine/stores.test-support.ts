@@ -1,7 +1,10 @@
 /**
  * The stores engine tests run over: MemoryStorage, and PostgresStorage on a throwaway PostgreSQL database
- * (a fresh schema per `open`). Use with `describe.each(testStores())` and close the stores in `afterAll`.
+ * (a fresh schema per `open`); `indexedDbStore` adds IndexedDbStorage on fake-indexeddb. Use with
+ * `describe.each(testStores())` and close the stores in `afterAll`.
  */
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { IndexedDbStorage } from '../storage/indexeddb';
 import { MemoryStorage } from '../storage/memory';
 import { PostgresStorage } from '../storage/postgres';
 import { createTestDatabase, freshSchema, type TestDatabase } from '../storage/postgres.test-support';
@@ -33,4 +36,22 @@ export function testStores(options: { maxConnections?: number } = {}): TestStore
       },
     },
   ];
+}
+
+/** IndexedDbStorage on fake-indexeddb, a fresh database per `open` (as src/storage/indexeddb.test.ts opens it). */
+export function indexedDbStore(): TestStore {
+  const indexedDB = new IDBFactory();
+  const opened: IndexedDbStorage[] = [];
+  let count = 0;
+  return {
+    name: 'IndexedDbStorage',
+    open: async () => {
+      const storage = new IndexedDbStorage({ databaseName: `test-${++count}`, indexedDB, IDBKeyRange });
+      opened.push(storage);
+      return storage;
+    },
+    close: async () => {
+      await Promise.all(opened.splice(0).map((storage) => storage.close()));
+    },
+  };
 }
