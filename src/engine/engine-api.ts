@@ -78,7 +78,8 @@ export interface Engine {
   /**
    * Runs a workflow again from one of its operations: a new run that replays the recorded outcomes of
    * operations `0 … fromPosition - 1` of run `run` (default the latest) and runs operation `fromPosition`
-   * and everything after it anew, on the same input — the next run of the same id, which must have ended
+   * and everything after it anew, on the same input (without `fromPosition`, a run that failed, was
+   * cancelled, terminated or timed out is forked from where it stopped) — the next run of the same id, which must have ended
    * (`InvalidWorkflowStateError` otherwise), or a run of `newId`. Positions are the ones timeline entries
    * name (`detail.pos`). `version` runs it on another registered version of the definition; like any
    * replay, the copied operations must be the ones that code yields (else the fork fails with
@@ -89,7 +90,7 @@ export interface Engine {
    * const failed = (await engine.timeline(id)).find((entry) => entry.kind === 'activity-failed');
    * const again = await engine.fork(id, { fromPosition: failed.detail.pos }); // after the fix is deployed
    */
-  fork<O = unknown>(workflowId: string, options: ForkOptions): Promise<WorkflowHandle<O>>;
+  fork<O = unknown>(workflowId: string, options?: ForkOptions): Promise<WorkflowHandle<O>>;
   /** A handle on a workflow id; `{ run }` pins it to one run (run history). */
   handle<O = unknown>(workflowId: string, options?: { run?: number }): WorkflowHandle<O>;
   signal(workflowId: string, name: string, payload?: unknown): Promise<void>;

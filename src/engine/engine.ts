@@ -280,7 +280,7 @@ class ShuttleEngine implements Engine {
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
   }
 
-  async fork<O = unknown>(workflowId: string, options: ForkOptions): Promise<WorkflowHandle<O>> {
+  async fork<O = unknown>(workflowId: string, options: ForkOptions = {}): Promise<WorkflowHandle<O>> {
     this.#assertOpen();
     const { id, run } = await this.#lifecycle.fork(workflowId, options);
     this.#metrics.workflowsStarted++;

@@ -179,6 +179,33 @@ describe.each(stores)('fork on $name', (store) => {
       await world.shutdownAll();
     });
 
+    it(`${mode}: without fromPosition, a run that ended badly is forked from where it stopped`, async () => {
+      const { world, engine } = await setup();
+      await failedOrder(world, engine);
+      // Failed by charge (#1): the fork runs charge again.
+      const retried = await engine.fork('o-1', {});
+      expect(await retried.describe()).toMatchObject({ forkedFrom: { id: 'o-1', run: 1, position: 1 } });
+      await world.idle();
+      expect(world$.calls).toEqual(['charge']);
+      // Terminated while it waited for `ship` (#2): the fork waits for it again.
+      await engine.terminate('o-1', 'stuck');
+      const waiting = await engine.fork('o-1', {});
+      await world.idle();
+      expect(await waiting.describe()).toMatchObject({
+        status: 'running',
+        position: 2,
+        forkedFrom: { id: 'o-1', run: 2, position: 2 },
+      });
+      // A completed run, or one still running, has no place it stopped at: the position must be named.
+      await waiting.signal('ship', { carrier: 'post' });
+      await world.idle();
+      await expect(engine.fork('o-1', {})).rejects.toThrow(/fork needs fromPosition .* it is completed/);
+      await engine.start(order, { sku: 'r' }, { id: 'o-live' });
+      await world.idle();
+      await expect(engine.fork('o-live', { newId: 'x' })).rejects.toThrow(/it is running/);
+      await world.shutdownAll();
+    });
+
     it(`${mode}: from 0 everything runs again on the same input; from the end nothing runs`, async () => {
       const { world, engine } = await setup();
       const first = await engine.start(order, { sku: 'a' }, { id: 'o-2' });
@@ -351,7 +378,11 @@ describe.each(stores)('fork on $name', (store) => {
         ],
         [() => engine.fork('o-1', { fromPosition: -1 }), InvalidOptionsError, /fromPosition must be/],
         [() => engine.fork('o-1', { fromPosition: 1.5 }), InvalidOptionsError, /fromPosition must be/],
-        [() => engine.fork('o-1', {} as never), InvalidOptionsError, /fromPosition must be/],
+        [
+          () => engine.fork('o-1', { fromPosition: '1' } as never),
+          InvalidOptionsError,
+          /fromPosition must be/,
+        ],
         [
           () => engine.fork('o-1', { fromPosition: 1, from: 2 } as never),
           InvalidOptionsError,

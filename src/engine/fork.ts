@@ -19,15 +19,23 @@ import { InvalidOptionsError, WorkflowNotFoundError } from './errors';
 import { assertRunNumber, assertWorkflowId } from './ids';
 import { readHistoryBefore } from './inspect';
 import { keys } from './keys';
-import { decodePastRun, type Checkpoint, type HistoryEntry, type WorkflowRecord } from './records';
+import {
+  decodePastRun,
+  isTerminal,
+  type Checkpoint,
+  type HistoryEntry,
+  type WorkflowRecord,
+} from './records';
 
 export type ForkOptions = {
   /**
    * The operation the fork runs anew (its position, as timeline entries name it: `detail.pos`); the outcomes
    * of every operation before it are replayed. 0 runs the whole workflow again on the same input; at most
-   * the number of operations the source run resolved.
+   * the number of operations the source run resolved. Default, for a run that failed, was cancelled,
+   * terminated or timed out: where it stopped — the operation whose failure (or cancellation) ended it, or
+   * else the one it was waiting on. A completed or unfinished run needs it given.
    */
-  fromPosition: number;
+  fromPosition?: number;
   /** The run to copy: default the latest run of the id. */
   run?: number;
   /** Fork into this workflow id instead of a new run of the same one. */
@@ -54,7 +62,10 @@ export function validateForkOptions(options: unknown): ForkOptions {
         `Unknown fork option '${key}'; use ${forkOptionNames.slice(0, -1).join(', ')} or version.`,
       );
   const { fromPosition, run, newId, version } = given;
-  if (typeof fromPosition !== 'number' || !Number.isSafeInteger(fromPosition) || fromPosition < 0)
+  if (
+    fromPosition !== undefined &&
+    (typeof fromPosition !== 'number' || !Number.isSafeInteger(fromPosition) || fromPosition < 0)
+  )
     throw new InvalidOptionsError(
       `fork option fromPosition must be an operation's position, an integer from 0 (run everything again); got ${JSON.stringify(fromPosition)}.`,
     );
@@ -89,18 +100,33 @@ export async function readForkSource(
 }
 
 /**
- * What the fork copies of `source`: the history entries before `fromPosition`, after checking that the run
- * got that far (its checkpoint's position: the operations it resolved).
+ * Where the fork continues and what it copies of `source`: the history entries before `fromPosition`, after
+ * checking that the run got that far (its checkpoint's position: the operations it resolved). Without
+ * `fromPosition`, where a run that ended badly stopped (`ForkOptions.fromPosition`).
  */
 export async function forkHistory(
   storage: Storage,
   source: ForkSource,
-  fromPosition: number,
-): Promise<HistoryEntry[]> {
+  fromPosition: number | undefined,
+): Promise<{ position: number; history: HistoryEntry[] }> {
   const { record, checkpoint } = source;
+  if (fromPosition === undefined) {
+    if (!isTerminal(record.status) || record.status === 'completed')
+      throw new InvalidOptionsError(
+        `fork needs fromPosition for run ${record.run} of workflow '${record.id}': it is ${record.status}, and only a run that failed, was cancelled, terminated or timed out has a place it stopped at. Name the operation to run again (0 to ${checkpoint.position}).`,
+      );
+    const history = await readHistoryBefore(storage, record.id, record.run, checkpoint.position);
+    // The operation whose failure or cancellation was delivered to the code is the last one it resolved.
+    const stoppedBy = history.findLast((entry) => entry.t === 'op' && entry.pos === checkpoint.position - 1);
+    const position = stoppedBy && stoppedBy.t === 'op' && !stoppedBy.ok ? stoppedBy.pos : checkpoint.position;
+    return { position, history: history.filter((entry) => entry.pos < position) };
+  }
   if (fromPosition > checkpoint.position)
     throw new InvalidOptionsError(
       `fork option fromPosition is ${fromPosition}, but run ${record.run} of workflow '${record.id}' resolved only ${checkpoint.position} operation(s): fork from 0 to ${checkpoint.position}.`,
     );
-  return readHistoryBefore(storage, record.id, record.run, fromPosition);
+  return {
+    position: fromPosition,
+    history: await readHistoryBefore(storage, record.id, record.run, fromPosition),
+  };
 }

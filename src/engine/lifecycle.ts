@@ -675,7 +675,7 @@ export class Lifecycle {
       const { type } = source.record;
       const definition = this.deps.definition(type, version ?? source.record.version);
       if (!definition) throw new WorkflowNotRegisteredError(type, version ?? source.record.version);
-      const history = await forkHistory(this.deps.storage, source, fromPosition);
+      const { position, history } = await forkHistory(this.deps.storage, source, fromPosition);
       const { executionTimeoutMs } = source.record;
       const plan = await this.#planCreate({
         id,
@@ -683,7 +683,7 @@ export class Lifecycle {
         input: source.record.input,
         options: executionTimeoutMs === undefined ? {} : { executionTimeoutMs },
         parent: undefined,
-        fork: { from: { id: workflowId, run: source.record.run, position: fromPosition }, history },
+        fork: { from: { id: workflowId, run: source.record.run, position }, history },
       });
       if (!plan.ok) throw plan.error;
       const outcome = await this.#write(plan, `fork workflow '${workflowId}' into '${id}'`);

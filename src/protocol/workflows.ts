@@ -112,6 +112,22 @@ export const workflowMethods = {
     member: 'integer?',
     updateId: 'string?',
   }),
+  /**
+   * Runs a workflow again from operation `fromPosition` of run `run` (default the latest): the outcomes before
+   * it are replayed, it and what follows run anew — as the next run of the same id (which must have ended) or
+   * as `newId`; on definition `version` (default the source's). Without `fromPosition`, a run that ended badly
+   * is forked from where it stopped. The result is the id and run of the fork.
+   */
+  fork: method<
+    { workflowId: string; fromPosition?: number; run?: number; newId?: string; version?: number },
+    { workflowId: string; run: number }
+  >({
+    workflowId: 'string',
+    fromPosition: 'integer?',
+    run: 'integer?',
+    newId: 'string?',
+    version: 'integer?',
+  }),
   /** Deletes every run of a finished workflow, or only the earlier run `run`. */
   purge: method<{ workflowId: string; run?: number }, PurgeReport>({ workflowId: 'string', run: 'integer?' }),
   /**

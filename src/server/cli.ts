@@ -112,7 +112,7 @@ function usage(command?: CommandName): string {
     '',
     ...Object.entries(commands).map(([name, spec]) => `  ${name.padEnd(8)} ${spec.summary}`),
     `  ${'workflow'.padEnd(8)} Operate on workflows: list, describe, timeline, result, start, signal, query, update,`,
-    `  ${''.padEnd(8)} cancel, terminate, suspend, resume, purge.`,
+    `  ${''.padEnd(8)} cancel, terminate, suspend, resume, fork, purge.`,
     `  ${'schedule'.padEnd(8)} Operate on schedules: list, describe, pause, resume, trigger, delete.`,
     '',
     "Run 'shuttle help <command>' or 'shuttle <command> --help' for its options.",

@@ -70,6 +70,10 @@ export function workflowHandlers(context: HandlerContext): DomainHandlers<typeof
     operationOutcome: on((engine, { workflowId, ...of }) =>
       engine.operationOutcome(workflowId, of as Parameters<Engine['operationOutcome']>[1]),
     ),
+    fork: on(async (engine, { workflowId, ...options }) => {
+      const handle = await engine.fork(workflowId, options);
+      return { workflowId: handle.workflowId, run: handle.run! };
+    }),
     purge: on((engine, { workflowId, run }) => engine.purge(workflowId, run === undefined ? {} : { run })),
     purgeFinished: on((engine, { filter, dryRun }) => purgeFinished(engine, filter ?? {}, dryRun ?? false)),
   };

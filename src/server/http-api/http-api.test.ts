@@ -333,6 +333,27 @@ describe('the HTTP API of shuttle serve', () => {
       expect((await call('POST', `/activities/${verb}`, { body })).status).toBe(409);
     }
 
+    // Fork the failed one from where it stopped (its external activity): run 2 waits for a completion again.
+    const fork = await call('POST', '/workflows/api-manual-2/fork', { body: {} });
+    expect(fork).toMatchObject({ status: 201, body: { workflowId: 'api-manual-2', run: 2 } });
+    const forked = await until(async () => {
+      const description = await call('GET', '/workflows/api-manual-2');
+      return description.body.pending ? description : undefined;
+    }, 'the fork to wait for its activity');
+    expect(forked.body).toMatchObject({
+      run: 2,
+      status: 'running',
+      forkedFrom: { id: 'api-manual-2', run: 1, position: 0 },
+    });
+    // Into the same id again while it runs: 409, and into a new id from a position it never reached: 400.
+    expect((await call('POST', '/workflows/api-manual-2/fork', { body: { fromPosition: 0 } })).status).toBe(
+      409,
+    );
+    const tooFar = await call('POST', '/workflows/api-manual-2/fork', {
+      body: { fromPosition: 5, run: 1, newId: 'api-manual-3' },
+    });
+    expect(tooFar).toMatchObject({ status: 400, body: { error: { name: 'InvalidOptionsError' } } });
+
     // Schedules: create (the same spec again is no change), read, pause, resume, trigger, delete.
     const spec = {
       cron: '0 3 * * *',

@@ -189,7 +189,26 @@ export const schemas: Readonly<Record<string, Schema>> = {
         },
       },
       bufferedSignalsMore: { type: 'boolean' },
+      forkedFrom: ref('ForkedFrom'),
+      scheduledBy: {
+        type: 'object',
+        required: ['schedule', 'slot'],
+        properties: { schedule: { type: 'string' }, slot: time, trigger: { type: 'boolean' } },
+      },
     },
+  },
+  ForkedFrom: {
+    type: 'object',
+    description: 'The run a fork copied, and the operation it ran again from.',
+    required: ['id', 'run', 'position'],
+    additionalProperties: false,
+    properties: { id: { type: 'string' }, run: { type: 'integer' }, position: { type: 'integer' } },
+  },
+  ForkedRun: {
+    type: 'object',
+    required: ['workflowId', 'run'],
+    additionalProperties: false,
+    properties: { workflowId: { type: 'string' }, run: { type: 'integer' } },
   },
   RunList: {
     type: 'object',

@@ -287,6 +287,19 @@ export const routes: readonly Route[] = [
     errors: [404, 409],
   },
   {
+    method: 'POST',
+    path: '/workflows/{workflowId}/fork',
+    operationId: 'forkWorkflow',
+    tag: 'workflows',
+    summary: 'Run a workflow again from one of its operations',
+    description:
+      "Starts a run that replays the recorded outcomes of the operations before `fromPosition` (a timeline entry's `detail.pos`) and runs that operation and everything after it anew, on the same input: the next run of the same id (which must have ended: else 409) or `newId`. Without `fromPosition`, a run that failed, was cancelled, terminated or timed out is forked from where it stopped. `run` picks an earlier run to copy; `version` another registered definition version.",
+    calls: 'fork',
+    body: true,
+    success: { status: 201, schema: 'ForkedRun', description: 'The fork: its id and run.' },
+    errors: [404, 409, 422],
+  },
+  {
     method: 'DELETE',
     path: '/workflows/{workflowId}',
     operationId: 'purgeWorkflow',

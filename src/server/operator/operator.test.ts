@@ -65,7 +65,10 @@ async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
       opened++;
       const engine = await createEngine({
         storage,
-        workflows: flags.workflows.includes('greet.ts') ? [greet] : [],
+        workflows: [
+          ...(flags.workflows.includes('greet.ts') ? [greet] : []),
+          ...(flags.workflows.includes('approval.ts') ? [approval] : []),
+        ],
         ...timings,
         claimWorkflows: false,
         recover: false,
@@ -246,6 +249,62 @@ describe('shuttle workflow', () => {
     expect((await worker.describe('a-3')).status).toBe('terminated');
     expect((await shuttle('workflow', 'purge', 'a-3', '--yes')).code).toBe(0);
     await expect(worker.describe('a-3')).rejects.toThrow(/a-3/);
+  });
+
+  it('fork runs a workflow again from an operation, or from where it stopped; refusals exit 2, 3 and 4', async () => {
+    await worker.start(approval, undefined, { id: 'a-9' });
+    await worker.signal('a-9', 'decide', { ok: false });
+    await expect(worker.handle('a-9').result()).rejects.toThrow(/rejected by the approver/);
+
+    // From #0: the decision is not replayed, so run 2 waits for it again, and a worker drives it.
+    const forked = await shuttle('workflow', 'fork', 'a-9', '--from', '0', '--workflows', 'approval.ts');
+    expect(forked).toMatchObject({ code: 0, stdout: 'Forked a-9 run 1 from #0 into a-9 (run 2).\n' });
+    await worker.recoverAll();
+    await worker.signal('a-9', 'decide', { ok: true });
+    expect(await worker.handle('a-9', { run: 2 }).result()).toBe('approved');
+
+    // Terminated while it waited (#0): without --from it is forked from there, into a new id, as JSON.
+    await worker.start(approval, undefined, { id: 'a-10' });
+    await worker.terminate('a-10', 'stuck');
+    const json = await shuttle(
+      'workflow',
+      'fork',
+      'a-10',
+      '--new-id',
+      'a-10b',
+      '--json',
+      '--workflows',
+      'approval.ts',
+    );
+    expect(JSON.parse(json.stdout)).toEqual({
+      workflowId: 'a-10b',
+      run: 1,
+      forkedFrom: { id: 'a-10', run: 1, position: 0 },
+    });
+
+    const unknownType = await shuttle('workflow', 'fork', 'a-10');
+    expect(unknownType.code).toBe(exitCodes.refused);
+    expect(unknownType.stderr).toMatch(/^WorkflowNotRegisteredError: .*'approval' version 1/);
+    const running = await shuttle('workflow', 'fork', 'a-10b', '--from', '0', '--workflows', 'approval.ts');
+    expect(running.code).toBe(exitCodes.refused);
+    expect(running.stderr).toMatch(
+      /^InvalidWorkflowStateError: Cannot fork into the same id workflow 'a-10b': it is running/,
+    );
+    const tooFar = await shuttle(
+      'workflow',
+      'fork',
+      'a-10',
+      '--from',
+      '7',
+      '--new-id',
+      'x',
+      '--workflows',
+      'approval.ts',
+    );
+    expect(tooFar.code).toBe(exitCodes.usage);
+    expect(tooFar.stderr).toMatch(/resolved only 0 operation\(s\): fork from 0 to 0/);
+    expect((await shuttle('workflow', 'fork', 'a-10', '--from', '-1')).code).toBe(exitCodes.usage);
+    expect((await shuttle('workflow', 'fork', 'nobody', '--from', '0')).code).toBe(exitCodes.notFound);
   });
 
   it('list --watch prints one line per workflow that appears or changes, until stopped', async () => {

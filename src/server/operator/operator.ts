@@ -626,6 +626,48 @@ const workflowCommands: Record<string, Subcommand> = {
       return print(context, { workflowId: id, terminated: true }, () => `Terminated ${id}.`);
     },
   },
+  fork: {
+    args: ['id'],
+    summary:
+      'Run a workflow again from one of its operations: the ones before it are replayed from its history, it and the rest run anew.',
+    options: {
+      from: { type: 'string' },
+      run: { type: 'string' },
+      'new-id': { type: 'string' },
+      version: { type: 'string' },
+      ...definitionOptions,
+    },
+    help: [
+      ...definitionHelp('its workflow'),
+      "--from N             the operation to run again (a timeline entry's #N; 0: all of it). Default, for",
+      '                     a run that failed, was cancelled, terminated or timed out: where it stopped',
+      '--run N              the run to copy (default: the latest)',
+      '--new-id ID          fork into this workflow id (default: the next run of the same id, which must',
+      '                     have ended)',
+      "--version N          run it on this version of the definition (default: the copied run's)",
+    ],
+    async run(context) {
+      const { engine, positionals, values } = context;
+      const fromPosition = integerFlag('from', values.from as string | undefined, 0);
+      const run = runOf(values);
+      const version = integerFlag('version', values.version as string | undefined, 1);
+      const newId = values['new-id'] as string | undefined;
+      const handle = await engine.fork(positionals[0]!, {
+        ...(fromPosition === undefined ? {} : { fromPosition }),
+        ...(run === undefined ? {} : { run }),
+        ...(newId === undefined ? {} : { newId }),
+        ...(version === undefined ? {} : { version }),
+      });
+      const { forkedFrom } = await handle.describe();
+      const answer = { workflowId: handle.workflowId, run: handle.run!, forkedFrom: forkedFrom ?? null };
+      return print(
+        context,
+        answer,
+        () =>
+          `Forked ${forkedFrom?.id ?? positionals[0]} run ${forkedFrom?.run ?? '?'} from #${forkedFrom?.position ?? '?'} into ${handle.workflowId} (run ${handle.run}).`,
+      );
+    },
+  },
   suspend: {
     args: ['id'],
     summary: 'Pause a workflow: it runs nothing until resumed.',
