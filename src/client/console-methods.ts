@@ -215,6 +215,21 @@ export abstract class ConsoleMethods {
   }
 
   /**
+   * Runs a workflow again from one of its operations (`fromPosition`: a timeline entry's `detail.pos`): the
+   * outcomes before it are replayed, it and what follows run anew — as the next run of the same id (which
+   * must have ended) or as `newId`. Without `fromPosition`, a run that failed, was cancelled, terminated or
+   * timed out is forked from where it stopped. Resolves with the fork's id and run.
+   * @example
+   * await shuttle.fork('order-7', { fromPosition: 2 }) // → { workflowId: 'order-7', run: 2 }
+   */
+  fork(
+    workflowId: string,
+    options: { fromPosition?: number; run?: number; newId?: string; version?: number } = {},
+  ): Promise<Result<'fork'>> {
+    return this.api.fork({ workflowId, ...options });
+  }
+
+  /**
    * Deletes every run of a finished workflow (its id may be started again as run 1), or only the earlier
    * run `{ run }`. Refused for a workflow that is not finished.
    */
@@ -465,6 +480,7 @@ const consoleHelp = [
   '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
   '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
+  '  fork(id, { fromPosition?, run?, newId?, version? })   run it again from an operation (default: where a failed run stopped)',
   '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? })',
   '  operationOutcome(id, { pos, member?, run? } | { updateId, run? })   what history recorded for an operation: its result, payload or error',
   "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maxIdLength } from '../../public/browser';
-import { bulkTargets, rerunId } from './workflow-actions';
+import { bulkTargets, forkId, rerunId } from './workflow-actions';
 
 describe('rerunId', () => {
   it('names the workflow it reruns, numbered', () => {
@@ -21,5 +21,17 @@ describe('bulkTargets', () => {
     expect(bulkTargets('cancel', 'suspended')).toBe(false);
     expect(bulkTargets('terminate', 'suspended')).toBe(true);
     expect(bulkTargets('terminate', 'completed')).toBe(false);
+  });
+
+  it('retry takes what ended badly: failed, cancelled, terminated, timed out — never a completed or live one', () => {
+    for (const status of ['failed', 'cancelled', 'terminated', 'timed-out'] as const)
+      expect(bulkTargets('retry', status)).toBe(true);
+    for (const status of ['completed', 'running', 'pending', 'suspended'] as const)
+      expect(bulkTargets('retry', status)).toBe(false);
+  });
+
+  it('a fork into another id names the workflow it forks, within the id limit', () => {
+    expect(forkId('order-7', 2)).toBe('order-7-fork-2');
+    expect(forkId('x'.repeat(maxIdLength), 1)).toHaveLength(maxIdLength);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Actions on workflows that the detail page and the list offer beside the per-workflow ones of
- * workflow-queries.ts: rerun a finished workflow with the same input (a new workflow, `<id>-rerun-<n>`), and
- * cancel or terminate every workflow a filter matches (each one through the engine, reporting how many
- * succeeded and which failed, with their errors).
+ * workflow-queries.ts: rerun a finished workflow with the same input (a new workflow, `<id>-rerun-<n>`); fork
+ * one from an operation (the engine's `fork`: the next run of the id, or `<id>-fork-<n>` while the id still
+ * runs); and cancel, terminate or retry every workflow a filter matches (each one through the engine,
+ * reporting how many succeeded and which failed, with their errors).
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../public';
@@ -16,7 +17,15 @@ import { hasClientFilters, rowMatcher, type ClientFilters } from './list-filters
  * (the original's id is cut to fit the id limit).
  */
 export function rerunId(workflowId: string, n: number): string {
-  const suffix = `-rerun-${n}`;
+  return suffixedId(workflowId, `-rerun-${n}`);
+}
+
+/** The id of the `n`th fork of `workflowId` into another id (while it still runs): `<id>-fork-<n>`. */
+export function forkId(workflowId: string, n: number): string {
+  return suffixedId(workflowId, `-fork-${n}`);
+}
+
+function suffixedId(workflowId: string, suffix: string): string {
   return `${workflowId.slice(0, maxIdLength - suffix.length)}${suffix}`;
 }
 
@@ -51,10 +60,47 @@ export function useRerun() {
   });
 }
 
-export type BulkKind = 'cancel' | 'terminate';
+/**
+ * Forks a run from an operation (`fromPosition`; without it, from where a run that ended badly stopped): as
+ * the next run of the same id when that id has ended, else — the id runs again — into the first free id of
+ * `<id>-fork-1`, `-2`, …. Resolves with the fork's id and run.
+ */
+export function useFork() {
+  const client = useShuttleClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (request: { workflowId: string; run?: number; fromPosition?: number }) => {
+      const { workflowId, ...options } = request;
+      try {
+        return await client.fork(workflowId, options);
+      } catch (error) {
+        if ((error as Error).name !== 'InvalidWorkflowStateError') throw error;
+      }
+      for (let n = 1; n <= maxRerunAttempts; n++) {
+        try {
+          return await client.fork(workflowId, { ...options, newId: forkId(workflowId, n) });
+        } catch (error) {
+          const name = (error as Error).name;
+          if (name !== 'WorkflowAlreadyExistsError' && name !== 'WorkflowIdReuseError') throw error;
+        }
+      }
+      throw new Error(
+        `Could not fork '${workflowId}': it still runs, and the ids ${forkId(workflowId, 1)} to -${maxRerunAttempts} are all taken. Purge old forks, or fork it from the console with an id of your own (fork(id, { newId })).`,
+      );
+    },
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.workflows }),
+  });
+}
 
-/** The statuses a bulk action applies to: cancel asks running work; terminate ends anything unfinished. */
+/** Cancel and terminate stop unfinished workflows; retry forks the ones that ended badly where they stopped. */
+export type BulkKind = 'cancel' | 'terminate' | 'retry';
+
+/**
+ * The statuses a bulk action applies to: cancel asks running work; terminate ends anything unfinished; retry
+ * takes what failed, was cancelled, terminated or timed out (a completed workflow has nothing to retry).
+ */
 export function bulkTargets(kind: BulkKind, status: WorkflowStatus): boolean {
+  if (kind === 'retry') return isTerminal(status) && status !== 'completed';
   if (isTerminal(status)) return false;
   return kind === 'terminate' ? true : status === 'running' || status === 'pending';
 }
@@ -107,8 +153,12 @@ export function useBulkAction() {
     }): Promise<BulkOutcome> => {
       const outcome: BulkOutcome = { done: [], failed: [] };
       const queue = [...workflowIds];
-      const act = (id: string) =>
-        kind === 'cancel' ? client.cancel(id, reason) : client.terminate(id, reason);
+      const act = (id: string): Promise<unknown> =>
+        kind === 'cancel'
+          ? client.cancel(id, reason)
+          : kind === 'terminate'
+            ? client.terminate(id, reason)
+            : client.fork(id);
       await Promise.all(
         Array.from({ length: Math.min(8, queue.length) }, async () => {
           for (let id = queue.shift(); id !== undefined; id = queue.shift())

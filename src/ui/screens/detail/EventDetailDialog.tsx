@@ -4,9 +4,10 @@
  * recorded (an activity's or child's result, a signal's payload, the error it failed with, the state after
  * an update: timeline entries carry no values, so it is read from the run's history), the input the event
  * carried in (a start's and a child's input, read from the workflow's or the child's record; an update's
- * argument, kept with its outcome), and the other entries of the same operation, so an attempt reads with its
- * retries and its outcome.
+ * argument, kept with its outcome), the other entries of the same operation, so an attempt reads with its
+ * retries and its outcome, and "Run again from here": a fork of the run from the event's operation.
  */
+import { useState } from 'react';
 import type { TimelineEntry } from '../../../public';
 import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
@@ -14,7 +15,11 @@ import { Dialog } from '../../components/Dialog';
 import { EngineTag } from '../../components/EngineTag';
 import { JsonView } from '../../components/JsonView';
 import { formatAbsolute, formatClock } from '../../components/time-format';
+import { InlineError } from '../../components/ErrorNotice';
 import { useOperationOutcome } from '../../data/outcome-queries';
+import { useFork } from '../../data/workflow-actions';
+import { routes } from '../../routing/route';
+import { navigate } from '../../routing/router';
 import { useWorkflowDescription } from '../../data/workflow-queries';
 import { formatBytes } from '../../components/byte-format';
 import {
@@ -112,6 +117,15 @@ export function EventDetailDialog({
               target={target}
               timeline={timeline}
               onOpen={onOpen}
+            />
+          ) : null}
+          {'pos' in entry.detail ? (
+            <RunAgainFromHere
+              key={`fork-${entry.seq}`}
+              workflowId={workflowId}
+              run={run}
+              position={entry.detail.pos}
+              onDone={onClose}
             />
           ) : null}
           <section>
@@ -300,5 +314,73 @@ function ValueBox({ json, text, testId }: { json: string | null; text: string | 
       ) : null}
       {text ? <p className={styles.note}>{text}</p> : null}
     </>
+  );
+}
+
+/**
+ * "Run again from here": forks the run from the event's operation (useFork: the next run of the id, or an id
+ * of its own while the id runs), after a confirmation in place that says what is replayed and what runs.
+ */
+function RunAgainFromHere({
+  workflowId,
+  run,
+  position,
+  onDone,
+}: {
+  workflowId: string;
+  run: number;
+  position: number;
+  onDone: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  const fork = useFork();
+  return (
+    <section data-testid="detail.event-fork-section">
+      <h3 className={styles.heading}>Run again from here</h3>
+      {asking ? (
+        <>
+          <p className={styles.note}>
+            A new run starts with the same input: operations #0 to #{position - 1} of run {run} are replayed
+            from its history (their activities do not run again), and operation #{position} and everything
+            after it run anew, on the code registered now. This run stays as it is.
+          </p>
+          <div className={styles.forkButtons}>
+            <Button
+              size="sm"
+              variant="primary"
+              busy={fork.isPending}
+              testId="detail.event-fork-confirm"
+              onClick={() =>
+                fork.mutate(
+                  { workflowId, run, fromPosition: position },
+                  {
+                    onSuccess: (forked) => {
+                      onDone();
+                      navigate(routes.workflow(forked.workflowId));
+                    },
+                  },
+                )
+              }
+            >
+              Fork from #{position}
+            </Button>
+            <Button size="sm" onClick={() => setAsking(false)}>
+              Keep it
+            </Button>
+          </div>
+          {fork.isError ? <InlineError error={fork.error} testId="detail.event-fork-error" /> : null}
+        </>
+      ) : (
+        <Button
+          size="sm"
+          icon="refresh"
+          onClick={() => setAsking(true)}
+          testId="detail.event-fork"
+          title="Fork the run: replay what came before this operation, run it and the rest again"
+        >
+          Run again from #{position}…
+        </Button>
+      )}
+    </section>
   );
 }

@@ -2,7 +2,7 @@
  * What a person can do to a workflow from its page: send a signal, send an update (and see what it
  * returned), run a query, wait for its result (a real `result()` call registered as a result waiter on this
  * tab's engine), suspend or resume it, cancel or terminate it (after a confirmation that says what happens),
- * rerun or purge it once finished, and export its record and timeline as JSON. Every call goes through this tab's engine, whichever tab owns
+ * retry it from where it stopped once it ended badly (a fork), rerun or purge it once finished, and export its record and timeline as JSON. Every call goes through this tab's engine, whichever tab owns
  * the workflow; errors are shown in the engine's own words.
  */
 import { useState, type FormEvent } from 'react';
@@ -24,7 +24,7 @@ import { parseJsonInput } from '../../components/forms/start-form';
 import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import { downloadExport } from './export';
 import { signalNote } from './signal-note';
-import { rerunId, useRerun } from '../../data/workflow-actions';
+import { rerunId, useFork, useRerun } from '../../data/workflow-actions';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
@@ -50,7 +50,9 @@ export function WorkflowActions({
   const waiter = useWaitForResult(workflow.workflowId);
   const exporter = useCollectExport(workflow.workflowId);
   const rerun = useRerun();
+  const fork = useFork();
   const ended = isTerminal(workflow.status);
+  const endedBadly = ended && workflow.status !== 'completed';
   const running = workflow.status === 'running' || workflow.status === 'pending';
   return (
     <div className={styles.wrap}>
@@ -113,6 +115,29 @@ export function WorkflowActions({
           Terminate
         </Button>
         <span className={styles.divider} aria-hidden />
+        {endedBadly ? (
+          <ConfirmButton
+            size="sm"
+            icon="refresh"
+            busy={fork.isPending}
+            onConfirm={() =>
+              fork.mutate(
+                { workflowId: workflow.workflowId, run: workflow.run },
+                { onSuccess: (forked) => navigate(routes.workflow(forked.workflowId)) },
+              )
+            }
+            testId="detail.retry-button"
+            title="Fork this run from the operation it stopped at: what came before is replayed, not run again"
+            confirm={{
+              title: 'Retry from where it stopped?',
+              body: `A new run of ${workflow.workflowId} starts with the same input: the operations before the one this run stopped at are replayed from its history (their activities do not run again), and that operation and the rest run anew — on the code registered now. This run stays as it is. (While ${workflow.workflowId} runs again already, the fork gets its own id, ${workflow.workflowId}-fork-1 or the next free number.)`,
+              submit: 'Retry',
+              variant: 'primary',
+            }}
+          >
+            Retry
+          </ConfirmButton>
+        ) : null}
         {ended ? (
           <ConfirmButton
             size="sm"
@@ -158,6 +183,7 @@ export function WorkflowActions({
         </Button>
       </div>
       {rerun.isError ? <InlineError error={rerun.error} testId="detail.rerun-error" /> : null}
+      {fork.isError ? <InlineError error={fork.error} testId="detail.retry-error" /> : null}
       {action.isError && action.variables && action.variables.kind === 'resume' ? (
         <InlineError error={action.error} testId="detail.action-error" />
       ) : null}

@@ -345,6 +345,24 @@ function Header({
             </dd>
           </div>
         ) : null}
+        {workflow.forkedFrom ? (
+          <div className={styles.fact}>
+            <dt>Forked from</dt>
+            <dd data-testid="detail.forked-from">
+              <Link
+                to={routes.workflow(workflow.forkedFrom.id, workflow.forkedFrom.run)}
+                className={styles.mono}
+                testId="detail.forked-from-link"
+                title={`Replays run ${workflow.forkedFrom.run} of ${workflow.forkedFrom.id} up to operation #${workflow.forkedFrom.position}, then ran on from there`}
+              >
+                {workflow.forkedFrom.id === workflow.workflowId
+                  ? `run ${workflow.forkedFrom.run}`
+                  : `${workflow.forkedFrom.id} · run ${workflow.forkedFrom.run}`}
+              </Link>
+              <span className={styles.muted}> · from #{workflow.forkedFrom.position}</span>
+            </dd>
+          </div>
+        ) : null}
         {workflow.parentId ? (
           <div className={styles.fact}>
             <dt>Parent</dt>

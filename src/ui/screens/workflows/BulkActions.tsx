@@ -1,7 +1,8 @@
 /**
- * Bulk cancel / terminate by the current filter of the Workflows list, and purge of the finished ones
+ * Bulk cancel / terminate / retry by the current filter of the Workflows list, and purge of the finished ones
  * (PurgeFinished.tsx). The confirmation counts what the filter matches now and says how many workflows it
- * will act on (cancel asks running and pending ones; terminate ends every unfinished one) — at most
+ * will act on (cancel asks running and pending ones; terminate ends every unfinished one; retry forks every
+ * one that failed, was cancelled, terminated or timed out from where it stopped) — at most
  * `maxBulkTargets` (10,000) per confirmation, and it says so when more match —, and after acting says how
  * many it reached and which refused.
  */
@@ -31,6 +32,20 @@ const words: Record<BulkKind, { verb: string; title: string; applies: string; ef
     effect:
       'Each ends terminated at once, whichever engine owns it: no more of its code runs, and no cleanup. This cannot be undone.',
   },
+  retry: {
+    verb: 'Retry',
+    title: 'Retry the matching workflows from where they stopped?',
+    applies: 'failed, cancelled, terminated or timed-out',
+    effect:
+      'Each starts its next run with the same input: the operations before the one it stopped at are replayed from its history (their activities do not run again); that operation and the rest run anew. The runs that ended are kept.',
+  },
+};
+
+/** What the result says was done, per kind. */
+const doneWords: Record<BulkKind, string> = {
+  cancel: 'Cancel requested for',
+  terminate: 'Terminated',
+  retry: 'Retried',
 };
 
 export function BulkActions({
@@ -57,6 +72,9 @@ export function BulkActions({
         testId="workflows.bulk-terminate"
       >
         Terminate matching…
+      </Button>
+      <Button size="sm" variant="secondary" onClick={() => setKind('retry')} testId="workflows.bulk-retry">
+        Retry matching…
       </Button>
       <span className={styles.divider} aria-hidden />
       <PurgeFinishedButton filter={filter} describeFilter={describeFilter} rows={rows} />
@@ -138,21 +156,23 @@ function BulkDialog({
               : bulkCountWords(targets.data.length, maxBulkTargets, text.applies, describeFilter)}
         </p>
         <p className={styles.body}>{text.effect}</p>
-        <label className={styles.field}>
-          <span className={styles.label}>
-            Reason <span className={styles.muted}>optional, recorded on each timeline</span>
-          </span>
-          <input
-            className={styles.input}
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-            data-testid="workflows.bulk-reason"
-          />
-        </label>
+        {kind !== 'retry' ? (
+          <label className={styles.field}>
+            <span className={styles.label}>
+              Reason <span className={styles.muted}>optional, recorded on each timeline</span>
+            </span>
+            <input
+              className={styles.input}
+              value={reason}
+              onChange={(event) => setReason(event.target.value)}
+              data-testid="workflows.bulk-reason"
+            />
+          </label>
+        ) : null}
         {targets.isError ? <InlineError error={targets.error} /> : null}
         {action.isSuccess ? (
           <div className={styles.result} role="status" data-testid="workflows.bulk-result">
-            {kind === 'cancel' ? 'Cancel requested for' : 'Terminated'} {action.data.done.length} of{' '}
+            {doneWords[kind]} {action.data.done.length} of{' '}
             {action.data.done.length + action.data.failed.length}.
             {action.data.failed.length > 0 ? (
               <ul>
