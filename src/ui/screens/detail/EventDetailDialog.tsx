@@ -24,6 +24,7 @@ import { useWorkflowDescription } from '../../data/workflow-queries';
 import { formatBytes } from '../../components/byte-format';
 import {
   eventDetail,
+  forkWords,
   inputTarget,
   inputView,
   outcomeTarget,
@@ -339,11 +340,7 @@ function RunAgainFromHere({
       <h3 className={styles.heading}>Run again from here</h3>
       {asking ? (
         <>
-          <p className={styles.note}>
-            A new run starts with the same input: operations #0 to #{position - 1} of run {run} are replayed
-            from its history (their activities do not run again), and operation #{position} and everything
-            after it run anew, on the code registered now. This run stays as it is.
-          </p>
+          <p className={styles.note}>{forkWords(run, position)}</p>
           <div className={styles.forkButtons}>
             <Button
               size="sm"

@@ -359,7 +359,10 @@ function Header({
                   ? `run ${workflow.forkedFrom.run}`
                   : `${workflow.forkedFrom.id} · run ${workflow.forkedFrom.run}`}
               </Link>
-              <span className={styles.muted}> · from #{workflow.forkedFrom.position}</span>
+              <span className={styles.muted}>
+                {' · from #'}
+                {workflow.forkedFrom.position}
+              </span>
             </dd>
           </div>
         ) : null}

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OperationOutcome, TimelineEntry } from '../../../public';
 import {
   eventDetail,
+  forkWords,
   inputTarget,
   inputView,
   outcomeTarget,
@@ -288,5 +289,14 @@ describe('otherAttemptOutcome', () => {
       ownAttempt: 1,
     });
     expect(otherAttemptOutcome(failedForGood[4]!, failedForGood)).toBeNull();
+  });
+});
+
+describe('forkWords', () => {
+  it('says what a fork replays and what it runs again, from the first operation, the second, or later', () => {
+    expect(forkWords(1, 0)).toContain('nothing is replayed: the whole workflow runs again');
+    expect(forkWords(2, 1)).toContain('operation #0 of run 2 is replayed from its history');
+    expect(forkWords(2, 1)).toContain('operation #1 and everything after it run anew');
+    expect(forkWords(3, 5)).toContain('operations #0 to #4 of run 3 are replayed');
   });
 });

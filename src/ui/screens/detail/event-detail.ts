@@ -348,3 +348,12 @@ function valueOf(value: Json, heading: 'Result' | 'Payload'): Extract<OutcomeVie
 function sized(value: Json): { json: string; bytes: number } {
   return { json: JSON.stringify(value, null, 2), bytes: payloadBytes(value) };
 }
+
+/** What a fork of `run` from operation `position` replays and what it runs, in words. */
+export function forkWords(run: number, position: number): string {
+  const replayed =
+    position === 0
+      ? 'nothing is replayed: the whole workflow runs again'
+      : `${position === 1 ? 'operation #0' : `operations #0 to #${position - 1}`} of run ${run} ${position === 1 ? 'is' : 'are'} replayed from its history (their activities do not run again), and operation #${position} and everything after it run anew`;
+  return `A new run starts with the same input: ${replayed}, on the code registered now. This run stays as it is.`;
+}
