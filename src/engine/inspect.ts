@@ -679,7 +679,7 @@ export async function readTimeline(
 }
 
 /** The kind of an operation a workflow yields (`ctx.<operation>`), as its run's history names it. */
-export type OperationKind = Frontier['kind'] | 'now' | 'random' | 'uuid';
+export type OperationKind = Frontier['kind'] | 'now' | 'random' | 'uuid' | 'patch';
 
 /**
  * Which outcome `operationOutcome` reads: the operation at `pos` (a timeline entry's `detail.pos`) and, inside

@@ -92,7 +92,9 @@ export type Command =
   | { kind: 'race'; name: string; members: LeafCommand[] }
   | { kind: 'now'; name: string }
   | { kind: 'random'; name: string }
-  | { kind: 'uuid'; name: string };
+  | { kind: 'uuid'; name: string }
+  /** `ctx.patched(name)` (or `ctx.deprecatePatch(name)`: `deprecated`): see docs/engine.md, "Patching". */
+  | { kind: 'patch'; name: string; deprecated?: boolean };
 
 export type OperationKind = Command['kind'];
 
@@ -136,6 +138,23 @@ export interface WorkflowContext<S extends JsonObject = JsonObject> {
   now(): Operation<number>;
   random(): Operation<number>;
   uuid(): Operation<string>;
+  /**
+   * A safe change of running code: true when this run takes the code added under `patchId` — it reached
+   * this call live — and false when it replays a history recorded before the patch existed (that run keeps
+   * the old branch). Recorded, when true, as an operation of its own.
+   *
+   * @example
+   * if (yield* ctx.patched('charge-with-tax')) yield* ctx.activity('charge', () => charge(total * 1.2));
+   * else yield* ctx.activity('charge', () => charge(total));
+   */
+  patched(patchId: string): Operation<boolean>;
+  /**
+   * The second step of removing a patch, once no run that took the old branch is left: replaces
+   * `if (yield* ctx.patched(id)) … else …` by `yield* ctx.deprecatePatch(id)` and the new branch alone.
+   * Histories recorded with the patch still replay; new runs record nothing. When no run recorded with the
+   * patch is left either, the call can go.
+   */
+  deprecatePatch(patchId: string): Operation<void>;
 }
 
 export type QueryHandler<S> = (state: Readonly<S>, arg: unknown) => unknown;

@@ -77,7 +77,8 @@ function leafOf(operation: unknown, what: string): LeafCommand {
     command.kind === 'race' ||
     command.kind === 'now' ||
     command.kind === 'random' ||
-    command.kind === 'uuid'
+    command.kind === 'uuid' ||
+    command.kind === 'patch'
   )
     throw new TypeError(
       `${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`,
@@ -177,6 +178,14 @@ export function createContext(host: ContextHost): WorkflowContext {
     },
     uuid() {
       return new Operation<string>({ kind: 'uuid', name: 'uuid' });
+    },
+    patched(patchId: string) {
+      assertName('ctx.patched: patch', patchId);
+      return new Operation<boolean>({ kind: 'patch', name: patchId });
+    },
+    deprecatePatch(patchId: string) {
+      assertName('ctx.deprecatePatch: patch', patchId);
+      return new Operation<void>({ kind: 'patch', name: patchId, deprecated: true });
     },
   };
   return ctx;

@@ -7,6 +7,11 @@
  *   and name, and for `all` / `race` each member's); at the frontier it must be the one the checkpoint waits
  *   on; and the code may end only where the history ends. Otherwise the workflow fails with
  *   `NonDeterminismError` (position, recorded, new) on its first turn — replay itself never throws.
+ * - **Patches** (`ctx.patched(id)`, `ctx.deprecatePatch(id)`): a patch call consumes a position only where the
+ *   history recorded its marker (the run took the patch: `patched` is true); anywhere else in the history —
+ *   the run was recorded before the patch — it answers false and the code's next operation takes that
+ *   position. Where the history ends with no frontier (a new run, a fork), the call is live (workflow-run.ts).
+ *   A marker the code no longer asks for is a divergence, and its error names the patch.
  * - **State**: update entries restore the state their handler produced, at the position it was applied, so
  *   the generator sees exactly the committed state (a failed replay restores the checkpoint's state).
  * - Nothing is written and no activity runs: replay only rebuilds the run's memory (run-state.ts).
@@ -88,6 +93,23 @@ export function replay(
       }
       const command = next.command;
       const entries = byPos.get(pos) ?? [];
+      if (command.kind === 'patch') {
+        const frontier = run.checkpoint.frontier;
+        const marked = entries.some(
+          (entry) => isOperationEntry(entry) && entry.kind === 'patch' && entry.name === command.name,
+        );
+        if (pos < target && marked) {
+          pos++;
+          next = resumeGenerator(run.generator!, { ok: true, value: command.deprecated ? undefined : true });
+          continue;
+        }
+        if (pos < target || frontier?.pos === pos) {
+          next = resumeGenerator(run.generator!, { ok: true, value: command.deprecated ? undefined : false });
+          continue;
+        }
+        replayed.pendingLiveCommand = command;
+        break;
+      }
       checkDeterminism(run.id, pos, command, entries);
       for (const entry of entries) if (entry.t === 'update') restoreState(run, entry.stateAfter);
       if (pos < target) {
@@ -149,6 +171,13 @@ export function checkDeterminism(
   for (const entry of entries) {
     if (!isOperationEntry(entry)) continue;
     if (entry.member === undefined || entry.member < 0) {
+      if (entry.kind === 'patch')
+        throw new NonDeterminismError(
+          workflowId,
+          pos,
+          `patch '${entry.name}' (this run took it: keep ctx.patched('${entry.name}'), or ctx.deprecatePatch('${entry.name}'), where it was until no such run is left)`,
+          describeCommand(command),
+        );
       if (entry.kind !== command.kind || entry.name !== command.name)
         throw new NonDeterminismError(workflowId, pos, `${describeCommand(entry)}`, describeCommand(command));
       continue;

@@ -422,6 +422,16 @@ export class WorkflowRun {
         continue;
       }
       const pos = run.checkpoint.position;
+      if (command.kind === 'patch') {
+        // Reached live: the run takes the patch, recorded so that its replays do too (replay.ts). A
+        // deprecated patch records nothing: new runs no longer need the marker.
+        if (!command.deprecated) {
+          turn.history.push({ t: 'op', pos, kind: 'patch', name: command.name, ok: true, value: true });
+          run.checkpoint = { ...run.checkpoint, position: pos + 1 };
+        }
+        current = resumeGenerator(run.generator!, { ok: true, value: command.deprecated ? undefined : true });
+        continue;
+      }
       if (command.kind === 'now' || command.kind === 'random' || command.kind === 'uuid') {
         const value =
           command.kind === 'now'

@@ -19,6 +19,8 @@ const declared: Record<keyof WorkflowContext, true> = {
   now: true,
   random: true,
   uuid: true,
+  patched: true,
+  deprecatePatch: true,
 };
 
 describe('the workflow API the editor knows', () => {
