@@ -120,7 +120,7 @@ export class NonDeterminismError extends ShuttleError {
   ) {
     super(
       `Workflow '${workflowId}' is not deterministic: at operation #${position} the history recorded ${recorded}, but the code now yields ${replayed}. ` +
-        `Workflow code must yield the same operations in the same order; ship changed code under a new definition version.`,
+        `Workflow code must yield the same operations in the same order; put changed code behind ctx.patched(id) (the old branch stays for runs recorded before it), or under a new definition version.`,
     );
   }
 }
