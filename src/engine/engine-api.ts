@@ -14,6 +14,7 @@ import type {
   WorkflowDescription,
 } from './inspect';
 import type { ForkOptions } from './fork';
+import type { RecordedHistory } from './replay-check';
 import type { StartOptions } from './lifecycle';
 import type { EngineMetrics } from './metrics';
 import type { OwnershipMode } from './options';
@@ -139,6 +140,12 @@ export interface Engine {
    */
   purge(workflowId: string, options?: { run?: number }): Promise<PurgeReport>;
   list(filter?: ListFilter): Promise<ListPage>;
+  /**
+   * The recorded history of the latest run (or of `run`), as replay testing takes it: its identity, input,
+   * position and history entries, as JSON (`replay(definitions, history)` checks today's code against it;
+   * `shuttle replay` does it for a whole store).
+   */
+  history(workflowId: string, options?: { run?: number }): Promise<RecordedHistory>;
   /** The timeline of the latest run, or of `run`. */
   timeline(
     workflowId: string,

@@ -35,6 +35,7 @@ import {
   describeWorkflow,
   listClaims,
   listRuns,
+  readRecordedHistory,
   listWorkflows,
   readFenceRejections,
   readTimeline,
@@ -48,6 +49,7 @@ import {
 } from './inspect';
 import type { Lifecycle, StartOptions } from './lifecycle';
 import type { ForkOptions } from './fork';
+import type { RecordedHistory } from './replay-check';
 import type { Maintenance } from './maintenance';
 import type { EngineMetrics, MetricsCounters } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
@@ -379,6 +381,13 @@ class ShuttleEngine implements Engine {
     const runs = await listRuns(this.#storage, workflowId);
     if (runs.length === 0) throw new WorkflowNotFoundError(workflowId);
     return runs;
+  }
+
+  async history(workflowId: string, options: { run?: number } = {}): Promise<RecordedHistory> {
+    this.#assertOpen(true);
+    assertWorkflowId(workflowId);
+    if (options.run !== undefined) assertRunNumber(options.run);
+    return readRecordedHistory(this.#storage, workflowId, options.run);
   }
 
   async timeline(

@@ -5,11 +5,17 @@
  */
 import type { Entry, Storage } from '../storage/types';
 import type { Json, JsonObject } from './codec';
-import { CorruptRecordError, InvalidArgumentError, type SerializedError } from './errors';
+import {
+  CorruptRecordError,
+  InvalidArgumentError,
+  WorkflowNotFoundError,
+  type SerializedError,
+} from './errors';
 import { assertWorkflowId } from './ids';
 import { escapeId, keys, unescapeId, workflowIdOf } from './keys';
 import { isTerminal, workflowStatuses, type WorkflowStatus } from './vocabulary';
-import { currentCheckpoint, lastLogRecord } from './checkpoint';
+import { currentCheckpoint, lastLogRecord, workflowView } from './checkpoint';
+import { recordedHistory, type RecordedHistory } from './replay-check';
 import { decodeHolder, tryDecodeEpoch, type Holder } from './ownership/holder';
 import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
@@ -769,6 +775,43 @@ export async function readOperationOutcome(
     ...(found.arg === undefined ? {} : { arg: found.arg }),
     stateAfter: found.stateAfter,
   };
+}
+
+/**
+ * The recorded history of a workflow's latest run (or of `run`), as replay testing takes it
+ * (replay-check.ts): the run's identity, input, position, frontier and every history entry the checkpoint
+ * counts. `WorkflowNotFoundError` when that run is not stored.
+ */
+export async function readRecordedHistory(
+  storage: Storage,
+  workflowId: string,
+  run?: number,
+): Promise<RecordedHistory> {
+  const [recordRaw, checkpointRaw] = await storage.getMany([
+    keys.record(workflowId),
+    keys.checkpoint(workflowId),
+  ]);
+  let view: { record: WorkflowRecord; checkpoint: Checkpoint } | null = null;
+  if (recordRaw && checkpointRaw) {
+    const latest = await workflowView(
+      storage,
+      workflowId,
+      recordRaw,
+      checkpointRaw,
+      await lastLogRecord(storage, workflowId),
+    );
+    if (latest && (run === undefined || run === latest.record.run)) view = latest;
+    else if (latest && run !== undefined && run < latest.record.run) {
+      const key = keys.pastRun(workflowId, run);
+      const raw = await storage.get(key);
+      if (raw) view = decodePastRun(key, raw);
+    }
+  }
+  if (!view) throw new WorkflowNotFoundError(workflowId, run);
+  const { record, checkpoint } = view;
+  const entries = await readHistoryBefore(storage, workflowId, record.run, Number.MAX_SAFE_INTEGER);
+  // Entries a commit appended after this read of the checkpoint are not part of it.
+  return recordedHistory(record, checkpoint, entries.slice(0, checkpoint.historyLength));
 }
 
 /**

@@ -11,6 +11,8 @@ export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
 export type { ForkOptions } from './fork';
+export { replay, historyFormat } from './replay-check';
+export type { RecordedHistory, ReplayReport } from './replay-check';
 export type { PurgeReport } from './purge';
 export type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';
 export type { EngineLiveness } from './ownership/liveness';
@@ -39,7 +41,16 @@ export type {
   RunSummary,
 } from './inspect';
 export type { ResultWaiterInfo } from './result-waiters';
-export type { FenceRejection, ForkedFrom, ScheduledBy, TimelineDetails, TimelineEntry } from './records';
+export type {
+  FenceRejection,
+  ForkedFrom,
+  Frontier,
+  HistoryEntry,
+  Leaf,
+  ScheduledBy,
+  TimelineDetails,
+  TimelineEntry,
+} from './records';
 export type { ScheduleSpecInput } from './schedules/schedules';
 export type {
   ScheduleCatchUp,
