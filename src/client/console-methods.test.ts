@@ -225,6 +225,8 @@ const cases: [string, (client: ShuttleClient) => Promise<unknown>, string, unkno
     null,
     null,
   ],
+  ['history(id)', (c) => c.history('w'), 'history', { workflowId: 'w' }, 'r', 'r'],
+  ['history(id, { run })', (c) => c.history('w', { run: 2 }), 'history', { workflowId: 'w', run: 2 }, 'r', 'r'],
   ['fork(id)', (c) => c.fork('w'), 'fork', { workflowId: 'w' }, 'r', 'r'],
   [
     'fork(id, options)',

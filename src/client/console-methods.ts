@@ -215,6 +215,14 @@ export abstract class ConsoleMethods {
   }
 
   /**
+   * The recorded history of the latest run (or `run`), as replay testing takes it: save it as a fixture and
+   * check code against it with `replay(definitions, history)` (package `shuttle`) or `shuttle replay --file`.
+   */
+  history(workflowId: string, options: { run?: number } = {}): Promise<Result<'history'>> {
+    return this.api.history({ workflowId, ...options });
+  }
+
+  /**
    * Runs a workflow again from one of its operations (`fromPosition`: a timeline entry's `detail.pos`): the
    * outcomes before it are replayed, it and what follows run anew — as the next run of the same id (which
    * must have ended) or as `newId`. Without `fromPosition`, a run that failed, was cancelled, terminated or
@@ -480,6 +488,7 @@ const consoleHelp = [
   '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
   '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
+  '  history(id, { run? })   the recorded history, for replay testing (replay(definitions, history), shuttle replay --file)',
   '  fork(id, { fromPosition?, run?, newId?, version? })   run it again from an operation (default: where a failed run stopped)',
   '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? })',
   '  operationOutcome(id, { pos, member?, run? } | { updateId, run? })   what history recorded for an operation: its result, payload or error',

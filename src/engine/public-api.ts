@@ -11,7 +11,7 @@ export type { EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
 export type { ForkOptions } from './fork';
-export { replay, historyFormat } from './replay-check';
+export { replay, historyFormat, historiesIn } from './replay-check';
 export type { RecordedHistory, ReplayReport } from './replay-check';
 export type { PurgeReport } from './purge';
 export type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';

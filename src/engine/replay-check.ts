@@ -8,7 +8,7 @@
  * Histories come from `engine.history(id, { run })` (a `RecordedHistory`: JSON, so a file of them is a test
  * fixture), the studio's export, or `shuttle replay`, which reads them from a store. Pure: no engine, no I/O.
  */
-import { NonDeterminismError, serializeError, type SerializedError } from './errors';
+import { InvalidArgumentError, NonDeterminismError, serializeError, type SerializedError } from './errors';
 import {
   isTerminal,
   type Checkpoint,
@@ -61,6 +61,44 @@ export function recordedHistory(
     frontier: checkpoint.frontier,
     entries,
   };
+}
+
+/**
+ * The recorded histories in a parsed JSON document: one `RecordedHistory`, an array of them, or a studio
+ * export (its `history`). `InvalidArgumentError` naming `where` and what is wrong otherwise.
+ */
+export function historiesIn(document: unknown, where: string): RecordedHistory[] {
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  const check = (value: unknown, at: string): RecordedHistory => {
+    const problem = !isObject(value)
+      ? 'not an object'
+      : value.format !== historyFormat
+        ? `format is ${JSON.stringify(value.format)}, not '${historyFormat}'`
+        : typeof value.workflowId !== 'string' || typeof value.workflowType !== 'string'
+          ? 'workflowId and workflowType must be strings'
+          : ![value.run, value.version, value.position].every(
+                (n) => Number.isSafeInteger(n) && (n as number) >= 0,
+              )
+            ? 'run, version and position must be whole numbers'
+            : !Array.isArray(value.entries) ||
+                !value.entries.every((entry) => isObject(entry) && (entry.t === 'op' || entry.t === 'update'))
+              ? 'entries must be an array of history entries ({ t: "op" | "update", pos, … })'
+              : value.frontier !== null && !isObject(value.frontier)
+                ? 'frontier must be an object or null'
+                : null;
+    if (problem) throw new InvalidArgumentError(`${at} is not a recorded history: ${problem}.`);
+    return value as unknown as RecordedHistory;
+  };
+  if (Array.isArray(document)) return document.map((item, index) => check(item, `${where} [${index}]`));
+  if (isObject(document) && document.format === 'shuttle.workflow-export') {
+    if (document.history === undefined)
+      throw new InvalidArgumentError(
+        `${where} is a studio export without a history (exported before exports carried one): export it again, or save engine.history(id).`,
+      );
+    return [check(document.history, `${where} (its history)`)];
+  }
+  return [check(document, where)];
 }
 
 export type ReplayReport = {

@@ -50,6 +50,8 @@ describe('parseRequest', () => {
           'describe',
           'runs',
           'purge',
+          'fork',
+          'history',
           'claimHolder',
           'reclaim',
         ].map((m) => [m, { workflowId: 'w' }]),

@@ -6,6 +6,7 @@ import type {
   ListPage,
   OperationOutcome,
   PurgeReport,
+  RecordedHistory,
   RunSummary,
   StartOptions,
   TimelineEntry,
@@ -95,6 +96,14 @@ export const workflowMethods = {
     run: 'integer?',
     after: 'integer?',
     limit: 'integer?',
+  }),
+  /**
+   * The recorded history of the latest run (or `run`), as replay testing takes it (`replay(definitions,
+   * history)`, `shuttle replay --file`): the run's identity, input, position and history entries.
+   */
+  history: method<{ workflowId: string; run?: number }, RecordedHistory>({
+    workflowId: 'string',
+    run: 'integer?',
   }),
   /**
    * What the history of the latest run (or `run`) recorded for one operation: the result or error of the

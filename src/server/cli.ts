@@ -4,6 +4,8 @@
  *   shuttle worker   run an engine in this process (the workflows of your definition files, or the demos)
  *   shuttle serve    serve the studio for a store, over HTTP and a WebSocket, to this machine only by default
  *   shuttle dev      a local fleet: PostgreSQL, three workers and the studio, stopped together with Ctrl-C
+ *   shuttle workflow …, shuttle schedule …   the operator's commands (operator/operator.ts);
+ *   shuttle replay …  is shuttle workflow replay …
  *
  * Every problem with the command line, the database or a definition file is one readable line on stderr and
  * a non-zero exit (2), before anything is written. `shuttle help [command]`, or `--help` / `-h` after a
@@ -112,7 +114,8 @@ function usage(command?: CommandName): string {
     '',
     ...Object.entries(commands).map(([name, spec]) => `  ${name.padEnd(8)} ${spec.summary}`),
     `  ${'workflow'.padEnd(8)} Operate on workflows: list, describe, timeline, result, start, signal, query, update,`,
-    `  ${''.padEnd(8)} cancel, terminate, suspend, resume, fork, purge.`,
+    `  ${''.padEnd(8)} cancel, terminate, suspend, resume, fork, replay, purge.`,
+    `  ${'replay'.padEnd(8)} Check that your definitions still replay recorded histories (= shuttle workflow replay).`,
     `  ${'schedule'.padEnd(8)} Operate on schedules: list, describe, pause, resume, trigger, delete.`,
     '',
     "Run 'shuttle help <command>' or 'shuttle <command> --help' for its options.",
@@ -233,7 +236,8 @@ export function oneLine(message: string): string {
 
 /** Runs the command line `argv` (without node and the script); never throws. */
 export async function main(argv: readonly string[]): Promise<void> {
-  const [command, ...args] = argv;
+  // `shuttle replay …` is `shuttle workflow replay …`, the command a CI job runs.
+  const [command, ...args] = argv[0] === 'replay' ? ['workflow', 'replay', ...argv.slice(1)] : argv;
   try {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       const topic = args[0] as CommandName | undefined;

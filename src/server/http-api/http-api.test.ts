@@ -221,6 +221,12 @@ describe('the HTTP API of shuttle serve', () => {
       workflowType: 'approval',
     });
     expect((await call('GET', '/workflows/api-approval-1/runs')).body.items).toHaveLength(1);
+    expect((await call('GET', '/workflows/api-approval-1/history?run=1')).body).toMatchObject({
+      format: 'shuttle-history/1',
+      workflowId: 'api-approval-1',
+      run: 1,
+      workflowType: 'approval',
+    });
     await until(async () => {
       const timeline = await call('GET', '/workflows/api-approval-1/timeline?limit=50');
       return (

@@ -188,6 +188,19 @@ export const routes: readonly Route[] = [
   },
   {
     method: 'GET',
+    path: '/workflows/{workflowId}/history',
+    operationId: 'workflowHistory',
+    tag: 'workflows',
+    summary: "A run's recorded history, for replay testing",
+    description:
+      "What replay testing checks code against: the run's identity, input, position and history entries. Save it as a fixture and run `shuttle replay --file` (or `replay(definitions, history)`) in CI.",
+    calls: 'history',
+    query: { run },
+    success: { status: 200, schema: 'RecordedHistory', description: 'The recorded history.' },
+    errors: [404],
+  },
+  {
+    method: 'GET',
     path: '/workflows/{workflowId}/result',
     operationId: 'workflowResult',
     tag: 'workflows',

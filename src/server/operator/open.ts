@@ -11,6 +11,7 @@ import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
 import { loadDefinitions } from '../definitions';
 import { openStore } from '../store';
+import { MemoryStorage } from '../../storage/memory';
 import type { OperatorIo, StoreFlags } from './operator';
 
 export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => {
@@ -18,7 +19,9 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
     flags.workflows.length > 0 || flags.demos
       ? (await loadDefinitions(flags.workflows, flags.demos)).workflows
       : [];
-  const store = await openStore(flags);
+  const store = flags.memory
+    ? { storage: new MemoryStorage(), close: async () => undefined }
+    : await openStore(flags);
   try {
     const engine = await createEngine({
       storage: store.storage,

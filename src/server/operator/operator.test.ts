@@ -3,11 +3,14 @@
  * workflows, and every command opens its own observer engine on the same store, as `shuttle workflow …`
  * does on PostgreSQL (src/server/cli.test.ts runs the real process against a real server).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEngine, defineWorkflow, type Engine } from '../../engine';
 import { MemoryStorage } from '../../storage/memory';
 import { StartupError } from '../store';
-import { exitCodes, runOperator, type OperatorGroup, type OperatorIo } from './operator';
+import { exitCodes, runOperator, type OperatorGroup, type OperatorIo, type StoreFlags } from './operator';
 
 const greet = defineWorkflow({
   name: 'greet',
@@ -28,6 +31,17 @@ const approval = defineWorkflow({
   },
 });
 
+/** `approval` changed without a patch: it asks for a note before the decision. */
+const approvalChanged = defineWorkflow({
+  name: 'approval',
+  version: 1,
+  *run(ctx) {
+    yield* ctx.waitForSignal('note');
+    const decision = yield* ctx.waitForSignal<{ ok: boolean }>('decide');
+    return decision?.ok ? 'approved' : 'rejected';
+  },
+});
+
 const timings = {
   ownership: 'workflow-lease',
   workflowClaimTtlMs: 3000,
@@ -37,6 +51,7 @@ const timings = {
 let storage: MemoryStorage;
 let worker: Engine;
 let opened: number;
+let lastFlags: StoreFlags | undefined;
 let closed: number;
 
 beforeEach(async () => {
@@ -63,11 +78,13 @@ async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
       if (flags.databaseUrl?.startsWith('mysql:'))
         throw new StartupError(`--database-url must be a PostgreSQL URL; got '${flags.databaseUrl}'.`);
       opened++;
+      lastFlags = flags;
       const engine = await createEngine({
         storage,
         workflows: [
           ...(flags.workflows.includes('greet.ts') ? [greet] : []),
           ...(flags.workflows.includes('approval.ts') ? [approval] : []),
+          ...(flags.workflows.includes('approval-changed.ts') ? [approvalChanged] : []),
         ],
         ...timings,
         claimWorkflows: false,
@@ -305,6 +322,72 @@ describe('shuttle workflow', () => {
     expect(tooFar.stderr).toMatch(/resolved only 0 operation\(s\): fork from 0 to 0/);
     expect((await shuttle('workflow', 'fork', 'a-10', '--from', '-1')).code).toBe(exitCodes.usage);
     expect((await shuttle('workflow', 'fork', 'nobody', '--from', '0')).code).toBe(exitCodes.notFound);
+  });
+
+  it('replay checks the definitions against the histories of the store, or of files; exit 1 on a divergence', async () => {
+    await worker.start(approval, undefined, { id: 'r-1' });
+    await worker.start(approval, undefined, { id: 'r-2' });
+    await worker.start(greet, { name: 'Ada' }, { id: 'r-greet' });
+    await expect(worker.handle('r-greet').result()).resolves.toMatchObject({ greeting: 'Hello, Ada' });
+    for (const id of ['r-1', 'r-2'])
+      await vi.waitFor(async () => expect((await worker.describe(id)).pending).not.toBeNull());
+
+    const clean = await shuttle('workflow', 'replay', '--workflows', 'approval.ts');
+    expect(clean).toMatchObject({ code: 0, stdout: 'Replayed 2 histories: 2 clean, 0 diverged.\n' });
+    expect(lastFlags?.memory).toBeUndefined();
+    // Every status, so the finished greet is read too: its type is not among the definitions, so skipped.
+    expect(
+      (await shuttle('workflow', 'replay', '--workflows', 'approval.ts', '--status', 'running,completed'))
+        .stdout,
+    ).toBe('Replayed 2 histories: 2 clean, 0 diverged; 1 skipped (type not in the definitions).\n');
+
+    const diverged = await shuttle('workflow', 'replay', '--workflows', 'approval-changed.ts', '--id', 'r-1');
+    expect(diverged.code).toBe(exitCodes.replayDiverged);
+    const [header, row, , summary] = diverged.stdout.trim().split('\n');
+    expect(header).toMatch(/^WORKFLOW\s+RUN\s+TYPE\s+VERSION\s+AT\s+WHAT$/);
+    expect(row).toMatch(
+      /^r-1\s+1\s+approval\s+1\s+#0\s+recorded signal 'decide'; the code now yields signal 'note'$/,
+    );
+    expect(summary).toBe('Replayed 1 history: 0 clean, 1 diverged.');
+    const json = JSON.parse(
+      (await shuttle('workflow', 'replay', '--workflows', 'approval-changed.ts', '--json')).stdout,
+    );
+    expect(json).toMatchObject({ checked: 2, clean: 0, diverged: 2, skipped: 0 });
+    expect(json.reports[0]).toMatchObject({ ok: false, problem: 'diverged', position: 0 });
+
+    // From files, without a store: a history as JSON, an array of them; and bad files, refused in one line.
+    const dir = mkdtempSync(join(tmpdir(), 'shuttle-replay-'));
+    const one = join(dir, 'r-1.json');
+    const both = join(dir, 'both.json');
+    writeFileSync(one, JSON.stringify(await worker.history('r-1')));
+    writeFileSync(both, JSON.stringify([await worker.history('r-1'), await worker.history('r-2')]));
+    const fromFiles = await shuttle(
+      'workflow',
+      'replay',
+      '--file',
+      one,
+      '--file',
+      both,
+      '--workflows',
+      'approval.ts',
+    );
+    expect(fromFiles).toMatchObject({ code: 0, stdout: 'Replayed 3 histories: 3 clean, 0 diverged.\n' });
+    expect(lastFlags?.memory).toBe(true);
+    expect(
+      (await shuttle('workflow', 'replay', '--file', both, '--workflows', 'approval-changed.ts')).code,
+    ).toBe(exitCodes.replayDiverged);
+    const notJson = join(dir, 'bad.json');
+    writeFileSync(notJson, '{');
+    const bad = await shuttle('workflow', 'replay', '--file', notJson, '--workflows', 'approval.ts');
+    expect(bad.code).toBe(exitCodes.usage);
+    expect(bad.stderr).toMatch(/^--file .*bad\.json is not JSON/);
+    writeFileSync(notJson, JSON.stringify({ format: 'other' }));
+    expect(
+      (await shuttle('workflow', 'replay', '--file', notJson, '--workflows', 'approval.ts')).stderr,
+    ).toMatch(/bad\.json is not a recorded history: format is "other", not 'shuttle-history\/1'/);
+    const without = await shuttle('workflow', 'replay', '--file', one);
+    expect(without.code).toBe(exitCodes.usage);
+    expect(without.stderr).toMatch(/give the definitions with --workflows PATH/);
   });
 
   it('list --watch prints one line per workflow that appears or changes, until stopped', async () => {

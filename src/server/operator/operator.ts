@@ -18,8 +18,10 @@
  *   4  refused in the workflow's current state (already exists, already finished, not finished, update
  *      rejected, query failed, workflow type not known here)
  *   5  gave up waiting (`result --timeout`, an update's timeout)
+ * `workflow replay` (also `shuttle replay`) exits 1 when a history diverged from the definitions given.
  */
 import { readFileSync } from 'node:fs';
+import { historiesIn, replay, type RecordedHistory, type ReplayReport } from '../../engine';
 import { parseArgs } from 'node:util';
 import type {
   Engine,
@@ -40,6 +42,8 @@ import { brief, duration, fields, shortEngineId, table, time } from './format';
 export const exitCodes = {
   ok: 0,
   workflowDidNotComplete: 1,
+  /** `workflow replay`: a history did not replay against the definitions given. */
+  replayDiverged: 1,
   usage: 2,
   notFound: 3,
   refused: 4,
@@ -66,6 +70,8 @@ export type OperatorIo = {
 
 /** The flags that say where the store is and which definitions to load. */
 export type StoreFlags = {
+  /** No store: an empty one in memory (`workflow replay --file` reads nothing from a store). */
+  memory?: boolean;
   databaseUrl?: string;
   dataDir?: string;
   schema?: string;
@@ -103,6 +109,8 @@ type Subcommand = {
   summary: string;
   options: OptionSpec;
   help: readonly string[];
+  /** Whether these flags need no store (then the engine runs on an empty one in memory). */
+  storeless?(values: Context['values']): boolean;
   run(context: Context): Promise<number>;
 };
 
@@ -307,6 +315,68 @@ function checkFlags(values: Context['values']): void {
   integerFlag('limit', values.limit as string | undefined, 1);
   for (const [flag] of timeRangeFlags) timeFlag(flag, values[flag] as string | undefined, Date.now());
   statusesOf(values.status as string | undefined);
+}
+
+/** The recorded histories in a file (`workflow replay --file`), or a StartupError naming it. */
+function historiesOfFile(file: string): RecordedHistory[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new StartupError(`--file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`);
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new StartupError(
+      `--file ${file} is not JSON (${error instanceof Error ? error.message : String(error)}).`,
+    );
+  }
+  try {
+    return historiesIn(document, `--file ${file}`);
+  } catch (error) {
+    throw new StartupError((error as Error).message);
+  }
+}
+
+/** The histories `workflow replay` reads from the store: `--id`s, or what the filter flags match. */
+async function storeHistories(context: Context): Promise<RecordedHistory[]> {
+  const { engine, values, io } = context;
+  const ids = values.id as string[] | undefined;
+  if (ids) return Promise.all(ids.map((id) => engine.history(id)));
+  const limit = integerFlag('limit', (values.limit as string | undefined) ?? '1000', 1)!;
+  const status = statusesOf(values.status as string | undefined) ?? ['running', 'suspended'];
+  const createdFrom = timeFlag('created-since', values['created-since'] as string | undefined, io.now());
+  const found: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await engine.list({
+      status,
+      limit: Math.min(1000, limit - found.length),
+      ...(values.type ? { workflowType: values.type as string } : {}),
+      ...(createdFrom === undefined ? {} : { createdFrom }),
+      ...(cursor ? { cursor } : {}),
+    });
+    found.push(...page.items.map((item) => item.workflowId));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && found.length < limit);
+  const histories: RecordedHistory[] = [];
+  for (let index = 0; index < found.length; index += 16)
+    histories.push(
+      ...(
+        await Promise.all(
+          found.slice(index, index + 16).map((id) =>
+            engine.history(id).catch((error: unknown) => {
+              // Purged since it was listed: nothing to replay.
+              if (error instanceof Error && error.name === 'WorkflowNotFoundError') return null;
+              throw error;
+            }),
+          ),
+        )
+      ).filter((history): history is RecordedHistory => history !== null),
+    );
+  return histories;
 }
 
 /** The time-range flags of `workflow list`, and the list filter field each sets. */
@@ -668,6 +738,80 @@ const workflowCommands: Record<string, Subcommand> = {
       );
     },
   },
+  replay: {
+    args: [],
+    summary:
+      "Check that the definitions still replay recorded histories — a store's workflows, or files — as a handoff would (exit 1 if one diverges).",
+    options: {
+      file: { type: 'string', multiple: true },
+      id: { type: 'string', multiple: true },
+      status: { type: 'string' },
+      type: { type: 'string' },
+      'created-since': { type: 'string' },
+      limit: { type: 'string' },
+      ...definitionOptions,
+    },
+    storeless: (values) => values.file !== undefined,
+    help: [
+      ...definitionHelp('the workflows to check (the new code)'),
+      '--file FILE          a history file (repeatable): engine.history(id) as JSON, an array of them, or a',
+      '                     studio export; without --file, histories are read from the store',
+      '--id ID              only this workflow (repeatable)',
+      '--status S[,S…]      only these statuses (default running,suspended: the runs that will replay)',
+      '--type NAME          only this workflow type',
+      '--created-since T    only workflows created at or after T (2h, 7d, or an ISO time)',
+      '--limit N            check at most N workflows (default 1000)',
+      '',
+      'Exit 0: every history replays. 1: one diverged (where, and what, is printed), or its version is not in',
+      "the definitions. Histories of types the definitions do not name are skipped (another service's).",
+    ],
+    async run(context) {
+      const definitions = context.engine.definitions();
+      if (definitions.length === 0)
+        throw new StartupError(
+          'shuttle workflow replay checks code against histories: give the definitions with --workflows PATH (as the workers are given them) or --demos.',
+        );
+      const files = context.values.file as string[] | undefined;
+      const histories = files ? files.flatMap(historiesOfFile) : await storeHistories(context);
+      const types = new Set(definitions.map((definition) => definition.name));
+      const reports: ReplayReport[] = [];
+      let skipped = 0;
+      for (const history of histories)
+        if (types.has(history.workflowType)) reports.push(replay(definitions, history));
+        else skipped++;
+      const failed = reports.filter((report) => !report.ok);
+      const summary = `Replayed ${reports.length} histor${reports.length === 1 ? 'y' : 'ies'}: ${reports.length - failed.length} clean, ${failed.length} diverged${skipped > 0 ? `; ${skipped} skipped (type not in the definitions)` : ''}.`;
+      await print(
+        context,
+        {
+          checked: reports.length,
+          clean: reports.length - failed.length,
+          diverged: failed.length,
+          skipped,
+          reports,
+        },
+        () =>
+          failed.length === 0
+            ? summary
+            : `${table(
+                ['WORKFLOW', 'RUN', 'TYPE', 'VERSION', 'AT', 'WHAT'],
+                failed.map((report) => [
+                  report.workflowId,
+                  String(report.run),
+                  report.workflowType,
+                  String(report.version),
+                  report.ok || report.position === undefined ? '—' : `#${report.position}`,
+                  report.ok
+                    ? ''
+                    : report.recorded !== undefined
+                      ? `recorded ${report.recorded}; the code now yields ${report.replayed}`
+                      : report.error.message,
+                ]),
+              )}\n\n${summary}`,
+      );
+      return failed.length > 0 ? exitCodes.replayDiverged : exitCodes.ok;
+    },
+  },
   suspend: {
     args: ['id'],
     summary: 'Pause a workflow: it runs nothing until resumed.',
@@ -961,6 +1105,7 @@ export async function runOperator(
     const databaseUrl =
       (values['database-url'] as string | undefined) ?? process.env.SHUTTLE_DATABASE_URL ?? undefined;
     opened = await io.open({
+      ...(command.storeless?.(values) ? { memory: true } : {}),
       ...(databaseUrl ? { databaseUrl } : {}),
       ...(values['data-dir'] ? { dataDir: values['data-dir'] as string } : {}),
       ...(values.schema ? { schema: values.schema as string } : {}),
