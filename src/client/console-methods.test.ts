@@ -226,7 +226,14 @@ const cases: [string, (client: ShuttleClient) => Promise<unknown>, string, unkno
     null,
   ],
   ['history(id)', (c) => c.history('w'), 'history', { workflowId: 'w' }, 'r', 'r'],
-  ['history(id, { run })', (c) => c.history('w', { run: 2 }), 'history', { workflowId: 'w', run: 2 }, 'r', 'r'],
+  [
+    'history(id, { run })',
+    (c) => c.history('w', { run: 2 }),
+    'history',
+    { workflowId: 'w', run: 2 },
+    'r',
+    'r',
+  ],
   ['fork(id)', (c) => c.fork('w'), 'fork', { workflowId: 'w' }, 'r', 'r'],
   [
     'fork(id, options)',

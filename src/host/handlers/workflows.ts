@@ -66,7 +66,9 @@ export function workflowHandlers(context: HandlerContext): DomainHandlers<typeof
         ...(limit === undefined ? {} : { limit }),
       }),
     ),
-    history: on((engine, { workflowId, run }) => engine.history(workflowId, run === undefined ? {} : { run })),
+    history: on((engine, { workflowId, run }) =>
+      engine.history(workflowId, run === undefined ? {} : { run }),
+    ),
     // The engine checks that exactly one of `pos` and `updateId` is given, and what they hold.
     operationOutcome: on((engine, { workflowId, ...of }) =>
       engine.operationOutcome(workflowId, of as Parameters<Engine['operationOutcome']>[1]),
