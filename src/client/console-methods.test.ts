@@ -226,6 +226,7 @@ const cases: [string, (client: ShuttleClient) => Promise<unknown>, string, unkno
     null,
   ],
   ['history(id)', (c) => c.history('w'), 'history', { workflowId: 'w' }, 'r', 'r'],
+  ['checkReplay(id)', (c) => c.checkReplay('w'), 'checkReplay', { workflowId: 'w' }, 'r', 'r'],
   [
     'history(id, { run })',
     (c) => c.history('w', { run: 2 }),

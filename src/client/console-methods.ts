@@ -223,6 +223,14 @@ export abstract class ConsoleMethods {
   }
 
   /**
+   * Replays the latest run (or `run`) against the definitions this tab's engine has now: `{ ok: true }`, or
+   * the first divergence (position, what was recorded, what the code yields now).
+   */
+  checkReplay(workflowId: string, options: { run?: number } = {}): Promise<Result<'checkReplay'>> {
+    return this.api.checkReplay({ workflowId, ...options });
+  }
+
+  /**
    * Runs a workflow again from one of its operations (`fromPosition`: a timeline entry's `detail.pos`): the
    * outcomes before it are replayed, it and what follows run anew — as the next run of the same id (which
    * must have ended) or as `newId`. Without `fromPosition`, a run that failed, was cancelled, terminated or
@@ -488,6 +496,7 @@ const consoleHelp = [
   '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
   '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
+  '  checkReplay(id, { run? })   does the code registered now replay this run? the first divergence, if not',
   '  history(id, { run? })   the recorded history, for replay testing (replay(definitions, history), shuttle replay --file)',
   '  fork(id, { fromPosition?, run?, newId?, version? })   run it again from an operation (default: where a failed run stopped)',
   '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? })',

@@ -52,6 +52,7 @@ describe('parseRequest', () => {
           'purge',
           'fork',
           'history',
+          'checkReplay',
           'claimHolder',
           'reclaim',
         ].map((m) => [m, { workflowId: 'w' }]),

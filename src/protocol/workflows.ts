@@ -7,6 +7,7 @@ import type {
   OperationOutcome,
   PurgeReport,
   RecordedHistory,
+  ReplayReport,
   RunSummary,
   StartOptions,
   TimelineEntry,
@@ -102,6 +103,14 @@ export const workflowMethods = {
    * history)`, `shuttle replay --file`): the run's identity, input, position and history entries.
    */
   history: method<{ workflowId: string; run?: number }, RecordedHistory>({
+    workflowId: 'string',
+    run: 'integer?',
+  }),
+  /**
+   * Replays the latest run (or `run`) against the definitions this engine has registered now, as a handoff
+   * would, and reports the first divergence (`replay(definitions, history)`), or `ok`.
+   */
+  checkReplay: method<{ workflowId: string; run?: number }, ReplayReport>({
     workflowId: 'string',
     run: 'integer?',
   }),

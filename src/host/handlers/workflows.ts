@@ -1,5 +1,5 @@
 /** The workflows domain (src/protocol/workflows.ts): start, message, steer and read workflows. */
-import type { Engine } from '../../engine';
+import { replay, type Engine } from '../../engine';
 import type { workflowMethods } from '../../protocol';
 import { purgeFinished } from '../purge-finished';
 import { engineHandler, type DomainHandlers, type HandlerContext } from './types';
@@ -65,6 +65,9 @@ export function workflowHandlers(context: HandlerContext): DomainHandlers<typeof
         ...(after === undefined ? {} : { after }),
         ...(limit === undefined ? {} : { limit }),
       }),
+    ),
+    checkReplay: on(async (engine, { workflowId, run }) =>
+      replay(engine.definitions(), await engine.history(workflowId, run === undefined ? {} : { run })),
     ),
     history: on((engine, { workflowId, run }) =>
       engine.history(workflowId, run === undefined ? {} : { run }),

@@ -430,6 +430,8 @@ export const routes: readonly Route[] = [
  * that every method of those domains is either routed or named here, so a new method is a decision.
  */
 export const notRouted: Readonly<Record<string, string>> = {
+  checkReplay:
+    "the studio's check against the engine's own definitions; a service checks its code with GET …/history and replay() or `shuttle replay`",
   operationOutcome: "the studio's event detail; the timeline and the description carry what a service needs",
   purgeFinished:
     'a bulk deletion belongs to the operator (the studio, `shuttle workflow purge`), not to services',

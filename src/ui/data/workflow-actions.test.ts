@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maxIdLength } from '../../public/browser';
-import { bulkTargets, forkId, rerunId } from './workflow-actions';
+import { bulkTargets, forkId, replayCheckWords, rerunId } from './workflow-actions';
 
 describe('rerunId', () => {
   it('names the workflow it reruns, numbered', () => {
@@ -33,5 +33,37 @@ describe('bulkTargets', () => {
   it('a fork into another id names the workflow it forks, within the id limit', () => {
     expect(forkId('order-7', 2)).toBe('order-7-fork-2');
     expect(forkId('x'.repeat(maxIdLength), 1)).toHaveLength(maxIdLength);
+  });
+});
+
+describe('replayCheckWords', () => {
+  const who = { workflowId: 'w', run: 2, workflowType: 'ticket', version: 1 };
+  it('says a clean replay, a divergence with its position and both operations, and a missing definition', () => {
+    expect(replayCheckWords({ ...who, ok: true, operations: 1 })).toEqual({
+      ok: true,
+      title: 'Replays clean',
+      detail: 'Run 2 replays against ticket version 1 as registered now: 1 operation, the same as recorded.',
+    });
+    const diverged = replayCheckWords({
+      ...who,
+      ok: false,
+      problem: 'diverged',
+      position: 3,
+      recorded: "signal 'close'",
+      replayed: 'sleep',
+      error: { name: 'NonDeterminismError', message: '…' },
+    });
+    expect(diverged.title).toBe('Diverges at #3');
+    expect(diverged.detail).toContain(
+      "The history recorded signal 'close'; the code registered now yields sleep.",
+    );
+    expect(
+      replayCheckWords({
+        ...who,
+        ok: false,
+        problem: 'no-definition',
+        error: { name: 'WorkflowNotRegisteredError', message: 'No definition of ticket' },
+      }),
+    ).toEqual({ ok: false, title: 'Cannot replay here', detail: 'No definition of ticket' });
   });
 });

@@ -6,7 +6,7 @@
  * reporting how many succeeded and which failed, with their errors).
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ListFilter, WorkflowDescription, WorkflowStatus } from '../../public';
+import type { ListFilter, ReplayReport, WorkflowDescription, WorkflowStatus } from '../../public';
 import { isTerminal, maxIdLength } from '../../public/browser';
 import { useShuttleClient } from '../../public/react';
 import { queryKeys } from '../../public/react';
@@ -90,6 +90,35 @@ export function useFork() {
     },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: queryKeys.workflows }),
   });
+}
+
+/** Replays a run against the definitions the engine has now (`checkReplay`): ok, or the first divergence. */
+export function useCheckReplay() {
+  const client = useShuttleClient();
+  return useMutation({
+    mutationFn: (request: { workflowId: string; run: number }) =>
+      client.checkReplay(request.workflowId, { run: request.run }),
+  });
+}
+
+/** What a replay check found, in one sentence for the workflow's page. */
+export function replayCheckWords(report: ReplayReport): { ok: boolean; title: string; detail: string } {
+  if (report.ok)
+    return {
+      ok: true,
+      title: 'Replays clean',
+      detail: `Run ${report.run} replays against ${report.workflowType} version ${report.version} as registered now: ${report.operations} operation${report.operations === 1 ? '' : 's'}, the same as recorded.`,
+    };
+  if (report.problem === 'no-definition')
+    return { ok: false, title: 'Cannot replay here', detail: report.error.message };
+  return {
+    ok: false,
+    title: report.position === undefined ? 'Replay fails' : `Diverges at #${report.position}`,
+    detail:
+      report.recorded !== undefined
+        ? `The history recorded ${report.recorded}; the code registered now yields ${report.replayed}. A handoff of this run would fail it: put the change behind ctx.patched(id), or under a new version.`
+        : report.error.message,
+  };
 }
 
 /** Cancel and terminate stop unfinished workflows; retry forks the ones that ended badly where they stopped. */

@@ -24,7 +24,8 @@ import { parseJsonInput } from '../../components/forms/start-form';
 import { FormDialog, InputField, JsonValueField } from './DialogForm';
 import { downloadExport } from './export';
 import { signalNote } from './signal-note';
-import { rerunId, useFork, useRerun } from '../../data/workflow-actions';
+import { replayCheckWords, rerunId, useCheckReplay, useFork, useRerun } from '../../data/workflow-actions';
+import { Notice } from '../../components/Notice';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { routes } from '../../routing/route';
 import { navigate } from '../../routing/router';
@@ -51,6 +52,8 @@ export function WorkflowActions({
   const exporter = useCollectExport(workflow.workflowId);
   const rerun = useRerun();
   const fork = useFork();
+  const replayCheck = useCheckReplay();
+  const replayWords = replayCheck.data ? replayCheckWords(replayCheck.data) : null;
   const ended = isTerminal(workflow.status);
   const endedBadly = ended && workflow.status !== 'completed';
   const running = workflow.status === 'running' || workflow.status === 'pending';
@@ -173,6 +176,16 @@ export function WorkflowActions({
         <Button
           size="sm"
           variant="ghost"
+          busy={replayCheck.isPending}
+          onClick={() => replayCheck.mutate({ workflowId: workflow.workflowId, run: workflow.run })}
+          testId="detail.check-replay-button"
+          title="Replay this run's history against the definitions registered now, as a handoff would"
+        >
+          Check replay
+        </Button>
+        <Button
+          size="sm"
+          variant="ghost"
           icon="download"
           busy={exporter.isPending}
           onClick={() => exporter.mutate(undefined, { onSuccess: downloadExport })}
@@ -184,6 +197,19 @@ export function WorkflowActions({
       </div>
       {rerun.isError ? <InlineError error={rerun.error} testId="detail.rerun-error" /> : null}
       {fork.isError ? <InlineError error={fork.error} testId="detail.retry-error" /> : null}
+      {replayCheck.isError ? (
+        <InlineError error={replayCheck.error} testId="detail.check-replay-error" />
+      ) : null}
+      {replayWords ? (
+        <Notice
+          tone={replayWords.ok ? 'info' : 'danger'}
+          title={replayWords.title}
+          testId="detail.check-replay-result"
+          action={{ label: 'Dismiss', onClick: () => replayCheck.reset() }}
+        >
+          {replayWords.detail}
+        </Notice>
+      ) : null}
       {action.isError && action.variables && action.variables.kind === 'resume' ? (
         <InlineError error={action.error} testId="detail.action-error" />
       ) : null}
