@@ -497,7 +497,7 @@ const consoleHelp = [
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
   '  cancel(id, reason?) · terminate(id, reason?) · suspend(id) · resume(id) · result(id, { run? })',
   '  checkReplay(id, { run? })   does the code registered now replay this run? the first divergence, if not',
-  '  history(id, { run? })   the recorded history, for replay testing (replay(definitions, history), shuttle replay --file)',
+  '  history(id, { run? })   the recorded history, for replay testing: save it, check it with shuttle replay --file',
   '  fork(id, { fromPosition?, run?, newId?, version? })   run it again from an operation (default: where a failed run stopped)',
   '  describe(id, { run? }) · runs(id) · timeline(id, { run? }) · list({ status?, workflowType?, ownerEngineId?, idPrefix?, limit?, allRuns?, createdFrom?, createdTo?, endedFrom?, endedTo? })',
   '  operationOutcome(id, { pos, member?, run? } | { updateId, run? })   what history recorded for an operation: its result, payload or error',
