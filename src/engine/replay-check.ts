@@ -21,7 +21,7 @@ import { replay as replayInto } from './run/replay';
 import { FrontierResults } from './run/run-state';
 import type { Json } from './codec';
 import type { WorkflowStatus } from './vocabulary';
-import type { AnyWorkflowDefinition } from './workflow';
+import { describeCommand, type AnyWorkflowDefinition } from './workflow';
 
 /** The format tag of a `RecordedHistory`. */
 export const historyFormat = 'shuttle-history/1';
@@ -196,7 +196,7 @@ export function replay(
       workflowId,
       history.position,
       'the end of the workflow',
-      next.name && next.name !== next.kind ? `${next.kind} '${next.name}'` : next.kind,
+      describeCommand(next),
     );
   }
   if (!failure) return { ...who, ok: true, operations: history.position };
