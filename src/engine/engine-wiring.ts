@@ -159,6 +159,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       releaseOperations: (workflowId) => owner.releaseOperations(workflowId),
       guardWake: (workflowId, kind, parkedEpoch) => owner.guardWake(workflowId, kind, parkedEpoch),
       prepareChild: (request) => lifecycle.prepareChild(request),
+      definition: (type, version) => engine.definitions.get(type, version),
       timerArmed: (dueAt) => timers.notify(dueAt),
     },
     hub,

@@ -444,6 +444,7 @@ class ShuttleEngine implements Engine {
       scheduleStarts: m.scheduleStarts,
       scheduleSlotConflicts: m.scheduleSlotConflicts,
       runsPurged: m.runsPurged,
+      runsContinued: m.runsContinued,
     };
   }
 

@@ -27,6 +27,8 @@ export type EngineEvent =
   | { type: 'workflow.cancelled'; workflowId: string }
   | { type: 'workflow.terminated'; workflowId: string }
   | { type: 'workflow.timed-out'; workflowId: string }
+  /** A run called `ctx.continueAsNew`: run `run` of the workflow started in its place. */
+  | { type: 'workflow.continued-as-new'; workflowId: string; run: number }
   | { type: 'workflow.corrupt'; workflowId: string; key: string; message: string }
   | { type: 'operation.committed'; workflowId: string; position: number; kinds: string[] }
   | { type: 'activity.started'; workflowId: string; name: string; attempt: number }

@@ -86,6 +86,7 @@ export type WorkflowFacts = Pick<
   | 'executionTimeoutMs'
   | 'scheduledBy'
   | 'forkedFrom'
+  | 'continuedFrom'
 > & { workflowId: string; workflowType: string; parentId?: string };
 
 /** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */

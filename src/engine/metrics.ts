@@ -28,6 +28,8 @@ export type EngineMetrics = {
   scheduleSlotConflicts: number;
   /** Runs deleted by purge (explicit or retention). */
   runsPurged: number;
+  /** Runs that ended by `ctx.continueAsNew` here (each started the next run of its workflow). */
+  runsContinued: number;
 };
 
 export class MetricsCounters {
@@ -52,4 +54,5 @@ export class MetricsCounters {
   scheduleSlotConflicts = 0;
   /** Runs deleted by purge (explicit or retention). */
   runsPurged = 0;
+  runsContinued = 0;
 }

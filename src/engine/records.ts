@@ -51,6 +51,8 @@ export type WorkflowRecord = {
   scheduledBy?: ScheduledBy;
   /** Started by `fork`: the run it copied, and the operation it continued from (src/engine/fork.ts). */
   forkedFrom?: ForkedFrom;
+  /** Started by `ctx.continueAsNew` in the run before it (its number: this run's minus one). */
+  continuedFrom?: number;
   createdBy: string;
 };
 
@@ -182,6 +184,8 @@ export type TimelineDetails = {
     delayed?: boolean;
     scheduledBy?: ScheduledBy;
     forkedFrom?: ForkedFrom;
+    /** Started by `ctx.continueAsNew` in this run (the next run's `started` entry names it). */
+    continuedFrom?: number;
   };
   'claim-acquired': { engineId: string; epoch: number; how: AcquireHow };
   'claim-taken-over': {
@@ -217,6 +221,9 @@ export type TimelineDetails = {
     error?: { name: string; message: string };
     /** It returned a value (kept in its record). */
     hasResult?: boolean;
+    /** `continued-as-new`: the run it started, and that run's version. */
+    nextRun?: number;
+    version?: number;
   };
 };
 

@@ -189,15 +189,25 @@ export function replay(
   });
   const replayed = replayInto(state as Parameters<typeof replayInto>[0], ctx, history.entries);
   let failure = replayed.failure;
-  // A run that ended must end where its history ends: code that goes on from there diverged.
-  if (!failure && isTerminal(history.status) && replayed.pendingLiveCommand) {
-    const next = replayed.pendingLiveCommand;
-    failure = new NonDeterminismError(
-      workflowId,
-      history.position,
-      'the end of the workflow',
-      describeCommand(next),
-    );
+  // A run that ended must end where its history ends, and as it ended: by ctx.continueAsNew where it
+  // continued as new, by returning or throwing otherwise. Code that goes on from there diverged.
+  const continued = history.status === 'continued-as-new';
+  const next = replayed.pendingLiveCommand;
+  if (!failure && isTerminal(history.status)) {
+    if (next && !(continued && next.kind === 'continue-as-new'))
+      failure = new NonDeterminismError(
+        workflowId,
+        history.position,
+        continued ? 'continue-as-new' : 'the end of the workflow',
+        describeCommand(next),
+      );
+    else if (continued && replayed.end)
+      failure = new NonDeterminismError(
+        workflowId,
+        history.position,
+        'continue-as-new',
+        'the end of the workflow',
+      );
   }
   if (!failure) return { ...who, ok: true, operations: history.position };
   return {

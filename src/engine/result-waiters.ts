@@ -105,6 +105,15 @@ export class ResultWaiters {
     this.#settleAll(record, 'local');
   }
 
+  /**
+   * Run `run` of the workflow continued as new: waiters pinned to it wait for the next run instead (a chain
+   * is one workflow to its callers; `result()` settles with its last run's outcome).
+   */
+  followContinued(workflowId: string, run: number): void {
+    for (const waiter of this.#pending.values())
+      if (waiter.workflowId === workflowId && waiter.run === run) waiter.run = run + 1;
+  }
+
   /** The change feed reported the workflow's record changed. */
   async recordChanged(workflowId: string): Promise<void> {
     if (![...this.#pending.values()].some((waiter) => waiter.workflowId === workflowId)) return;
@@ -158,14 +167,20 @@ export class ResultWaiters {
       return;
     }
     if (!raw) return this.#rejectAll(workflowId, new WorkflowNotFoundError(workflowId, run), run);
+    let record: WorkflowRecord;
     try {
-      this.#settleAll(decodePastRun(key, raw).record, via);
+      record = decodePastRun(key, raw).record;
     } catch (error) {
-      this.#rejectAll(workflowId, error, run);
+      return this.#rejectAll(workflowId, error, run);
     }
+    if (record.status !== 'continued-as-new') return this.#settleAll(record, via);
+    // Followed to the next run, which may have ended (and continued) too.
+    this.followContinued(workflowId, run);
+    await this.#check([workflowId], via);
   }
 
   #settleAll(record: WorkflowRecord, via: ResultSettledVia): void {
+    if (record.status === 'continued-as-new') return this.followContinued(record.id, record.run);
     const now = this.deps.clock.now();
     for (const waiter of [...this.#pending.values()]) {
       if (waiter.workflowId !== record.id) continue;

@@ -12,7 +12,8 @@
  *   reclaim pass); one dropped on a storage error is reloaded by the next reclaim pass. Runs dropped because
  *   the claim was lost, the engine deposed or shutting down are not reloaded.
  * - When a workflow ends here, its result waiters and update callers are told, a waiting parent driven here
- *   is woken, and its children with close policy `terminate` are terminated.
+ *   is woken, and its children with close policy `terminate` are terminated. A run that continued as new
+ *   did not end the workflow: its next run is driven here at once, under the same claim.
  */
 import { CorruptRecordError } from './errors';
 import type { EventHub, EngineEvent, EngineWarning, WakeKind } from './events';
@@ -204,12 +205,30 @@ export class RunSupervisor {
     this.waiting.forget(run);
     if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
     this.#lostRaces.delete(run.id);
+    if (record.status === 'continued-as-new') return this.#runContinued(run, record);
     this.#deps.ownership.runEnded(run.id);
     this.#deps.metrics.workflowsFinished++;
     this.#emit(finishedEvent(record));
     this.#deps.waiters.settleLocal(record);
     void this.#deps.updates.workflowChanged(record.id);
     this.#afterWorkflowEnded(record, run.checkpoint.linkedChildren);
+  }
+
+  /**
+   * The run continued as new: its commit created the next run with the claim kept, so this engine drives it
+   * at once (no handoff). Result waiters pinned to the ended run follow to the next one; its children with
+   * close policy `terminate` are terminated (they belonged to the run); nobody else is told it ended.
+   */
+  #runContinued(run: WorkflowRun, record: WorkflowRecord): void {
+    this.#deps.metrics.runsContinued++;
+    this.#emit({ type: 'workflow.continued-as-new', workflowId: record.id, run: record.run + 1 });
+    this.#deps.waiters.followContinued(record.id, record.run);
+    for (const childId of run.checkpoint.linkedChildren)
+      void this.#deps
+        .lifecycle()
+        .rotate(childId, 'terminated', `parent '${record.id}' continued as new (run ${record.run + 1})`)
+        .catch(() => undefined);
+    this.drive(record.id, null);
   }
 
   #runDropped(run: WorkflowRun, reason: DropReason, error: unknown): void {

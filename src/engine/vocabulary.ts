@@ -12,7 +12,11 @@ export const maxIdLength = 256;
 /** The default of `limits.maxPayloadBytes`: the largest input, result, payload or state, in bytes of JSON. */
 export const defaultMaxPayloadBytes = 256 * 1024;
 
-/** Every status a workflow can have. */
+/**
+ * Every status a workflow can have. `continued-as-new` is the status of an earlier run only (run history): a
+ * run that called `ctx.continueAsNew` ended as it in the same commit that started the next run, so the
+ * workflow itself — its current run — never has it.
+ */
 export const workflowStatuses = [
   'pending',
   'running',
@@ -22,12 +26,20 @@ export const workflowStatuses = [
   'cancelled',
   'terminated',
   'timed-out',
+  'continued-as-new',
 ] as const;
 
 export type WorkflowStatus = (typeof workflowStatuses)[number];
 
 /** Statuses a workflow never leaves (its run is over). */
-export const terminalStatuses = ['completed', 'failed', 'cancelled', 'terminated', 'timed-out'] as const;
+export const terminalStatuses = [
+  'completed',
+  'failed',
+  'cancelled',
+  'terminated',
+  'timed-out',
+  'continued-as-new',
+] as const;
 
 export type TerminalStatus = (typeof terminalStatuses)[number];
 

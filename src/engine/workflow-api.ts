@@ -15,6 +15,7 @@ export type {
   AnyWorkflowDefinition,
   ChildOptions,
   Command,
+  ContinueAsNewOptions,
   ParentClosePolicy,
   QueryHandler,
   RetryPolicy,

@@ -57,7 +57,10 @@ export type WorkflowCallsDeps = Pick<
   assertOpen(allowDeposedReads?: boolean): void;
 };
 
-/** `handle.result()`: the outcome of run `run` (the latest when undefined), waiting for it if need be. */
+/**
+ * `handle.result()`: the outcome of run `run` (the latest when undefined), waiting for it if need be; a run
+ * that continued as new is followed to the run that ends the chain.
+ */
 export async function readResult(
   deps: WorkflowCallsDeps,
   workflowId: string,
@@ -78,6 +81,8 @@ export async function readResult(
     const past = await deps.storage.get(keys.pastRun(workflowId, run));
     if (!past) throw new WorkflowNotFoundError(workflowId, run);
     record = decodePastRun(keys.pastRun(workflowId, run), past).record;
+    // A run that continued as new: its outcome is the chain's, settled by the runs after it.
+    if (record.status === 'continued-as-new') return readResult(deps, workflowId, run + 1);
   }
   if (isTerminal(record.status)) {
     const outcome = settleFromRecord(record);

@@ -13,8 +13,9 @@
  * - yield the same operations (same kind, same name) in the same order for the same input and results.
  *
  * When replay meets a different operation at a recorded position, the workflow fails with
- * `NonDeterminismError`. Ship changed code under a new definition `version`; workflows keep running on the
- * version they started with.
+ * `NonDeterminismError`. Change running code behind `ctx.patched(id)`, or ship it under a new definition
+ * `version` (workflows keep running on the version they started with; `ctx.continueAsNew` moves a
+ * long-lived one onto the newest).
  *
  * Every operation is used as `yield* ctx.<op>(…)`. Operations are also values: pass them unstarted to
  * `ctx.all([...])` or `ctx.race([...])` to run them in parallel.
@@ -94,7 +95,9 @@ export type Command =
   | { kind: 'random'; name: string }
   | { kind: 'uuid'; name: string }
   /** `ctx.patched(name)` (or `ctx.deprecatePatch(name)`: `deprecated`): see docs/engine.md, "Patching". */
-  | { kind: 'patch'; name: string; deprecated?: boolean };
+  | { kind: 'patch'; name: string; deprecated?: boolean }
+  /** `ctx.continueAsNew(input)`: ends the run and starts the next one (never recorded: see finish.ts). */
+  | { kind: 'continue-as-new'; name: string; input: unknown; version?: number };
 
 export type OperationKind = Command['kind'];
 
@@ -155,7 +158,27 @@ export interface WorkflowContext<S extends JsonObject = JsonObject> {
    * patch is left either, the call can go.
    */
   deprecatePatch(patchId: string): Operation<void>;
+  /**
+   * Ends this run and starts the next run of the same workflow id with `input`, in the same commit: a
+   * workflow that loops for ever (a subscription, a poller, an agent) keeps its history — and so its replay,
+   * recovery and handoff cost — bounded by one run. Nothing else is carried: state, timers and history start
+   * afresh; signals not consumed yet stay buffered for the new run; the execution deadline, the parent link
+   * and the schedule are kept. The new run takes the newest registered version of the type (or `version`):
+   * this is where a long-lived workflow moves onto new code. Result waiters follow the chain to its last run.
+   * After a delivered cancel, the workflow ends `cancelled` instead.
+   *
+   * @example
+   * for (let i = 0; i < 1_000; i++) yield* ctx.activity('poll', () => poll(input.cursor));
+   * return yield* ctx.continueAsNew({ cursor: nextCursor });
+   */
+  continueAsNew<I = unknown>(input: I, options?: ContinueAsNewOptions): Operation<never>;
 }
+
+/** Options of `ctx.continueAsNew`. */
+export type ContinueAsNewOptions = {
+  /** The version the next run takes. Default: the newest version of the type registered on the engine. */
+  version?: number;
+};
 
 export type QueryHandler<S> = (state: Readonly<S>, arg: unknown) => unknown;
 

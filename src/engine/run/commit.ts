@@ -6,7 +6,9 @@
  *   the commit lands only while the checkpoint this run last wrote or read is current;
  * - the new checkpoint: carried by the record when small (one storage request), else, and always on the last
  *   commit, rewritten at `wf-ckpt:` (checkpoint.ts);
- * - on the last commit, the terminal record, its status index entry and the claim's release;
+ * - on the last commit, the terminal record, its status index entry and the claim's release — or, when the
+ *   run continued as new, the run kept in run history and the next run created in its place (its record,
+ *   checkpoint and first timeline entry), the claim kept: the engine drives the next run at once;
  * - the turn's own operations and conditions (timers, consumed signals, update responses, children).
  */
 import type { Condition, Operation as StorageOperation } from '../../storage/types';
@@ -15,8 +17,15 @@ import { assertPlainData, utf8Bytes } from '../codec';
 import { PayloadTooLargeError } from '../errors';
 import { keys } from '../keys';
 import { mutation } from '../mutations';
-import type { Checkpoint, WorkflowRecord } from '../records';
-import { commitRecordKey, encodeCommitRecord, nextLogCounters, timelineEntry } from '../workflow-writes';
+import { encodePastRun, type Checkpoint, type WorkflowRecord } from '../records';
+import {
+  commitRecordKey,
+  encodeCommitRecord,
+  newCheckpoint,
+  nextLogCounters,
+  timelineEntry,
+  timelineWrite,
+} from '../workflow-writes';
 import type { RunState } from './run-state';
 import type { Turn } from './turn';
 
@@ -57,9 +66,11 @@ export function encodeCheckpoint(workflowId: string, checkpoint: Checkpoint, lim
  * it as stored after the commit.
  */
 export function commitBatch(
-  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint'>,
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'continuation'>,
   turn: Turn,
   commit: {
+    /** The checkpoint this commit leaves the run at (`checkpointRaw` encoded). */
+    checkpoint: Checkpoint;
     checkpointRaw: string;
     epoch: number;
     now: number;
@@ -81,20 +92,51 @@ export function commitBatch(
   // rewrite `wf-ckpt:` (checkpoint.ts).
   const carry = !finalRecord && checkpointRaw.length <= carriedCheckpointChars;
   const recordKey = commitRecordKey(run.id, run.record.run, run.checkpoint);
-  const operations: StorageOperation[] = carry
+  const next = finalRecord ? run.continuation : null;
+  const operations: StorageOperation[] = next
     ? [
+        { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
         {
           type: 'put',
-          key: recordKey,
-          value: encodeCommitRecord(timeline, turn.history, { checkpointRaw, epoch }),
+          key: keys.pastRun(run.id, run.record.run),
+          value: encodePastRun(finalRecord!, commit.checkpoint),
         },
       ]
-    : [
-        { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
-        { type: 'put', key: commit.checkpointKey(), value: checkpointRaw },
-      ];
+    : carry
+      ? [
+          {
+            type: 'put',
+            key: recordKey,
+            value: encodeCommitRecord(timeline, turn.history, { checkpointRaw, epoch }),
+          },
+        ]
+      : [
+          { type: 'put', key: recordKey, value: encodeCommitRecord(timeline, turn.history) },
+          { type: 'put', key: commit.checkpointKey(), value: checkpointRaw },
+        ];
   let recordRaw = commit.recordRaw;
-  if (finalRecord) {
+  if (next) {
+    // The next run, in the place of this one: the status stays `running` (its index entry too), the claim
+    // is kept, and its log starts with its `started` entry.
+    recordRaw = JSON.stringify(next);
+    const started = timelineEntry(
+      {
+        kind: 'started',
+        detail: { workflowType: next.type, version: next.version, continuedFrom: run.record.run },
+      },
+      0,
+      who,
+    );
+    operations.push(
+      { type: 'put', key: keys.record(run.id), value: recordRaw },
+      {
+        type: 'put',
+        key: commit.checkpointKey(),
+        value: JSON.stringify({ ...newCheckpoint(next.run, now), timelineLength: 1 } satisfies Checkpoint),
+      },
+      timelineWrite(run.id, next.run, [started]),
+    );
+  } else if (finalRecord) {
     recordRaw = JSON.stringify(finalRecord);
     operations.push({ type: 'put', key: keys.record(run.id), value: recordRaw });
     operations.push({ type: 'delete', key: keys.statusIndex(run.record.status, run.id) });

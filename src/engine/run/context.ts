@@ -11,6 +11,7 @@ import {
   type ActivityOptions,
   type AnyWorkflowDefinition,
   type ChildOptions,
+  type ContinueAsNewOptions,
   type LeafCommand,
   type WorkflowContext,
 } from '../workflow';
@@ -78,7 +79,8 @@ function leafOf(operation: unknown, what: string): LeafCommand {
     command.kind === 'now' ||
     command.kind === 'random' ||
     command.kind === 'uuid' ||
-    command.kind === 'patch'
+    command.kind === 'patch' ||
+    command.kind === 'continue-as-new'
   )
     throw new TypeError(
       `${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`,
@@ -186,6 +188,24 @@ export function createContext(host: ContextHost): WorkflowContext {
     deprecatePatch(patchId: string) {
       assertName('ctx.deprecatePatch: patch', patchId);
       return new Operation<void>({ kind: 'patch', name: patchId, deprecated: true });
+    },
+    continueAsNew(input: unknown, options: ContinueAsNewOptions = {}) {
+      if (typeof options !== 'object' || options === null)
+        throw new TypeError('ctx.continueAsNew: options must be an object like { version }.');
+      for (const key of Object.keys(options))
+        if (key !== 'version')
+          throw new TypeError(`ctx.continueAsNew: unknown option '${key}'; the only option is version.`);
+      const { version } = options;
+      if (version !== undefined && (!Number.isSafeInteger(version) || version < 1))
+        throw new TypeError(
+          `ctx.continueAsNew: version must be a positive integer; got ${JSON.stringify(version)}.`,
+        );
+      return new Operation<never>({
+        kind: 'continue-as-new',
+        name: 'continue-as-new',
+        input,
+        ...(version === undefined ? {} : { version }),
+      });
     },
   };
   return ctx;

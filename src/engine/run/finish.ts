@@ -6,10 +6,11 @@
  * record (commit.ts); until it lands nothing outside the run knows the workflow ended.
  */
 import { normalizePayload, type Json } from '../codec';
-import { recordedFailure, serializeError, type SerializedError } from '../errors';
-import { keys } from '../keys';
-import type { WorkflowRecord } from '../records';
+import { WorkflowNotRegisteredError, recordedFailure, serializeError, type SerializedError } from '../errors';
+import type { TimerRecord, WorkflowRecord } from '../records';
 import type { WorkflowStatus } from '../vocabulary';
+import { executionTimerKey } from '../workflow-writes';
+import type { Command } from '../workflow';
 import { abortAll } from './activities';
 import type { RunState } from './run-state';
 import { stripStack, type Step, type Turn } from './turn';
@@ -57,17 +58,8 @@ export function finish(
   };
   if (status !== 'completed') delete record.result;
   run.finalRecord = record;
-  const frontier = run.checkpoint.frontier;
-  if (frontier)
-    for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
-  abortAll(run, 'the workflow ended');
-  if (run.record.executionTimeoutMs !== undefined && run.record.startedAt !== undefined)
-    turn.delete(
-      keys.timer(run.record.startedAt + run.record.executionTimeoutMs, run.id, `${run.record.run}.execution`),
-    );
+  endRun(run, turn, 'the workflow ended');
   for (const signal of run.signals) turn.delete(signal.key);
-  run.checkpoint = { ...run.checkpoint, frontier: null };
-  run.command = null;
   turn.note(
     status,
     error
@@ -77,4 +69,98 @@ export function finish(
         : { hasResult: true },
   );
   turn.kinds.push(status);
+}
+
+/** What every end of a run clears: the frontier's timers, running activities, the execution-deadline timer. */
+function endRun(
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'running'>,
+  turn: Turn,
+  why: string,
+): void {
+  const frontier = run.checkpoint.frontier;
+  if (frontier)
+    for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
+  abortAll(run, why);
+  const executionKey = executionTimerKey(run.record);
+  if (executionKey) turn.delete(executionKey);
+  run.checkpoint = { ...run.checkpoint, frontier: null };
+  run.command = null;
+}
+
+/**
+ * `ctx.continueAsNew(input)` reached live: the run ends as `continued-as-new` (`run.finalRecord`) and
+ * `run.continuation` is the next run's record, which the same commit creates (commit.ts), so that the id is
+ * never without a running run and a crash leaves either the old run (which replays to this call and makes
+ * it again) or the new one. The next run gets the input, the newest registered version (or the one asked
+ * for), the parent link, the schedule and the rest of the execution deadline; buffered signals stay for it.
+ * Where it cannot start — an unregistered version, an input that is not storable — the workflow fails
+ * instead, saying why; after a delivered cancel it ends `cancelled` (as a return would).
+ */
+export function continueAsNew(
+  run: Pick<
+    RunState,
+    | 'id'
+    | 'host'
+    | 'record'
+    | 'checkpoint'
+    | 'command'
+    | 'signals'
+    | 'running'
+    | 'finalRecord'
+    | 'continuation'
+  >,
+  turn: Turn,
+  command: Extract<Command, { kind: 'continue-as-new' }>,
+): void {
+  const { clock, maxPayloadBytes, engineId } = run.host;
+  if (run.checkpoint.cancel?.delivered === true)
+    return finish(run, turn, { kind: 'return', value: undefined }, false);
+  const { type } = run.record;
+  const definition = run.host.definition(type, command.version);
+  let input: Json | undefined;
+  try {
+    if (!definition) throw new WorkflowNotRegisteredError(type, command.version);
+    input = normalizePayload(
+      command.input,
+      `Input of the next run of workflow '${run.id}' (ctx.continueAsNew)`,
+      maxPayloadBytes,
+    ) as Json | undefined;
+  } catch (error) {
+    return finish(run, turn, { kind: 'throw', error }, true);
+  }
+  const now = clock.now();
+  const ended: WorkflowRecord = { ...run.record, status: 'continued-as-new', endedAt: now };
+  delete ended.result;
+  delete ended.error;
+  const { executionTimeoutMs, startedAt, parent, scheduledBy } = run.record;
+  const deadline =
+    executionTimeoutMs !== undefined && startedAt !== undefined ? startedAt + executionTimeoutMs : undefined;
+  const next: WorkflowRecord = {
+    v: 1,
+    id: run.id,
+    type,
+    version: definition!.version,
+    run: run.record.run + 1,
+    status: 'running',
+    ...(input === undefined ? {} : { input }),
+    createdAt: now,
+    startedAt: now,
+    // The deadline is the workflow's, not the run's: the chain has what is left of it.
+    ...(deadline === undefined ? {} : { executionTimeoutMs: Math.max(1, deadline - now) }),
+    ...(parent ? { parent } : {}),
+    ...(scheduledBy ? { scheduledBy } : {}),
+    continuedFrom: run.record.run,
+    createdBy: engineId,
+  };
+  run.finalRecord = ended;
+  run.continuation = next;
+  endRun(run, turn, 'the run continued as new');
+  const nextExecutionKey = executionTimerKey(next);
+  if (nextExecutionKey) {
+    const timer: TimerRecord = { workflowId: run.id, purpose: 'execution', run: next.run };
+    turn.put(nextExecutionKey, JSON.stringify(timer));
+    turn.afterCommit.push(() => run.host.timerArmed(now + next.executionTimeoutMs!));
+  }
+  turn.note('continued-as-new', { nextRun: next.run, version: next.version });
+  turn.kinds.push('continued-as-new');
 }

@@ -19,7 +19,7 @@ import { leafCommands, type Turn } from './turn';
 export async function arm(
   run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'results' | 'signals' | 'isLive'>,
   turn: Turn,
-  command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' | 'patch' }>,
+  command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' | 'patch' | 'continue-as-new' }>,
   pos: number,
 ): Promise<void> {
   const now = run.host.clock.now();

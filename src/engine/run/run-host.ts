@@ -9,7 +9,7 @@ import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { FencedWriter } from '../ownership/fenced-write';
 import type { WorkflowRecord } from '../records';
-import type { ParentClosePolicy } from '../workflow';
+import type { AnyWorkflowDefinition, ParentClosePolicy } from '../workflow';
 import type { DropReason } from './run-phase';
 import type { WorkflowRun } from './workflow-run';
 
@@ -59,6 +59,8 @@ export type RunHost = {
   /** Wake guard (docs/ownership.md): true to proceed. */
   guardWake(workflowId: string, kind: WakeKind, parkedEpoch: number): Promise<boolean>;
   prepareChild(request: ChildRequest): Promise<ChildPlan>;
+  /** The registered definition of `type` (`version`: exactly that one; otherwise the newest). */
+  definition(type: string, version?: number): AnyWorkflowDefinition | undefined;
   /** A durable timer due at `dueAt` was armed or found by this run. */
   timerArmed(dueAt: number): void;
   /** A commit of this run landed (what it waits on may have changed). */

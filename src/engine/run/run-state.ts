@@ -36,6 +36,8 @@ export type RunState = {
   readonly running: Map<number, RunningActivity>;
   /** The terminal record once the generator ended (committed by the turn's commit). */
   finalRecord: WorkflowRecord | null;
+  /** With a `continued-as-new` final record: the next run's record, created by the same commit. */
+  continuation: WorkflowRecord | null;
   /** Whether the run is still driven here (neither finished nor dropped). */
   isLive(): boolean;
   /** Queues an event in the run's mailbox. */

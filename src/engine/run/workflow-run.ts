@@ -51,7 +51,7 @@ import {
   resync,
   timerFired,
 } from './event-handlers';
-import { finish } from './finish';
+import { continueAsNew, finish } from './finish';
 import { arm, consumeSignals } from './frontier';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { replay } from './replay';
@@ -101,6 +101,7 @@ export class WorkflowRun {
       signals: loaded.signals,
       running: new Map(),
       finalRecord: null,
+      continuation: null,
       isLive: () => this.isLive,
       deliver: (event) => this.deliver(event),
     };
@@ -422,6 +423,10 @@ export class WorkflowRun {
         continue;
       }
       const pos = run.checkpoint.position;
+      if (command.kind === 'continue-as-new') {
+        continueAsNew(run, turn, command);
+        return;
+      }
       if (command.kind === 'patch') {
         // Reached live: the run takes the patch, recorded so that its replays do too (replay.ts). A
         // deprecated patch records nothing: new runs no longer need the marker.
@@ -482,6 +487,7 @@ export class WorkflowRun {
       return this.#commit(failTurn);
     }
     const { conditions, operations, recordRaw } = commitBatch(run, turn, {
+      checkpoint,
       checkpointRaw,
       epoch,
       now,
@@ -493,7 +499,11 @@ export class WorkflowRun {
       this.id,
       conditions,
       operations,
-      finalRecord ? `finish as ${finalRecord.status}` : `commit operation #${run.checkpoint.position}`,
+      finalRecord
+        ? run.continuation
+          ? `continue as new (run ${run.continuation.run})`
+          : `finish as ${finalRecord.status}`
+        : `commit operation #${run.checkpoint.position}`,
       { anchored: true },
     );
     if (!outcome.ok) {

@@ -190,6 +190,10 @@ export const schemas: Readonly<Record<string, Schema>> = {
       },
       bufferedSignalsMore: { type: 'boolean' },
       forkedFrom: ref('ForkedFrom'),
+      continuedFrom: {
+        type: 'integer',
+        description: 'The run before it, which called `ctx.continueAsNew` and started this run in its place.',
+      },
       scheduledBy: {
         type: 'object',
         required: ['schedule', 'slot'],

@@ -241,6 +241,13 @@ function describeText(description: WorkflowDescription, labels: Map<string, stri
   if (description.reason) entries.push(['Reason', description.reason]);
   if (description.parentId) entries.push(['Parent', description.parentId]);
   if (description.scheduledBy) entries.push(['Scheduled by', JSON.stringify(description.scheduledBy)]);
+  if (description.forkedFrom) {
+    const { id, run, position } = description.forkedFrom;
+    entries.push(['Forked from', `${id} run ${run}, from #${position}`]);
+  }
+  if (description.continuedFrom !== undefined)
+    entries.push(['Continued from', `run ${description.continuedFrom} (continued as new)`]);
+  if (description.status === 'continued-as-new') entries.push(['Continued as', `run ${description.run + 1}`]);
   if (description.bufferedSignals.length > 0)
     entries.push([
       'Buffered signals',

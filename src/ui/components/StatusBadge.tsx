@@ -14,6 +14,7 @@ const tone: Record<WorkflowStatus, 'info' | 'success' | 'danger' | 'warning' | '
   cancelled: 'neutral',
   terminated: 'neutral',
   'timed-out': 'danger',
+  'continued-as-new': 'neutral',
 };
 
 export function StatusBadge({ status, testId }: { status: WorkflowStatus; testId?: string }) {

@@ -21,6 +21,7 @@ const declared: Record<keyof WorkflowContext, true> = {
   uuid: true,
   patched: true,
   deprecatePatch: true,
+  continueAsNew: true,
 };
 
 describe('the workflow API the editor knows', () => {

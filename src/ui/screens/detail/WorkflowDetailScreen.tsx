@@ -366,6 +366,37 @@ function Header({
             </dd>
           </div>
         ) : null}
+        {workflow.continuedFrom !== undefined ? (
+          <div className={styles.fact}>
+            <dt>Continued from</dt>
+            <dd data-testid="detail.continued-from">
+              <Link
+                to={routes.workflow(workflow.workflowId, workflow.continuedFrom)}
+                className={styles.mono}
+                testId="detail.continued-from-link"
+                title={`Run ${workflow.continuedFrom} called ctx.continueAsNew: this run started in its place, with the input it gave`}
+              >
+                {`run ${workflow.continuedFrom}`}
+              </Link>
+              <span className={styles.muted}> · continued as new</span>
+            </dd>
+          </div>
+        ) : null}
+        {workflow.status === 'continued-as-new' ? (
+          <div className={styles.fact}>
+            <dt>Continued as</dt>
+            <dd data-testid="detail.continued-as">
+              <Link
+                to={routes.workflow(workflow.workflowId, workflow.run + 1)}
+                className={styles.mono}
+                testId="detail.continued-as-link"
+                title={`This run called ctx.continueAsNew: run ${workflow.run + 1} started in its place`}
+              >
+                {`run ${workflow.run + 1}`}
+              </Link>
+            </dd>
+          </div>
+        ) : null}
         {workflow.parentId ? (
           <div className={styles.fact}>
             <dt>Parent</dt>

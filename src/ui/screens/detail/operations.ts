@@ -79,7 +79,11 @@ export function describeEntry(
 ): string {
   switch (entry.kind) {
     case 'started':
-      return entry.detail.delayed ? 'started after its delay' : 'started';
+      return entry.detail.continuedFrom !== undefined
+        ? `started by run ${entry.detail.continuedFrom} (continued as new)`
+        : entry.detail.delayed
+          ? 'started after its delay'
+          : 'started';
     case 'scheduled':
       return 'scheduled (start delayed)';
     case 'claim-acquired': {
@@ -134,6 +138,10 @@ export function describeEntry(
     }
     case 'cancelled':
       return `cancelled${entry.detail.reason ? `: ${entry.detail.reason}` : ''}`;
+    case 'continued-as-new': {
+      const { nextRun, version } = entry.detail;
+      return `continued as new: run ${nextRun ?? '?'}${version !== undefined ? ` (version ${version})` : ''}`;
+    }
     case 'terminated': {
       const { reason, newEpoch } = entry.detail;
       return `terminated${reason ? `: ${reason}` : ''}${newEpoch !== undefined ? ` (epoch → ${newEpoch})` : ''}`;

@@ -25,9 +25,10 @@ import { typeChoices } from '../../components/definition-catalog';
 
 /**
  * The status toggles, in the order shown, with their labels: typed by the one vocabulary (`WorkflowStatus`),
- * so a new status does not compile until it has a toggle here.
+ * so a new status does not compile until it has a toggle here. `continued-as-new` is an earlier run's status
+ * only (no workflow is listed with it), so it has none.
  */
-const statusLabels: Record<WorkflowStatus, string> = {
+const statusLabels: Record<Exclude<WorkflowStatus, 'continued-as-new'>, string> = {
   running: 'Running',
   pending: 'Pending',
   suspended: 'Suspended',
@@ -37,7 +38,7 @@ const statusLabels: Record<WorkflowStatus, string> = {
   terminated: 'Terminated',
   'timed-out': 'Timed out',
 };
-const statusOptions = (Object.keys(statusLabels) as WorkflowStatus[]).map((value) => ({
+const statusOptions = (Object.keys(statusLabels) as (keyof typeof statusLabels)[]).map((value) => ({
   value,
   label: statusLabels[value],
 }));

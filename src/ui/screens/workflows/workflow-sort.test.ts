@@ -30,8 +30,9 @@ describe('sortWorkflows', () => {
       'terminated',
       'cancelled',
       'completed',
+      'continued-as-new',
     ]);
-    expect(sortWorkflows(rows, 'status', 'desc')[0]!.status).toBe('completed');
+    expect(sortWorkflows(rows, 'status', 'desc')[0]!.status).toBe('continued-as-new');
   });
 
   it('breaks ties by newest first, then id', () => {

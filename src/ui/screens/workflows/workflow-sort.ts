@@ -16,6 +16,7 @@ const statusOrder: Record<WorkflowStatus, number> = {
   terminated: 5,
   cancelled: 6,
   completed: 7,
+  'continued-as-new': 8,
 };
 
 function compareBy(key: WorkflowSortKey, ownerLabel: (engineId: string) => string) {
