@@ -86,6 +86,8 @@ export type SimulationReport = {
     completionsRefused: number;
     /** Times every engine's held set was compared with the stored holders after a pass. */
     heldSetChecks: number;
+    /** Collector runs that ended by continuing as new. */
+    continuedAsNew: number;
   };
 };
 
@@ -211,13 +213,17 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       return 'done';
     },
   });
-  /** Collects `item` signals until one says `stop`; returns them in the order consumed. */
+  /**
+   * Collects `item` signals until one says `stop`; returns them in the order consumed. Every two items it
+   * continues as new, carrying what it collected: the signals sent meanwhile stay buffered for the next run.
+   */
   const collector = defineWorkflow({
     name: 'collector',
     version: 1,
-    *run(ctx) {
-      const items: string[] = [];
-      for (;;) {
+    *run(ctx, input: { items?: string[] } | undefined) {
+      const items: string[] = [...(input?.items ?? [])];
+      for (let taken = 0; ; taken++) {
+        if (taken === 2) return yield* ctx.continueAsNew({ items });
         const item = yield* ctx.waitForSignal<string>('item');
         if (item === 'stop') return items;
         items.push(String(item));
@@ -250,6 +256,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     externalCompletions: 0,
     completionsRefused: 0,
     heldSetChecks: 0,
+    continuedAsNew: 0,
   };
   let nonces = 0;
   /** One completeActivity / failActivity call, noted when issued and settled when it answers. */
@@ -794,10 +801,25 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         violate(`idempotency key ${key} returned ${run}, which it did not start`);
   }
 
-  // Signal-with-start: every item consumed exactly once, by the run it was delivered to.
+  // Signal-with-start: every item consumed exactly once, by the run it was delivered to or — that run having
+  // continued as new — by the run that ended its chain (which returns the items of the whole chain).
   const consumed = new Map<string, { workflowId: string; run: number }[]>();
-  for (const id of collectors)
-    for (const { run, record } of runs.get(id) ?? []) {
+  /** `${id}#${run}` → the run that ended its chain. */
+  const chainEnd = new Map<string, number>();
+  for (const id of collectors) {
+    const views = runs.get(id) ?? [];
+    let end: number | null = null;
+    for (const { run, record } of [...views].reverse()) {
+      if (record.status !== 'continued-as-new') end = run;
+      else if (end === null || !views.some((view) => view.run === run + 1))
+        violate(`collector ${id} run ${run} continued as new, but no run ${run + 1} is stored`);
+      if (end !== null) chainEnd.set(`${id}#${run}`, end);
+    }
+    for (const { run, record } of views) {
+      if (record.status === 'continued-as-new') {
+        stats.continuedAsNew++;
+        continue;
+      }
       if (record.status !== 'completed') {
         violate(`collector ${id} run ${run} ended ${record.status}`);
         continue;
@@ -805,6 +827,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       for (const item of (record.result as string[] | undefined) ?? [])
         consumed.set(item, [...(consumed.get(item) ?? []), { workflowId: id, run }]);
     }
+  }
   const sentPayloads = new Set(sent.map(({ payload }) => payload));
   for (const [item, where] of consumed) {
     if (where.length > 1)
@@ -817,7 +840,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   for (const { workflowId, payload, run, started } of sent) {
     if (run === null) continue;
     const where = consumed.get(payload) ?? [];
-    if (!where.some((w) => w.workflowId === workflowId && w.run === run))
+    const ends = chainEnd.get(`${workflowId}#${run}`) ?? run;
+    if (!where.some((w) => w.workflowId === workflowId && w.run === ends))
       violate(
         `signal ${payload} was delivered to ${workflowId} run ${run} but consumed ${where.length === 0 ? 'nowhere' : `by ${where.map((w) => `${w.workflowId}#${w.run}`).join(', ')}`}`,
       );

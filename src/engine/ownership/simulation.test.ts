@@ -21,6 +21,7 @@ describe('28. randomised multi-engine simulation', () => {
       expect(report.violations, explain(report)).toEqual([]);
       expect(report.stats.statuses.running ?? 0).toBe(0);
       expect(report.stats.crashes + report.stats.freezes).toBeGreaterThan(0);
+      expect(report.stats.continuedAsNew).toBeGreaterThan(0);
     });
   }
 
