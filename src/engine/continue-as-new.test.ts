@@ -174,6 +174,13 @@ describe.each(stores)('continue-as-new on $name', (store) => {
     expect(ended.at(-1)).toMatchObject({ kind: 'continued-as-new', detail: { nextRun: 2, version: 1 } });
     const started = await engine.timeline('c', { run: 2 });
     expect(started[0]).toMatchObject({ kind: 'started', detail: { continuedFrom: 1 } });
+    // The claim goes on, at the same epoch: the new run's timeline says who holds it from its start.
+    expect(started[1]).toMatchObject({
+      kind: 'claim-acquired',
+      engineId: engine.id,
+      epoch: ended.at(-1)!.epoch,
+      detail: { engineId: engine.id, epoch: ended.at(-1)!.epoch, how: 'continue-as-new' },
+    });
     expect(engine.metrics().runsContinued).toBe(2);
     expect(engine.events.filter((event) => event.type === 'workflow.continued-as-new')).toEqual([
       { type: 'workflow.continued-as-new', workflowId: 'c', run: 2 },

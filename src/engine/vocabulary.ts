@@ -88,8 +88,11 @@ export const ownershipKinds = ['claim-acquired', 'claim-taken-over', 'claim-rele
 /** Why a claim was taken over: its holder's claim expired, its engine died or stopped, or it was unreadable. */
 export type TakeoverReason = 'expired' | 'holder-dead' | 'holder-stopped' | 'orphaned' | 'undecodable-holder';
 
-/** How an engine came to hold a workflow, as a `claim-acquired` entry says. */
-export type AcquireHow = 'start' | 'child' | 'acquire' | 'resume' | 'delayed-start';
+/**
+ * How an engine came to hold a workflow, as a `claim-acquired` entry says. `continue-as-new`: the claim the
+ * run before held, carried into the run it started (the first entries of the new run's timeline).
+ */
+export type AcquireHow = 'start' | 'child' | 'acquire' | 'resume' | 'delayed-start' | 'continue-as-new';
 
 /** The entries of one kind of a timeline, typed by that kind. */
 export function entriesOf<K extends TimelineKind>(

@@ -46,6 +46,32 @@ describe('countdown', () => {
     expect(fired.map((entry) => entry.engineId)).toEqual([a.id, a.id, b.id, b.id, b.id, b.id]);
   });
 
+  it('continues as new every ticksPerRun ticks: each run replays its own ticks, the chain counts them all', async () => {
+    const world = new TestWorld();
+    const options = { ownership: 'workflow-lease' as const, liveness: world.liveness };
+    const a = await world.engine([countdown], options);
+    const b = await world.engine([countdown], options);
+    const handle = await a.start(countdown, { from: 5, tickMs: 500, ticksPerRun: 2 }, { id: 'cd' });
+    await world.idle();
+    await world.advance(1_500, { stepMs: 500 });
+    // Run 2 counts from 3; the chain's total is still 5.
+    expect(await b.describe('cd')).toMatchObject({ run: 2, continuedFrom: 1, input: { from: 3, total: 5 } });
+    expect(await b.query('cd', 'progress')).toEqual({ remaining: 2, total: 5 });
+
+    world.liveness.kill(a.id); // handed over in the middle of run 2
+    await world.advance(2_000, { stepMs: 500, engines: [b] });
+    expect(await b.handle('cd', { run: 1 }).result()).toEqual({ counted: 5 });
+    expect(await handle.result()).toEqual({ counted: 5 });
+    const runs = await b.runs('cd');
+    expect(runs.map(({ run, status }) => `${run}:${status}`)).toEqual([
+      '3:completed',
+      '2:continued-as-new',
+      '1:continued-as-new',
+    ]);
+    for (const run of [1, 2, 3])
+      expect(entriesOf(await b.timeline('cd', { run }), 'timer-fired')).toHaveLength(run === 3 ? 1 : 2);
+  });
+
   it('fails with a readable message for an impossible count', async () => {
     const world = new TestWorld();
     const engine = await world.engine([countdown]);

@@ -4,6 +4,9 @@
  * freeze it past its claim) and another tab continues from the tick it reached, without repeating one.
  *
  * The `remaining` and `progress` queries read the committed state, so any tab can watch the count.
+ *
+ * With `ticksPerRun`, it continues as new every that many ticks (`ctx.continueAsNew`): a count of 10,000
+ * then replays at most `ticksPerRun` ticks on a handoff, and its page shows the chain of runs.
  */
 import { defineWorkflow, type WorkflowContext } from '../engine';
 
@@ -12,6 +15,10 @@ export type CountdownInput = {
   from: number;
   /** The length of one tick (a durable sleep), in ms. Default 500. */
   tickMs?: number;
+  /** Continue as new every this many ticks (a positive integer). Default: one run for the whole count. */
+  ticksPerRun?: number;
+  /** Where the whole count started (set by the run that continued as new; `from` otherwise). */
+  total?: number;
 };
 
 type CountdownState = { remaining: number; total: number };
@@ -28,14 +35,19 @@ export const countdown = defineWorkflow({
     const tickMs = input.tickMs ?? 500;
     if (typeof tickMs !== 'number' || !Number.isFinite(tickMs) || tickMs < 0)
       throw new TypeError(`countdown input: tickMs must be a number of milliseconds ≥ 0; got ${tickMs}.`);
+    const { ticksPerRun } = input;
+    if (ticksPerRun !== undefined && (!Number.isInteger(ticksPerRun) || ticksPerRun < 1))
+      throw new TypeError(`countdown input: ticksPerRun must be a positive integer; got ${ticksPerRun}.`);
     const state = ctx.state;
-    state.total = input.from;
-    for (let remaining = input.from; remaining > 0; remaining--) {
+    const total = input.total ?? input.from;
+    state.total = total;
+    for (let remaining = input.from, ticks = 0; remaining > 0; remaining--, ticks++) {
+      if (ticks === ticksPerRun) return yield* ctx.continueAsNew({ ...input, from: remaining, total });
       state.remaining = remaining;
       yield* ctx.sleep(tickMs);
     }
     state.remaining = 0;
-    return { counted: input.from };
+    return { counted: total };
   },
   queries: {
     remaining: (state) => state.remaining ?? null,

@@ -17,7 +17,7 @@ import { assertPlainData, utf8Bytes } from '../codec';
 import { PayloadTooLargeError } from '../errors';
 import { keys } from '../keys';
 import { mutation } from '../mutations';
-import { encodePastRun, type Checkpoint, type WorkflowRecord } from '../records';
+import { encodePastRun, type Checkpoint, type TimelineNote, type WorkflowRecord } from '../records';
 import {
   commitRecordKey,
   encodeCommitRecord,
@@ -117,24 +117,32 @@ export function commitBatch(
   let recordRaw = commit.recordRaw;
   if (next) {
     // The next run, in the place of this one: the status stays `running` (its index entry too), the claim
-    // is kept, and its log starts with its `started` entry.
+    // is kept, and its log starts with its `started` entry (and the claim's, under workflow-lease).
     recordRaw = JSON.stringify(next);
-    const started = timelineEntry(
+    const notes: TimelineNote[] = [
       {
         kind: 'started',
         detail: { workflowType: next.type, version: next.version, continuedFrom: run.record.run },
       },
-      0,
-      who,
-    );
+    ];
+    // The claim goes on with the new run: its timeline says who holds it, at which epoch, from its start.
+    if (epoch > 0)
+      notes.push({
+        kind: 'claim-acquired',
+        detail: { engineId: host.engineId, epoch, how: 'continue-as-new' },
+      });
+    const entries = notes.map((note, seq) => timelineEntry(note, seq, who));
     operations.push(
       { type: 'put', key: keys.record(run.id), value: recordRaw },
       {
         type: 'put',
         key: commit.checkpointKey(),
-        value: JSON.stringify({ ...newCheckpoint(next.run, now), timelineLength: 1 } satisfies Checkpoint),
+        value: JSON.stringify({
+          ...newCheckpoint(next.run, now),
+          timelineLength: entries.length,
+        } satisfies Checkpoint),
       },
-      timelineWrite(run.id, next.run, [started]),
+      timelineWrite(run.id, next.run, entries),
     );
   } else if (finalRecord) {
     recordRaw = JSON.stringify(finalRecord);

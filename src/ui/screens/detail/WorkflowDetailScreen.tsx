@@ -349,51 +349,60 @@ function Header({
           <div className={styles.fact}>
             <dt>Forked from</dt>
             <dd data-testid="detail.forked-from">
-              <Link
-                to={routes.workflow(workflow.forkedFrom.id, workflow.forkedFrom.run)}
-                className={styles.mono}
-                testId="detail.forked-from-link"
-                title={`Replays run ${workflow.forkedFrom.run} of ${workflow.forkedFrom.id} up to operation #${workflow.forkedFrom.position}, then ran on from there`}
-              >
-                {workflow.forkedFrom.id === workflow.workflowId
-                  ? `run ${workflow.forkedFrom.run}`
-                  : `${workflow.forkedFrom.id} · run ${workflow.forkedFrom.run}`}
-              </Link>
-              <span className={styles.muted}>
-                {' · from #'}
-                {workflow.forkedFrom.position}
+              <span>
+                <Link
+                  to={routes.workflow(workflow.forkedFrom.id, workflow.forkedFrom.run)}
+                  className={styles.mono}
+                  testId="detail.forked-from-link"
+                  title={`Replays run ${workflow.forkedFrom.run} of ${workflow.forkedFrom.id} up to operation #${workflow.forkedFrom.position}, then ran on from there`}
+                >
+                  {workflow.forkedFrom.id === workflow.workflowId
+                    ? `run ${workflow.forkedFrom.run}`
+                    : `${workflow.forkedFrom.id} · run ${workflow.forkedFrom.run}`}
+                </Link>
+                <span className={styles.muted}>
+                  {' · from #'}
+                  {workflow.forkedFrom.position}
+                </span>
               </span>
             </dd>
           </div>
         ) : null}
-        {workflow.continuedFrom !== undefined ? (
-          <div className={styles.fact}>
-            <dt>Continued from</dt>
-            <dd data-testid="detail.continued-from">
-              <Link
-                to={routes.workflow(workflow.workflowId, workflow.continuedFrom)}
-                className={styles.mono}
-                testId="detail.continued-from-link"
-                title={`Run ${workflow.continuedFrom} called ctx.continueAsNew: this run started in its place, with the input it gave`}
-              >
-                {`run ${workflow.continuedFrom}`}
-              </Link>
-              <span className={styles.muted}> · continued as new</span>
-            </dd>
-          </div>
-        ) : null}
-        {workflow.status === 'continued-as-new' ? (
-          <div className={styles.fact}>
-            <dt>Continued as</dt>
-            <dd data-testid="detail.continued-as">
-              <Link
-                to={routes.workflow(workflow.workflowId, workflow.run + 1)}
-                className={styles.mono}
-                testId="detail.continued-as-link"
-                title={`This run called ctx.continueAsNew: run ${workflow.run + 1} started in its place`}
-              >
-                {`run ${workflow.run + 1}`}
-              </Link>
+        {workflow.continuedFrom !== undefined || workflow.status === 'continued-as-new' ? (
+          <div className={`${styles.fact} ${styles.twoColumns}`}>
+            <dt>Continued as new</dt>
+            <dd data-testid="detail.chain">
+              <span>
+                {workflow.continuedFrom !== undefined ? (
+                  <span data-testid="detail.continued-from">
+                    {'from '}
+                    <Link
+                      to={routes.workflow(workflow.workflowId, workflow.continuedFrom)}
+                      className={styles.mono}
+                      testId="detail.continued-from-link"
+                      title={`Run ${workflow.continuedFrom} called ctx.continueAsNew: this run started in its place, with the input it gave`}
+                    >
+                      {`run ${workflow.continuedFrom}`}
+                    </Link>
+                  </span>
+                ) : null}
+                {workflow.continuedFrom !== undefined && workflow.status === 'continued-as-new' ? (
+                  <span className={styles.muted}>{' · '}</span>
+                ) : null}
+                {workflow.status === 'continued-as-new' ? (
+                  <span data-testid="detail.continued-as">
+                    {'into '}
+                    <Link
+                      to={routes.workflow(workflow.workflowId, workflow.run + 1)}
+                      className={styles.mono}
+                      testId="detail.continued-as-link"
+                      title={`This run called ctx.continueAsNew: run ${workflow.run + 1} started in its place`}
+                    >
+                      {`run ${workflow.run + 1}`}
+                    </Link>
+                  </span>
+                ) : null}
+              </span>
             </dd>
           </div>
         ) : null}
