@@ -91,6 +91,7 @@ const ourFolders = [
   'react',
   'public',
   'ui',
+  'test-kit',
 ];
 const except = (...folders) => ourFolders.filter((folder) => !folders.includes(folder));
 
@@ -366,6 +367,22 @@ export default tseslint.config(
       ['ui', 'workflows'],
       'An entry point re-exports the runtime layers: never the studio (src/ui) or its demos (src/workflows).',
     ),
+  }),
+  ...zone('src/test-kit', 'the test kit (shuttle/testing): an engine in memory on a simulated clock', {
+    patterns: [
+      {
+        group: ['**/engine/**', '!**/engine/index'],
+        message: 'It imports the engine through src/engine/index.ts only.',
+      },
+      ...folders(['storage'], 'From src/storage it imports the memory store and the seeded random only.', {
+        allow: ['storage/memory', 'storage/seeded-random'],
+      }),
+      ...folders(
+        except('test-kit', 'engine', 'storage'),
+        'It imports the engine and the memory store only: never a runtime, the protocol or the studio.',
+      ),
+      anyPackage('It imports no packages: it runs wherever the engine runs.'),
+    ],
   }),
   ...zone('src/workflows', 'the built-in demos', {
     patterns: [

@@ -41,7 +41,7 @@ describe('the tarball', () => {
     const listing = run('tar', ['-tzf', packed().tarball]);
     expect(listing.status, output(listing)).toBe(0);
     const files = listing.stdout.split('\n').filter(Boolean);
-    for (const entry of ['index', 'workflow', 'browser', 'browser-worker', 'react', 'server']) {
+    for (const entry of ['index', 'workflow', 'browser', 'browser-worker', 'react', 'server', 'testing']) {
       expect(files).toContain(`package/lib/${entry}.js`);
       expect(files).toContain(`package/lib/${entry}.d.ts`);
     }
@@ -74,7 +74,7 @@ describe('the tarball', () => {
 });
 
 describe('the public API', () => {
-  test.each(['index', 'workflow', 'browser', 'browser-worker', 'react', 'server'])(
+  test.each(['index', 'workflow', 'browser', 'browser-worker', 'react', 'server', 'testing'])(
     "api/%s.api.md is what was built (a change is reviewed: `npm run build:package -- --update`, then commit the report's diff)",
     (entry) => {
       const built = path.join(root, '.build', 'api', `${entry}.api.md`);

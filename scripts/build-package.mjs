@@ -37,6 +37,7 @@ export const entryPoints = {
   'browser-worker': { subpath: './browser-worker', source: 'src/public/browser-worker.ts' },
   react: { subpath: './react', source: 'src/public/react.ts' },
   server: { subpath: './server', source: 'src/public/server.ts' },
+  testing: { subpath: './testing', source: 'src/public/testing.ts' },
 };
 /** The `shuttle` command's code (bin/shuttle.mjs loads it): not an entry point of the API. */
 const cliSource = 'src/server/cli.ts';

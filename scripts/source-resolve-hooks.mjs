@@ -2,7 +2,7 @@
 // them when src/ is there): a definition file loaded as a Node module that imports `shuttle` or
 // `shuttle/<entry>` gets the source entry point (src/public/<entry>.ts, through tsx) — the same modules the
 // command itself runs — instead of the package's build in lib/, which may be stale or missing.
-const entries = new Set(['workflow', 'browser', 'browser-worker', 'react', 'server']);
+const entries = new Set(['workflow', 'browser', 'browser-worker', 'react', 'server', 'testing']);
 
 export async function resolve(specifier, context, nextResolve) {
   const match = /^shuttle(?:\/([a-z-]+))?$/.exec(specifier);

@@ -172,6 +172,23 @@ const zones: Record<string, Zone> = {
     ],
     allowed: moduleOf(["import { defineWorkflow } from '../engine';"]),
   },
+  'test-kit': {
+    file: 'src/test-kit/zone-example.ts',
+    forbidden: [
+      {
+        code: "import { createEngine } from '../engine/engine';",
+        message: 'src/test-kit: the test kit (shuttle/testing)',
+      },
+      { code: "import { PostgresStorage } from '../storage/postgres';", message: 'the memory store' },
+      { code: "import { serveEngineHost } from '../host/engine-host';", message: 'never a runtime' },
+      { code: "import { Hono } from 'hono';", message: 'It imports no packages' },
+    ],
+    allowed: moduleOf([
+      "import { createEngine } from '../engine';",
+      "import { MemoryStorage } from '../storage/memory';",
+      "import { seededRandom } from '../storage/seeded-random';",
+    ]),
+  },
   react: {
     file: 'src/react/zone-example.ts',
     forbidden: [

@@ -150,6 +150,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       random: options.random,
       maxPayloadBytes: options.maxPayloadBytes,
       mapStack: options.mapStack,
+      activityInterceptors: options.activityInterceptors,
       manualTimers: options.backgroundTasks === 'manual',
       metrics,
       emit,

@@ -9,7 +9,7 @@ import { InvalidOptionsError, type StackMapper } from './errors';
 import { defaultMaxPayloadBytes } from './vocabulary';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
-import type { AnyWorkflowDefinition } from './workflow';
+import type { ActivityInterceptor, AnyWorkflowDefinition } from './workflow';
 
 export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
 export const ownershipModes: readonly OwnershipMode[] = ['none', 'lease', 'workflow-lease'];
@@ -87,6 +87,15 @@ export type EngineOptions = {
    * stack is only bounded).
    */
   mapStack?: (stack: string) => string;
+  /**
+   * Middleware around work the engine runs for workflows. `activities`: around every activity attempt,
+   * outermost first (`ActivityInterceptor`): for timing, logging, tracing, or mocks in tests.
+   */
+  interceptors?: EngineInterceptors;
+};
+
+export type EngineInterceptors = {
+  activities?: readonly ActivityInterceptor[];
 };
 
 export type ResolvedOptions = {
@@ -112,6 +121,7 @@ export type ResolvedOptions = {
   retentionMs: number | undefined;
   idempotencyWindowMs: number;
   mapStack: StackMapper | undefined;
+  activityInterceptors: readonly ActivityInterceptor[];
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -226,9 +236,30 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     throw new InvalidOptionsError(
       `options.mapStack must be a function (stack: string) => string; got ${quote(options.mapStack)}.`,
     );
+  const { interceptors } = options;
+  if (interceptors !== undefined) {
+    if (typeof interceptors !== 'object' || interceptors === null || Array.isArray(interceptors))
+      throw new InvalidOptionsError(
+        `options.interceptors must be an object like { activities: [...] }; got ${quote(interceptors)}.`,
+      );
+    for (const key of Object.keys(interceptors))
+      if (key !== 'activities')
+        throw new InvalidOptionsError(
+          `Unknown interceptor kind '${key}' in options.interceptors; the kinds are: activities.`,
+        );
+    const { activities } = interceptors;
+    if (
+      activities !== undefined &&
+      (!Array.isArray(activities) || activities.some((interceptor) => typeof interceptor !== 'function'))
+    )
+      throw new InvalidOptionsError(
+        'options.interceptors.activities must be an array of functions (call, next) => result.',
+      );
+  }
   return {
     storage,
     mapStack: options.mapStack,
+    activityInterceptors: [...(interceptors?.activities ?? [])],
     workflows: options.workflows ?? [],
     ownership,
     backgroundTasks,

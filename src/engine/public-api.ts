@@ -7,7 +7,7 @@
 export * from './workflow-api';
 export { createEngine } from './engine';
 export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
-export type { EngineOptions, OwnershipMode } from './options';
+export type { EngineInterceptors, EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { IdReuse, StartOptions } from './lifecycle';
 export type { ForkOptions } from './fork';

@@ -133,3 +133,12 @@ export class TimerScheduler {
     this.#handle = undefined;
   }
 }
+
+/**
+ * When the earliest durable timer of the store falls due (any workflow's: a sleep, a retry wait, a timeout, a
+ * delayed start, an execution deadline), or null when none is armed. The test kit skips time to it.
+ */
+export async function nextTimerDue(storage: Storage): Promise<number | null> {
+  const [first] = await storage.scan(keys.timersPrefix, { limit: 1 });
+  return first ? (parseTimerKey(first.key)?.dueAt ?? null) : null;
+}

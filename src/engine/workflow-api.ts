@@ -9,7 +9,9 @@
  */
 export { defineWorkflow, Operation } from './workflow';
 export type {
+  ActivityCall,
   ActivityContext,
+  ActivityInterceptor,
   ActivityFunction,
   ActivityOptions,
   AnyWorkflowDefinition,

@@ -66,6 +66,31 @@ export type ActivityContext = {
 
 export type ActivityFunction<T> = (context: ActivityContext) => T | Promise<T>;
 
+/** The attempt an activity interceptor wraps: which activity of which run, and the attempt's context. */
+export type ActivityCall = {
+  readonly workflowId: string;
+  readonly workflowType: string;
+  readonly run: number;
+  /** The activity's name, as given to `ctx.activity(name, …)`. */
+  readonly activity: string;
+  /** The operation's position in the run's history (and its member inside `all` / `race`). */
+  readonly position: number;
+  readonly member: number;
+  readonly context: ActivityContext;
+};
+
+/**
+ * Middleware around every activity attempt an engine runs (`createEngine({ interceptors: { activities } })`),
+ * outermost first. Call `next(context)` to run the activity (through the interceptors after this one) and
+ * return what it returns — timing, logging, tracing, a changed context — or return without calling it (a
+ * mock: the test kit's `activities` are such an interceptor), or throw (the attempt fails; its retry
+ * policy applies). What it returns is the attempt's result, recorded like any.
+ */
+export type ActivityInterceptor = (
+  call: ActivityCall,
+  next: (context: ActivityContext) => unknown,
+) => unknown;
+
 export type ParentClosePolicy = 'await' | 'abandon' | 'terminate';
 
 export type ChildOptions = {

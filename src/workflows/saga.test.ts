@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WorkflowCancelledError, WorkflowFailedError, type ActivityContext } from '../engine';
+import { createTestEnvironment } from '../test-kit';
 import { saga, sagaActivities, type SagaInput, type SagaStep } from './saga';
 import { TestWorld, entriesOf } from './workflows.test-support';
 
@@ -28,12 +29,12 @@ function untilAborted({ signal }: ActivityContext): Promise<never> {
   return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
 }
 
+/** The saga on the test kit (shuttle/testing): an engine in memory, time skipped. */
 async function runSaga(input: SagaInput) {
-  const world = new TestWorld();
-  const engine = await world.engine([saga]);
-  const handle = await engine.start(saga, input, { id: 'trip' });
-  await world.idle();
-  return { world, engine, handle };
+  const env = await createTestEnvironment({ workflows: [saga] });
+  const handle = await env.engine.start(saga, input, { id: 'trip' });
+  await env.idle();
+  return { env, engine: env.engine, handle };
 }
 
 afterEach(() => {
@@ -105,14 +106,11 @@ describe('saga', () => {
 
   it('fails with SagaCompensationError when a cancellation keeps failing, after running the others', async () => {
     const calls = spyOnActivities();
-    const { world, engine, handle } = await runSaga({ ...trip, failAt: 'car', failCompensationOf: 'hotel' });
-    // cancel-hotel: five attempts, backing off 500, 1,000, 2,000, 4,000 ms.
-    for (const wait of [500, 1_000, 2_000, 4_000]) {
-      await world.advance(wait);
-      await world.idle();
-    }
-
-    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    const { env, engine, handle } = await runSaga({ ...trip, failAt: 'car', failCompensationOf: 'hotel' });
+    const start = env.now();
+    // cancel-hotel: five attempts, backing off 500, 1,000, 2,000, 4,000 ms — skipped, not waited for.
+    await expect(env.result(handle)).rejects.toThrow(WorkflowFailedError);
+    expect(env.now() - start).toBe(500 + 1_000 + 2_000 + 4_000);
     await expect(handle.result()).rejects.toThrow(
       /SagaCompensationError: Trip TRIP-7: car failed and these bookings could not be cancelled: hotel HT-TRIP-7/,
     );
@@ -122,23 +120,22 @@ describe('saga', () => {
   });
 
   it('compensates before ending cancelled when it is cancelled mid-booking', async () => {
-    const original = sagaActivities.book;
     const calls = spyOnActivities();
-    calls.book.mockImplementation((request, activity) =>
-      request.step === 'hotel' ? untilAborted(activity) : original(request, activity),
-    );
-    const world = new TestWorld();
-    const engine = await world.engine([saga]);
-    const handle = await engine.start(saga, trip, { id: 'trip' });
-    await vi.waitFor(() => expect(calls.booked()).toEqual(['flight', 'hotel']));
+    // The hotel booking is mocked (by activity name) to work until the engine aborts it.
+    const env = await createTestEnvironment({
+      workflows: [saga],
+      activities: { 'book-hotel': untilAborted },
+    });
+    const handle = await env.engine.start(saga, trip, { id: 'trip' });
+    await vi.waitFor(() => expect(env.activityCalls.map((call) => call.activity)).toEqual(['book-hotel']));
+    expect(calls.booked()).toEqual(['flight']);
 
-    await engine.cancel('trip', 'traveller changed plans');
-    await world.idle();
-
-    await expect(handle.result()).rejects.toThrow(WorkflowCancelledError);
+    await env.engine.cancel('trip', 'traveller changed plans');
+    await expect(env.result(handle)).rejects.toThrow(WorkflowCancelledError);
     expect(calls.cancelled()).toEqual(['flight']);
-    expect(await engine.query('trip', 'bookings')).toMatchObject({ compensated: ['flight'] });
-    expect((await engine.describe('trip')).status).toBe('cancelled');
+    expect(await env.engine.query('trip', 'bookings')).toMatchObject({ compensated: ['flight'] });
+    expect((await env.engine.describe('trip')).status).toBe('cancelled');
+    await env.close();
   });
 
   it('recovers on a new engine during a compensation backoff without re-running recorded bookings', async () => {

@@ -24,7 +24,7 @@ import {
 } from '../errors';
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { keys } from '../keys';
-import type { LeafCommand } from '../workflow';
+import type { ActivityFunction, LeafCommand } from '../workflow';
 import { ActivityAttempt } from './activity-attempt';
 import { armTimer, leafAt, resolveLeaf } from './frontier';
 import { nextRetryWait } from './retry';
@@ -190,8 +190,28 @@ function runActivity(
   const external = command.options.completion === 'external';
   // An external activity may have been completed already (before a takeover, say): look at once.
   if (external) run.deliver({ type: 'completions' });
+  const interceptors = run.host.activityInterceptors;
+  const fn =
+    interceptors.length === 0
+      ? command.fn
+      : interceptors.reduceRight<ActivityFunction<unknown>>(
+          (next, interceptor) => (context) =>
+            interceptor(
+              {
+                workflowId: run.id,
+                workflowType: run.record.type,
+                run: run.record.run,
+                activity: command.name,
+                position: pos,
+                member,
+                context,
+              },
+              next,
+            ),
+          command.fn,
+        );
   running.run(
-    command.fn,
+    fn,
     external ? completionToken(run.id, run.record.run, pos, member) : undefined,
     (details) => {
       if (!run.isLive()) return;
@@ -203,6 +223,8 @@ function runActivity(
         ...(details === undefined ? {} : { details }),
       });
     },
+    // It waits on the outside now: look for a completion that came while it ran (and let idle callers go).
+    () => run.deliver({ type: 'completions' }),
   );
 }
 

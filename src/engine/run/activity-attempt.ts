@@ -25,6 +25,7 @@ export class ActivityAttempt {
   #abortReason: unknown = undefined;
   #aborted = false;
   #settled = false;
+  #awaitingCompletion = false;
   readonly #onSettled: (outcome: AttemptOutcome) => void;
 
   constructor(options: {
@@ -41,6 +42,14 @@ export class ActivityAttempt {
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  /**
+   * An external activity whose function has returned: it waits for `completeActivity` / `failActivity`,
+   * from outside — no work of this engine (`engine.idle()` does not wait for it).
+   */
+  get awaitingCompletion(): boolean {
+    return this.#awaitingCompletion && !this.#settled;
   }
 
   get #signal(): AbortSignal {
@@ -60,6 +69,8 @@ export class ActivityAttempt {
     fn: ActivityFunction<unknown>,
     completionToken: string | undefined,
     heartbeat: (details?: Json) => void,
+    /** An external activity's function returned: it now waits for its completion. */
+    returned?: () => void,
   ): void {
     const signal = () => this.#signal;
     const context: ActivityContext = {
@@ -88,10 +99,18 @@ export class ActivityAttempt {
       (result as PromiseLike<unknown>).then(
         (value) => {
           if (!external) this.#settle({ ok: true, value });
+          else this.#returned(returned);
         },
         (error: unknown) => this.#settle({ ok: false, error }),
       );
     } else if (!external) this.#settle({ ok: true, value: result });
+    else this.#returned(returned);
+  }
+
+  #returned(returned: (() => void) | undefined): void {
+    if (this.#settled) return;
+    this.#awaitingCompletion = true;
+    returned?.();
   }
 
   /** Aborts the attempt's signal and settles it with `reason` (unless it already settled). */

@@ -9,7 +9,7 @@ import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { FencedWriter } from '../ownership/fenced-write';
 import type { WorkflowRecord } from '../records';
-import type { AnyWorkflowDefinition, ParentClosePolicy } from '../workflow';
+import type { ActivityInterceptor, AnyWorkflowDefinition, ParentClosePolicy } from '../workflow';
 import type { DropReason } from './run-phase';
 import type { WorkflowRun } from './workflow-run';
 
@@ -42,6 +42,8 @@ export type RunHost = {
   readonly maxPayloadBytes: number;
   /** The host's stack mapper (`EngineOptions.mapStack`), applied to failures of workflow code it records. */
   readonly mapStack: StackMapper | undefined;
+  /** `interceptors.activities`: around every activity attempt, outermost first. */
+  readonly activityInterceptors: readonly ActivityInterceptor[];
   /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
   readonly manualTimers: boolean;
   /** Operations the terminal commit adds to let the workflow's claim go (nothing outside workflow-lease). */

@@ -226,8 +226,14 @@ export class WorkflowRun {
     return this.#draining || this.#mailbox.length > 0;
   }
 
+  /**
+   * A turn is running or queued, or an activity attempt runs here (an external one whose function returned
+   * waits on the outside, not on this engine).
+   */
   get hasWork(): boolean {
-    return this.#draining || this.#mailbox.length > 0 || this.#run.running.size > 0;
+    if (this.#draining || this.#mailbox.length > 0) return true;
+    for (const attempt of this.#run.running.values()) if (!attempt.awaitingCompletion) return true;
+    return false;
   }
 
   #dispatch(action: PhaseAction): void {
