@@ -17,6 +17,7 @@ import {
 } from './results';
 import type { ServerInput } from './server-results';
 import type { ScaleOutputFigures } from './scale-results';
+import type { LongLivedInput } from './long-lived-results';
 
 /** What the Node runner printed: the figures plus its `details`. */
 export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
@@ -26,6 +27,8 @@ export type BrowserOutput = { figures: BrowserFigures; details?: unknown };
 export type ServerOutput = { figures: ServerInput; details?: unknown };
 /** What the scale runner printed (bench/scale.ts). */
 export type ScaleOutput = { figures: ScaleOutputFigures; details?: unknown };
+/** What the long-lived runner printed (bench/long-lived.ts). */
+export type LongLivedOutput = { figures: LongLivedInput; details?: unknown };
 
 export type ReportInput = {
   resultsDir: string;
@@ -36,6 +39,8 @@ export type ReportInput = {
   scale?: ScaleOutput | null;
   /** The server part, when it ran. */
   server?: ServerOutput | null;
+  /** The long-lived part, when it ran. */
+  longLived?: LongLivedOutput | null;
   /** How the run went: quick or full, timings, load, failures of whole runners. */
   run: Record<string, unknown>;
 };
@@ -64,6 +69,7 @@ export async function writeBenchResults(
     browser: input.browser?.figures ?? null,
     server: input.server?.figures ?? null,
     scale: input.scale?.figures ?? null,
+    longLived: input.longLived?.figures ?? null,
   });
   const problems = checkLatestShape(latest);
   if (problems.length > 0) throw new Error(`latest.json would not match the schema: ${problems.join('; ')}`);
@@ -77,6 +83,7 @@ export async function writeBenchResults(
     browser: input.browser?.details ?? null,
     server: input.server?.details ?? null,
     scale: input.scale?.details ?? null,
+    longLived: input.longLived?.details ?? null,
   };
   await writeFile(path.join(input.resultsDir, 'details.json'), `${JSON.stringify(details, null, 2)}\n`);
   return { latest, table: formatTable(tableRows(latest)), problems };

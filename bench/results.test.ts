@@ -11,6 +11,7 @@ import {
 import { scaleCaseKeys, type ScaleCaseFigures } from './scale-results';
 import { serverHoldingKeys, serverKeys, type ServerFigures, type ServerInput } from './server-results';
 import { summarizeThroughput } from './throughput-summary';
+import { buildLongLivedFigures, longLivedKeys, longLivedRows } from './long-lived-results';
 import { throughputKeys, type PeerFigure, type ThroughputFigure } from './throughput-figures';
 
 const throughput = (steps: number, ceiling: number, groupSize: number): ThroughputFigure => ({
@@ -54,7 +55,7 @@ function sample(): LatestResults {
 describe('buildLatestResults', () => {
   it('produces exactly the schema of results.ts, keys in order', () => {
     const latest = sample();
-    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'scale', 'server']);
+    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived']);
     expect(Object.keys(latest.node)).toEqual([
       'stepsPerSecond',
       'workflowsPerSecond',
@@ -515,5 +516,87 @@ describe('the server part', () => {
       verdict: 'miss',
     });
     expect(rowOf(latest, 'server holding: claims lost / takeovers').verdict).toBe('miss');
+  });
+});
+
+describe('the long-lived part', () => {
+  const figures = {
+    handoffMs: { long: { p50: 9, p95: 12 }, short: { p50: 8, p95: 10 } },
+    iterations: 1_000_000,
+    chainRuns: 1_000,
+    buildIterationsPerSecond: 450_000,
+    replayOpsPerSecond: 500_000,
+    recordOpsPerSecond: 50_000,
+  };
+
+  it('is all nulls and no rows when the part did not run, and still matches the schema', () => {
+    const latest = sample();
+    expect(Object.keys(latest.longLived)).toEqual([...longLivedKeys]);
+    expect(latest.longLived.handoffMs).toEqual({
+      long: { p50: null, p95: null },
+      short: { p50: null, p95: null },
+    });
+    expect(latest.longLived.handoffRatio).toBeNull();
+    expect(longLivedRows(latest.longLived)).toEqual([]);
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('derives the ratio from the two p50s, ignoring whatever ratio the runner sent, and drops extra keys', () => {
+    const part = buildLongLivedFigures({ ...figures, handoffRatio: 99, trials: [] } as never);
+    expect(part.handoffRatio).toBe(1.13);
+    expect(Object.keys(part)).toEqual([...longLivedKeys]);
+    expect(
+      buildLongLivedFigures({ ...figures, handoffMs: { long: figures.handoffMs.long } }).handoffRatio,
+    ).toBeNull();
+    expect(
+      buildLongLivedFigures({ ...figures, replayOpsPerSecond: Number.NaN }).replayOpsPerSecond,
+    ).toBeNull();
+  });
+
+  it('names missing, extra and mistyped keys', () => {
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: null,
+      browser: null,
+      longLived: figures,
+    });
+    expect(checkLatestShape(latest)).toEqual([]);
+    const broken = {
+      ...latest,
+      longLived: {
+        ...latest.longLived,
+        handoffMs: { long: { p50: 'slow', p95: 1 } },
+        chainRuns: '1000',
+        extra: 1,
+      },
+    };
+    expect(checkLatestShape(broken)).toEqual([
+      'longLived.extra is not in the schema',
+      'longLived.handoffMs.short is missing',
+      'longLived.handoffMs.long.p50 must be a finite number or null',
+      'longLived.handoffMs.short must be an object',
+      'longLived.chainRuns must be a finite number or null',
+    ]);
+  });
+
+  it('shows the long chain beside the one-run workflow, and replay beside the engine running the same workflow', () => {
+    const rows = longLivedRows(buildLongLivedFigures(figures));
+    expect(rows[0]).toMatchObject({
+      figure: 'long-lived handoff, 1,000,000 iterations / 1,000 runs',
+      value: 'p50 9 · p95 12 ms',
+      ceiling: '1 run of 1,000: p50 8 · p95 10 ms',
+      ratio: '1.13',
+      target: 'ratio ≤ 1.2',
+      verdict: 'pass',
+    });
+    expect(rows[2]).toMatchObject({
+      value: '500,000 ops/s',
+      ceiling: 'engine run 50,000 ops/s',
+      ratio: '10',
+    });
+    const slow = longLivedRows(
+      buildLongLivedFigures({ ...figures, handoffMs: { ...figures.handoffMs, long: { p50: 20, p95: 30 } } }),
+    );
+    expect(slow[0]).toMatchObject({ ratio: '2.5', verdict: 'miss' });
   });
 });

@@ -33,6 +33,13 @@ import {
   type ServerFigures,
   type ServerInput,
 } from './server-results';
+import {
+  buildLongLivedFigures,
+  checkLongLivedShape,
+  longLivedRows,
+  type LongLivedFigures,
+  type LongLivedInput,
+} from './long-lived-results';
 
 /** The Node figures (bench/node.ts). */
 export type NodeFigures = {
@@ -65,6 +72,8 @@ export type LatestResults = {
   scale: ScaleFigures;
   /** The server part (server-results.ts). */
   server: ServerFigures;
+  /** The long-lived part: continue-as-new handoff and replay speed (long-lived-results.ts). */
+  longLived: LongLivedFigures;
 };
 
 const nodeKeys = [
@@ -107,6 +116,7 @@ export function buildLatestResults(input: {
     | null;
   scale?: { parked?: Partial<ScaleCaseFigures>[] } | null;
   server?: ServerInput | null;
+  longLived?: LongLivedInput | null;
 }): LatestResults {
   const node = input.node ?? {};
   const browser = input.browser ?? {};
@@ -134,6 +144,7 @@ export function buildLatestResults(input: {
     },
     scale: buildScaleFigures(input.scale ?? null),
     server: buildServerFigures(input.server ?? null),
+    longLived: buildLongLivedFigures(input.longLived ?? null),
   };
 }
 
@@ -171,7 +182,9 @@ function checkSpread(where: string, value: unknown, problems: string[]): void {
 /** Every way `value` differs from the latest.json schema; empty when it conforms. */
 export function checkLatestShape(value: unknown): string[] {
   const problems: string[] = [];
-  if (!checkKeys('results', value, ['generatedAt', 'node', 'browser', 'scale', 'server'], problems))
+  if (
+    !checkKeys('results', value, ['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived'], problems)
+  )
     return problems;
   if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
     problems.push('results.generatedAt must be an ISO date string');
@@ -199,6 +212,7 @@ export function checkLatestShape(value: unknown): string[] {
   }
   checkScaleShape(value.scale, problems);
   checkServerShape(value.server, problems);
+  checkLongLivedShape(value.longLived, problems);
   return problems;
 }
 
@@ -330,6 +344,7 @@ export function tableRows(results: LatestResults): TableRow[] {
     },
     ...scaleRows(results.scale),
     ...serverRows(results.server),
+    ...longLivedRows(results.longLived),
   ];
 }
 

@@ -6,8 +6,9 @@
 //
 // The app is built into bench/.build/app (not dist/), so a test run building dist/ at the same time cannot
 // change the files under the benchmark. `SHUTTLE_BENCH_QUICK=1` runs fewer and shorter rounds;
-// `SHUTTLE_BENCH_ONLY=node,throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,scale`
-// runs some parts only (`handoff` stands for every handoff kind; `scale`, N parked workflows in studio tabs,
+// `SHUTTLE_BENCH_ONLY=node,long-lived,throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,scale`
+// runs some parts only (`handoff` stands for every handoff kind; `long-lived`, continue-as-new handoff and
+// replay speed, runs in Node after the Node benchmarks; `scale`, N parked workflows in studio tabs,
 // runs in a browser of its own after the others). The Node
 // benchmarks run 3 times each here (1 when quick; `SHUTTLE_BENCH_RUNS` overrides) to keep a full run near 5 minutes.
 // Exits non-zero when a runner failed (figures that miss their targets do not fail the command).
@@ -158,6 +159,7 @@ async function main() {
             node: path.join(root, 'bench', 'node.ts'),
             browser: path.join(root, 'bench', 'browser.ts'),
             report: path.join(root, 'bench', 'report.ts'),
+            'long-lived': path.join(root, 'bench', 'long-lived.ts'),
             scale: path.join(root, 'bench', 'scale.ts'),
           },
           output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
@@ -176,6 +178,20 @@ async function main() {
     ).catch((error) => {
       failures.node = error.message;
       say(`Node benchmarks failed: ${error.message}`);
+      return null;
+    });
+  }
+
+  // `long-lived`: a workflow continued as new through 1,000 runs handed over beside a one-run one, and the
+  // speed of replay() (bench/long-lived.ts; memory store).
+  let longLived = null;
+  if (wants('long-lived')) {
+    say('long-lived workflows: continue-as-new handoff and replay speed (memory store)');
+    longLived = await timed('long-lived', () =>
+      runJson('the long-lived benchmarks', ['--expose-gc', path.join(buildDir, 'long-lived.js')]),
+    ).catch((error) => {
+      failures['long-lived'] = error.message;
+      say(`long-lived benchmarks failed: ${error.message}`);
       return null;
     });
   }
@@ -241,6 +257,7 @@ async function main() {
     browser,
     server,
     scale,
+    longLived,
     run: {
       quick,
       only: only ?? null,
