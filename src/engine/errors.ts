@@ -258,6 +258,20 @@ export class ActivityTimeoutError extends ShuttleError {
   }
 }
 
+/** An attempt sent no heartbeat for its activity's `heartbeatTimeoutMs`: it was aborted (and is retried). */
+export class ActivityHeartbeatTimeoutError extends ShuttleError {
+  override readonly name = 'ActivityHeartbeatTimeoutError';
+
+  constructor(
+    readonly activityName: string,
+    readonly heartbeatTimeoutMs: number,
+  ) {
+    super(
+      `Activity '${activityName}' attempt sent no heartbeat for ${heartbeatTimeoutMs} ms (its heartbeatTimeoutMs) and was aborted; call context.heartbeat() more often, or raise heartbeatTimeoutMs.`,
+    );
+  }
+}
+
 /** Thrown inside a parent workflow when an awaited child did not complete. */
 export class ChildWorkflowFailedError extends ShuttleError {
   override readonly name = 'ChildWorkflowFailedError';

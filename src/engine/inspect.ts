@@ -21,6 +21,7 @@ import { completionToken } from './external-activities';
 import { claimExpiry, decodeSession, type Session } from './ownership/session';
 import {
   decodeCheckpoint,
+  decodeHeartbeat,
   decodeFenceRejection,
   decodeHistoryEntry,
   decodeLogRecord,
@@ -63,6 +64,8 @@ export type PendingOperation = {
     lastError?: SerializedError;
     /** An external activity still waiting: the token `completeActivity` / `failActivity` take. */
     completionToken?: string;
+    /** An activity not done yet: its last recorded heartbeat (`context.heartbeat(details)`), if any. */
+    heartbeat?: { attempt: number; details?: Json; at: number; engineId: string };
   }[];
 };
 
@@ -231,6 +234,27 @@ export function summarizePending(
         : {}),
     })),
   };
+}
+
+/** `pending` with the last recorded heartbeat of each activity not done yet (one read for all of them). */
+async function withHeartbeats(
+  storage: Storage,
+  pending: PendingOperation | null,
+  frontier: Frontier | null,
+  of: { workflowId: string; run: number },
+): Promise<PendingOperation | null> {
+  if (!pending || !frontier) return pending;
+  const open = frontier.leaves.filter((leaf) => leaf.kind === 'activity' && !leaf.done);
+  if (open.length === 0) return pending;
+  const raws = await storage.getMany(
+    open.map((leaf) => keys.activityHeartbeat(of.workflowId, of.run, frontier.pos, leaf.member)),
+  );
+  const leaves = [...pending.leaves];
+  open.forEach((leaf, index) => {
+    const heartbeat = decodeHeartbeat(raws[index]);
+    if (heartbeat) leaves[leaf.member] = { ...leaves[leaf.member]!, heartbeat };
+  });
+  return { ...pending, leaves };
 }
 
 /** The owners named by holder records, with their expiry read from their engines' sessions. */
@@ -419,7 +443,12 @@ export async function describeWorkflow(
     linkedChildren: checkpoint?.linkedChildren ?? [],
     owner: (await ownersOf(storage, [holderRaw]))[0] ?? null,
     epoch: epoch ?? null,
-    pending: summarizePending(checkpoint?.frontier ?? null, { workflowId, run: record.run }),
+    pending: await withHeartbeats(
+      storage,
+      summarizePending(checkpoint?.frontier ?? null, { workflowId, run: record.run }),
+      checkpoint?.frontier ?? null,
+      { workflowId, run: record.run },
+    ),
     position: checkpoint?.position ?? 0,
     state: checkpoint?.state ?? {},
     cancelRequested: cancelRaw !== null || checkpoint?.cancel?.delivered === true,

@@ -87,6 +87,10 @@ export const keys = {
     `act-done:${escapeId(id)}:${pad(run, 6)}:${pad(pos, seqWidth)}:${member}`,
   activityCompletionsOf: (id: string) => `act-done:${escapeId(id)}:`,
   activityCompletionsPrefix: 'act-done:',
+  /** The last heartbeat recorded by an activity's attempts (its details go to the next attempt). */
+  activityHeartbeat: (id: string, run: number, pos: number, member: number) =>
+    `act-hb:${escapeId(id)}:${pad(run, 6)}:${pad(pos, seqWidth)}:${member}`,
+  activityHeartbeatsOf: (id: string, run: number) => `act-hb:${escapeId(id)}:${pad(run, 6)}:`,
   /** The next signal sequence number of a workflow (compare-and-swap counter). */
   signalCounter: (id: string) => `sig-next:${escapeId(id)}`,
   /** A cooperative cancellation request (unfenced). */
@@ -195,6 +199,7 @@ export type StoredKeyKind =
   | 'purge'
   | 'idempotency'
   | 'activity-completion'
+  | 'activity-heartbeat'
   | 'checkpoint'
   | 'status-index'
   | 'history'
@@ -223,6 +228,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'wf-purge:', kind: 'purge', id: 'first' },
   { prefix: 'idem:', kind: 'idempotency', id: 'none' },
   { prefix: 'act-done:', kind: 'activity-completion', id: 'first' },
+  { prefix: 'act-hb:', kind: 'activity-heartbeat', id: 'first' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },

@@ -269,7 +269,10 @@ export class Purger {
       runs = marker.runs;
       // Where the id had per-workflow claims, a late owner's commit names a record of its log (module header).
       const tombstones = (await storage.get(keys.ownerEpoch(workflowId))) !== null;
-      const prefixes = marker.runs.map((run) => keys.historyPrefix(workflowId, run));
+      const prefixes = marker.runs.flatMap((run) => [
+        keys.historyPrefix(workflowId, run),
+        keys.activityHeartbeatsOf(workflowId, run),
+      ]);
       if (marker.all)
         prefixes.push(
           keys.signalPrefix(workflowId),

@@ -257,6 +257,25 @@ export type TimerRecord = {
 };
 
 export type SignalRecord = { name: string; payload?: Json; sentAt: number; sentBy: string };
+/** An activity's last recorded heartbeat (`keys.activityHeartbeat`): which attempt sent it, when, from where. */
+export type HeartbeatRecord = { attempt: number; details?: Json; at: number; engineId: string };
+
+/** A stored heartbeat, or null when absent or unreadable (a heartbeat is advice: never worth failing over). */
+export function decodeHeartbeat(raw: string | null | undefined): HeartbeatRecord | null {
+  if (!raw) return null;
+  try {
+    const value = JSON.parse(raw) as Partial<HeartbeatRecord>;
+    if (
+      Number.isSafeInteger(value.attempt) &&
+      Number.isFinite(value.at) &&
+      typeof value.engineId === 'string'
+    )
+      return value as HeartbeatRecord;
+  } catch {
+    // unreadable: as if absent
+  }
+  return null;
+}
 export type CancelRequest = { reason?: string; requestedAt: number; requestedBy: string };
 export type UpdateRequest = {
   updateId: string;

@@ -31,6 +31,7 @@ export type { Json, JsonObject } from './codec';
 export { delay } from './activity-helpers';
 export {
   ActivityFailedError,
+  ActivityHeartbeatTimeoutError,
   ActivityTimeoutError,
   CancelledError,
   ChildWorkflowFailedError,

@@ -29,6 +29,12 @@ export type ActivityOptions = {
   /** Bound on one attempt, in ms; the attempt's AbortSignal is aborted when it passes. Default: none. */
   timeoutMs?: number;
   /**
+   * An attempt that calls `context.heartbeat()` less often than this, in ms (counted from its start, then
+   * from each heartbeat), is aborted with `ActivityHeartbeatTimeoutError` and retried by its policy: a hung
+   * attempt is noticed long before its `timeoutMs`. Not for `completion: 'external'`. Default: none.
+   */
+  heartbeatTimeoutMs?: number;
+  /**
    * `'external'`: the activity finishes outside the engine — a person approving, a webhook calling back.
    * The function gets `context.completionToken` (hand it to whoever will finish the activity) and its return
    * value is ignored (a throw still fails the attempt); the activity waits until
@@ -58,8 +64,17 @@ export type ActivityContext = {
   attempt: number;
   /** Aborted when the attempt times out, the workflow is cancelled, or this engine loses the workflow. */
   signal: AbortSignal;
-  /** Reports progress of a long activity (shown by the studio). */
+  /**
+   * Reports progress of a long activity: recorded durably (at most once a second; the latest details win),
+   * shown by the studio with the pending operation, given to the next attempt as `heartbeatDetails` after a
+   * failure, a timeout or a takeover, and — with `heartbeatTimeoutMs` — proof that the attempt is alive.
+   */
   heartbeat(details?: Json): void;
+  /**
+   * The details of the last heartbeat an earlier attempt of this activity recorded (on this engine or
+   * another), to resume from; undefined for a first attempt, or when none heartbeat with details.
+   */
+  heartbeatDetails?: Json;
   /** `completion: 'external'` only: the token that `engine.completeActivity` / `failActivity` take. */
   completionToken?: string;
 };
@@ -94,7 +109,10 @@ export type ActivityInterceptor = (
 export type ParentClosePolicy = 'await' | 'abandon' | 'terminate';
 
 export type ChildOptions = {
-  /** The child's workflow id. Default: derived from the parent's id and the operation position. */
+  /**
+   * The child's workflow id. Default: derived from the parent's id, its run (after the first: `.r<run>`) and
+   * the operation position — `<parent>.child-<pos>`, `<parent>.r2.child-<pos>`.
+   */
   id?: string;
   /**
    * `'await'` (default): the parent waits for the child's result; a child failure throws in the parent.

@@ -20,6 +20,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   purge: 'workflows',
   idempotency: 'workflows',
   'activity-completion': 'messages',
+  // Shown with the pending operation (describe), like buffered signals.
+  'activity-heartbeat': 'messages',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   history: 'workflows',

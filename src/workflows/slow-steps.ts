@@ -4,7 +4,8 @@
  * already recorded never run again; the step that was in flight runs again on the new owner (activities are
  * at-least-once), and its first run is aborted through its `AbortSignal` when the old engine stops.
  *
- * Each step reports progress with `heartbeat` while it works.
+ * Each step reports progress with `heartbeat` while it works; a step run again resumes from the progress its
+ * last attempt recorded (`heartbeatDetails`), so the new owner finishes it instead of starting it over.
  */
 import { delay, defineWorkflow, type ActivityContext, type WorkflowContext } from '../engine';
 
@@ -29,8 +30,14 @@ const heartbeatEveryMs = 250;
  * count invocations.
  */
 export const slowStepsActivities = {
-  async work(step: SlowStep, { signal, heartbeat }: ActivityContext): Promise<{ step: string; ms: number }> {
-    let done = 0;
+  async work(
+    step: SlowStep,
+    { signal, heartbeat, heartbeatDetails }: ActivityContext,
+  ): Promise<{ step: string; ms: number }> {
+    // A step run again (a retry, or another tab took it over) resumes from the progress its last attempt
+    // recorded with a heartbeat.
+    const resumed = (heartbeatDetails as { doneMs?: unknown } | undefined)?.doneMs;
+    let done = typeof resumed === 'number' && resumed >= 0 && resumed <= step.ms ? resumed : 0;
     while (done < step.ms) {
       const slice = Math.min(heartbeatEveryMs, step.ms - done);
       await delay(slice, signal);

@@ -16,6 +16,7 @@
  */
 import { encodePayload, type Json } from '../codec';
 import {
+  ActivityHeartbeatTimeoutError,
   ActivityFailedError,
   ActivityTimeoutError,
   CancelledError,
@@ -44,6 +45,7 @@ export function activitySettled(
   const running = run.running.get(event.member);
   if (running && running.attempt === event.attempt && leaf && leaf.attempt === event.attempt) {
     if (running.timeout !== undefined) run.host.clock.clearTimeout(running.timeout);
+    if (running.heartbeatTimer !== undefined) run.host.clock.clearTimeout(running.heartbeatTimer);
     run.running.delete(event.member);
   }
   if (!leaf || leaf.done || leaf.kind !== 'activity' || leaf.attempt !== event.attempt || leaf.retrying)
@@ -143,7 +145,10 @@ export function markActivityStarts(
 
 /** Starts every activity attempt the last commit marked started. Called after that commit landed. */
 export function startActivities(
-  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'running' | 'isLive' | 'deliver'>,
+  run: Pick<
+    RunState,
+    'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'running' | 'isLive' | 'deliver' | 'heartbeats'
+  >,
 ): void {
   const frontier = run.checkpoint.frontier;
   if (!frontier || !run.command || !run.isLive()) return;
@@ -163,7 +168,7 @@ export function startActivities(
 }
 
 function runActivity(
-  run: Pick<RunState, 'id' | 'host' | 'record' | 'running' | 'isLive' | 'deliver'>,
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'running' | 'isLive' | 'deliver' | 'heartbeats'>,
   pos: number,
   member: number,
   attempt: number,
@@ -172,10 +177,12 @@ function runActivity(
   const { clock } = run.host;
   const timeoutMs = command.options.timeoutMs;
   const startedAt = clock.now();
+  const { heartbeatTimeoutMs } = command.options;
   const running = new ActivityAttempt({
     attempt,
     startedAt,
     timeoutMs,
+    heartbeatTimeoutMs,
     onSettled: (outcome) =>
       run.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome }),
   });
@@ -185,6 +192,17 @@ function runActivity(
       () => running.abort(new ActivityTimeoutError(command.name, timeoutMs)),
       timeoutMs,
     );
+  if (heartbeatTimeoutMs !== undefined && !run.host.manualTimers) {
+    // One timer, re-armed for what is left when it finds a heartbeat came meanwhile.
+    const check = () => {
+      running.heartbeatTimer = undefined;
+      if (running.over) return;
+      const left = running.heartbeatDeadline! - clock.now();
+      if (left <= 0) running.abort(new ActivityHeartbeatTimeoutError(command.name, heartbeatTimeoutMs));
+      else running.heartbeatTimer = clock.setTimeout(check, left);
+    };
+    running.heartbeatTimer = clock.setTimeout(check, heartbeatTimeoutMs);
+  }
   run.host.metrics.activitiesRun++;
   run.host.emit({ type: 'activity.started', workflowId: run.id, name: command.name, attempt });
   const external = command.options.completion === 'external';
@@ -210,22 +228,29 @@ function runActivity(
             ),
           command.fn,
         );
-  running.run(
-    fn,
-    external ? completionToken(run.id, run.record.run, pos, member) : undefined,
-    (details) => {
-      if (!run.isLive()) return;
-      run.host.emit({
-        type: 'activity.heartbeat',
-        workflowId: run.id,
-        name: command.name,
-        attempt,
-        ...(details === undefined ? {} : { details }),
-      });
-    },
-    // It waits on the outside now: look for a completion that came while it ran (and let idle callers go).
-    () => run.deliver({ type: 'completions' }),
-  );
+  const start = (heartbeatDetails: Json | undefined) =>
+    running.run(
+      fn,
+      external ? completionToken(run.id, run.record.run, pos, member) : undefined,
+      (details) => {
+        if (!run.isLive()) return;
+        running.beat(clock.now());
+        run.heartbeats.beat(pos, member, attempt, details);
+        run.host.emit({
+          type: 'activity.heartbeat',
+          workflowId: run.id,
+          name: command.name,
+          attempt,
+          ...(details === undefined ? {} : { details }),
+        });
+      },
+      // It waits on the outside now: look for a completion that came while it ran (and let idle callers go).
+      () => run.deliver({ type: 'completions' }),
+      heartbeatDetails,
+    );
+  // A later attempt starts from the last heartbeat of the earlier ones (here, or read: they ran elsewhere).
+  if (attempt === 1) start(undefined);
+  else run.heartbeats.previous(pos, member).then(start, () => start(undefined));
 }
 
 /** Manual mode: aborts activity attempts whose timeout has passed. */
@@ -233,10 +258,13 @@ export function checkActivityDeadlines(run: Pick<RunState, 'command' | 'running'
   if (!run.command) return;
   const commands = leafCommands(run.command);
   for (const [member, running] of run.running) {
-    if (running.deadline !== undefined && now >= running.deadline && !running.aborted) {
-      const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
-      running.abort(new ActivityTimeoutError(command?.name ?? 'activity', command?.options.timeoutMs ?? 0));
-    }
+    if (running.aborted) continue;
+    const command = commands[member] as Extract<LeafCommand, { kind: 'activity' }> | undefined;
+    const name = command?.name ?? 'activity';
+    if (running.deadline !== undefined && now >= running.deadline)
+      running.abort(new ActivityTimeoutError(name, command?.options.timeoutMs ?? 0));
+    else if (running.heartbeatDeadline !== undefined && now >= running.heartbeatDeadline)
+      running.abort(new ActivityHeartbeatTimeoutError(name, running.heartbeatTimeoutMs!));
   }
 }
 
@@ -295,6 +323,7 @@ export function abortActivity(
   why: string,
 ): void {
   if (running.timeout !== undefined) run.host.clock.clearTimeout(running.timeout);
+  if (running.heartbeatTimer !== undefined) run.host.clock.clearTimeout(running.heartbeatTimer);
   running.abort(new CancelledError(why));
   run.running.delete(member);
 }

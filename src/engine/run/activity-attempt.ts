@@ -21,6 +21,12 @@ export class ActivityAttempt {
   readonly deadline: number | undefined;
   /** A clock timer handle for the timeout, when the engine runs its own timers. */
   timeout: unknown = undefined;
+  /** `heartbeatTimeoutMs`: the attempt is aborted when this long passes without a heartbeat. */
+  readonly heartbeatTimeoutMs: number | undefined;
+  /** When it last heartbeat (its start, before the first). */
+  #lastBeat: number;
+  /** A clock timer handle for the heartbeat timeout, when the engine runs its own timers. */
+  heartbeatTimer: unknown = undefined;
   #controller: AbortController | null = null;
   #abortReason: unknown = undefined;
   #aborted = false;
@@ -32,16 +38,34 @@ export class ActivityAttempt {
     attempt: number;
     startedAt: number;
     timeoutMs: number | undefined;
+    heartbeatTimeoutMs?: number | undefined;
     onSettled: (outcome: AttemptOutcome) => void;
   }) {
     this.attempt = options.attempt;
     this.startedAt = options.startedAt;
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs;
+    this.#lastBeat = options.startedAt;
     this.deadline = options.timeoutMs === undefined ? undefined : options.startedAt + options.timeoutMs;
     this.#onSettled = options.onSettled;
   }
 
   get aborted(): boolean {
     return this.#aborted;
+  }
+
+  /** Whether the attempt has settled (or been aborted): nothing it does matters any more. */
+  get over(): boolean {
+    return this.#settled || this.#aborted;
+  }
+
+  /** When it is aborted for want of a heartbeat (undefined without `heartbeatTimeoutMs`). */
+  get heartbeatDeadline(): number | undefined {
+    return this.heartbeatTimeoutMs === undefined ? undefined : this.#lastBeat + this.heartbeatTimeoutMs;
+  }
+
+  /** A heartbeat at `now`: the heartbeat deadline moves on. */
+  beat(now: number): void {
+    this.#lastBeat = now;
   }
 
   /**
@@ -71,10 +95,14 @@ export class ActivityAttempt {
     heartbeat: (details?: Json) => void,
     /** An external activity's function returned: it now waits for its completion. */
     returned?: () => void,
+    /** The last heartbeat details of an earlier attempt (`context.heartbeatDetails`). */
+    heartbeatDetails?: Json,
   ): void {
+    if (this.over) return; // aborted while its earlier heartbeat was being read
     const signal = () => this.#signal;
     const context: ActivityContext = {
       attempt: this.attempt,
+      ...(heartbeatDetails === undefined ? {} : { heartbeatDetails }),
       get signal() {
         return signal();
       },

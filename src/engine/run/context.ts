@@ -35,6 +35,13 @@ function assertActivityOptions(name: string, options: ActivityOptions): void {
     throw new TypeError(`Activity '${name}': options must be an object.`);
   if (options.timeoutMs !== undefined)
     assertDuration(`Activity '${name}' timeoutMs`, options.timeoutMs, false);
+  if (options.heartbeatTimeoutMs !== undefined) {
+    assertDuration(`Activity '${name}' heartbeatTimeoutMs`, options.heartbeatTimeoutMs, false);
+    if (options.completion === 'external')
+      throw new TypeError(
+        `Activity '${name}': heartbeatTimeoutMs does not apply to completion 'external' (whoever completes it cannot heartbeat); use timeoutMs.`,
+      );
+  }
   if (
     options.completion !== undefined &&
     options.completion !== 'function' &&

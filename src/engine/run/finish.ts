@@ -22,7 +22,7 @@ import { stripStack, type Step, type Turn } from './turn';
 export function finish(
   run: Pick<
     RunState,
-    'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'signals' | 'running' | 'finalRecord'
+    'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'signals' | 'running' | 'heartbeats' | 'finalRecord'
   >,
   turn: Turn,
   end: Step,
@@ -73,7 +73,7 @@ export function finish(
 
 /** What every end of a run clears: the frontier's timers, running activities, the execution-deadline timer. */
 function endRun(
-  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'running'>,
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'running' | 'heartbeats'>,
   turn: Turn,
   why: string,
 ): void {
@@ -81,6 +81,7 @@ function endRun(
   if (frontier)
     for (const leaf of frontier.leaves) if (leaf.timerKey && !leaf.done) turn.delete(leaf.timerKey);
   abortAll(run, why);
+  for (const key of run.heartbeats.forgetAll()) turn.delete(key);
   const executionKey = executionTimerKey(run.record);
   if (executionKey) turn.delete(executionKey);
   run.checkpoint = { ...run.checkpoint, frontier: null };
@@ -106,6 +107,7 @@ export function continueAsNew(
     | 'command'
     | 'signals'
     | 'running'
+    | 'heartbeats'
     | 'finalRecord'
     | 'continuation'
   >,

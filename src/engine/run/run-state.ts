@@ -10,6 +10,7 @@
 import type { Json, JsonObject } from '../codec';
 import type { Checkpoint, HistoryEntry, SignalRecord, WorkflowRecord } from '../records';
 import type { AnyWorkflowDefinition, Command } from '../workflow';
+import type { Heartbeats } from './heartbeats';
 import type { RunHost } from './run-host';
 import type { RunEvent } from './run-phase';
 import { entryOutcome, isOperationEntry, type Outcome, type RunningActivity } from './turn';
@@ -34,6 +35,8 @@ export type RunState = {
   signals: { key: string; record: SignalRecord }[];
   /** Activity attempts running on this engine, by member. */
   readonly running: Map<number, RunningActivity>;
+  /** The activities' heartbeats: recorded durably, throttled, handed to later attempts (heartbeats.ts). */
+  readonly heartbeats: Heartbeats;
   /** The terminal record once the generator ended (committed by the turn's commit). */
   finalRecord: WorkflowRecord | null;
   /** With a `continued-as-new` final record: the next run's record, created by the same commit. */

@@ -52,6 +52,7 @@ import {
   timerFired,
 } from './event-handlers';
 import { continueAsNew, finish } from './finish';
+import { Heartbeats } from './heartbeats';
 import { arm, consumeSignals } from './frontier';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { replay } from './replay';
@@ -100,6 +101,7 @@ export class WorkflowRun {
       results: new FrontierResults(),
       signals: loaded.signals,
       running: new Map(),
+      heartbeats: new Heartbeats(host, loaded.record.id, loaded.record.run),
       finalRecord: null,
       continuation: null,
       isLive: () => this.isLive,
@@ -301,6 +303,7 @@ export class WorkflowRun {
       reason === 'shutdown' ? 'engine shutting down' : `workflow no longer driven here (${reason})`,
     );
     this.#mailbox = [];
+    this.#run.heartbeats.forgetAll(); // their keys stay: the next driver's attempts start from them
     this.#run.host.runDropped(this, reason, error);
     this.#notifyIfIdle();
   }
@@ -402,6 +405,8 @@ export class WorkflowRun {
       const running = run.running.get(leaf.member);
       if (running)
         abortActivity(run, leaf.member, running, 'the operation was decided without this activity');
+      const heartbeat = leaf.kind === 'activity' ? run.heartbeats.forget(frontier.pos, leaf.member) : null;
+      if (heartbeat) turn.delete(heartbeat);
     }
     run.checkpoint = { ...run.checkpoint, frontier: null, position: frontier.pos + 1 };
     run.command = null;
@@ -477,6 +482,9 @@ export class WorkflowRun {
       this.#park();
       return;
     }
+    // A heartbeat write in flight lands before a commit that may delete its key (heartbeats.ts).
+    if (run.heartbeats.writing) await run.heartbeats.settled();
+    if (!this.isLive) return;
     const now = host.clock.now();
     const epoch = host.heldEpoch(this.id) ?? 0;
     const checkpoint = nextCheckpoint(run, turn, now);

@@ -164,6 +164,18 @@ export const schemas: Readonly<Record<string, Schema>> = {
                 done: { type: 'boolean' },
                 attempt: { type: 'integer' },
                 completionToken: { type: 'string' },
+                heartbeat: {
+                  type: 'object',
+                  description:
+                    "An activity's last recorded heartbeat: which attempt, its details, when and from which engine.",
+                  required: ['attempt', 'at', 'engineId'],
+                  properties: {
+                    attempt: { type: 'integer' },
+                    details: anyJson,
+                    at: time,
+                    engineId: { type: 'string' },
+                  },
+                },
               },
             },
           },

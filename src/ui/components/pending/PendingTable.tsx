@@ -74,6 +74,22 @@ export function PendingTable({
             <td className={styles.state} title={item.lastError ?? undefined}>
               {pendingState(item)}
               {item.lastError ? <span className={styles.error}>{item.lastError}</span> : null}
+              {item.heartbeat ? (
+                <span
+                  className={styles.heartbeat}
+                  data-testid="pending.heartbeat"
+                  title={`Last heartbeat, recorded by attempt ${item.heartbeat.attempt}: the next attempt starts from it`}
+                >
+                  {'heartbeat '}
+                  <RelativeTime at={item.heartbeat.at} />
+                  {item.heartbeat.preview !== null ? (
+                    <>
+                      {' · '}
+                      <code className={styles.details}>{item.heartbeat.preview}</code>
+                    </>
+                  ) : null}
+                </span>
+              ) : null}
             </td>
             <td className={styles.time} data-testid="pending.due">
               {item.dueAt !== null ? (

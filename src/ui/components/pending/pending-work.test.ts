@@ -55,6 +55,23 @@ describe('pending work', () => {
     );
   });
 
+  it("shows an activity's last heartbeat: when, which attempt, its details in one line", () => {
+    const [copying, silent] = pendingOf(
+      waiting('w4', 'all', [
+        {
+          kind: 'activity',
+          name: 'copy',
+          done: false,
+          attempt: 2,
+          heartbeat: { attempt: 1, details: { files: 50, of: 200 }, at: 4_000, engineId: 'e1' },
+        },
+        { kind: 'activity', name: 'quiet', done: false, attempt: 1 },
+      ]),
+    );
+    expect(copying!.heartbeat).toEqual({ preview: '{"files":50,"of":200}', at: 4_000, attempt: 1 });
+    expect(silent!.heartbeat).toBeNull();
+  });
+
   it('orders by due time, then the longest waiting', () => {
     const items = [
       ...pendingOf(waiting('late', 'sleep', [{ kind: 'sleep', name: 'sleep', done: false, dueAt: 9 }])),

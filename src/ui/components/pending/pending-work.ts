@@ -40,6 +40,8 @@ export type PendingItem = {
   lastError: string | null;
   /** An external activity waiting for its completion. */
   external: boolean;
+  /** Activities: the last recorded heartbeat — its details in one line, when, and which attempt sent it. */
+  heartbeat: { preview: string | null; at: number; attempt: number } | null;
 };
 
 const kindOf: Record<string, PendingKind> = {
@@ -75,6 +77,14 @@ export function pendingOf(
         childId: leaf.childId ?? null,
         lastError: leaf.lastError ? `${leaf.lastError.name}: ${leaf.lastError.message}` : null,
         external: leaf.completionToken !== undefined,
+        heartbeat: leaf.heartbeat
+          ? {
+              preview:
+                leaf.heartbeat.details === undefined ? null : payloadPreview(leaf.heartbeat.details).text,
+              at: leaf.heartbeat.at,
+              attempt: leaf.heartbeat.attempt,
+            }
+          : null,
       },
     ];
   });
