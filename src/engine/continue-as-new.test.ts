@@ -117,6 +117,17 @@ const parent = defineWorkflow({
   },
 });
 
+/** Starts an abandoned child (default id) and continues as new: each run's child has an id of its own. */
+const spawner = defineWorkflow({
+  name: 'spawner',
+  version: 1,
+  *run(ctx, input: { left: number }) {
+    yield* ctx.startChild(forever, { round: 0 }, { parentClosePolicy: 'abandon' });
+    if (input.left > 0) return yield* ctx.continueAsNew({ left: input.left - 1 });
+    return 'spawned';
+  },
+});
+
 const oversized = defineWorkflow({
   name: 'oversized',
   version: 1,
@@ -126,7 +137,7 @@ const oversized = defineWorkflow({
   },
 });
 
-const all = [counter, collector, rounds, upgradeV1, upgradeV2, forever, stubborn, parent, oversized];
+const all = [counter, collector, rounds, upgradeV1, upgradeV2, forever, stubborn, parent, spawner, oversized];
 
 const stores = [...testStores({ maxConnections: 4 }), indexedDbStore()];
 
@@ -223,6 +234,30 @@ describe.each(stores)('continue-as-new on $name', (store) => {
       'continued-as-new',
     ]);
     expect((await engine.describe('col')).bufferedSignals).toEqual([]);
+    await world.shutdownAll();
+  });
+
+  it('a waiter on another engine pinned to the first run follows the chain to its end', async () => {
+    const world = await setup();
+    const owner = await world.engine(all, fencing);
+    const watcher = await world.engine(all, { ...fencing, claimWorkflows: false });
+    await owner.start(collector, { items: [], until: 3 }, { id: 'far' });
+    await world.idle();
+    const settled: unknown[] = [];
+    const early = watcher
+      .handle('far', { run: 1 })
+      .result()
+      .then((value) => settled.push(value));
+    await owner.signal('far', 'item', 'a');
+    await world.maintain();
+    expect(settled).toEqual([]); // run 2 waits: the chain goes on
+    await owner.signal('far', 'item', 'b');
+    await owner.signal('far', 'item', 'c');
+    await world.maintain();
+    await early;
+    expect(settled).toEqual([['a', 'b', 'c']]);
+    // Asked afterwards, from any run of the chain: the same outcome, read from run history in one scan.
+    expect(await watcher.handle('far', { run: 2 }).result()).toEqual(['a', 'b', 'c']);
     await world.shutdownAll();
   });
 
@@ -355,6 +390,21 @@ describe.each(stores)('continue-as-new on $name', (store) => {
       'continued-as-new',
     ]);
     expect(await engine.describe('child')).toMatchObject({ parentId: 'p', continuedFrom: 2 });
+    await world.shutdownAll();
+  });
+
+  it('each run of a chain names its default child ids by its run: an abandoned child never blocks the next', async () => {
+    const world = await setup();
+    const engine = await world.engine(all, fencing);
+    const handle = await engine.start(spawner, { left: 2 }, { id: 'sp' });
+    await world.idle();
+    expect(await handle.result()).toBe('spawned');
+    const children = await engine.list({ workflowType: 'forever' });
+    expect(children.items.map((item) => item.workflowId).sort()).toEqual([
+      'sp.child-0',
+      'sp.r2.child-0',
+      'sp.r3.child-0',
+    ]);
     await world.shutdownAll();
   });
 

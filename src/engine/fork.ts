@@ -111,7 +111,7 @@ export async function forkHistory(
 ): Promise<{ position: number; history: HistoryEntry[] }> {
   const { record, checkpoint } = source;
   if (fromPosition === undefined) {
-    if (!isTerminal(record.status) || record.status === 'completed')
+    if (!isTerminal(record.status) || record.status === 'completed' || record.status === 'continued-as-new')
       throw new InvalidOptionsError(
         `fork needs fromPosition for run ${record.run} of workflow '${record.id}': it is ${record.status}, and only a run that failed, was cancelled, terminated or timed out has a place it stopped at. Name the operation to run again (0 to ${checkpoint.position}).`,
       );

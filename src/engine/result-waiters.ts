@@ -11,6 +11,7 @@
 import type { Storage } from '../storage/types';
 import type { Clock } from './clock';
 import {
+  CorruptRecordError,
   WorkflowCancelledError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -63,6 +64,33 @@ export function settleFromRecord(
 }
 
 const keepSettled = 200;
+
+/**
+ * Where run `run` of a workflow leads: itself, or — when it continued as new — the first run after it that did
+ * not, read from run history in pages (one range scan for a chain of any length); `'latest'` when every
+ * earlier run from `run` on continued, so the chain goes on in the workflow's current run.
+ */
+export async function chainEnd(
+  storage: Storage,
+  workflowId: string,
+  run: number,
+): Promise<WorkflowRecord | 'latest' | null> {
+  let after = keys.pastRun(workflowId, Math.max(0, run - 1));
+  let expected = run;
+  for (;;) {
+    const page = await storage.scan(keys.pastRunsOf(workflowId), { after, limit: 200 });
+    for (const { key, value } of page) {
+      const { record } = decodePastRun(key, value);
+      if (record.run < expected) continue;
+      // A gap (an earlier run purged) breaks the chain: the run asked for is gone.
+      if (record.run > expected) return expected === run ? null : 'latest';
+      if (record.status !== 'continued-as-new') return record;
+      expected = record.run + 1;
+    }
+    if (page.length < 200) return expected === run ? null : 'latest';
+    after = page[page.length - 1]!.key;
+  }
+}
 
 export class ResultWaiters {
   readonly #pending = new Map<number, Waiter>();
@@ -139,7 +167,7 @@ export class ResultWaiters {
       if (!this.deps.keepPendingOnReadError) for (const id of ids) this.#rejectAll(id, error);
       return;
     }
-    const overtaken: { id: string; run: number }[] = [];
+    const overtaken: { id: string; run: number; current: WorkflowRecord }[] = [];
     ids.forEach((id, index) => {
       const raw = raws[index];
       if (!raw) return;
@@ -148,35 +176,35 @@ export class ResultWaiters {
         if (isTerminal(record.status)) this.#settleAll(record, via);
         for (const waiter of this.#pending.values())
           if (waiter.workflowId === id && waiter.run !== undefined && waiter.run < record.run)
-            overtaken.push({ id, run: waiter.run });
+            overtaken.push({ id, run: waiter.run, current: record });
       } catch (error) {
         this.#rejectAll(id, error);
       }
     });
     // A pinned run that finished and was followed by another run of the id: its outcome is kept (run history).
-    for (const { id, run } of overtaken) await this.#settlePast(id, run, via);
+    for (const { id, run, current } of overtaken) await this.#settlePast(id, run, via, current);
   }
 
-  async #settlePast(workflowId: string, run: number, via: ResultSettledVia): Promise<void> {
-    const key = keys.pastRun(workflowId, run);
-    let raw: string | null;
+  async #settlePast(
+    workflowId: string,
+    run: number,
+    via: ResultSettledVia,
+    current: WorkflowRecord,
+  ): Promise<void> {
+    let end: WorkflowRecord | 'latest' | null;
     try {
-      raw = await this.deps.storage.get(key);
+      end = await chainEnd(this.deps.storage, workflowId, run);
     } catch (error) {
-      if (!this.deps.keepPendingOnReadError) this.#rejectAll(workflowId, error, run);
+      if (!this.deps.keepPendingOnReadError || error instanceof CorruptRecordError)
+        this.#rejectAll(workflowId, error, run);
       return;
     }
-    if (!raw) return this.#rejectAll(workflowId, new WorkflowNotFoundError(workflowId, run), run);
-    let record: WorkflowRecord;
-    try {
-      record = decodePastRun(key, raw).record;
-    } catch (error) {
-      return this.#rejectAll(workflowId, error, run);
-    }
-    if (record.status !== 'continued-as-new') return this.#settleAll(record, via);
-    // Followed to the next run, which may have ended (and continued) too.
-    this.followContinued(workflowId, run);
-    await this.#check([workflowId], via);
+    if (end === null) return this.#rejectAll(workflowId, new WorkflowNotFoundError(workflowId, run), run);
+    if (end !== 'latest') return this.#settleAll(end, via);
+    // Continued into the current run: wait for it (settled at once if it has ended).
+    for (const waiter of this.#pending.values())
+      if (waiter.workflowId === workflowId && waiter.run === run) waiter.run = current.run;
+    if (isTerminal(current.status)) this.#settleAll(current, via);
   }
 
   #settleAll(record: WorkflowRecord, via: ResultSettledVia): void {

@@ -135,10 +135,11 @@ export class TimerScheduler {
 }
 
 /**
- * When the earliest durable timer of the store falls due (any workflow's: a sleep, a retry wait, a timeout, a
- * delayed start, an execution deadline), or null when none is armed. The test kit skips time to it.
+ * When the earliest durable timer of the store due after `after` falls due (any workflow's: a sleep, a retry
+ * wait, a timeout, a delayed start, an execution deadline), or null when none is armed. The test kit skips
+ * time to it (a timer due already that a pass did not fire — its workflow is driven nowhere — is passed over).
  */
-export async function nextTimerDue(storage: Storage): Promise<number | null> {
-  const [first] = await storage.scan(keys.timersPrefix, { limit: 1 });
+export async function nextTimerDue(storage: Storage, after: number): Promise<number | null> {
+  const [first] = await storage.scan(keys.timersPrefix, { after: keys.timersDueAfter(after), limit: 1 });
   return first ? (parseTimerKey(first.key)?.dueAt ?? null) : null;
 }

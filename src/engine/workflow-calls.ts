@@ -30,10 +30,10 @@ import { assertHandlerName, assertRunNumber, assertWorkflowId, uuidFrom } from '
 import { readOperationOutcome, type OperationOutcome, type OutcomeOf } from './inspect';
 import { keys } from './keys';
 import type { Ownership } from './ownership/ownership';
-import { decodePastRun, decodeRecord, isTerminal, type UpdateRequest } from './records';
+import { decodeRecord, isTerminal, type UpdateRequest } from './records';
 import type { Reactions } from './reactions';
 import type { RunHost } from './run/run-host';
-import { settleFromRecord, type ResultWaiters } from './result-waiters';
+import { chainEnd, settleFromRecord, type ResultWaiters } from './result-waiters';
 import { describe, type RunSupervisor } from './supervisor';
 import type { UpdateCalls } from './update-calls';
 import type { AnyWorkflowDefinition } from './workflow';
@@ -78,11 +78,12 @@ export async function readResult(
   let record = decodeRecord(keys.record(workflowId), raw);
   if (run !== undefined && run > record.run) throw new WorkflowNotFoundError(workflowId, run);
   if (run !== undefined && run < record.run) {
-    const past = await deps.storage.get(keys.pastRun(workflowId, run));
-    if (!past) throw new WorkflowNotFoundError(workflowId, run);
-    record = decodePastRun(keys.pastRun(workflowId, run), past).record;
-    // A run that continued as new: its outcome is the chain's, settled by the runs after it.
-    if (record.status === 'continued-as-new') return readResult(deps, workflowId, run + 1);
+    // A run that continued as new: its outcome is the chain's, settled by the run that ended it (or by the
+    // current run, which goes on with it).
+    const end = await chainEnd(deps.storage, workflowId, run);
+    if (end === null) throw new WorkflowNotFoundError(workflowId, run);
+    if (end === 'latest') run = record.run;
+    else record = end;
   }
   if (isTerminal(record.status)) {
     const outcome = settleFromRecord(record);

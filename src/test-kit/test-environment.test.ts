@@ -35,6 +35,19 @@ const waitsForApproval = defineWorkflow({
   },
 });
 
+/** Asks a person (an external activity), then files the decision. */
+const approvalByPerson = defineWorkflow({
+  name: 'approval-by-person',
+  version: 1,
+  *run(ctx) {
+    const decision = yield* ctx.activity('ask-person', () => undefined, {
+      completion: 'external',
+      retry: { maxAttempts: 2, initialIntervalMs: 1_000 },
+    });
+    return { filed: decision };
+  },
+});
+
 /** Every run sleeps an hour and continues as new, three times. */
 const chain = defineWorkflow({
   name: 'chain',
@@ -127,6 +140,22 @@ describe('the test kit', () => {
     await env.engine.start(subscription, { days: 0 }, { id: 'declined' });
     await expect(env.result('declined')).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(env.activityCalls.filter((call) => call.workflowId === 'declined')).toHaveLength(5);
+    await env.close();
+  });
+
+  it('a mock of an external activity completes it (or fails it) as the outside would', async () => {
+    const env = await createTestEnvironment({
+      workflows: [approvalByPerson],
+      activities: {
+        'ask-person': ({ attempt }) => {
+          if (attempt === 1) throw new Error('nobody answered');
+          return { approved: true, by: 'ada' };
+        },
+      },
+    });
+    const handle = await env.engine.start(approvalByPerson, undefined, { id: 'ext' });
+    expect(await env.result(handle)).toEqual({ filed: { approved: true, by: 'ada' } });
+    expect(env.activityCalls.map((call) => call.attempt)).toEqual([1, 2]);
     await env.close();
   });
 

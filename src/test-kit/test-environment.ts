@@ -111,6 +111,8 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
   const clock = new SimulatedClock(options.startTime);
   const storage = new MemoryStorage();
   const activityCalls: MockedActivityCall[] = [];
+  /** Completions of mocked external activities on their way (`idle` waits for them). */
+  const completing = new Set<Promise<unknown>>();
   const mocking: ActivityInterceptor = (call, next) => {
     const mock = Object.prototype.hasOwnProperty.call(mocks, call.activity)
       ? mocks[call.activity]
@@ -118,7 +120,19 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     if (!mock) return next(call.context);
     const { activity, workflowId, run, context } = call;
     activityCalls.push({ activity, workflowId, run, attempt: context.attempt });
-    return mock(context, call);
+    const token = context.completionToken;
+    if (token === undefined) return mock(context, call);
+    // An external activity: what the mock returns (or throws) completes (or fails) it, as the outside would.
+    const done: Promise<unknown> = Promise.resolve()
+      .then(() => mock(context, call))
+      .then(
+        (value) => engine.completeActivity(token, value),
+        (error: unknown) => engine.failActivity(token, error),
+      )
+      .catch(() => undefined)
+      .finally(() => completing.delete(done));
+    completing.add(done);
+    return undefined;
   };
   const more = options.engine ?? {};
   const engine = await createEngine({
@@ -135,6 +149,7 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
   const idle = async () => {
     for (let round = 0; round < 3; round++) {
       await settle();
+      while (completing.size > 0) await Promise.all([...completing]);
       await engine.idle();
     }
   };
@@ -142,21 +157,16 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     await engine.runMaintenance();
     await idle();
   };
-  /** Moves the clock to `target`, firing each timer due on the way at its own time. */
+  /**
+   * Moves the clock to `target`, firing each timer due on the way at its own time (a timer due already that
+   * a pass did not fire — its workflow is driven nowhere — is passed over).
+   */
   const advanceTo = async (target: number) => {
-    let stuckAt: number | null = null;
     for (;;) {
-      await idle();
-      const due = await nextTimerDue(storage);
-      // A timer that a pass at its time did not fire (its workflow is not driven here): passed over.
-      if (due !== null && due <= clock.now() && due !== stuckAt) {
-        stuckAt = due;
-        await pass();
-        continue;
-      }
-      if (due === null || due > target || due <= clock.now()) break;
-      await clock.advance(due - clock.now());
       await pass();
+      const due = await nextTimerDue(storage, clock.now());
+      if (due === null || due > target) break;
+      await clock.advance(due - clock.now());
     }
     if (target > clock.now()) await clock.advance(target - clock.now());
     await pass();
@@ -181,14 +191,14 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
         await pass();
         const description = await engine.describe(handle.workflowId);
         if (isTerminal(description.status)) return handle.result();
-        const due = await nextTimerDue(storage);
+        const due = await nextTimerDue(storage, clock.now());
         const waitingOn =
           description.status === 'suspended'
             ? 'a resume (it is suspended)'
             : (description.pending?.summary ?? null);
         if (description.status === 'suspended')
           throw new TestEnvironmentStalledError(handle.workflowId, waitingOn, 'nothing-due', timeLimitMs);
-        if (due === null || due <= clock.now())
+        if (due === null)
           throw new TestEnvironmentStalledError(handle.workflowId, waitingOn, 'nothing-due', timeLimitMs);
         if (due > limit)
           throw new TestEnvironmentStalledError(handle.workflowId, waitingOn, 'time-limit', timeLimitMs);

@@ -109,7 +109,11 @@ async function armChild(
   composite: boolean,
 ): Promise<void> {
   const closePolicy = command.options.parentClosePolicy ?? 'await';
-  const childId = command.options.id ?? `${run.id}.child-${pos}${composite ? `.${leaf.member}` : ''}`;
+  // Default ids name the run after the first: a run that continued as new (or an id started again) may have
+  // left a child of the same position running (close policy 'abandon').
+  const runPart = run.record.run > 1 ? `.r${run.record.run}` : '';
+  const childId =
+    command.options.id ?? `${run.id}${runPart}.child-${pos}${composite ? `.${leaf.member}` : ''}`;
   leaf.childId = childId;
   leaf.closePolicy = closePolicy;
   let input: unknown;
