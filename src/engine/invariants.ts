@@ -9,7 +9,8 @@
  *   held an epoch older than the current one.
  * - **one writer per epoch**: all entries written under one epoch came from one engine (the fence works).
  * - **no recorded operation ran twice**: each activity attempt started once; no attempt started after the
- *   activity completed; an activity, a timer, a signal wait and a child start each resolved once.
+ *   activity completed; an activity, a timer, a signal wait, a child start and a message to another
+ *   workflow each resolved once.
  * - **every workflow finished**: each ended in a terminal status.
  * - **no terminal state was overwritten**: one terminal entry per workflow, nothing written after it, and
  *   the stored status is the one it recorded.
@@ -158,6 +159,9 @@ function noOperationRanTwice(evidence: readonly WorkflowEvidence[]): string[] {
           break;
         case 'child-started':
           countOnce(`child:${leaf}`, `child start at #${leaf}`, entry.seq);
+          break;
+        case 'message-sent':
+          countOnce(`message:${leaf}`, `message to ${entry.detail.to} at #${leaf}`, entry.seq);
           break;
         case 'update-applied':
           countOnce(`update:${entry.detail.updateId}`, `update ${name}`, entry.seq);

@@ -204,6 +204,8 @@ export type TimelineDetails = {
   'timer-fired': At & { kind: Leaf['kind'] };
   'signal-received': { name: string; sentBy: string };
   'signal-consumed': At & { name: string };
+  /** `ctx.signalWorkflow` / `ctx.cancelWorkflow` sent to workflow `to` (run/messages.ts). */
+  'message-sent': At & { to: string; message: 'signal' | 'cancel'; name?: string };
   'wait-completed': At & { satisfied: boolean };
   'update-applied': { name: string; updateId: string };
   'update-rejected': { name: string; updateId: string; error: string };

@@ -69,6 +69,7 @@ export const timelineKinds = [
   'timer-fired',
   'signal-received',
   'signal-consumed',
+  'message-sent',
   'wait-completed',
   'update-applied',
   'update-rejected',

@@ -139,6 +139,10 @@ export type Command =
   | { kind: 'uuid'; name: string }
   /** `ctx.patched(name)` (or `ctx.deprecatePatch(name)`: `deprecated`): see docs/engine.md, "Patching". */
   | { kind: 'patch'; name: string; deprecated?: boolean }
+  /** `ctx.signalWorkflow(id, name, payload)`: buffers a signal for another workflow (run/messages.ts). */
+  | { kind: 'signal-workflow'; name: string; workflowId: string; payload: unknown }
+  /** `ctx.cancelWorkflow(id, reason)`: asks another workflow to cancel (run/messages.ts). */
+  | { kind: 'cancel-workflow'; name: string; workflowId: string; reason: string | undefined }
   /** `ctx.continueAsNew(input)`: ends the run and starts the next one (never recorded: see finish.ts). */
   | { kind: 'continue-as-new'; name: string; input: unknown; version?: number };
 
@@ -215,6 +219,20 @@ export interface WorkflowContext<S extends JsonObject = JsonObject> {
    * return yield* ctx.continueAsNew({ cursor: nextCursor });
    */
   continueAsNew<I = unknown>(input: I, options?: ContinueAsNewOptions): Operation<never>;
+  /**
+   * Sends signal `name` to workflow `workflowId` (another, or this one), exactly once: the signal is buffered
+   * for it in the same commit that records this operation, so neither a crash nor a handoff sends it twice or
+   * loses it. Throws (a recorded failure the workflow may catch) `WorkflowNotFoundError` when no such
+   * workflow exists, `InvalidWorkflowStateError` when it has finished, `PayloadTooLargeError` for a payload
+   * over the limit.
+   */
+  signalWorkflow(workflowId: string, name: string, payload?: unknown): Operation<void>;
+  /**
+   * Asks workflow `workflowId` to cancel (cooperatively, as `engine.cancel` does), exactly once, recorded
+   * like `signalWorkflow`. Resolves `'requested'`, or `'already-finished'` for a workflow that has ended;
+   * throws `WorkflowNotFoundError` when none exists.
+   */
+  cancelWorkflow(workflowId: string, reason?: string): Operation<'requested' | 'already-finished'>;
 }
 
 /** Options of `ctx.continueAsNew`. */

@@ -4,6 +4,7 @@
  * (workflow-run.ts) interprets the commands the generator yields.
  */
 import type { JsonObject } from '../codec';
+import { assertWorkflowId } from '../ids';
 import {
   Operation,
   workflowTypeOf,
@@ -87,7 +88,9 @@ function leafOf(operation: unknown, what: string): LeafCommand {
     command.kind === 'random' ||
     command.kind === 'uuid' ||
     command.kind === 'patch' ||
-    command.kind === 'continue-as-new'
+    command.kind === 'continue-as-new' ||
+    command.kind === 'signal-workflow' ||
+    command.kind === 'cancel-workflow'
   )
     throw new TypeError(
       `${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`,
@@ -212,6 +215,22 @@ export function createContext(host: ContextHost): WorkflowContext {
         name: 'continue-as-new',
         input,
         ...(version === undefined ? {} : { version }),
+      });
+    },
+    signalWorkflow(workflowId: string, name: string, payload?: unknown) {
+      assertWorkflowId(workflowId, 'ctx.signalWorkflow: workflow id');
+      assertName('Signal', name);
+      return new Operation<void>({ kind: 'signal-workflow', name, workflowId, payload });
+    },
+    cancelWorkflow(workflowId: string, reason?: string) {
+      assertWorkflowId(workflowId, 'ctx.cancelWorkflow: workflow id');
+      if (reason !== undefined && (typeof reason !== 'string' || reason.length > 1_000))
+        throw new TypeError('ctx.cancelWorkflow: reason must be a string of at most 1,000 characters.');
+      return new Operation<'requested' | 'already-finished'>({
+        kind: 'cancel-workflow',
+        name: 'cancel-workflow',
+        workflowId,
+        reason,
       });
     },
   };

@@ -19,7 +19,10 @@ import { leafCommands, type Turn } from './turn';
 export async function arm(
   run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'results' | 'signals' | 'isLive'>,
   turn: Turn,
-  command: Exclude<Command, { kind: 'now' | 'random' | 'uuid' | 'patch' | 'continue-as-new' }>,
+  command: Exclude<
+    Command,
+    { kind: 'now' | 'random' | 'uuid' | 'patch' | 'continue-as-new' | 'signal-workflow' | 'cancel-workflow' }
+  >,
   pos: number,
 ): Promise<void> {
   const now = run.host.clock.now();

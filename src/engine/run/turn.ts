@@ -31,6 +31,8 @@ export class Turn {
   readonly conditions: Condition[] = [];
   readonly afterCommit: (() => void)[] = [];
   readonly kinds: string[] = [];
+  /** `ctx.signalWorkflow`: the next signal number this turn takes, per target (run/messages.ts). */
+  readonly signalCounters = new Map<string, number>();
   /** Set when the checkpoint changed in a way that must be committed even without history. */
   dirty = false;
   /** Characters of failure stacks this turn may still record (`keepStack`). */

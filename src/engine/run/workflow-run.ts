@@ -55,6 +55,7 @@ import { continueAsNew, finish } from './finish';
 import { Heartbeats } from './heartbeats';
 import { arm, consumeSignals } from './frontier';
 import { loadWorkflow, type LoadedWorkflow } from './load';
+import { sendMessage } from './messages';
 import { replay } from './replay';
 import type { RunHost } from './run-host';
 import {
@@ -437,6 +438,14 @@ export class WorkflowRun {
       if (command.kind === 'continue-as-new') {
         continueAsNew(run, turn, command);
         return;
+      }
+      if (command.kind === 'signal-workflow' || command.kind === 'cancel-workflow') {
+        // Sent by this turn's commit, with the entry that records it (run/messages.ts).
+        const outcome = await sendMessage(run, turn, command, pos);
+        if (!this.isLive) return;
+        run.checkpoint = { ...run.checkpoint, position: pos + 1 };
+        current = resumeGenerator(run.generator!, outcome);
+        continue;
       }
       if (command.kind === 'patch') {
         // Reached live: the run takes the patch, recorded so that its replays do too (replay.ts). A

@@ -22,6 +22,8 @@ const declared: Record<keyof WorkflowContext, true> = {
   patched: true,
   deprecatePatch: true,
   continueAsNew: true,
+  signalWorkflow: true,
+  cancelWorkflow: true,
 };
 
 describe('the workflow API the editor knows', () => {

@@ -114,6 +114,10 @@ export function describeEntry(
       return `signal '${entry.detail.name}' received from ${engineName(entry.detail.sentBy)}`;
     case 'signal-consumed':
       return `signal '${entry.detail.name}' consumed`;
+    case 'message-sent':
+      return entry.detail.message === 'signal'
+        ? `signal '${entry.detail.name ?? ''}' sent to ${entry.detail.to}`
+        : `cancel sent to ${entry.detail.to}`;
     case 'wait-completed':
       return entry.detail.satisfied ? 'wait condition met' : 'wait timed out';
     case 'update-applied':
