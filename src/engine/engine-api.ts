@@ -115,6 +115,21 @@ export interface Engine {
     payload: unknown,
     options: StartOptions & { id: string },
   ): Promise<WorkflowHandle<WorkflowOutput<D>> & { started: boolean }>;
+  /**
+   * Update-with-start: applies update `updateName` to workflow `options.id` if it is running; otherwise
+   * starts it (a finished id follows `idReuse`) with the update stored beside it in the same commit, so that
+   * its first turn applies it — before any other update, and exactly once, whichever engine runs it.
+   * Validated at the caller (the update exists on the definition, its validator accepts `arg`) before
+   * anything is written. Resolves with the update's result, the handle (pinned to the run that applied it)
+   * and whether this call started it. `timeoutMs` (default 60,000) bounds the wait for the result.
+   */
+  updateWithStart<D extends AnyWorkflowDefinition, T = unknown>(
+    workflow: D | string,
+    input: WorkflowInput<D>,
+    updateName: string,
+    arg: unknown,
+    options: StartOptions & { id: string; timeoutMs?: number },
+  ): Promise<{ result: T; started: boolean; handle: WorkflowHandle<WorkflowOutput<D>> }>;
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T>;
   /** Validated at the caller; applied once by the owner. Default timeout 60,000 ms. */
   update<T = unknown>(

@@ -25,7 +25,9 @@ import {
   EngineDisposedError,
   EngineLeaseNotHeldError,
   InvalidArgumentError,
+  InvalidOptionsError,
   WorkflowNotFoundError,
+  WorkflowNotRegisteredError,
 } from './errors';
 import type { EngineListener, EngineWarning, EventHub } from './events';
 import type { ExternalActivities } from './external-activities';
@@ -70,6 +72,7 @@ import {
   queryWorkflow,
   readResult,
   requestUpdate,
+  updateWithStart,
   storedRun,
   type WorkflowCallsDeps,
 } from './workflow-calls';
@@ -280,6 +283,42 @@ class ShuttleEngine implements Engine {
       if (driven?.waitsOnSignals) driven.deliver({ type: 'signals' });
     }
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
+  }
+
+  async updateWithStart<D extends AnyWorkflowDefinition, T = unknown>(
+    workflow: D | string,
+    input: WorkflowInput<D>,
+    updateName: string,
+    arg: unknown,
+    options: StartOptions & { id: string; timeoutMs?: number },
+  ): Promise<{ result: T; started: boolean; handle: WorkflowHandle<WorkflowOutput<D>> }> {
+    this.#assertOpen();
+    if (typeof workflow !== 'string') {
+      assertDefinition(workflow);
+      if (this.#definitions.get(workflow.name, workflow.version) !== workflow) this.register(workflow);
+    }
+    const type = typeof workflow === 'string' ? workflow : workflow.name;
+    const definition = typeof type === 'string' ? this.#definitions.get(type) : undefined;
+    if (!definition) throw new WorkflowNotRegisteredError(String(type));
+    if (typeof options !== 'object' || options === null || options.id === undefined)
+      throw new InvalidOptionsError(
+        'updateWithStart needs { id }: the update goes to the workflow of that id, started if it is not running.',
+      );
+    const { timeoutMs = 60_000, ...startOptions } = options;
+    const { run, started, result } = await updateWithStart<T>(
+      this.#calls,
+      async (request) => {
+        const outcome = await this.#lifecycle.startWithUpdate(type, input, request, startOptions);
+        if (outcome.started) this.#metrics.workflowsStarted++;
+        return outcome;
+      },
+      options.id,
+      definition,
+      updateName,
+      arg,
+      timeoutMs,
+    );
+    return { result, started, handle: this.handle<WorkflowOutput<D>>(options.id, { run }) };
   }
 
   async fork<O = unknown>(workflowId: string, options: ForkOptions = {}): Promise<WorkflowHandle<O>> {

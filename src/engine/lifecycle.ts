@@ -52,6 +52,7 @@ import {
   type ScheduledBy,
   type SignalRecord,
   type TimerRecord,
+  type UpdateRequest,
   type WorkflowRecord,
 } from './records';
 import type { ChildPlan, ChildRequest } from './run/workflow-run';
@@ -353,6 +354,45 @@ export class Lifecycle {
   }
 
   /**
+   * Update-with-start, the start half: starts workflow `options.id` with `request` stored beside it in the
+   * same commit (its first turn applies it), unless it is running — then nothing is written and `started` is
+   * false (the caller requests the update of the running workflow). A finished id starts a new run, per
+   * `idReuse`. Race-safe across engines as signal-with-start is.
+   */
+  async startWithUpdate(
+    type: string,
+    input: unknown,
+    request: UpdateRequest,
+    options: StartOptions,
+  ): Promise<{ id: string; run: number; started: boolean }> {
+    if (typeof options !== 'object' || options === null || options.id === undefined)
+      throw new InvalidOptionsError(
+        'updateWithStart needs { id }: the update goes to the workflow of that id, started if it is not running.',
+      );
+    if (options.idempotencyKey !== undefined)
+      throw new InvalidOptionsError(
+        'updateWithStart takes no idempotencyKey: its id already makes it idempotent.',
+      );
+    const { id, input: stored, definition } = this.validateStart(type, input, options);
+    for (let attempt = 0; attempt < maxAttempts * 4; attempt++) {
+      const read = await this.#read(id);
+      if (read && !isTerminal(read.record.status)) return { id, run: read.record.run, started: false };
+      try {
+        return await this.#create(id, { definition, input: stored, options }, null, 1, request);
+      } catch (error) {
+        if (
+          error instanceof WorkflowAlreadyExistsError ||
+          error instanceof WorkflowClaimUnavailableError ||
+          error instanceof CreateRaceLost
+        )
+          continue; // started by someone else meanwhile: update that run
+        throw error;
+      }
+    }
+    throw new InvalidWorkflowStateError(id, 'changing too fast', 'update-with-start', 'Try again.');
+  }
+
+  /**
    * Commits a create (with its idempotency key and a first buffered signal, when given); `attempts` bounds
    * the retries (signal-with-start retries itself, and wants a lost race back as `CreateRaceLost`).
    */
@@ -361,6 +401,7 @@ export class Lifecycle {
     args: { definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
     firstSignal: SignalRecord | null,
     attempts = maxAttempts,
+    firstUpdate: UpdateRequest | null = null,
   ): Promise<{ id: string; run: number; started: boolean }> {
     const { definition, input: stored, options } = args;
     const idemKey = options.idempotencyKey === undefined ? null : keys.idempotency(options.idempotencyKey);
@@ -374,7 +415,7 @@ export class Lifecycle {
     // for a generated id — and commits at once: every assumption is a condition of the commit, so an id with
     // a record, a claim, tombstones or a purge in progress fails it and the next attempt reads. A start is then
     // one round trip instead of three.
-    let assumeAbsent = firstSignal === null;
+    let assumeAbsent = firstSignal === null && firstUpdate === null;
     for (let attempt = 0; attempt < attempts; attempt++) {
       const idem = await existingRun();
       if (idem.live) return { id: idem.live.workflowId, run: idem.live.run, started: false };
@@ -394,6 +435,12 @@ export class Lifecycle {
         conditions.push({ key: idemKey, expected: idem.raw });
         const record: IdempotencyRecord = { workflowId: id, run: plan.run, at: this.deps.clock.now() };
         operations.push({ type: 'put', key: idemKey, value: JSON.stringify(record) });
+      }
+      if (firstUpdate) {
+        // Update-with-start: the request is stored with the workflow, so its first turn applies it.
+        const requestKey = keys.updateRequest(id, firstUpdate.updateId);
+        conditions.push({ key: requestKey, expected: null });
+        operations.push({ type: 'put', key: requestKey, value: JSON.stringify(firstUpdate) });
       }
       if (firstSignal) {
         const counterKey = keys.signalCounter(id);

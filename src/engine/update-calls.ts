@@ -63,6 +63,12 @@ export class UpdateCalls {
     });
   }
 
+  /** Stops waiting for an update whose request was never stored (its promise is dropped, unsettled). */
+  abandon(workflowId: string, updateId: string): void {
+    const call = this.#calls.get(keys.updateResponse(workflowId, updateId));
+    if (call) this.#finish(call);
+  }
+
   /** The change feed saw `key` (an update response) written. */
   async responseWritten(key: string): Promise<void> {
     const call = this.#calls.get(key);

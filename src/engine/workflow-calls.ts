@@ -205,6 +205,78 @@ export async function requestUpdate<T>(
   return waiting as Promise<T>;
 }
 
+/**
+ * `engine.updateWithStart`: the update validated at the caller against `definition`, then either stored with
+ * the workflow it starts (its first turn applies it: `Lifecycle.startWithUpdate`) or — the workflow runs
+ * already — requested of it as `engine.update` does; resolves with the update's result.
+ */
+export async function updateWithStart<T>(
+  deps: WorkflowCallsDeps,
+  start: (request: UpdateRequest) => Promise<{ id: string; run: number; started: boolean }>,
+  workflowId: string,
+  definition: AnyWorkflowDefinition,
+  name: string,
+  arg: unknown,
+  timeoutMs: number,
+): Promise<{ run: number; started: boolean; result: T }> {
+  deps.assertOpen();
+  assertWorkflowId(workflowId);
+  assertHandlerName(name, 'Update');
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new InvalidOptionsError(
+      `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
+    );
+  const stored = normalizePayload(
+    arg,
+    `Argument of update '${name}' to workflow '${workflowId}'`,
+    deps.maxPayloadBytes,
+  ) as Json | undefined;
+  const update = definition.updates?.[name];
+  if (!update)
+    throw new UpdateRejectedError(workflowId, name, {
+      name: 'Error',
+      message: `workflow type '${definition.name}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
+    });
+  try {
+    update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
+  } catch (error) {
+    throw new UpdateRejectedError(workflowId, name, recordedFailure(error, deps.mapStack));
+  }
+  const updateId = uuidFrom(deps.random);
+  const request: UpdateRequest = {
+    updateId,
+    name,
+    ...(stored === undefined ? {} : { arg: stored }),
+    requestedAt: deps.clock.now(),
+    requestedBy: deps.engineId,
+  };
+  // Waiting before anything is written: the new run may answer before `start` returns.
+  const waiting = deps.updates.wait({ workflowId, updateId, name, timeoutMs });
+  let run: number;
+  let started: boolean;
+  try {
+    ({ run, started } = await start(request));
+  } catch (error) {
+    deps.updates.abandon(workflowId, updateId);
+    throw error;
+  }
+  if (!started) {
+    const requestKey = keys.updateRequest(workflowId, updateId);
+    const outcome = await deps.writer.write(
+      null,
+      [{ key: requestKey, expected: null }],
+      [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
+      `request update '${name}'`,
+    );
+    if (!outcome.ok) {
+      waiting.catch(() => undefined);
+      throw new EngineLeaseNotHeldError(deps.engineId);
+    }
+  }
+  deps.supervisor.deliver(workflowId, { type: 'updates' });
+  return { run, started, result: (await waiting) as T };
+}
+
 /** `engine.operationOutcome`: checks `of`, then reads the outcome from the history of the run it names. */
 export async function operationOutcome(
   deps: WorkflowCallsDeps,
