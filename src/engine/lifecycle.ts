@@ -181,6 +181,17 @@ export class Lifecycle {
     return outcome;
   }
 
+  /** Whether `write`'s record is what is stored now (a write whose answer was lost may have landed). */
+  async #landed(workflowId: string, write: { operations: Operation[] }): Promise<boolean> {
+    const put = write.operations.find((op) => op.type === 'put' && op.key === keys.record(workflowId));
+    if (!put || put.type !== 'put') return false;
+    try {
+      return (await this.deps.storage.get(keys.record(workflowId))) === put.value;
+    } catch {
+      return false;
+    }
+  }
+
   async #read(workflowId: string): Promise<Read | null> {
     const [[recordRaw, checkpointRaw, epochRaw, holderRaw], last] = await Promise.all([
       this.deps.storage.getMany([
@@ -834,7 +845,15 @@ export class Lifecycle {
         const startKey = startTimerKey(read.record);
         if (startKey) write.operations.push({ type: 'delete', key: startKey });
       }
-      const outcome = await this.#write(write, `${target} workflow '${workflowId}'`, rotation);
+      let outcome: WriteOutcome;
+      try {
+        outcome = await this.#write(write, `${target} workflow '${workflowId}'`, rotation);
+      } catch (error) {
+        // The answer was lost, not necessarily the write: if it landed, this engine lets the workflow go as
+        // if it had been told (nobody else would tell it — a holder's own rotation leaves it no notice).
+        if (await this.#landed(workflowId, write)) this.deps.rotated(workflowId, next);
+        throw error;
+      }
       if (outcome.ok) {
         this.deps.rotated(workflowId, next);
         return next;
