@@ -110,7 +110,6 @@ export class WorkflowRun {
     };
     this.#recordRaw = loaded.recordRaw;
     const run = this.#run;
-    run.heartbeats.loaded(loaded.heartbeats);
     this.#ctx = createContext({
       workflowId: this.id,
       workflowType: run.record.type,
