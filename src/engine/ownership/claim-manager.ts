@@ -460,6 +460,7 @@ export class ClaimManager {
       let takenFrom: Holder | null = null;
       let reason: TakeoverReason | 'orphaned' = 'expired';
       let unaware = false;
+      let sessionCondition: Condition | null = null;
       if (!current) {
         if (record.status !== 'running') return { outcome: 'not-running' };
         minted = buildAcquire(
@@ -504,6 +505,19 @@ export class ClaimManager {
           }
           if (!options.allowTakeover || isHolderLive(holder, session, now, this.graceMs, dead))
             return { outcome: 'unavailable', heldBy: holder };
+          // Judged by sessions read up to a renew interval ago: read the holder's once more, decide by it, and
+          // commit on it (a condition on its exact text), so that a holder whose session renewed meanwhile —
+          // even between this read and the commit — keeps its workflow.
+          if (holder && holder.expiresAt === null) {
+            const key = sessionKey(holder.engineId);
+            const raw = await storage.get(key);
+            session = raw === null ? null : decodeSession(raw);
+            this.#sessions.set(holder.engineId, session);
+            now = clock.now();
+            if (isHolderLive(holder, session, now, this.graceMs, dead))
+              return { outcome: 'unavailable', heldBy: holder };
+            sessionCondition = { key, expected: raw };
+          }
           reason = takeoverReason(holder, session, now, this.graceMs, dead);
           // The holder's engine may be alive and unaware (frozen past the TTL, or cut off from the oracle):
           // it is told in the same batch (notices.ts) — unless its session ended or is gone, or the oracle
@@ -541,7 +555,7 @@ export class ClaimManager {
         : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
       const write = appendTimeline(view, [note], { engineId, epoch: minted.epoch, now });
       const landed = await this.#deps.commit(
-        [...minted.conditions, ...write.conditions],
+        [...minted.conditions, ...write.conditions, ...(sessionCondition ? [sessionCondition] : [])],
         [...minted.operations, ...write.operations],
       );
       if (!landed) {
