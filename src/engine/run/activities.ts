@@ -248,9 +248,9 @@ function runActivity(
       () => run.deliver({ type: 'completions' }),
       heartbeatDetails,
     );
-  // A later attempt starts from the last heartbeat of the earlier ones (here, or read: they ran elsewhere).
-  if (attempt === 1) start(undefined);
-  else run.heartbeats.previous(pos, member).then(start, () => start(undefined));
+  // A later attempt starts from the last heartbeat of the earlier ones (recorded here, or read when the run
+  // was loaded: they ran elsewhere).
+  start(attempt === 1 ? undefined : run.heartbeats.previous(pos, member));
 }
 
 /** Manual mode: aborts activity attempts whose timeout has passed. */

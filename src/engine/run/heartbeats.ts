@@ -10,12 +10,12 @@
  *   deposed engine's late heartbeat never lands; a refused write is simply dropped (heartbeats are advice).
  * - **Ordered before the activity's end**: the commit that records the activity's outcome (or leaves the
  *   operation) waits for a heartbeat write in flight and deletes the key (`forget`), so none outlives it.
- * - The next attempt gets the details from memory when this engine ran the earlier one, else from storage
- *   (`keys.activityHeartbeat`).
+ * - The next attempt gets the details from memory: recorded here, or read with the run when it was loaded
+ *   (load.ts: the earlier attempt ran on another engine), so an attempt starts without a read of its own.
  */
 import type { Json } from '../codec';
 import { keys } from '../keys';
-import { decodeHeartbeat, type HeartbeatRecord } from '../records';
+import type { HeartbeatRecord } from '../records';
 import type { RunHost } from './run-host';
 
 /** At most one heartbeat write per activity in this long, in ms (the first is written at once). */
@@ -36,7 +36,7 @@ export class Heartbeats {
   readonly #inFlight = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly host: Pick<RunHost, 'clock' | 'storage' | 'writer' | 'engineId'>,
+    private readonly host: Pick<RunHost, 'clock' | 'writer' | 'engineId'>,
     private readonly workflowId: string,
     private readonly run: number,
   ) {}
@@ -93,23 +93,23 @@ export class Heartbeats {
   }
 
   /**
-   * The details the next attempt of the activity at `pos`/`member` starts from: this engine's last heartbeat
-   * of it, else the stored one (an earlier attempt ran elsewhere), else undefined.
+   * The details the next attempt of the activity at `pos`/`member` starts from: the last heartbeat of it this
+   * engine recorded, or read when it loaded the run (an earlier attempt ran elsewhere: `loaded`), else none.
    */
-  async previous(pos: number, member: number): Promise<Json | undefined> {
-    const key = this.key(pos, member);
-    const local = this.#entries.get(key);
-    if (local) return local.details;
-    const stored = decodeHeartbeat(await this.host.storage.get(key));
-    if (stored)
+  previous(pos: number, member: number): Json | undefined {
+    return this.#entries.get(this.key(pos, member))?.details;
+  }
+
+  /** The heartbeats stored for the run's open activities when it was loaded (load.ts). */
+  loaded(stored: ReadonlyMap<string, HeartbeatRecord>): void {
+    for (const [key, record] of stored)
       this.#entries.set(key, {
-        attempt: stored.attempt,
-        details: stored.details,
+        attempt: record.attempt,
+        details: record.details,
         dirty: false,
-        writtenAt: stored.at,
+        writtenAt: record.at,
         timer: undefined,
       });
-    return stored?.details;
   }
 
   /** Whether a heartbeat of the activity was seen here (written or read): its key may be stored. */

@@ -15,11 +15,13 @@ import { keys } from '../keys';
 import { tryDecodeEpoch } from '../ownership/holder';
 import {
   decodeCheckpoint,
+  decodeHeartbeat,
   decodeHistoryEntry,
   decodeLogRecord,
   decodeRecord,
   decodeSignal,
   type Checkpoint,
+  type HeartbeatRecord,
   type HistoryEntry,
   type SignalRecord,
   type WorkflowRecord,
@@ -38,6 +40,8 @@ export type LoadedWorkflow = {
   epoch: number | null | undefined;
   history: HistoryEntry[];
   signals: { key: string; record: SignalRecord }[];
+  /** The last heartbeats stored for the frontier's open activities, by key (heartbeats.ts). */
+  heartbeats: Map<string, HeartbeatRecord>;
 };
 
 /** Reads everything needed to replay a workflow. Throws CorruptRecordError naming the bad key. */
@@ -90,6 +94,22 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
   // Records a commit appended after this read of the stored checkpoint are not part of it.
   history.length = Math.min(history.length, checkpoint.historyLength);
   const signals = signalEntries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
+  // An activity of the frontier that started before: its attempt runs again here, from its last heartbeat.
+  const heartbeats = new Map<string, HeartbeatRecord>();
+  const frontier = checkpoint.frontier;
+  const open = (frontier?.leaves ?? []).filter(
+    (leaf) => leaf.kind === 'activity' && !leaf.done && leaf.started === true,
+  );
+  if (frontier && open.length > 0) {
+    const heartbeatKeys = open.map((leaf) =>
+      keys.activityHeartbeat(workflowId, record.run, frontier.pos, leaf.member),
+    );
+    const raws = await storage.getMany(heartbeatKeys);
+    raws.forEach((raw, index) => {
+      const heartbeat = decodeHeartbeat(raw);
+      if (heartbeat) heartbeats.set(heartbeatKeys[index]!, heartbeat);
+    });
+  }
   return {
     record,
     recordRaw,
@@ -97,6 +117,7 @@ export async function loadWorkflow(storage: Storage, workflowId: string): Promis
     epoch: current.carriedEpoch ?? tryDecodeEpoch(epochRaw ?? null),
     history,
     signals,
+    heartbeats,
   };
 }
 

@@ -110,6 +110,7 @@ export class WorkflowRun {
     };
     this.#recordRaw = loaded.recordRaw;
     const run = this.#run;
+    run.heartbeats.loaded(loaded.heartbeats);
     this.#ctx = createContext({
       workflowId: this.id,
       workflowType: run.record.type,
