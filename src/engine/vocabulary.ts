@@ -12,25 +12,6 @@ export const maxIdLength = 256;
 /** The default of `limits.maxPayloadBytes`: the largest input, result, payload or state, in bytes of JSON. */
 export const defaultMaxPayloadBytes = 256 * 1024;
 
-/**
- * Every status a workflow can have. `continued-as-new` is the status of an earlier run only (run history): a
- * run that called `ctx.continueAsNew` ended as it in the same commit that started the next run, so the
- * workflow itself — its current run — never has it.
- */
-export const workflowStatuses = [
-  'pending',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-  'continued-as-new',
-] as const;
-
-export type WorkflowStatus = (typeof workflowStatuses)[number];
-
 /** Statuses a workflow never leaves (its run is over). */
 export const terminalStatuses = [
   'completed',
@@ -40,6 +21,15 @@ export const terminalStatuses = [
   'timed-out',
   'continued-as-new',
 ] as const;
+
+/**
+ * Every status a workflow can have. `continued-as-new` is the status of an earlier run only (run history): a
+ * run that called `ctx.continueAsNew` ended as it in the same commit that started the next run, so the
+ * workflow itself — its current run — never has it.
+ */
+export const workflowStatuses = ['pending', 'running', 'suspended', ...terminalStatuses] as const;
+
+export type WorkflowStatus = (typeof workflowStatuses)[number];
 
 export type TerminalStatus = (typeof terminalStatuses)[number];
 

@@ -142,6 +142,75 @@ export async function queryWorkflow<T>(
   return normalizePayload(value, `Result of query '${name}'`, deps.maxPayloadBytes) as T;
 }
 
+/** Checks an update call's arguments (before anything is read); returns its argument as stored. */
+function checkUpdateCall(
+  deps: WorkflowCallsDeps,
+  workflowId: string,
+  name: string,
+  arg: unknown,
+  timeoutMs: unknown,
+): Json | undefined {
+  deps.assertOpen();
+  assertWorkflowId(workflowId);
+  assertHandlerName(name, 'Update');
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new InvalidOptionsError(
+      `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
+    );
+  return normalizePayload(
+    arg,
+    `Argument of update '${name}' to workflow '${workflowId}'`,
+    deps.maxPayloadBytes,
+  ) as Json | undefined;
+}
+
+/**
+ * The update's request, once `definition` has the update and its validator accepts the argument (run here,
+ * at the caller: a rejected update stores nothing).
+ */
+function updateRequest(
+  deps: WorkflowCallsDeps,
+  workflowId: string,
+  definition: AnyWorkflowDefinition,
+  name: string,
+  stored: Json | undefined,
+): UpdateRequest {
+  const update = definition.updates?.[name];
+  if (!update)
+    throw new UpdateRejectedError(workflowId, name, {
+      name: 'Error',
+      message: `workflow type '${definition.name}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
+    });
+  try {
+    update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
+  } catch (error) {
+    throw new UpdateRejectedError(workflowId, name, recordedFailure(error, deps.mapStack));
+  }
+  return {
+    updateId: uuidFrom(deps.random),
+    name,
+    ...(stored === undefined ? {} : { arg: stored }),
+    requestedAt: deps.clock.now(),
+    requestedBy: deps.engineId,
+  };
+}
+
+/** Stores an update request for the owner of a running workflow (one conditional write). */
+async function storeUpdateRequest(
+  deps: WorkflowCallsDeps,
+  workflowId: string,
+  request: UpdateRequest,
+): Promise<void> {
+  const requestKey = keys.updateRequest(workflowId, request.updateId);
+  const outcome = await deps.writer.write(
+    null,
+    [{ key: requestKey, expected: null }],
+    [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
+    `request update '${request.name}'`,
+  );
+  if (!outcome.ok) throw new EngineLeaseNotHeldError(deps.engineId);
+}
+
 /**
  * `engine.update`: validates the update at the caller, writes its request, and resolves with the owner's
  * response (update-calls.ts).
@@ -153,19 +222,8 @@ export async function requestUpdate<T>(
   arg: unknown,
   options: { timeoutMs?: number },
 ): Promise<T> {
-  deps.assertOpen();
-  assertWorkflowId(workflowId);
-  assertHandlerName(name, 'Update');
   const timeoutMs = options?.timeoutMs ?? 60_000;
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new InvalidOptionsError(
-      `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
-    );
-  const stored = normalizePayload(
-    arg,
-    `Argument of update '${name}' to workflow '${workflowId}'`,
-    deps.maxPayloadBytes,
-  ) as Json | undefined;
+  const stored = checkUpdateCall(deps, workflowId, name, arg, timeoutMs);
   const recordRaw = await deps.storage.get(keys.record(workflowId));
   if (!recordRaw) throw new WorkflowNotFoundError(workflowId);
   const record = decodeRecord(keys.record(workflowId), recordRaw);
@@ -173,34 +231,14 @@ export async function requestUpdate<T>(
     throw new InvalidWorkflowStateError(workflowId, record.status, `apply update '${name}' to`);
   const definition = deps.definition(record.type, record.version) ?? deps.definition(record.type);
   if (!definition) throw new WorkflowNotRegisteredError(record.type, record.version);
-  const update = definition.updates?.[name];
-  if (!update)
-    throw new UpdateRejectedError(workflowId, name, {
-      name: 'Error',
-      message: `workflow type '${record.type}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
-    });
+  const request = updateRequest(deps, workflowId, definition, name, stored);
+  const waiting = deps.updates.wait({ workflowId, updateId: request.updateId, name, timeoutMs });
   try {
-    update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
+    await storeUpdateRequest(deps, workflowId, request);
   } catch (error) {
-    throw new UpdateRejectedError(workflowId, name, recordedFailure(error, deps.mapStack));
+    deps.updates.abandon(workflowId, request.updateId);
+    throw error;
   }
-  const updateId = uuidFrom(deps.random);
-  const request: UpdateRequest = {
-    updateId,
-    name,
-    ...(stored === undefined ? {} : { arg: stored }),
-    requestedAt: deps.clock.now(),
-    requestedBy: deps.engineId,
-  };
-  const requestKey = keys.updateRequest(workflowId, updateId);
-  const waiting = deps.updates.wait({ workflowId, updateId, name, timeoutMs });
-  const outcome = await deps.writer.write(
-    null,
-    [{ key: requestKey, expected: null }],
-    [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
-    `request update '${name}'`,
-  );
-  if (!outcome.ok) throw new EngineLeaseNotHeldError(deps.engineId);
   deps.supervisor.deliver(workflowId, { type: 'updates' });
   return waiting as Promise<T>;
 }
@@ -219,59 +257,18 @@ export async function updateWithStart<T>(
   arg: unknown,
   timeoutMs: number,
 ): Promise<{ run: number; started: boolean; result: T }> {
-  deps.assertOpen();
-  assertWorkflowId(workflowId);
-  assertHandlerName(name, 'Update');
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new InvalidOptionsError(
-      `update timeoutMs must be a positive number of milliseconds; got ${String(timeoutMs)}.`,
-    );
-  const stored = normalizePayload(
-    arg,
-    `Argument of update '${name}' to workflow '${workflowId}'`,
-    deps.maxPayloadBytes,
-  ) as Json | undefined;
-  const update = definition.updates?.[name];
-  if (!update)
-    throw new UpdateRejectedError(workflowId, name, {
-      name: 'Error',
-      message: `workflow type '${definition.name}' has no update named '${name}' (it has: ${Object.keys(definition.updates ?? {}).join(', ') || 'none'})`,
-    });
-  try {
-    update.validate?.(stored === undefined ? undefined : structuredCloneJson(stored));
-  } catch (error) {
-    throw new UpdateRejectedError(workflowId, name, recordedFailure(error, deps.mapStack));
-  }
-  const updateId = uuidFrom(deps.random);
-  const request: UpdateRequest = {
-    updateId,
-    name,
-    ...(stored === undefined ? {} : { arg: stored }),
-    requestedAt: deps.clock.now(),
-    requestedBy: deps.engineId,
-  };
+  const stored = checkUpdateCall(deps, workflowId, name, arg, timeoutMs);
+  const request = updateRequest(deps, workflowId, definition, name, stored);
   // Waiting before anything is written: the new run may answer before `start` returns.
-  const waiting = deps.updates.wait({ workflowId, updateId, name, timeoutMs });
+  const waiting = deps.updates.wait({ workflowId, updateId: request.updateId, name, timeoutMs });
   let run: number;
   let started: boolean;
   try {
     ({ run, started } = await start(request));
+    if (!started) await storeUpdateRequest(deps, workflowId, request);
   } catch (error) {
-    deps.updates.abandon(workflowId, updateId);
+    deps.updates.abandon(workflowId, request.updateId);
     throw error;
-  }
-  if (!started) {
-    const requestKey = keys.updateRequest(workflowId, updateId);
-    const outcome = await deps.writer.write(
-      null,
-      [{ key: requestKey, expected: null }],
-      [{ type: 'put', key: requestKey, value: JSON.stringify(request) }],
-      `request update '${name}'`,
-    );
-    if (!outcome.ok) {
-      waiting.catch(() => undefined);
-      throw new EngineLeaseNotHeldError(deps.engineId);
-    }
   }
   deps.supervisor.deliver(workflowId, { type: 'updates' });
   return { run, started, result: (await waiting) as T };
