@@ -223,11 +223,10 @@ export class RunSupervisor {
     this.#deps.metrics.runsContinued++;
     this.#emit({ type: 'workflow.continued-as-new', workflowId: record.id, run: record.run + 1 });
     this.#deps.waiters.followContinued(record.id, record.run);
-    for (const childId of run.checkpoint.linkedChildren)
-      void this.#deps
-        .lifecycle()
-        .rotate(childId, 'terminated', `parent '${record.id}' continued as new (run ${record.run + 1})`)
-        .catch(() => undefined);
+    void this.#terminateChildren(
+      run.checkpoint.linkedChildren,
+      `parent '${record.id}' continued as new (run ${record.run + 1})`,
+    );
     this.drive(record.id, null);
   }
 
@@ -274,22 +273,26 @@ export class RunSupervisor {
       else this.#deps.ownership.noticeChange(record.parent.id, 'message'); // its owner may be gone
     }
     if (isTerminal(record.status))
-      for (const childId of linkedChildren)
-        void this.#deps
+      void this.#terminateChildren(linkedChildren, `parent '${record.id}' ended (${record.status})`);
+  }
+
+  /** Terminates a run's children with close policy `terminate`, all at once (best effort). */
+  async #terminateChildren(childIds: readonly string[], reason: string): Promise<void> {
+    await Promise.all(
+      childIds.map((childId) =>
+        this.#deps
           .lifecycle()
-          .rotate(childId, 'terminated', `parent '${record.id}' ended (${record.status})`)
-          .catch(() => undefined);
+          .rotate(childId, 'terminated', reason)
+          .catch(() => undefined),
+      ),
+    );
   }
 
   async #terminateLinkedChildren(workflowId: string, record: WorkflowRecord): Promise<void> {
     try {
       const raw = await this.#deps.storage.get(keys.checkpoint(workflowId));
       const linked = raw ? decodeCheckpoint(keys.checkpoint(workflowId), raw).linkedChildren : [];
-      for (const childId of linked)
-        await this.#deps
-          .lifecycle()
-          .rotate(childId, 'terminated', `parent '${workflowId}' ended (${record.status})`)
-          .catch(() => undefined);
+      await this.#terminateChildren(linked, `parent '${workflowId}' ended (${record.status})`);
     } catch {
       // best effort
     }

@@ -112,11 +112,6 @@ export class Heartbeats {
       });
   }
 
-  /** Whether a heartbeat of the activity was seen here (written or read): its key may be stored. */
-  has(pos: number, member: number): boolean {
-    return this.#entries.has(this.key(pos, member));
-  }
-
   /** Stops writing the activity's heartbeats; returns the key to delete when one may be stored. */
   forget(pos: number, member: number): string | null {
     const key = this.key(pos, member);
