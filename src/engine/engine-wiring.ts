@@ -25,6 +25,7 @@ import { ResultWaiters } from './result-waiters';
 import { Schedules } from './schedules/schedules';
 import { RunSupervisor, describe } from './supervisor';
 import { TimerScheduler } from './timer-scheduler';
+import { Tracing } from './tracing';
 import { UpdateCalls } from './update-calls';
 import { WakeRouter } from './wake-router';
 
@@ -68,6 +69,7 @@ export type EngineParts = {
   readonly external: ExternalActivities;
   readonly purger: Purger;
   readonly maintenance: Maintenance;
+  readonly tracing: Tracing;
 };
 
 /** Builds the parts of engine `engineId` over `options.storage`, in dependency order. */
@@ -81,6 +83,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
   const warn = (warning: EngineWarning) => engine.warn(warning);
   const isOpen = () => engine.state() === 'open' || engine.state() === 'opening';
   const committer = new Committer(storage);
+  const tracing = new Tracing(options.tracer);
   const owner: Ownership = createOwnership(options.ownership, {
     storage,
     committer,
@@ -109,6 +112,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     },
     isStopping: () => !isOpen(),
     reactions,
+    tracing,
   });
   const writer = new FencedWriter({ committer, ownership: owner });
   const waiters = new ResultWaiters({
@@ -138,6 +142,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     claimed: (workflowId, workflowType, minted, how) => engine.claimed(workflowId, workflowType, minted, how),
     rotated: (workflowId, record) => supervisor.rotated(workflowId, record),
     timerArmed: (dueAt) => timers.notify(dueAt),
+    tracing,
   });
   const supervisor: RunSupervisor = new RunSupervisor({
     storage,
@@ -151,6 +156,8 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       maxPayloadBytes: options.maxPayloadBytes,
       mapStack: options.mapStack,
       activityInterceptors: options.activityInterceptors,
+      workflowInterceptors: options.workflowInterceptors,
+      tracing,
       manualTimers: options.backgroundTasks === 'manual',
       metrics,
       emit,
@@ -279,5 +286,6 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     external,
     purger,
     maintenance,
+    tracing,
   };
 }

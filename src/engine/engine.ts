@@ -171,6 +171,8 @@ class ShuttleEngine implements Engine {
       random: options.random,
       maxPayloadBytes: options.maxPayloadBytes,
       mapStack: options.mapStack,
+      tracing: parts.tracing,
+      workflowInterceptors: options.workflowInterceptors,
       ownership: this.#owner,
       waiters: this.#waiters,
       updates: this.#updates,
@@ -397,7 +399,7 @@ class ShuttleEngine implements Engine {
 
   async list(filter: ListFilter = {}): Promise<ListPage> {
     this.#assertOpen(true);
-    const page = await listWorkflows(this.#storage, filter);
+    const page = await listWorkflows(this.#storage, filter, (name) => this.#definitions.attributeType(name));
     return {
       ...page,
       items: page.items.map((item) => {

@@ -77,7 +77,7 @@ describe('activity interceptors', () => {
   it('are refused at construction unless an array of functions, saying so', async () => {
     for (const [interceptors, message] of [
       [[], /must be an object like \{ activities/],
-      [{ workflows: [] }, /Unknown interceptor kind 'workflows'/],
+      [{ signals: [] }, /Unknown interceptor kind 'signals'.*the kinds are: activities, workflows/],
       [{ activities: 'log' }, /must be an array of functions/],
       [{ activities: [() => 1, 2] }, /must be an array of functions/],
     ] as const) {

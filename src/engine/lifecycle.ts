@@ -15,6 +15,7 @@
  * - **resume**: the suspended → running flip with the acquire folded in; the caller then drives it.
  */
 import type { Condition, Operation, Storage } from '../storage/types';
+import { attributeIndexWrites, attributesOfHistory } from './attributes';
 import type { Clock } from './clock';
 import { encodePayload, normalizePayload, type Json } from './codec';
 import {
@@ -33,7 +34,7 @@ import {
 } from './errors';
 import { forkHistory, readForkSource, validateForkOptions, type ForkOptions } from './fork';
 import { assertHandlerName, assertWorkflowId, uuidFrom } from './ids';
-import { keys } from './keys';
+import { escapeId, keys } from './keys';
 import type { WorkflowStatus } from './vocabulary';
 import type { FencedWriter, WriteOutcome } from './ownership/fenced-write';
 import { readHolder } from './ownership/holder';
@@ -68,6 +69,7 @@ import {
   timelineEntry,
   timelineWrite,
 } from './workflow-writes';
+import { storedTrace, type TraceContext, type Tracing, type TracerSpan } from './tracing';
 import type { AnyWorkflowDefinition } from './workflow';
 
 export type StartOptions = {
@@ -132,6 +134,8 @@ export type LifecycleDeps = {
   timerArmed: (dueAt: number) => void;
   /** How long an idempotency key holds, in ms. */
   idempotencyWindowMs: number;
+  /** Spans for starts and signals (tracing.ts). */
+  tracing: Tracing;
 };
 
 type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
@@ -414,6 +418,48 @@ export class Lifecycle {
     attempts = maxAttempts,
     firstUpdate: UpdateRequest | null = null,
   ): Promise<{ id: string; run: number; started: boolean }> {
+    // The start's span, in the starter's trace: its context is stored with the workflow, for every engine
+    // that drives it to parent its spans on.
+    const span = this.deps.tracing.start(
+      'shuttle.workflow.start',
+      'active',
+      {
+        'shuttle.workflow.id': id,
+        'shuttle.workflow.type': args.definition.name,
+        'shuttle.engine.id': this.deps.engineId,
+      },
+      'producer',
+    );
+    try {
+      const created = await this.#createOnce(
+        id,
+        args,
+        firstSignal,
+        attempts,
+        firstUpdate,
+        storedTrace(span.context),
+      );
+      span.setAttributes({
+        'shuttle.workflow.run': created.run,
+        'shuttle.workflow.started': created.started,
+      });
+      return created;
+    } catch (error) {
+      span.recordError(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  async #createOnce(
+    id: string,
+    args: { definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
+    firstSignal: SignalRecord | null,
+    attempts: number,
+    firstUpdate: UpdateRequest | null,
+    trace: TraceContext | undefined,
+  ): Promise<{ id: string; run: number; started: boolean }> {
     const { definition, input: stored, options } = args;
     const idemKey = options.idempotencyKey === undefined ? null : keys.idempotency(options.idempotencyKey);
     const window = this.deps.idempotencyWindowMs;
@@ -438,6 +484,7 @@ export class Lifecycle {
         options,
         parent: undefined,
         assumeAbsent: optimistic,
+        trace,
       });
       if (!plan.ok) throw plan.error;
       const conditions = [...plan.conditions];
@@ -504,11 +551,27 @@ export class Lifecycle {
    * The caller validated the arguments (`validateStart`), commits `conditions` and `operations` through the
    * fenced writer, and calls `afterCommit` once they landed.
    */
-  planStart(
+  async planStart(
     args: { id: string; definition: AnyWorkflowDefinition; input: Json | undefined; options: StartOptions },
     scheduledBy: ScheduledBy,
   ): Promise<CreatePlan> {
-    return this.#planCreate({ ...args, parent: undefined, scheduledBy });
+    const span = this.deps.tracing.start('shuttle.workflow.start', 'root', {
+      'shuttle.workflow.id': args.id,
+      'shuttle.workflow.type': args.definition.name,
+      'shuttle.engine.id': this.deps.engineId,
+      'shuttle.schedule': scheduledBy.schedule,
+    });
+    const plan = await this.#planCreate({
+      ...args,
+      parent: undefined,
+      scheduledBy,
+      trace: storedTrace(span.context),
+    }).catch((error: unknown) => {
+      span.recordError(error);
+      span.end();
+      throw error;
+    });
+    return endingSpan(plan, span);
   }
 
   /** The create batch of a child workflow, to be committed with its parent's turn. */
@@ -528,13 +591,24 @@ export class Lifecycle {
       member: request.member,
       closePolicy: request.closePolicy,
     };
-    const plan = await this.#planCreate({
-      id: request.childId,
-      definition,
-      input: request.input as Json | undefined,
-      options: {},
-      parent,
+    // The child's start, in its parent's trace (ended when the parent's turn that creates it landed).
+    const span = this.deps.tracing.start('shuttle.workflow.start', storedTrace(request.parent.trace), {
+      'shuttle.workflow.id': request.childId,
+      'shuttle.workflow.type': definition.name,
+      'shuttle.workflow.parent_id': request.parent.id,
+      'shuttle.engine.id': this.deps.engineId,
     });
+    const plan = endingSpan(
+      await this.#planCreate({
+        id: request.childId,
+        definition,
+        input: request.input as Json | undefined,
+        options: {},
+        parent,
+        trace: storedTrace(span.context),
+      }),
+      span,
+    );
     if (!plan.ok) return { ok: false, error: stripped(plan.error) };
     return {
       ok: true,
@@ -559,6 +633,8 @@ export class Lifecycle {
      * the plan's conditions expect each of them absent, so the commit fails where the guess was wrong.
      */
     assumeAbsent?: boolean;
+    /** The trace context stored with the workflow (tracing.ts). */
+    trace?: TraceContext;
   }): Promise<CreatePlan> {
     const { id, definition, input, options, parent, scheduledBy, fork, assumeAbsent = false } = args;
     const { clock, engineId, ownership } = this.deps;
@@ -610,7 +686,11 @@ export class Lifecycle {
       ...(scheduledBy ? { scheduledBy } : {}),
       ...(fork ? { forkedFrom: fork.from } : {}),
       createdBy: engineId,
+      ...(args.trace ? { trace: args.trace } : {}),
     };
+    // A fork starts with the search attributes its copied history set (their entries carry the changes).
+    const forkedAttributes = fork ? attributesOfHistory(fork.history) : undefined;
+    if (forkedAttributes) record.attributes = forkedAttributes;
     let minted: MintedClaim | null = null;
     if (!delayed && this.deps.claimsOnStart) {
       try {
@@ -658,6 +738,10 @@ export class Lifecycle {
     );
     if (existing && existing.record.status !== record.status)
       operations.push({ type: 'delete', key: keys.statusIndex(existing.record.status, id) });
+    // Search attributes belong to a run: a new run of a finished id starts without the old run's.
+    operations.push(
+      ...attributeIndexWrites(escapeId(id), record.type, existing?.record.attributes, record.attributes),
+    );
     // A new run starts with no buffered signals: those the finished run never consumed go with it.
     if (existing)
       for (const { key } of await this.deps.storage.scan(keys.signalPrefix(id)))
@@ -994,6 +1078,30 @@ export class Lifecycle {
     const record = decodeRecord(keys.record(workflowId), recordRaw);
     if (isTerminal(record.status))
       throw new InvalidWorkflowStateError(workflowId, record.status, `signal '${name}'`);
+    // In the workflow's trace, linked to the sender's.
+    const span = this.deps.tracing.start(
+      'shuttle.signal',
+      storedTrace(record.trace),
+      {
+        'shuttle.workflow.id': workflowId,
+        'shuttle.workflow.type': record.type,
+        'shuttle.workflow.run': record.run,
+        'shuttle.signal.name': name,
+        'shuttle.engine.id': this.deps.engineId,
+      },
+      'producer',
+    );
+    try {
+      await this.#bufferSignal(workflowId, name, text);
+    } catch (error) {
+      span.recordError(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  async #bufferSignal(workflowId: string, name: string, text: string | undefined): Promise<void> {
     const counterKey = keys.signalCounter(workflowId);
     for (let attempt = 0; attempt < 50; attempt++) {
       const counterRaw = await this.deps.storage.get(counterKey);
@@ -1020,6 +1128,24 @@ export class Lifecycle {
     }
     throw new InvalidWorkflowStateError(workflowId, 'receiving signals too fast', `signal '${name}'`);
   }
+}
+
+/** `plan` with `span` ended when it is committed (or at once, when it failed). */
+function endingSpan(plan: CreatePlan, span: TracerSpan): CreatePlan {
+  if (!plan.ok) {
+    span.recordError(plan.error);
+    span.end();
+    return plan;
+  }
+  span.setAttributes({ 'shuttle.workflow.run': plan.run });
+  const { afterCommit } = plan;
+  return {
+    ...plan,
+    afterCommit: () => {
+      span.end();
+      afterCommit();
+    },
+  };
 }
 
 function stripped(error: unknown): SerializedError {

@@ -9,7 +9,8 @@ import { InvalidOptionsError, type StackMapper } from './errors';
 import { defaultMaxPayloadBytes } from './vocabulary';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
-import type { ActivityInterceptor, AnyWorkflowDefinition } from './workflow';
+import type { EngineTracer } from './tracing';
+import type { ActivityInterceptor, AnyWorkflowDefinition, WorkflowInterceptor } from './workflow';
 
 export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
 export const ownershipModes: readonly OwnershipMode[] = ['none', 'lease', 'workflow-lease'];
@@ -89,14 +90,25 @@ export type EngineOptions = {
   mapStack?: (stack: string) => string;
   /**
    * Middleware around work the engine runs for workflows. `activities`: around every activity attempt,
-   * outermost first (`ActivityInterceptor`): for timing, logging, tracing, or mocks in tests.
+   * outermost first (`ActivityInterceptor`): for timing, logging, tracing, or mocks in tests. `workflows`:
+   * around what workflows receive — their execution, signals, updates, queries (`WorkflowInterceptor`).
    */
   interceptors?: EngineInterceptors;
+  /**
+   * Spans for workflow starts, loads (an engine taking a run up), claims and takeovers, activity attempts,
+   * signals, updates and endings, parented on the trace context each workflow stores when it starts, so a
+   * trace continues across engines (docs/engine.md, "Observability"). `shuttle/opentelemetry`'s
+   * `openTelemetryTracer()` adapts OpenTelemetry. Default: none.
+   */
+  tracer?: EngineTracer;
 };
 
 export type EngineInterceptors = {
   activities?: readonly ActivityInterceptor[];
+  workflows?: readonly WorkflowInterceptor[];
 };
+
+const workflowInterceptorMethods = ['execute', 'signal', 'update', 'query'] as const;
 
 export type ResolvedOptions = {
   storage: Storage;
@@ -122,6 +134,8 @@ export type ResolvedOptions = {
   idempotencyWindowMs: number;
   mapStack: StackMapper | undefined;
   activityInterceptors: readonly ActivityInterceptor[];
+  workflowInterceptors: readonly WorkflowInterceptor[];
+  tracer: EngineTracer | undefined;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -240,12 +254,12 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
   if (interceptors !== undefined) {
     if (typeof interceptors !== 'object' || interceptors === null || Array.isArray(interceptors))
       throw new InvalidOptionsError(
-        `options.interceptors must be an object like { activities: [...] }; got ${quote(interceptors)}.`,
+        `options.interceptors must be an object like { activities: [...], workflows: [...] }; got ${quote(interceptors)}.`,
       );
     for (const key of Object.keys(interceptors))
-      if (key !== 'activities')
+      if (key !== 'activities' && key !== 'workflows')
         throw new InvalidOptionsError(
-          `Unknown interceptor kind '${key}' in options.interceptors; the kinds are: activities.`,
+          `Unknown interceptor kind '${key}' in options.interceptors; the kinds are: activities, workflows.`,
         );
     const { activities } = interceptors;
     if (
@@ -255,11 +269,44 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
       throw new InvalidOptionsError(
         'options.interceptors.activities must be an array of functions (call, next) => result.',
       );
+    const { workflows } = interceptors;
+    if (workflows !== undefined) {
+      if (!Array.isArray(workflows))
+        throw new InvalidOptionsError(
+          `options.interceptors.workflows must be an array of objects with any of ${workflowInterceptorMethods.join(', ')}; got ${quote(workflows)}.`,
+        );
+      for (const [index, interceptor] of (workflows as unknown[]).entries()) {
+        if (typeof interceptor !== 'object' || interceptor === null || Array.isArray(interceptor))
+          throw new InvalidOptionsError(
+            `options.interceptors.workflows[${index}] must be an object with any of ${workflowInterceptorMethods.join(', ')} (each a function (call, next) => …); got ${quote(interceptor)}.`,
+          );
+        for (const [key, method] of Object.entries(interceptor)) {
+          if (!(workflowInterceptorMethods as readonly string[]).includes(key))
+            throw new InvalidOptionsError(
+              `options.interceptors.workflows[${index}] has '${key}'; a workflow interceptor's methods are: ${workflowInterceptorMethods.join(', ')}.`,
+            );
+          if (method !== undefined && typeof method !== 'function')
+            throw new InvalidOptionsError(
+              `options.interceptors.workflows[${index}].${key} must be a function (call, next) => …; got ${quote(method)}.`,
+            );
+        }
+      }
+    }
   }
+  const { tracer } = options;
+  if (
+    tracer !== undefined &&
+    (typeof tracer !== 'object' || tracer === null || typeof tracer.startSpan !== 'function')
+  )
+    throw new InvalidOptionsError(
+      `options.tracer must be an object with startSpan(name, options) (e.g. openTelemetryTracer() from 'shuttle/opentelemetry'); got ${quote(tracer)}.`,
+    );
   return {
     storage,
     mapStack: options.mapStack,
     activityInterceptors: [...(interceptors?.activities ?? [])],
+    workflowInterceptors: [...(interceptors?.workflows ?? [])],
+    tracer,
     workflows: options.workflows ?? [],
     ownership,
     backgroundTasks,

@@ -3,6 +3,7 @@
  * not have the expected shape raises `CorruptRecordError` naming its key, and the caller fails that one
  * workflow closed (never overwriting the record). Ownership values decode fail-closed in ownership/holder.ts.
  */
+import type { SearchAttributes } from './attributes';
 import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
 import {
@@ -14,6 +15,7 @@ import {
   type TimelineKind,
   type WorkflowStatus,
 } from './vocabulary';
+import type { TraceContext } from './tracing';
 import type { ParentClosePolicy } from './workflow';
 
 export { isTerminal } from './vocabulary';
@@ -53,7 +55,14 @@ export type WorkflowRecord = {
   forkedFrom?: ForkedFrom;
   /** Started by `ctx.continueAsNew` in the run before it (its number: this run's minus one). */
   continuedFrom?: number;
+  /** Search attributes (`ctx.setAttributes`), each with an index key beside the record (attributes.ts). */
+  attributes?: SearchAttributes;
   createdBy: string;
+  /**
+   * The trace context the workflow was started in (propagation fields, e.g. W3C `traceparent`: tracing.ts):
+   * every engine that drives it parents its spans on it. Kept by continue-as-new. Absent: started untraced.
+   */
+  trace?: TraceContext;
 };
 
 /**

@@ -156,6 +156,8 @@ export function replay(
   } satisfies WorkflowRecord;
   const state = {
     id: workflowId,
+    // An engine's workflow interceptors are its own: this check replays the workflow's code alone.
+    host: { workflowInterceptors: [] },
     definition,
     record,
     checkpoint: {
@@ -180,6 +182,7 @@ export function replay(
     workflowId,
     workflowType,
     version,
+    ...(definition.attributes ? { attributes: definition.attributes } : {}),
     get state() {
       return state.state;
     },

@@ -25,6 +25,7 @@ import { decodeCheckpoint, isTerminal, type WorkflowRecord } from './records';
 import type { ResultWaiters } from './result-waiters';
 import { WorkflowRun, type DropReason, type RunEvent, type RunHost } from './run/workflow-run';
 import type { UpdateCalls } from './update-calls';
+import { storedTrace } from './tracing';
 import { WaitIndex } from './wait-index';
 import type { AnyWorkflowDefinition } from './workflow';
 import type { Storage } from '../storage/types';
@@ -205,6 +206,7 @@ export class RunSupervisor {
     this.waiting.forget(run);
     if (this.#runs.get(run.id) === run) this.#runs.delete(run.id);
     this.#lostRaces.delete(run.id);
+    this.#traceEnd(record);
     if (record.status === 'continued-as-new') return this.#runContinued(run, record);
     this.#deps.ownership.runEnded(run.id);
     this.#deps.metrics.workflowsFinished++;
@@ -212,6 +214,20 @@ export class RunSupervisor {
     this.#deps.waiters.settleLocal(record);
     void this.#deps.updates.workflowChanged(record.id);
     this.#afterWorkflowEnded(record, run.checkpoint.linkedChildren);
+  }
+
+  /** A short span in the workflow's trace: how the run ended, on which engine. */
+  #traceEnd(record: WorkflowRecord): void {
+    const span = this.#deps.runHost.tracing.start('shuttle.workflow.end', storedTrace(record.trace), {
+      'shuttle.workflow.id': record.id,
+      'shuttle.workflow.type': record.type,
+      'shuttle.workflow.run': record.run,
+      'shuttle.workflow.status': record.status,
+      'shuttle.engine.id': this.#deps.runHost.engineId,
+    });
+    if (record.error)
+      span.recordError(Object.assign(new Error(record.error.message), { name: record.error.name }));
+    span.end();
   }
 
   /**

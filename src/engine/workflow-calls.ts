@@ -35,8 +35,9 @@ import type { Reactions } from './reactions';
 import type { RunHost } from './run/run-host';
 import { chainEnd, settleFromRecord, type ResultWaiters } from './result-waiters';
 import { describe, type RunSupervisor } from './supervisor';
+import { storedTrace } from './tracing';
 import type { UpdateCalls } from './update-calls';
-import type { AnyWorkflowDefinition } from './workflow';
+import { composeInterceptors, type AnyWorkflowDefinition } from './workflow';
 
 /**
  * What these calls need from the engine: the parts a run's host has too (one declaration: RunHost), the
@@ -44,7 +45,15 @@ import type { AnyWorkflowDefinition } from './workflow';
  */
 export type WorkflowCallsDeps = Pick<
   RunHost,
-  'engineId' | 'storage' | 'writer' | 'clock' | 'random' | 'maxPayloadBytes' | 'mapStack'
+  | 'engineId'
+  | 'storage'
+  | 'writer'
+  | 'clock'
+  | 'random'
+  | 'maxPayloadBytes'
+  | 'mapStack'
+  | 'tracing'
+  | 'workflowInterceptors'
 > & {
   readonly ownership: Pick<Ownership, 'sharesStore'>;
   readonly waiters: ResultWaiters;
@@ -132,10 +141,26 @@ export async function queryWorkflow<T>(
   const current = checkpointRaw
     ? await currentCheckpoint(deps.storage, workflowId, checkpointRaw, last)
     : null;
-  const state = current?.checkpoint.state ?? {};
+  const state = deepFreeze(current?.checkpoint.state ?? {});
   let value: unknown;
   try {
-    value = handler(deepFreeze(state), arg);
+    const interceptors = deps.workflowInterceptors;
+    value = interceptors.some((interceptor) => interceptor.query)
+      ? composeInterceptors(
+          interceptors,
+          'query',
+          {
+            workflowId,
+            workflowType: record.type,
+            version: record.version,
+            run: record.run,
+            name,
+            arg,
+            state,
+          },
+          (given) => handler(state, given),
+        )(arg)
+      : handler(state, arg);
   } catch (error) {
     throw new QueryFailedError(workflowId, name, describe(error));
   }
@@ -232,15 +257,41 @@ export async function requestUpdate<T>(
   const definition = deps.definition(record.type, record.version) ?? deps.definition(record.type);
   if (!definition) throw new WorkflowNotRegisteredError(record.type, record.version);
   const request = updateRequest(deps, workflowId, definition, name, stored);
+  // The caller's side, in the workflow's trace: from the request to its response.
+  const span = deps.tracing.start(
+    'shuttle.update',
+    storedTrace(record.trace),
+    {
+      'shuttle.workflow.id': workflowId,
+      'shuttle.workflow.type': record.type,
+      'shuttle.workflow.run': record.run,
+      'shuttle.engine.id': deps.engineId,
+      'shuttle.update.name': name,
+      'shuttle.update.id': request.updateId,
+    },
+    'producer',
+  );
   const waiting = deps.updates.wait({ workflowId, updateId: request.updateId, name, timeoutMs });
   try {
     await storeUpdateRequest(deps, workflowId, request);
   } catch (error) {
     deps.updates.abandon(workflowId, request.updateId);
+    span.recordError(error);
+    span.end();
     throw error;
   }
   deps.supervisor.deliver(workflowId, { type: 'updates' });
-  return waiting as Promise<T>;
+  return waiting.then(
+    (value) => {
+      span.end();
+      return value as T;
+    },
+    (error: unknown) => {
+      span.recordError(error);
+      span.end();
+      throw error;
+    },
+  );
 }
 
 /**

@@ -20,6 +20,8 @@
  * Every operation is used as `yield* ctx.<op>(…)`. Operations are also values: pass them unstarted to
  * `ctx.all([...])` or `ctx.race([...])` to run them in parallel.
  */
+import type { AttributeDeclarations, AttributeInput, SearchAttribute } from './attributes';
+import { assertDeclarations } from './attributes';
 import type { Json, JsonObject } from './codec';
 
 /** Options of `ctx.activity`. */
@@ -106,6 +108,83 @@ export type ActivityInterceptor = (
   next: (context: ActivityContext) => unknown,
 ) => unknown;
 
+/** Which workflow run a workflow interceptor is called for. */
+export type WorkflowCall = {
+  readonly workflowId: string;
+  readonly workflowType: string;
+  readonly version: number;
+  readonly run: number;
+};
+
+/**
+ * Middleware around what a workflow receives (`createEngine({ interceptors: { workflows } })`), outermost
+ * first; each method is optional, and calls `next` to go on (to the interceptors after it, then the
+ * workflow's own code), may change what it passes or returns, or throws.
+ *
+ * - `execute` wraps the workflow's `run`: it gets the input and returns the generator the engine drives,
+ *   usually `yield* next(input)` inside a generator of its own. It runs **on every replay** (recovery,
+ *   handoff, every load of the run on any engine), so it must be deterministic and do no I/O — it may yield
+ *   `ctx` operations as workflow code may, and is bound by the same rules. A throw fails the workflow.
+ * - `signal` wraps the delivery of a signal to `ctx.waitForSignal` (live only: what it returns is
+ *   recorded as the signal's payload, and replay reads the record). A throw makes the wait throw it.
+ * - `update` wraps an update's handler, on the engine that applies it (live only: replay restores the
+ *   state the handler produced). A throw rejects the update.
+ * - `query` wraps a query's handler, on the engine the query is called on. A throw fails the query.
+ *
+ * For timing, logging, tracing, auth checks, payload rewriting — and tests.
+ */
+export type WorkflowInterceptor = {
+  execute?: (
+    call: WorkflowCall & { readonly input: unknown; readonly isReplaying: boolean },
+    next: (input: unknown) => Generator<Command, unknown, unknown>,
+  ) => Generator<Command, unknown, unknown>;
+  signal?: (
+    call: WorkflowCall & { readonly name: string; readonly payload: unknown; readonly position: number },
+    next: (payload: unknown) => unknown,
+  ) => unknown;
+  update?: (
+    call: WorkflowCall & {
+      readonly name: string;
+      readonly updateId: string;
+      readonly arg: unknown;
+      readonly state: JsonObject;
+    },
+    next: (arg: unknown) => unknown,
+  ) => unknown;
+  query?: (
+    call: WorkflowCall & {
+      readonly name: string;
+      readonly arg: unknown;
+      readonly state: Readonly<JsonObject>;
+    },
+    next: (arg: unknown) => unknown,
+  ) => unknown;
+};
+
+/** `interceptors` composed around `inner`, outermost first: `compose(list, 'update', call, inner)(arg)`. */
+export function composeInterceptors<K extends 'signal' | 'update' | 'query', C>(
+  interceptors: readonly WorkflowInterceptor[],
+  kind: K,
+  call: C,
+  inner: (value: unknown) => unknown,
+): (value: unknown) => unknown {
+  let next = inner;
+  for (let index = interceptors.length - 1; index >= 0; index--) {
+    const method = interceptors[index]![kind] as
+      ((call: C, next: (value: unknown) => unknown) => unknown) | undefined;
+    if (!method) continue;
+    // The value an interceptor gives `next` is the one the layers inside it see.
+    const following = next;
+    const self = interceptors[index];
+    next = (value) => method.call(self, { ...call, ...valueField(kind, value) } as C, following);
+  }
+  return next;
+}
+
+function valueField(kind: 'signal' | 'update' | 'query', value: unknown): Record<string, unknown> {
+  return kind === 'signal' ? { payload: value } : { arg: value };
+}
+
 export type ParentClosePolicy = 'await' | 'abandon' | 'terminate';
 
 export type ChildOptions = {
@@ -143,6 +222,8 @@ export type Command =
   | { kind: 'signal-workflow'; name: string; workflowId: string; payload: unknown }
   /** `ctx.cancelWorkflow(id, reason)`: asks another workflow to cancel (run/messages.ts). */
   | { kind: 'cancel-workflow'; name: string; workflowId: string; reason: string | undefined }
+  /** `ctx.setAttributes(changes)`: the workflow's search attributes, typed (run/attributes.ts). */
+  | { kind: 'set-attributes'; name: string; changes: Record<string, SearchAttribute | null> }
   /** `ctx.continueAsNew(input)`: ends the run and starts the next one (never recorded: see finish.ts). */
   | { kind: 'continue-as-new'; name: string; input: unknown; version?: number };
 
@@ -233,6 +314,17 @@ export interface WorkflowContext<S extends JsonObject = JsonObject> {
    * throws `WorkflowNotFoundError` when none exists.
    */
   cancelWorkflow(workflowId: string, reason?: string): Operation<'requested' | 'already-finished'>;
+  /**
+   * Sets search attributes of this workflow — `engine.list({ attributes })`, the studio's filters and the
+   * CLI's `--where` find workflows by them through an index. Names must be declared on the definition
+   * (`attributes: { customer: 'string' }`) and values of the declared type (a `time` takes a `Date`, epoch
+   * ms or an ISO-8601 string); `null` removes a name; the latest value wins. Recorded like any operation, so
+   * a replay writes nothing again. A bad name or value throws `InvalidSearchAttributeError` at the call.
+   *
+   * @example
+   * yield* ctx.setAttributes({ customer: input.customer, amount: input.total, vip: false });
+   */
+  setAttributes(changes: Record<string, AttributeInput>): Operation<void>;
 }
 
 /** Options of `ctx.continueAsNew`. */
@@ -267,6 +359,12 @@ export type WorkflowDefinition<I = unknown, O = unknown, S extends JsonObject = 
    * Default: the engine's `retentionMs` (kept forever when neither is set).
    */
   readonly retentionMs?: number;
+  /**
+   * The search attributes this type may set (`ctx.setAttributes`), name → `'string' | 'number' | 'boolean' |
+   * 'time'`. One name should mean one type across the types of a store (an engine refuses definitions that
+   * disagree).
+   */
+  readonly attributes?: AttributeDeclarations;
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -305,7 +403,10 @@ export function assertDefinition(definition: unknown): asserts definition is Any
     throw new TypeError(
       'A workflow definition must be an object created with defineWorkflow({ name, version, run }).',
     );
-  const { name, version, run, queries, updates, retentionMs } = definition as Record<string, unknown>;
+  const { name, version, run, queries, updates, retentionMs, attributes } = definition as Record<
+    string,
+    unknown
+  >;
   if (typeof name !== 'string' || !namePattern.test(name))
     throw new TypeError(
       `Workflow name ${JSON.stringify(name)} is invalid: use 1–100 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
@@ -321,6 +422,7 @@ export function assertDefinition(definition: unknown): asserts definition is Any
     throw new TypeError(
       `Workflow '${name}' has retentionMs ${JSON.stringify(retentionMs)}; it must be a positive number of milliseconds (omit it to use the engine's).`,
     );
+  if (attributes !== undefined) assertDeclarations(name, attributes);
   if (typeof run !== 'function')
     throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);
   if (run.constructor?.name !== 'GeneratorFunction')

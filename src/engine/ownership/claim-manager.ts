@@ -20,6 +20,7 @@
  *   `reclaimOne`.
  * - After losing a workflow, this engine waits out a cooldown before trying to take it back.
  */
+import { storedTrace, type Tracing } from '../tracing';
 import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import { CorruptRecordError, WorkflowClaimUnavailableError } from '../errors';
@@ -80,6 +81,8 @@ export type ClaimManagerDeps = {
   onCorrupt: (workflowId: string, error: CorruptRecordError) => void;
   /** True when shutdown has begun: claims that land now are released, not driven. */
   isStopping: () => boolean;
+  /** Spans for claims and takeovers (tracing.ts); absent: none. */
+  tracing?: Tracing;
 };
 
 export type AcquireResult =
@@ -554,10 +557,34 @@ export class ClaimManager {
           }
         : { kind: 'claim-acquired' as const, detail: { engineId, epoch: minted.epoch, how: 'acquire' } };
       const write = appendTimeline(view, [note], { engineId, epoch: minted.epoch, now });
-      const landed = await this.#deps.commit(
-        [...minted.conditions, ...write.conditions, ...(sessionCondition ? [sessionCondition] : [])],
-        [...minted.operations, ...write.operations],
-      );
+      // In the workflow's trace: which engine took it, how, at which epoch, from whom.
+      const span = this.#deps.tracing?.start('shuttle.claim', storedTrace(record.trace), {
+        'shuttle.workflow.id': workflowId,
+        'shuttle.workflow.type': record.type,
+        'shuttle.workflow.run': record.run,
+        'shuttle.engine.id': engineId,
+        'shuttle.claim.how': current ? 'takeover' : 'acquire',
+        'shuttle.claim.epoch': minted.epoch,
+        ...(current
+          ? {
+              'shuttle.claim.reason': reason,
+              'shuttle.claim.from_engine': takenFrom?.engineId ?? 'unknown',
+              'shuttle.claim.from_epoch': takenFrom?.epoch ?? storedEpoch ?? 0,
+            }
+          : {}),
+      });
+      const landed = await this.#deps
+        .commit(
+          [...minted.conditions, ...write.conditions, ...(sessionCondition ? [sessionCondition] : [])],
+          [...minted.operations, ...write.operations],
+        )
+        .catch((error: unknown) => {
+          span?.recordError(error);
+          span?.end();
+          throw error;
+        });
+      span?.setAttributes({ 'shuttle.claim.outcome': landed ? 'claimed' : 'lost-race' });
+      span?.end();
       if (!landed) {
         metrics.claimAttempts.lost_race++;
         continue;

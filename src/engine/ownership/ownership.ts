@@ -14,6 +14,7 @@
  * The design and its guarantees are in docs/ownership.md. Implementations: none.ts, lease.ts,
  * workflow-lease.ts.
  */
+import type { Tracing } from '../tracing';
 import type { Condition, Operation, Storage } from '../../storage/types';
 import type { Clock } from '../clock';
 import type { Committer } from '../committer';
@@ -79,6 +80,8 @@ export type OwnershipDeps = {
   isStopping(): boolean;
   /** Where work started in reaction to a notice (no caller awaits it) is tracked. */
   reactions: Reactions;
+  /** Spans for claims and takeovers (tracing.ts); absent: none. */
+  tracing?: Tracing;
 };
 
 /** What the engine reports about ownership when it shuts down. */

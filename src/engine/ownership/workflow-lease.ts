@@ -80,6 +80,7 @@ export class WorkflowLeaseOwnership implements Ownership {
       onLost: (workflowId) => deps.stopDriving(workflowId, 'claim-lost'),
       onCorrupt: (workflowId, error) => deps.markCorrupt(workflowId, error),
       isStopping: () => deps.isStopping(),
+      tracing: deps.tracing,
     });
   }
 

@@ -26,7 +26,8 @@ import {
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { keys } from '../keys';
 import type { ActivityFunction, LeafCommand } from '../workflow';
-import { ActivityAttempt } from './activity-attempt';
+import { storedTrace, type TracerSpan } from '../tracing';
+import { ActivityAttempt, type AttemptOutcome } from './activity-attempt';
 import { armTimer, leafAt, resolveLeaf } from './frontier';
 import { nextRetryWait } from './retry';
 import type { RunEvent } from './run-phase';
@@ -178,13 +179,31 @@ function runActivity(
   const timeoutMs = command.options.timeoutMs;
   const startedAt = clock.now();
   const { heartbeatTimeoutMs } = command.options;
+  // One span per attempt, in the workflow's trace, on the engine that runs it.
+  const span = run.host.tracing.start(
+    'shuttle.activity',
+    storedTrace(run.record.trace),
+    {
+      'shuttle.workflow.id': run.id,
+      'shuttle.workflow.type': run.record.type,
+      'shuttle.workflow.run': run.record.run,
+      'shuttle.engine.id': run.host.engineId,
+      'shuttle.activity.name': command.name,
+      'shuttle.activity.attempt': attempt,
+      'shuttle.position': pos,
+      'shuttle.member': member,
+    },
+    'internal',
+  );
   const running = new ActivityAttempt({
     attempt,
     startedAt,
     timeoutMs,
     heartbeatTimeoutMs,
-    onSettled: (outcome) =>
-      run.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome }),
+    onSettled: (outcome) => {
+      endActivitySpan(span, outcome);
+      run.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome });
+    },
   });
   run.running.set(member, running);
   if (timeoutMs !== undefined && !run.host.manualTimers)
@@ -228,9 +247,12 @@ function runActivity(
             ),
           command.fn,
         );
+  const traced: ActivityFunction<unknown> = run.host.tracing.enabled
+    ? (context) => run.host.tracing.within(span, () => fn(context))
+    : fn;
   const start = (heartbeatDetails: Json | undefined) =>
     running.run(
-      fn,
+      traced,
       external ? completionToken(run.id, run.record.run, pos, member) : undefined,
       (details) => {
         if (!run.isLive()) return;
@@ -251,6 +273,19 @@ function runActivity(
   // A later attempt starts from the last heartbeat of the earlier ones (recorded here, or read when the run
   // was loaded: they ran elsewhere).
   start(attempt === 1 ? undefined : run.heartbeats.previous(pos, member));
+}
+
+function endActivitySpan(span: TracerSpan, outcome: AttemptOutcome): void {
+  if (outcome.ok) span.setAttributes({ 'shuttle.activity.outcome': 'completed' });
+  else {
+    const name = outcome.error instanceof Error ? outcome.error.name : 'Error';
+    span.setAttributes({
+      'shuttle.activity.outcome': name === 'CancelledError' ? 'aborted' : 'failed',
+      'shuttle.activity.error': name,
+    });
+    span.recordError(outcome.error);
+  }
+  span.end();
 }
 
 /** Manual mode: aborts activity attempts whose timeout has passed. */

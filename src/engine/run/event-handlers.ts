@@ -15,6 +15,8 @@
 import { cloneJson, encodePayload, normalizePayload, type Json } from '../codec';
 import { CancelledError, ChildWorkflowFailedError, recordedFailure, serializeError } from '../errors';
 import { keys } from '../keys';
+import { storedTrace } from '../tracing';
+import { composeInterceptors } from '../workflow';
 import {
   decodeCancelRequest,
   decodeRecord,
@@ -150,9 +152,37 @@ function applyUpdate(
   const handler = run.definition?.updates?.[request.name];
   const snapshot = cloneJson(run.state);
   let response: UpdateResponse;
+  // Applied here, in the workflow's trace.
+  const span = run.host.tracing.start('shuttle.update.apply', storedTrace(run.record.trace), {
+    'shuttle.workflow.id': run.id,
+    'shuttle.workflow.type': run.record.type,
+    'shuttle.workflow.run': run.record.run,
+    'shuttle.engine.id': engineId,
+    'shuttle.update.name': request.name,
+    'shuttle.update.id': request.updateId,
+    'shuttle.position': pos,
+  });
   try {
     if (!handler) throw new Error(`workflow type '${run.record.type}' has no update named '${request.name}'`);
-    const value = handler.handle(run.state, request.arg);
+    const handle = (arg: unknown) => handler.handle(run.state, arg);
+    const interceptors = run.host.workflowInterceptors;
+    const value = interceptors.some((interceptor) => interceptor.update)
+      ? composeInterceptors(
+          interceptors,
+          'update',
+          {
+            workflowId: run.id,
+            workflowType: run.record.type,
+            version: run.record.version,
+            run: run.record.run,
+            name: request.name,
+            updateId: request.updateId,
+            arg: request.arg,
+            state: run.state,
+          },
+          handle,
+        )(request.arg)
+      : handle(request.arg);
     const stored = normalizePayload(value, `Result of update '${request.name}'`, maxPayloadBytes) as
       Json | undefined;
     encodePayload(run.state, `State of workflow '${run.id}' after update '${request.name}'`, maxPayloadBytes);
@@ -187,7 +217,10 @@ function applyUpdate(
       updateId: request.updateId,
       error: error instanceof Error ? error.message : String(error),
     });
+    span.recordError(error);
   }
+  span.setAttributes({ 'shuttle.update.outcome': response.ok ? 'applied' : 'rejected' });
+  span.end();
   turn.delete(requestKey);
   turn.put(keys.updateResponse(run.id, request.updateId), JSON.stringify(response));
   turn.kinds.push('update');

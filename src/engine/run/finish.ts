@@ -152,6 +152,10 @@ export function continueAsNew(
     ...(parent ? { parent } : {}),
     ...(scheduledBy ? { scheduledBy } : {}),
     continuedFrom: run.record.run,
+    // The chain stays in the trace it started in.
+    ...(run.record.trace ? { trace: run.record.trace } : {}),
+    // Search attributes go on with the workflow (their index keys name the id, not the run).
+    ...(run.record.attributes ? { attributes: run.record.attributes } : {}),
     createdBy: engineId,
   };
   run.finalRecord = ended;

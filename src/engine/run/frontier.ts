@@ -11,7 +11,7 @@ import { normalizePayload, type Json } from '../codec';
 import { recordedFailure, serializeError, type SerializedError } from '../errors';
 import { keys } from '../keys';
 import type { HistoryEntry, Leaf, TimerRecord } from '../records';
-import type { Command, LeafCommand } from '../workflow';
+import { composeInterceptors, type Command, type LeafCommand } from '../workflow';
 import type { RunState } from './run-state';
 import { leafCommands, type Turn } from './turn';
 
@@ -21,7 +21,17 @@ export async function arm(
   turn: Turn,
   command: Exclude<
     Command,
-    { kind: 'now' | 'random' | 'uuid' | 'patch' | 'continue-as-new' | 'signal-workflow' | 'cancel-workflow' }
+    {
+      kind:
+        | 'now'
+        | 'random'
+        | 'uuid'
+        | 'patch'
+        | 'continue-as-new'
+        | 'signal-workflow'
+        | 'cancel-workflow'
+        | 'set-attributes';
+    }
   >,
   pos: number,
 ): Promise<void> {
@@ -208,7 +218,7 @@ export function recheckPredicates(
 
 /** Hands buffered signals, oldest first, to the signal leaves waiting on their names. */
 export function consumeSignals(
-  run: Pick<RunState, 'checkpoint' | 'command' | 'results' | 'signals'>,
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'results' | 'signals'>,
   turn: Turn,
 ): void {
   const frontier = run.checkpoint.frontier;
@@ -222,13 +232,43 @@ export function consumeSignals(
     turn.delete(signal!.key);
     turn.note('signal-received', { name: leaf.name, sentBy: signal!.record.sentBy }, signal!.record.sentAt);
     turn.note('signal-consumed', { pos: frontier.pos, member: leaf.member, name: leaf.name });
-    resolveLeaf(
-      run,
-      turn,
-      leaf,
-      signal!.record.payload === undefined ? { ok: true } : { ok: true, value: signal!.record.payload },
-    );
+    resolveLeaf(run, turn, leaf, deliveredSignal(run, frontier.pos, leaf.name, signal!.record.payload));
     turn.kinds.push('signal');
+  }
+}
+
+/**
+ * What `ctx.waitForSignal` receives for a signal: its payload, through the workflow interceptors' `signal`
+ * (live only: what they return is recorded, and replay reads the record). A throw is what the wait throws.
+ */
+function deliveredSignal(
+  run: Pick<RunState, 'id' | 'host' | 'record'>,
+  position: number,
+  name: string,
+  payload: Json | undefined,
+): { ok: true; value?: Json } | { ok: false; error: SerializedError } {
+  const interceptors = run.host.workflowInterceptors;
+  if (!interceptors.some((interceptor) => interceptor.signal))
+    return payload === undefined ? { ok: true } : { ok: true, value: payload };
+  const call = {
+    workflowId: run.id,
+    workflowType: run.record.type,
+    version: run.record.version,
+    run: run.record.run,
+    name,
+    payload,
+    position,
+  };
+  try {
+    const value = composeInterceptors(interceptors, 'signal', call, (delivered) => delivered)(payload);
+    const stored = normalizePayload(
+      value,
+      `Payload of signal '${name}' (as workflow interceptors delivered it)`,
+      run.host.maxPayloadBytes,
+    ) as Json | undefined;
+    return stored === undefined ? { ok: true } : { ok: true, value: stored };
+  } catch (error) {
+    return { ok: false, error: recordedFailure(error, run.host.mapStack) };
   }
 }
 

@@ -20,7 +20,8 @@ import { cloneJson, type JsonObject } from '../codec';
 import { NonDeterminismError } from '../errors';
 import { mutation } from '../mutations';
 import type { HistoryEntry } from '../records';
-import { describeCommand, type Command, type WorkflowContext } from '../workflow';
+import { describeCommand, type AnyWorkflowDefinition, type Command, type WorkflowContext } from '../workflow';
+import type { RunHost } from './run-host';
 import type { RunState } from './run-state';
 import {
   describeRecorded,
@@ -59,7 +60,7 @@ export function replay(
     | 'generator'
     | 'command'
     | 'results'
-  >,
+  > & { readonly host: Pick<RunHost, 'workflowInterceptors'> },
   ctx: WorkflowContext,
   history: HistoryEntry[],
 ): Replayed {
@@ -75,7 +76,7 @@ export function replay(
   run.replaying = true;
   run.state = {};
   try {
-    run.generator = definition.run(ctx, run.record.input);
+    run.generator = execute(run, definition, ctx);
     let next = stepGenerator(() => run.generator!.next());
     let pos = 0;
     for (;;) {
@@ -200,6 +201,43 @@ export function checkDeterminism(
           : `${describeCommand(command)} without member #${entry.member}`,
       );
   }
+}
+
+/**
+ * The workflow's generator, through the workflow interceptors' `execute` (outermost first). They run on
+ * every replay, as the workflow's own code does.
+ */
+function execute(
+  run: Pick<RunState, 'id' | 'record' | 'checkpoint'> & {
+    readonly host: Pick<RunHost, 'workflowInterceptors'>;
+  },
+  definition: AnyWorkflowDefinition,
+  ctx: WorkflowContext,
+): Generator<Command, unknown, unknown> {
+  const interceptors = run.host.workflowInterceptors;
+  let next = (input: unknown) => definition.run(ctx, input);
+  const call = {
+    workflowId: run.id,
+    workflowType: run.record.type,
+    version: run.record.version,
+    run: run.record.run,
+    isReplaying: run.checkpoint.position > 0,
+  };
+  for (let index = interceptors.length - 1; index >= 0; index--) {
+    const interceptor = interceptors[index]!;
+    const method = interceptor.execute;
+    if (!method) continue;
+    const following = next;
+    next = (input) => {
+      const generator = method.call(interceptor, { ...call, input }, following);
+      if (typeof (generator as { next?: unknown } | null)?.next !== 'function')
+        throw new TypeError(
+          `Workflow interceptor #${index}'s execute returned ${generator === null ? 'null' : typeof generator}, not a generator: write it as a generator function that returns (yield* next(call.input)).`,
+        );
+      return generator;
+    };
+  }
+  return next(run.record.input);
 }
 
 function restoreState(run: Pick<RunState, 'state'>, stateAfter: JsonObject): void {

@@ -9,7 +9,13 @@ import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { FencedWriter } from '../ownership/fenced-write';
 import type { WorkflowRecord } from '../records';
-import type { ActivityInterceptor, AnyWorkflowDefinition, ParentClosePolicy } from '../workflow';
+import type { Tracing } from '../tracing';
+import type {
+  ActivityInterceptor,
+  AnyWorkflowDefinition,
+  ParentClosePolicy,
+  WorkflowInterceptor,
+} from '../workflow';
 import type { DropReason } from './run-phase';
 import type { WorkflowRun } from './workflow-run';
 
@@ -44,6 +50,10 @@ export type RunHost = {
   readonly mapStack: StackMapper | undefined;
   /** `interceptors.activities`: around every activity attempt, outermost first. */
   readonly activityInterceptors: readonly ActivityInterceptor[];
+  /** `interceptors.workflows`: around each workflow's execution, signals, updates and queries. */
+  readonly workflowInterceptors: readonly WorkflowInterceptor[];
+  /** Spans (tracing.ts), parented on the workflow's stored trace context. */
+  readonly tracing: Tracing;
   /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
   readonly manualTimers: boolean;
   /** Operations the terminal commit adds to let the workflow's claim go (nothing outside workflow-lease). */

@@ -29,6 +29,7 @@
  */
 import { WorkflowVersionMismatchError } from '../errors';
 import { uuidFrom } from '../ids';
+import { storedTrace } from '../tracing';
 import { keys } from '../keys';
 import type { Checkpoint, WorkflowRecord } from '../records';
 import type { AnyWorkflowDefinition, Command, WorkflowContext } from '../workflow';
@@ -56,6 +57,7 @@ import { Heartbeats } from './heartbeats';
 import { arm, consumeSignals } from './frontier';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { sendMessage } from './messages';
+import { setAttributes } from './attributes';
 import { replay } from './replay';
 import type { RunHost } from './run-host';
 import {
@@ -115,6 +117,7 @@ export class WorkflowRun {
       workflowId: this.id,
       workflowType: run.record.type,
       version: run.record.version,
+      ...(definition?.attributes ? { attributes: definition.attributes } : {}),
       get state() {
         return run.state;
       },
@@ -155,6 +158,16 @@ export class WorkflowRun {
     const candidates = definitions(loaded.record.type);
     const definition = candidates.find((d) => d.version === loaded.record.version) ?? null;
     const run = new WorkflowRun(host, definition, loaded);
+    // An engine takes the run up (a start, a recovery, a takeover, a handoff): in the workflow's trace.
+    const span = host.tracing.start('shuttle.workflow.load', storedTrace(loaded.record.trace), {
+      'shuttle.workflow.id': workflowId,
+      'shuttle.workflow.type': loaded.record.type,
+      'shuttle.workflow.run': loaded.record.run,
+      'shuttle.engine.id': host.engineId,
+      'shuttle.epoch': held ?? 0,
+      'shuttle.position': loaded.checkpoint.position,
+      'shuttle.history.length': loaded.history.length,
+    });
     if (!definition) {
       // Registered under another version only (the engine never loads a type it lacks entirely).
       run.#pendingFailure = new WorkflowVersionMismatchError(
@@ -163,12 +176,16 @@ export class WorkflowRun {
         loaded.record.version,
         candidates.map((d) => d.version),
       );
+      span.recordError(run.#pendingFailure);
+      span.end();
       return run;
     }
     const replayed = replay(run.#run, run.#ctx, loaded.history);
     run.#replayEnd = replayed.end;
     run.#pendingLiveCommand = replayed.pendingLiveCommand;
     run.#pendingFailure = replayed.failure;
+    if (replayed.failure) span.recordError(replayed.failure);
+    span.end();
     return run;
   }
 
@@ -444,6 +461,13 @@ export class WorkflowRun {
         // Sent by this turn's commit, with the entry that records it (run/messages.ts).
         const outcome = await sendMessage(run, turn, command, pos);
         if (!this.isLive) return;
+        run.checkpoint = { ...run.checkpoint, position: pos + 1 };
+        current = resumeGenerator(run.generator!, outcome);
+        continue;
+      }
+      if (command.kind === 'set-attributes') {
+        // Written by this turn's commit, with the entry that records it (run/attributes.ts).
+        const outcome = setAttributes(run, turn, command, pos);
         run.checkpoint = { ...run.checkpoint, position: pos + 1 };
         current = resumeGenerator(run.generator!, outcome);
         continue;
