@@ -4,6 +4,7 @@
  * workflow keeps the version it started on (the run looks that version up, run/workflow-run.ts); starts,
  * schedules and queries of a workflow whose version is missing take the latest one.
  */
+import type { AttributeType } from './attributes';
 import { assertDefinition, type AnyWorkflowDefinition } from './workflow';
 
 export class WorkflowDefinitions {
@@ -12,6 +13,19 @@ export class WorkflowDefinitions {
   /** Adds or replaces `definition`, after checking its shape (`assertDefinition`). */
   register(definition: AnyWorkflowDefinition): void {
     assertDefinition(definition);
+    // One search attribute name, one type: its index keys, lists and filters read it as that type.
+    for (const [name, type] of Object.entries(definition.attributes ?? {})) {
+      const other = this.all().find(
+        (d) =>
+          !(d.name === definition.name && d.version === definition.version) &&
+          d.attributes?.[name] !== undefined &&
+          d.attributes[name] !== type,
+      );
+      if (other)
+        throw new TypeError(
+          `Workflow '${definition.name}' version ${definition.version} declares attribute '${name}' as '${type}', but '${other.name}' version ${other.version} declares it as '${other.attributes![name]}': one attribute name has one type (rename one of them).`,
+        );
+    }
     const versions = this.#byType.get(definition.name) ?? new Map<number, AnyWorkflowDefinition>();
     versions.set(definition.version, definition);
     this.#byType.set(definition.name, versions);
@@ -38,6 +52,15 @@ export class WorkflowDefinitions {
   /** Every registered version of `type`. */
   versionsOf(type: string): AnyWorkflowDefinition[] {
     return [...(this.#byType.get(type)?.values() ?? [])];
+  }
+
+  /** The type a registered definition declares for search attribute `name`. */
+  attributeType(name: string): AttributeType | undefined {
+    for (const definition of this.all()) {
+      const type = definition.attributes?.[name];
+      if (type) return type;
+    }
+    return undefined;
   }
 
   /** Whether some registered definition sets its own `retentionMs`. */

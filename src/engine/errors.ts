@@ -171,6 +171,25 @@ export class InvalidArgumentError extends ShuttleError {
   }
 }
 
+/**
+ * A search attribute (`ctx.setAttributes`) or an attribute filter (`list({ attributes, where })`) is invalid:
+ * an undeclared or malformed name, a value not of the attribute's type, an unknown operator, a range on a
+ * boolean, too many attributes. Nothing was written.
+ */
+export class InvalidSearchAttributeError extends ShuttleError {
+  override readonly name = 'InvalidSearchAttributeError';
+
+  constructor(
+    /** The attribute at fault ('' when the call as a whole is). */
+    readonly attribute: string,
+    message: string,
+    /** The attribute's type, when known. */
+    readonly expectedType?: string,
+  ) {
+    super(message);
+  }
+}
+
 export class WorkflowFailedError extends ShuttleError {
   override readonly name = 'WorkflowFailedError';
 

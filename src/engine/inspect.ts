@@ -8,6 +8,7 @@ import type { Json, JsonObject } from './codec';
 import {
   CorruptRecordError,
   InvalidArgumentError,
+  InvalidSearchAttributeError,
   WorkflowNotFoundError,
   type SerializedError,
 } from './errors';
@@ -38,6 +39,18 @@ import {
 } from './records';
 import { describeCommand } from './workflow';
 import { listRow, matchesListFilter, type RowContext } from './list-row';
+import {
+  attributeConditions,
+  attributeNamePrefix,
+  attributeTypeOfKey,
+  drivingRange,
+  matchesConditions,
+  parseAttributeIndexKey,
+  resolveCondition,
+  type AttributeFilter,
+  type AttributeType,
+  type ResolvedCondition,
+} from './attributes';
 
 /**
  * Who holds a workflow's claim. `expiresAt` is when the claim stops being live unless renewed: the expiry of
@@ -90,6 +103,7 @@ export type WorkflowFacts = Pick<
   | 'scheduledBy'
   | 'forkedFrom'
   | 'continuedFrom'
+  | 'attributes'
 > & { workflowId: string; workflowType: string; parentId?: string };
 
 /** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */
@@ -143,6 +157,7 @@ export type WorkflowSummary = Pick<
   | 'startedAt'
   | 'endedAt'
   | 'parentId'
+  | 'attributes'
 > & {
   updatedAt: number;
   owner: WorkflowOwner | null;
@@ -186,6 +201,21 @@ export type ListFilter = {
    * workflow are left out; rows come in the order of `ids`, all on one page (`limit` and `cursor` ignored).
    */
   ids?: string[];
+  /**
+   * Search attributes (`ctx.setAttributes`): name → a value (equality) or a range `{ gt, gte, lt, lte, eq }`,
+   * e.g. `{ customer: 'acme', amount: { gte: 100, lt: 500 } }`. Every name must match. The list walks the
+   * attribute index (an equality's, else the first name's range), never every workflow; the other filters
+   * apply to the rows it finds. Values are typed by the attribute's declared type (a registered definition
+   * declares it; else the type the index holds): a `time` takes a `Date`, epoch ms or an ISO-8601 string.
+   * Latest runs only (not with `allRuns`). A bad filter throws `InvalidSearchAttributeError`.
+   */
+  attributes?: AttributeFilter;
+  /**
+   * The same as text, as the CLI (`--where`), the HTTP API (`where=`) and the studio's chips send it: each
+   * `name op value` with op one of `=` `>` `>=` `<` `<=` (`amount>=100`, `customer=acme`, `due<2026-01-01`),
+   * the value read as the attribute's type. Combined with `attributes` (every condition must hold).
+   */
+  where?: string[];
 };
 
 export type ListPage = { items: WorkflowSummary[]; nextCursor: string | null };
@@ -478,9 +508,15 @@ function pageLimit(filter: ListFilter): number {
 }
 
 /** Pages through workflows, newest-created last (key order), applying filters. */
-export async function listWorkflows(storage: Storage, filter: ListFilter = {}): Promise<ListPage> {
+export async function listWorkflows(
+  storage: Storage,
+  filter: ListFilter = {},
+  /** The type registered definitions declare for a search attribute (the index is asked otherwise). */
+  declaredType: (name: string) => AttributeType | undefined = () => undefined,
+): Promise<ListPage> {
   // With `ids`, limit is not used (every named workflow comes on one page).
   const limit = filter.ids === undefined ? pageLimit(filter) : 1000;
+  const conditions = await resolveAttributeFilter(storage, filter, declaredType);
   for (const bound of ['createdFrom', 'createdTo', 'endedFrom', 'endedTo'] as const) {
     const value = filter[bound];
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value)))
@@ -491,7 +527,9 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
   const statuses =
     filter.status === undefined ? null : Array.isArray(filter.status) ? filter.status : [filter.status];
   statuses?.forEach(assertStatus);
-  if (filter.ids !== undefined) return listByIds(storage, filter);
+  if (conditions === 'none') return { items: [], nextCursor: null };
+  if (filter.ids !== undefined) return listByIds(storage, filter, conditions);
+  if (conditions.length > 0) return listByAttributes(storage, filter, conditions, limit);
   // Listing every run walks the records: the status index names latest runs only.
   const singleStatus = statuses && statuses.length === 1 && !filter.allRuns ? statuses[0]! : null;
   const base = singleStatus ? keys.statusIndexPrefix(singleStatus) : keys.recordPrefix;
@@ -530,7 +568,11 @@ export async function listWorkflows(storage: Storage, filter: ListFilter = {}): 
 }
 
 /** `list` of `filter.ids`: their records in one read, the rest of their rows in the next. */
-async function listByIds(storage: Storage, filter: ListFilter): Promise<ListPage> {
+async function listByIds(
+  storage: Storage,
+  filter: ListFilter,
+  conditions: readonly ResolvedCondition[],
+): Promise<ListPage> {
   const ids = filter.ids!;
   if (!Array.isArray(ids) || ids.length > 1000)
     throw new InvalidArgumentError(
@@ -546,7 +588,92 @@ async function listByIds(storage: Storage, filter: ListFilter): Promise<ListPage
   const pastRuns = filter.allRuns ? await pastRunSummaries(storage, present) : null;
   const items = summaries
     .flatMap((summary, index) => [summary, ...(pastRuns?.[index] ?? [])])
-    .filter((row) => matchesListFilter(row, filter));
+    .filter((row) => matchesListFilter(row, filter) && matchesConditions(row.attributes, conditions));
+  return { items, nextCursor: null };
+}
+
+/**
+ * The conditions of `filter.attributes` and `filter.where`, typed: by the type a registered definition
+ * declares, else by the type the index holds for the name (one short scan); `'none'` when no workflow holds
+ * some attribute named (nothing can match). Throws `InvalidSearchAttributeError` for a bad filter.
+ */
+async function resolveAttributeFilter(
+  storage: Storage,
+  filter: ListFilter,
+  declaredType: (name: string) => AttributeType | undefined,
+): Promise<ResolvedCondition[] | 'none'> {
+  const raw = attributeConditions(filter.attributes, filter.where);
+  if (raw.length === 0) return [];
+  if (filter.allRuns)
+    throw new InvalidSearchAttributeError(
+      raw[0]!.name,
+      'list: attribute filters find latest runs (the index names those only); leave out allRuns, or list allRuns without attributes.',
+    );
+  const types = new Map<string, AttributeType | null>();
+  for (const { name } of raw) {
+    if (types.has(name)) continue;
+    let type: AttributeType | null = declaredType(name) ?? null;
+    if (!type) {
+      const [first] = await storage.scan(attributeNamePrefix(name), { limit: 1 });
+      type = first ? attributeTypeOfKey(name, first.key) : null;
+    }
+    types.set(name, type);
+  }
+  // Shapes are checked for every condition (an unknown attribute still gets its bad value refused).
+  const resolved = raw.map((condition) => {
+    const type = types.get(condition.name);
+    return type ? resolveCondition(condition, type) : null;
+  });
+  return resolved.some((condition) => condition === null) ? 'none' : (resolved as ResolvedCondition[]);
+}
+
+/**
+ * `list` by search attributes: walks the index range of one condition (`drivingRange`), reads the rows of
+ * the workflows it names, keeps those that pass every filter. Reads grow with the page and the rows the
+ * other filters drop, never with the number of workflows stored.
+ */
+async function listByAttributes(
+  storage: Storage,
+  filter: ListFilter,
+  conditions: readonly ResolvedCondition[],
+  limit: number,
+): Promise<ListPage> {
+  const range = drivingRange(conditions);
+  const items: WorkflowSummary[] = [];
+  let after =
+    filter.cursor !== undefined && (range.after === undefined || filter.cursor > range.after)
+      ? filter.cursor
+      : range.after;
+  for (;;) {
+    const pageSize = Math.min(1000, Math.max(limit * 2, 50));
+    const scanned = await storage.scan(range.prefix, { ...(after ? { after } : {}), limit: pageSize });
+    const page: { key: string; id: string }[] = [];
+    let ended = scanned.length < pageSize;
+    for (const { key } of scanned) {
+      const parsed = parseAttributeIndexKey(range.typePrefix, key);
+      if (!parsed) continue;
+      if (range.stop(parsed.encoded)) {
+        ended = true;
+        break;
+      }
+      page.push({ key, id: unescapeId(parsed.escapedId) });
+    }
+    if (page.length > 0) {
+      const ids = page.map(({ id }) => id);
+      const recordRaws = await storage.getMany(ids.map((id) => keys.record(id)));
+      const summaries = await summarize(storage, ids, { recordRaws });
+      for (let index = 0; index < summaries.length; index++) {
+        const row = summaries[index]!;
+        after = page[index]!.key;
+        if (!matchesListFilter(row, filter) || !matchesConditions(row.attributes, conditions)) continue;
+        items.push(row);
+        if (items.length === limit)
+          return { items, nextCursor: index < summaries.length - 1 || !ended ? after : null };
+      }
+    }
+    if (ended) break;
+    after = scanned[scanned.length - 1]!.key;
+  }
   return { items, nextCursor: null };
 }
 

@@ -75,6 +75,11 @@ export const keys = {
   /** Status index for listing and for the reclaim scan. */
   statusIndex: (status: WorkflowStatus, id: string) => `wf-idx:${status}:${escapeId(id)}`,
   statusIndexPrefix: (status: WorkflowStatus) => `wf-idx:${status}:`,
+  /**
+   * Search attribute index (attributes.ts builds and parses its keys): `wf-attr:<name>:<type tag>:<encoded
+   * value>!<escaped id>`, one per attribute of a workflow's latest run, written with its record.
+   */
+  attributeIndexPrefix: 'wf-attr:',
   /** Buffered signals (unfenced: any engine may append), in send order. */
   signal: (id: string, seq: number) => `sig:${escapeId(id)}:${pad(seq, seqWidth)}`,
   signalPrefix: (id: string) => `sig:${escapeId(id)}:`,
@@ -202,6 +207,7 @@ export type StoredKeyKind =
   | 'activity-heartbeat'
   | 'checkpoint'
   | 'status-index'
+  | 'attribute-index'
   | 'history'
   | 'timeline'
   | 'signal'
@@ -231,6 +237,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'act-hb:', kind: 'activity-heartbeat', id: 'first' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
+  { prefix: 'wf-attr:', kind: 'attribute-index', id: 'none' },
   { prefix: 'wf-hist:', kind: 'history', id: 'first' },
   { prefix: 'wf-tl:', kind: 'timeline', id: 'first' },
   { prefix: 'sig:', kind: 'signal', id: 'first' },

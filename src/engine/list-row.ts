@@ -14,8 +14,19 @@ export type RowFacts = Omit<WorkflowSummary, keyof RowContext | 'error'> & Pick<
 
 /** The list row of a workflow: its identity and timing facts, what the caller read beside it, its error in one line. */
 export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {
-  const { workflowId, workflowType, version, run, status, createdAt, startedAt, endedAt, parentId, error } =
-    facts;
+  const {
+    workflowId,
+    workflowType,
+    version,
+    run,
+    status,
+    createdAt,
+    startedAt,
+    endedAt,
+    parentId,
+    error,
+    attributes,
+  } = facts;
   const { corrupt, ...context } = beside;
   return {
     workflowId,
@@ -27,6 +38,7 @@ export function listRow(facts: RowFacts, beside: RowContext): WorkflowSummary {
     ...(startedAt !== undefined ? { startedAt } : {}),
     ...(endedAt !== undefined ? { endedAt } : {}),
     ...(parentId !== undefined ? { parentId } : {}),
+    ...(attributes !== undefined ? { attributes } : {}),
     ...context,
     ...(error ? { error: `${error.name}: ${error.message}` } : {}),
     ...(corrupt ? { corrupt } : {}),

@@ -73,6 +73,19 @@ export {
 export { payloadBytes } from './codec';
 export { matchesListFilter } from './list-row';
 export {
+  attributeLimits,
+  attributeTypes,
+  parseWhere,
+  type AttributeDeclarations,
+  type AttributeFilter,
+  type AttributeFilterValue,
+  type AttributeInput,
+  type AttributeRange,
+  type AttributeType,
+  type SearchAttribute,
+  type SearchAttributes,
+} from './attributes';
+export {
   checkOwnershipInvariants,
   type InvariantName,
   type InvariantResult,
@@ -87,6 +100,7 @@ export {
   InvalidArgumentError,
   InvalidOptionsError,
   InvalidScheduleError,
+  InvalidSearchAttributeError,
   InvalidWorkflowStateError,
   NonDeterminismError,
   OwnershipModeMismatchError,

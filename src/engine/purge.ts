@@ -32,6 +32,7 @@
  * idempotency keys (`idem:`) older than the engine's `idempotencyWindowMs`.
  */
 import type { Condition, Operation, Storage } from '../storage/types';
+import { attributeIndexWrites } from './attributes';
 import type { Clock } from './clock';
 import {
   CorruptRecordError,
@@ -42,7 +43,7 @@ import {
 import type { EngineWarning } from './events';
 import { scanAll } from './inspect';
 import { decodeIdempotency } from './lifecycle';
-import { keys, workflowIdOf } from './keys';
+import { escapeId, keys, workflowIdOf } from './keys';
 import type { MetricsCounters } from './metrics';
 import type { FencedWriter } from './ownership/fenced-write';
 import { decodeLogRecord, decodePastRun, decodeRecord } from './records';
@@ -218,6 +219,8 @@ export class Purger {
           { type: 'delete', key: keys.record(workflowId) },
           { type: 'delete', key: keys.checkpoint(workflowId) },
           { type: 'delete', key: keys.statusIndex(record.status, workflowId) },
+          // The search attributes' index keys go with the record that names them (attributes.ts).
+          ...attributeIndexWrites(escapeId(workflowId), record.type, record.attributes, undefined),
           ...(holderRaw ? [{ type: 'delete' as const, key: keys.ownerHolder(workflowId) }] : []),
           ...this.#deps.displaced(workflowId, holderRaw ?? null),
           ...past.map(({ key }) => ({ type: 'delete' as const, key })),

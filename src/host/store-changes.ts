@@ -24,6 +24,7 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   'activity-heartbeat': 'messages',
   checkpoint: 'workflows',
   'status-index': 'workflows',
+  'attribute-index': 'workflows',
   history: 'workflows',
   timeline: 'timelines',
   signal: 'messages',

@@ -154,6 +154,11 @@ export function commitBatch(
       value: finalRecord.type,
     });
     operations.push(...host.releaseOperations(run.id));
+  } else if (turn.recordChanged) {
+    // `ctx.setAttributes` (run/attributes.ts): the record with its new attributes; the index writes are
+    // among the turn's operations.
+    recordRaw = JSON.stringify(run.record);
+    operations.push({ type: 'put', key: keys.record(run.id), value: recordRaw });
   }
   operations.push(...turn.operations);
   const conditions: Condition[] =

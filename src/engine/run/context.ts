@@ -3,6 +3,7 @@
  * the workflow, failing it with a clear message) and returns an `Operation` describing the command; the run
  * (workflow-run.ts) interprets the commands the generator yields.
  */
+import { attributeChanges, type AttributeDeclarations, type AttributeInput } from '../attributes';
 import type { JsonObject } from '../codec';
 import { assertWorkflowId } from '../ids';
 import {
@@ -90,7 +91,8 @@ function leafOf(operation: unknown, what: string): LeafCommand {
     command.kind === 'patch' ||
     command.kind === 'continue-as-new' ||
     command.kind === 'signal-workflow' ||
-    command.kind === 'cancel-workflow'
+    command.kind === 'cancel-workflow' ||
+    command.kind === 'set-attributes'
   )
     throw new TypeError(
       `${what} members must be activities, sleeps, signal waits, waitUntil or children; got ${command.kind}.`,
@@ -104,6 +106,8 @@ export type ContextHost = {
   readonly version: number;
   readonly state: JsonObject;
   readonly isReplaying: boolean;
+  /** The definition's declared search attributes (`ctx.setAttributes` takes only these). */
+  readonly attributes?: AttributeDeclarations;
 };
 
 export function createContext(host: ContextHost): WorkflowContext {
@@ -221,6 +225,13 @@ export function createContext(host: ContextHost): WorkflowContext {
       assertWorkflowId(workflowId, 'ctx.signalWorkflow: workflow id');
       assertName('Signal', name);
       return new Operation<void>({ kind: 'signal-workflow', name, workflowId, payload });
+    },
+    setAttributes(changes: Record<string, AttributeInput>) {
+      return new Operation<void>({
+        kind: 'set-attributes',
+        name: 'set-attributes',
+        changes: attributeChanges(host.workflowType, host.attributes, changes),
+      });
     },
     cancelWorkflow(workflowId: string, reason?: string) {
       assertWorkflowId(workflowId, 'ctx.cancelWorkflow: workflow id');

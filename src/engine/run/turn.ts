@@ -33,6 +33,8 @@ export class Turn {
   readonly kinds: string[] = [];
   /** `ctx.signalWorkflow`: the next signal number this turn takes, per target (run/messages.ts). */
   readonly signalCounters = new Map<string, number>();
+  /** `ctx.setAttributes` changed the run's record (run/attributes.ts): the commit rewrites it. */
+  recordChanged = false;
   /** Set when the checkpoint changed in a way that must be committed even without history. */
   dirty = false;
   /** Characters of failure stacks this turn may still record (`keepStack`). */

@@ -24,6 +24,7 @@ const declared: Record<keyof WorkflowContext, true> = {
   continueAsNew: true,
   signalWorkflow: true,
   cancelWorkflow: true,
+  setAttributes: true,
 };
 
 describe('the workflow API the editor knows', () => {
