@@ -5,11 +5,12 @@
  *
  * Order: the throughput run on the bench page first (no studio tab is open, so no other engine competes),
  * then the handoffs (graceful, crash, freeze, lifecycle-freeze, and shutdown for the details), then tab
- * start-up, then cross-tab signal and result latency. Each part records its failures in the details instead
+ * start-up, then cross-tab signal and result latency, then the browser half of `long-lived` (a continued-as-new
+ * chain handed over between two bench tabs, bench/studio/long-lived.ts). Each part records its failures in the details instead
  * of aborting the others; a figure with no successful run is null.
  *
  * Environment: `SHUTTLE_BENCH_QUICK=1` for a short run; `SHUTTLE_BENCH_ONLY=throughput,graceful,crash,freeze,
- * lifecycle-freeze,shutdown,startup,cross-tab` to run some parts only (`shutdown` is a details-only handoff;
+ * lifecycle-freeze,shutdown,startup,cross-tab,long-lived` to run some parts only (`shutdown` is a details-only handoff;
  * `handoff` stands for every handoff kind); `CHROMIUM_PATH` to choose the browser (see
  * e2e/fixtures/chromium.ts).
  */
@@ -20,6 +21,7 @@ import { unmeasured, type BrowserFigures } from './results';
 import { spreadOf } from './stats';
 import { measureCrossTab, type CrossTabFigures } from './studio/cross-tab';
 import { measureHandoffs, type HandoffFigure, type HandoffKind } from './studio/handoff';
+import { measureLongLivedBrowser } from './studio/long-lived';
 import { measureStartup, type StartupFigure } from './studio/startup';
 import { summarizeThroughput } from './throughput-summary';
 import { buildThroughputFigure } from './throughput-figures';
@@ -29,7 +31,7 @@ const handoffParts = ['graceful', 'crash', 'freeze', 'lifecycle-freeze', 'shutdo
 const parts = new Set(
   (
     process.env.SHUTTLE_BENCH_ONLY ??
-    'throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab'
+    'throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,long-lived'
   )
     .split(',')
     .map((part) => part.trim())
@@ -53,6 +55,12 @@ const handoffRuns: Record<HandoffKind, number> = quick
   ? { graceful: 2, crash: 2, freeze: 1, lifecycleFreeze: 2, shutdown: 1 }
   : { graceful: 7, crash: 7, freeze: 3, lifecycleFreeze: 7, shutdown: 3 };
 const startupRuns = quick ? 3 : 7;
+/** The browser half of `long-lived` (bench/studio/long-lived.ts): rounds of long + short. */
+const longLivedOptions = {
+  rounds: quick ? 2 : 9,
+  longTotal: Number(process.env.SHUTTLE_BENCH_LONG_LIVED_ITERATIONS ?? 1_000_000),
+  every: 1_000,
+};
 const crossTabRuns = quick ? { signalRuns: 3, resultRuns: 3 } : { signalRuns: 10, resultRuns: 10 };
 
 function log(message: string): void {
@@ -130,6 +138,9 @@ async function main(): Promise<void> {
     const crossTab: CrossTabFigures | null = await attempt('cross-tab', failures, () =>
       measureCrossTab(context, baseUrl, { ...crossTabRuns, log }),
     );
+    const longLived = await attempt('long-lived', failures, () =>
+      measureLongLivedBrowser(context, baseUrl, { ...longLivedOptions, log }),
+    );
     await context.close();
 
     const summary = throughput ? summarizeThroughput(throughput.rounds) : null;
@@ -197,7 +208,20 @@ async function main(): Promise<void> {
       startup,
       crossTab,
     };
-    process.stdout.write(`${JSON.stringify({ figures, details })}\n`);
+    const longLivedOutput = longLived
+      ? {
+          figures: {
+            handoffMs: {
+              long: spreadOf(longLived.long),
+              short: spreadOf(longLived.short),
+            },
+            chainRuns: longLived.runs,
+            buildIterationsPerSecond: longLived.buildIterationsPerSecond.p50,
+          },
+          details: longLived,
+        }
+      : null;
+    process.stdout.write(`${JSON.stringify({ figures, details, longLived: longLivedOutput })}\n`);
   } finally {
     await browser.close().catch(() => undefined);
   }

@@ -31,11 +31,32 @@ export type LongLivedFigures = {
   replayOpsPerSecond: number | null;
   /** The engine running that same workflow (memory store): operations recorded per second. */
   recordOpsPerSecond: number | null;
+  /**
+   * The same handoff in Chromium, between two bench tabs' engines over one IndexedDB database (studio setup):
+   * X's graceful shutdown plus Y's `stop` → completed, each timed in its tab.
+   */
+  browser: LongLivedBrowserFigures;
+};
+
+/** latest.json's `longLived.browser`. */
+export type LongLivedBrowserFigures = {
+  handoffMs: { long: Spread; short: Spread };
+  /** long p50 / short p50 (target ≤ 1.2). */
+  handoffRatio: number | null;
+  chainRuns: number | null;
+  /** Building the long workflow in tab X (IndexedDB): iterations per second, p50. */
+  buildIterationsPerSecond: number | null;
+};
+
+/** What the browser runner reports for the part (bench/studio/long-lived.ts), before null-filling. */
+export type LongLivedBrowserInput = Partial<Omit<LongLivedBrowserFigures, 'handoffMs' | 'handoffRatio'>> & {
+  handoffMs?: Partial<LongLivedBrowserFigures['handoffMs']>;
 };
 
 /** What the runner reports (bench/long-lived.ts), before null-filling; its own ratio is ignored. */
-export type LongLivedInput = Partial<Omit<LongLivedFigures, 'handoffMs'>> & {
+export type LongLivedInput = Partial<Omit<LongLivedFigures, 'handoffMs' | 'browser'>> & {
   handoffMs?: Partial<LongLivedFigures['handoffMs']>;
+  browser?: LongLivedBrowserInput | null;
 };
 
 /** Every key of `longLived`, in order. */
@@ -47,11 +68,21 @@ export const longLivedKeys = [
   'buildIterationsPerSecond',
   'replayOpsPerSecond',
   'recordOpsPerSecond',
+  'browser',
 ] as const satisfies readonly (keyof LongLivedFigures)[];
 
 const numberKeys = longLivedKeys.filter(
-  (key): key is Exclude<(typeof longLivedKeys)[number], 'handoffMs'> => key !== 'handoffMs',
+  (key): key is Exclude<(typeof longLivedKeys)[number], 'handoffMs' | 'browser'> =>
+    key !== 'handoffMs' && key !== 'browser',
 );
+
+/** Every key of `longLived.browser`, in order. */
+export const longLivedBrowserKeys = [
+  'handoffMs',
+  'handoffRatio',
+  'chainRuns',
+  'buildIterationsPerSecond',
+] as const satisfies readonly (keyof LongLivedBrowserFigures)[];
 
 const handoffKinds = ['long', 'short'] as const;
 
@@ -69,23 +100,39 @@ function spread(value: Partial<Spread> | null | undefined): Spread {
   return { p50: figure(value?.p50), p95: figure(value?.p95) };
 }
 
-/** `longLived` of latest.json from the runner's figures (all null when the part did not run). */
+function ratioOf(long: Spread, short: Spread): number | null {
+  return long.p50 !== null && short.p50 !== null && short.p50 > 0
+    ? Math.round((long.p50 / short.p50) * 100) / 100
+    : null;
+}
+
+/** `longLived.browser` of latest.json (all null when the browser half did not run). */
+function buildBrowserFigures(input: LongLivedBrowserInput | null | undefined): LongLivedBrowserFigures {
+  const part = input ?? {};
+  const long = spread(part.handoffMs?.long);
+  const short = spread(part.handoffMs?.short);
+  return {
+    handoffMs: { long, short },
+    handoffRatio: ratioOf(long, short),
+    chainRuns: figure(part.chainRuns),
+    buildIterationsPerSecond: figure(part.buildIterationsPerSecond),
+  };
+}
+
+/** `longLived` of latest.json from the runners' figures (all null when the part did not run). */
 export function buildLongLivedFigures(input: LongLivedInput | null | undefined): LongLivedFigures {
   const part = input ?? {};
   const long = spread(part.handoffMs?.long);
   const short = spread(part.handoffMs?.short);
-  const ratio =
-    long.p50 !== null && short.p50 !== null && short.p50 > 0
-      ? Math.round((long.p50 / short.p50) * 100) / 100
-      : null;
   return {
     handoffMs: { long, short },
-    handoffRatio: ratio,
+    handoffRatio: ratioOf(long, short),
     iterations: figure(part.iterations),
     chainRuns: figure(part.chainRuns),
     buildIterationsPerSecond: figure(part.buildIterationsPerSecond),
     replayOpsPerSecond: figure(part.replayOpsPerSecond),
     recordOpsPerSecond: figure(part.recordOpsPerSecond),
+    browser: buildBrowserFigures(part.browser),
   };
 }
 
@@ -114,18 +161,26 @@ function checkExactKeys(
   return true;
 }
 
+function checkHandoffs(where: string, value: unknown, problems: string[]): void {
+  if (!checkExactKeys(where, value, handoffKinds, problems)) return;
+  for (const kind of handoffKinds) {
+    const entry = value[kind];
+    if (!checkExactKeys(`${where}.${kind}`, entry, ['p50', 'p95'], problems)) continue;
+    checkNumber(`${where}.${kind}.p50`, entry.p50, problems);
+    checkNumber(`${where}.${kind}.p95`, entry.p95, problems);
+  }
+}
+
 /** Appends to `problems` every way `value` differs from the schema of `longLived`. */
 export function checkLongLivedShape(value: unknown, problems: string[]): void {
   if (!checkExactKeys('longLived', value, longLivedKeys, problems)) return;
-  if (checkExactKeys('longLived.handoffMs', value.handoffMs, handoffKinds, problems))
-    for (const kind of handoffKinds) {
-      const where = `longLived.handoffMs.${kind}`;
-      const entry = value.handoffMs[kind];
-      if (!checkExactKeys(where, entry, ['p50', 'p95'], problems)) continue;
-      checkNumber(`${where}.p50`, entry.p50, problems);
-      checkNumber(`${where}.p95`, entry.p95, problems);
-    }
+  checkHandoffs('longLived.handoffMs', value.handoffMs, problems);
   for (const key of numberKeys) checkNumber(`longLived.${key}`, value[key], problems);
+  const browser = value.browser;
+  if (!checkExactKeys('longLived.browser', browser, longLivedBrowserKeys, problems)) return;
+  checkHandoffs('longLived.browser.handoffMs', browser.handoffMs, problems);
+  for (const key of ['handoffRatio', 'chainRuns', 'buildIterationsPerSecond'] as const)
+    checkNumber(`longLived.browser.${key}`, browser[key], problems);
 }
 
 // -----------------------------------------------------------------------------------------------------------
@@ -142,13 +197,43 @@ function formatSpread(value: Spread): string {
   return `p50 ${formatNumber(value.p50)} · p95 ${formatNumber(value.p95)} ms`;
 }
 
+function verdictOf(ratio: number | null): TableRow['verdict'] {
+  return ratio === null ? 'n/a' : ratio <= longLivedTargets.handoffRatio ? 'pass' : 'miss';
+}
+
 /** The rows of the long-lived part; none when it did not run (every figure null). */
 export function longLivedRows(part: LongLivedFigures): TableRow[] {
-  const ran =
+  const browser = part.browser;
+  const browserRan =
+    browser.handoffMs.long.p50 !== null ||
+    browser.handoffMs.short.p50 !== null ||
+    browser.chainRuns !== null ||
+    browser.buildIterationsPerSecond !== null;
+  const nodeRan =
     part.handoffMs.long.p50 !== null ||
     part.handoffMs.short.p50 !== null ||
     numberKeys.some((key) => part[key] !== null);
-  if (!ran) return [];
+  const browserRows: TableRow[] = browserRan
+    ? [
+        {
+          figure: `long-lived handoff in Chromium (IndexedDB, two tabs), ${formatNumber(browser.chainRuns)} runs`,
+          value: formatSpread(browser.handoffMs.long),
+          ceiling: `1 run of 1,000: ${formatSpread(browser.handoffMs.short)}`,
+          ratio: formatNumber(browser.handoffRatio),
+          target: `ratio ≤ ${longLivedTargets.handoffRatio}`,
+          verdict: verdictOf(browser.handoffRatio),
+        },
+        {
+          figure: 'long-lived build in Chromium (one tab)',
+          value: `${formatNumber(browser.buildIterationsPerSecond)} iterations/s`,
+          ceiling: '',
+          ratio: '',
+          target: '(reported)',
+          verdict: '',
+        },
+      ]
+    : [];
+  if (!nodeRan) return browserRows;
   const iterations = part.iterations === null ? '—' : formatNumber(part.iterations);
   const replayRatio =
     part.replayOpsPerSecond !== null && part.recordOpsPerSecond !== null && part.recordOpsPerSecond > 0
@@ -156,17 +241,12 @@ export function longLivedRows(part: LongLivedFigures): TableRow[] {
       : null;
   return [
     {
-      figure: `long-lived handoff, ${iterations} iterations / ${formatNumber(part.chainRuns)} runs`,
+      figure: `long-lived handoff in Node (memory), ${iterations} iterations / ${formatNumber(part.chainRuns)} runs`,
       value: formatSpread(part.handoffMs.long),
       ceiling: `1 run of 1,000: ${formatSpread(part.handoffMs.short)}`,
       ratio: formatNumber(part.handoffRatio),
       target: `ratio ≤ ${longLivedTargets.handoffRatio}`,
-      verdict:
-        part.handoffRatio === null
-          ? 'n/a'
-          : part.handoffRatio <= longLivedTargets.handoffRatio
-            ? 'pass'
-            : 'miss',
+      verdict: verdictOf(part.handoffRatio),
     },
     {
       figure: 'long-lived build (one engine)',
@@ -184,5 +264,6 @@ export function longLivedRows(part: LongLivedFigures): TableRow[] {
       target: '(reported)',
       verdict: '',
     },
+    ...browserRows,
   ];
 }

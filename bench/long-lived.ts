@@ -24,8 +24,9 @@
  * says which total was measured: `longLived.iterations`).
  */
 import { createEngine, defineWorkflow, replay, type Engine } from '../src/engine';
-import { MemoryStorage, type ScanOptions, type Storage } from '../src/storage';
+import { MemoryStorage } from '../src/storage';
 import type { LongLivedInput } from './long-lived-results';
+import { countingReads, ticker, type Reads } from './long-lived-workflow';
 import { summarize } from './stats';
 
 const quick = process.env.SHUTTLE_BENCH_QUICK === '1';
@@ -34,7 +35,7 @@ const options = {
   longTotal: Number(process.env.SHUTTLE_BENCH_LONG_LIVED_ITERATIONS ?? 1_000_000),
   /** Iterations per run of the long workflow, and the short workflow's whole length. */
   every: 1_000,
-  handoffRounds: quick ? 5 : 15,
+  handoffRounds: quick ? 5 : 25,
   /** Operations of the replayed workflow: half activities, half `ctx.now()`. */
   replayOperations: 10_000,
   replayRounds: quick ? 3 : 7,
@@ -43,24 +44,6 @@ const options = {
 function log(message: string): void {
   console.error(`[long-lived] ${message}`);
 }
-
-type TickerInput = { done: number; total: number; every: number };
-
-/** One recorded operation per iteration; continues as new every `every`; parks on `stop` at `total`. */
-const ticker = defineWorkflow({
-  name: 'bench-ticker',
-  version: 1,
-  *run(ctx, input: TickerInput) {
-    let { done } = input;
-    while (done < input.total) {
-      yield* ctx.now();
-      done++;
-      if (done % input.every === 0 && done < input.total) return yield* ctx.continueAsNew({ ...input, done });
-    }
-    yield* ctx.waitForSignal('stop');
-    return done;
-  },
-});
 
 /** `pairs` iterations of an activity then `ctx.now()`: 2 × pairs recorded operations. */
 const mixed = defineWorkflow({
@@ -75,49 +58,6 @@ const mixed = defineWorkflow({
     return sum;
   },
 });
-
-/** What an engine read from the store: requests, values returned and their characters. */
-type Reads = { requests: number; values: number; chars: number };
-
-/**
- * `storage` as one engine sees it, counting what it reads (`get`, `getMany`, `scan`) into `reads`; writes and
- * the change feed pass through. Shows whether a takeover reads anything of the earlier runs, free of timing
- * noise.
- */
-function countingReads(storage: MemoryStorage, reads: Reads): Storage {
-  const counted = (values: (string | null)[]) => {
-    reads.requests++;
-    for (const value of values)
-      if (value !== null) {
-        reads.values++;
-        reads.chars += value.length;
-      }
-  };
-  return new Proxy(storage, {
-    get(target, property) {
-      if (property === 'get')
-        return async (key: string) => {
-          const value = await target.get(key);
-          counted([value]);
-          return value;
-        };
-      if (property === 'getMany')
-        return async (keys: readonly string[]) => {
-          const values = await target.getMany(keys);
-          counted(values);
-          return values;
-        };
-      if (property === 'scan')
-        return async (prefix: string, options?: ScanOptions) => {
-          const entries = await target.scan(prefix, options);
-          counted(entries.map((entry) => entry.value));
-          return entries;
-        };
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -17,12 +17,16 @@ import {
 } from './results';
 import type { ServerInput } from './server-results';
 import type { ScaleOutputFigures } from './scale-results';
-import type { LongLivedInput } from './long-lived-results';
+import type { LongLivedBrowserInput, LongLivedInput } from './long-lived-results';
 
 /** What the Node runner printed: the figures plus its `details`. */
 export type NodeOutput = Partial<NodeFigures> & { details?: unknown };
-/** What the browser runner printed. */
-export type BrowserOutput = { figures: BrowserFigures; details?: unknown };
+/** What the browser runner printed; `longLived` when the browser half of the long-lived part ran. */
+export type BrowserOutput = {
+  figures: BrowserFigures;
+  details?: unknown;
+  longLived?: { figures: LongLivedBrowserInput; details?: unknown } | null;
+};
 /** What the server runner printed (bench/server.ts). */
 export type ServerOutput = { figures: ServerInput; details?: unknown };
 /** What the scale runner printed (bench/scale.ts). */
@@ -63,13 +67,18 @@ export async function writeBenchResults(
   input: ReportInput,
 ): Promise<{ latest: LatestResults; table: string; problems: string[] }> {
   const { details: nodeDetails, ...nodeFigures } = input.node ?? {};
+  const longLivedBrowser = input.browser?.longLived ?? null;
+  const longLived =
+    input.longLived || longLivedBrowser
+      ? { ...(input.longLived?.figures ?? {}), browser: longLivedBrowser?.figures ?? null }
+      : null;
   const latest = buildLatestResults({
     generatedAt: input.generatedAt,
     node: input.node ? nodeFigures : null,
     browser: input.browser?.figures ?? null,
     server: input.server?.figures ?? null,
     scale: input.scale?.figures ?? null,
-    longLived: input.longLived?.figures ?? null,
+    longLived,
   });
   const problems = checkLatestShape(latest);
   if (problems.length > 0) throw new Error(`latest.json would not match the schema: ${problems.join('; ')}`);
@@ -83,7 +92,9 @@ export async function writeBenchResults(
     browser: input.browser?.details ?? null,
     server: input.server?.details ?? null,
     scale: input.scale?.details ?? null,
-    longLived: input.longLived?.details ?? null,
+    longLived: longLived
+      ? { node: input.longLived?.details ?? null, browser: longLivedBrowser?.details ?? null }
+      : null,
   };
   await writeFile(path.join(input.resultsDir, 'details.json'), `${JSON.stringify(details, null, 2)}\n`);
   return { latest, table: formatTable(tableRows(latest)), problems };

@@ -582,7 +582,7 @@ describe('the long-lived part', () => {
   it('shows the long chain beside the one-run workflow, and replay beside the engine running the same workflow', () => {
     const rows = longLivedRows(buildLongLivedFigures(figures));
     expect(rows[0]).toMatchObject({
-      figure: 'long-lived handoff, 1,000,000 iterations / 1,000 runs',
+      figure: 'long-lived handoff in Node (memory), 1,000,000 iterations / 1,000 runs',
       value: 'p50 9 · p95 12 ms',
       ceiling: '1 run of 1,000: p50 8 · p95 10 ms',
       ratio: '1.13',
@@ -598,5 +598,50 @@ describe('the long-lived part', () => {
       buildLongLivedFigures({ ...figures, handoffMs: { ...figures.handoffMs, long: { p50: 20, p95: 30 } } }),
     );
     expect(slow[0]).toMatchObject({ ratio: '2.5', verdict: 'miss' });
+    expect(rows).toHaveLength(3);
+  });
+
+  it('adds the browser half when it ran (alone or with the Node half), its ratio from its own p50s', () => {
+    const browser = {
+      handoffMs: { long: { p50: 30, p95: 40 }, short: { p50: 20, p95: 25 } },
+      chainRuns: 1_000,
+      buildIterationsPerSecond: 300_000,
+    };
+    const both = buildLongLivedFigures({ ...figures, browser });
+    expect(both.browser.handoffRatio).toBe(1.5);
+    const rows = longLivedRows(both);
+    expect(rows).toHaveLength(5);
+    expect(rows[3]).toMatchObject({
+      figure: 'long-lived handoff in Chromium (IndexedDB, two tabs), 1,000 runs',
+      value: 'p50 30 · p95 40 ms',
+      ceiling: '1 run of 1,000: p50 20 · p95 25 ms',
+      ratio: '1.5',
+      verdict: 'miss',
+    });
+    const alone = buildLongLivedFigures({ browser });
+    expect(alone.handoffRatio).toBeNull();
+    expect(longLivedRows(alone).map((row) => row.figure)).toEqual([
+      'long-lived handoff in Chromium (IndexedDB, two tabs), 1,000 runs',
+      'long-lived build in Chromium (one tab)',
+    ]);
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: null,
+      browser: null,
+      longLived: { browser },
+    });
+    expect(checkLatestShape(latest)).toEqual([]);
+    expect(
+      checkLatestShape({
+        ...latest,
+        longLived: {
+          ...latest.longLived,
+          browser: { ...latest.longLived.browser, handoffRatio: 'fast', extra: 1 },
+        },
+      }),
+    ).toEqual([
+      'longLived.browser.extra is not in the schema',
+      'longLived.browser.handoffRatio must be a finite number or null',
+    ]);
   });
 });

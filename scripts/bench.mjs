@@ -29,7 +29,7 @@ const buildDir = path.join(root, 'bench', '.build');
 const appDir = path.join(buildDir, 'app');
 const resultsDir = path.join(root, 'bench', 'results');
 const viteBin = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-const browserParts = ['throughput', ...handoffParts, 'startup', 'cross-tab'];
+const browserParts = ['throughput', ...handoffParts, 'startup', 'cross-tab', 'long-lived'];
 
 const started = Date.now();
 const timings = {};

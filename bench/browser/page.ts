@@ -8,6 +8,8 @@ import type {
   BenchReply,
   BenchRequest,
   EngineSample,
+  LongLivedReply,
+  LongLivedRequest,
   ProfileOptions,
   ThroughputOptions,
   ThroughputResult,
@@ -68,5 +70,39 @@ function profile(options: ProfileOptions): Promise<EngineSample[]> {
   );
 }
 
-window.shuttleBench = { run, profile };
+let longLivedWorker: Worker | null = null;
+let longLivedQueue: Promise<unknown> = Promise.resolve();
+
+/** One request to this tab's long-lived worker, after the ones before it (bench/browser/long-lived.worker.ts). */
+function longLived(request: LongLivedRequest): Promise<LongLivedReply> {
+  const worker = (longLivedWorker ??= new Worker(new URL('./long-lived.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'shuttle bench long-lived',
+  }));
+  const answer = longLivedQueue.then(
+    () =>
+      new Promise<LongLivedReply>((resolve, reject) => {
+        const onMessage = (event: MessageEvent<LongLivedReply>) => {
+          worker.removeEventListener('message', onMessage);
+          worker.removeEventListener('error', onError);
+          const reply = event.data;
+          if (reply.kind === 'failed')
+            reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
+          else resolve(reply);
+        };
+        const onError = (event: ErrorEvent) => {
+          worker.removeEventListener('message', onMessage);
+          worker.removeEventListener('error', onError);
+          reject(new Error(`The long-lived bench worker crashed: ${event.message}`));
+        };
+        worker.addEventListener('message', onMessage);
+        worker.addEventListener('error', onError);
+        worker.postMessage(request);
+      }),
+  );
+  longLivedQueue = answer.catch(() => undefined);
+  return answer;
+}
+
+window.shuttleBench = { run, profile, longLived };
 show('ready');

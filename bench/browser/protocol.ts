@@ -139,6 +139,44 @@ export type BenchReply =
   | { kind: 'profiled'; samples: EngineSample[] }
   | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
 
+/** Node → a bench tab's long-lived worker (bench/browser/long-lived.worker.ts), one request at a time. */
+export type LongLivedRequest =
+  /** Opens this tab's engine over `databaseName`; `countReads` counts what it reads (the successor). */
+  | { kind: 'open'; databaseName: string; countReads: boolean }
+  /** Starts the ticker as `id` and waits until it parks on `stop`. */
+  | { kind: 'build'; id: string; total: number; every: number; timeoutMs: number }
+  /** Which engine holds `id`'s claim, once this engine is idle; counting of reads starts over after it. */
+  | { kind: 'holder'; id: string }
+  /** Shuts this tab's engine down gracefully (its claims are released), timed. */
+  | { kind: 'shutdown' }
+  /** Sends `stop` to `id` through this engine and waits for its result. */
+  | { kind: 'stop-and-wait'; id: string }
+  /** Shuts down and closes this tab's engine, if any, and deletes `deleteDatabase` if given. */
+  | { kind: 'close'; deleteDatabase?: string };
+
+/** A bench tab's long-lived worker → Node. */
+export type LongLivedReply =
+  | { kind: 'opened'; engineId: string }
+  | { kind: 'built'; buildMs: number; runs: number; currentRunOperations: number }
+  | { kind: 'holder'; engineId: string | null }
+  /** `startedAt`: when the shutdown was called, as `performance.timeOrigin + performance.now()`. */
+  | { kind: 'shut-down'; shutdownMs: number; startedAt: number }
+  | {
+      kind: 'completed';
+      result: number;
+      signalToCompletedMs: number;
+      /** When the result arrived, on the same clock as `shut-down`'s `startedAt`. */
+      completedAt: number;
+      /** What this engine read since its `holder` request (just before the holder's shutdown). */
+      reads: { requests: number; values: number; chars: number };
+      /** How this engine came to hold the workflow (its first ownership entry in the timeline). */
+      takeover: string | null;
+      /** Runs listed for the id afterwards (the chain's length). */
+      chain: number;
+    }
+  | { kind: 'closed' }
+  | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
+
 /** The bench page's API, as `window.shuttleBench`. */
 export type BenchPageApi = {
   /** Runs the throughput benchmarks in the page's bench worker; rejects if the worker fails. */
@@ -148,6 +186,11 @@ export type BenchPageApi = {
    * `console.profileEnd` in the bench worker, for `bench/browser/profile.ts`.
    */
   profile(options: ProfileOptions): Promise<EngineSample[]>;
+  /**
+   * Sends one request to this tab's long-lived worker (started on first use, kept for the tab's life) and
+   * resolves with its reply; rejects with the worker's error when it fails.
+   */
+  longLived(request: LongLivedRequest): Promise<LongLivedReply>;
 };
 
 declare global {
