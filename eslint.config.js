@@ -92,6 +92,7 @@ const ourFolders = [
   'public',
   'ui',
   'test-kit',
+  'observability',
 ];
 const except = (...folders) => ourFolders.filter((folder) => !folders.includes(folder));
 
@@ -382,6 +383,19 @@ export default tseslint.config(
         'It imports the engine and the memory store only: never a runtime, the protocol or the studio.',
       ),
       anyPackage('It imports no packages: it runs wherever the engine runs.'),
+    ],
+  }),
+  ...zone('src/observability', 'tracing adapters (shuttle/opentelemetry)', {
+    patterns: [
+      ...folders(['engine'], 'From the engine it imports types only.', { allowTypeImports: true }),
+      ...folders(
+        except('observability', 'engine'),
+        'It imports the engine (types) only: never storage, a runtime, the protocol or the studio.',
+      ),
+      {
+        regex: '^(?!@opentelemetry/api$)[^.]',
+        message: 'Of packages it imports only @opentelemetry/api (an optional peer dependency).',
+      },
     ],
   }),
   ...zone('src/workflows', 'the built-in demos', {

@@ -38,6 +38,7 @@ export const entryPoints = {
   react: { subpath: './react', source: 'src/public/react.ts' },
   server: { subpath: './server', source: 'src/public/server.ts' },
   testing: { subpath: './testing', source: 'src/public/testing.ts' },
+  opentelemetry: { subpath: './opentelemetry', source: 'src/public/opentelemetry.ts' },
 };
 /** The `shuttle` command's code (bin/shuttle.mjs loads it): not an entry point of the API. */
 const cliSource = 'src/server/cli.ts';

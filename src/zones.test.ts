@@ -189,6 +189,26 @@ const zones: Record<string, Zone> = {
       "import { seededRandom } from '../storage/seeded-random';",
     ]),
   },
+  observability: {
+    file: 'src/observability/zone-example.ts',
+    forbidden: [
+      {
+        code: "import { createEngine } from '../engine/engine';",
+        message:
+          'src/observability: tracing adapters (shuttle/opentelemetry). From the engine it imports types only',
+      },
+      { code: "import { createEngine } from '../engine';", message: 'From the engine it imports types only' },
+      { code: "import { MemoryStorage } from '../storage/memory';", message: 'never storage' },
+      {
+        code: "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';",
+        message: 'only @opentelemetry/api',
+      },
+    ],
+    allowed: moduleOf([
+      "import type { EngineTracer } from '../engine';",
+      "import { trace } from '@opentelemetry/api';",
+    ]),
+  },
   react: {
     file: 'src/react/zone-example.ts',
     forbidden: [

@@ -9,6 +9,7 @@ export { createEngine } from './engine';
 export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
 export type { EngineInterceptors, EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
+export type { EngineTracer, SpanAttributes, TraceContext, TracerSpan } from './tracing';
 export type { IdReuse, StartOptions } from './lifecycle';
 export type { ForkOptions } from './fork';
 export { replay, historyFormat, historiesIn } from './replay-check';

@@ -22,9 +22,11 @@ export type {
   QueryHandler,
   RetryPolicy,
   UpdateDefinition,
+  WorkflowCall,
   WorkflowContext,
   WorkflowDefinition,
   WorkflowInput,
+  WorkflowInterceptor,
   WorkflowOutput,
 } from './workflow';
 export type { Json, JsonObject } from './codec';
