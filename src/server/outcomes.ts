@@ -29,6 +29,7 @@ const classes: Readonly<Record<string, ErrorClass>> = {
   InvalidArgumentError: 'bad-input',
   InvalidOptionsError: 'bad-input',
   InvalidScheduleError: 'bad-input',
+  InvalidSearchAttributeError: 'bad-input',
   PayloadNotSerializableError: 'bad-input',
   PayloadTooLargeError: 'too-large',
   WorkflowNotFoundError: 'not-found',

@@ -180,7 +180,10 @@ export const order = defineWorkflow({
   description:
     'Order fulfilment: reserve stock, charge the card (retries with backoff), wait for the "approve" signal ' +
     '({ "ok": true, "by": "you" }; rejected on { "ok": false } or timeout, with a refund), pack (durable ' +
-    'sleep), then ship through the "shipment" child workflow. Query "stage"; update "changeAddress".',
+    'sleep), then ship through the "shipment" child workflow. Query "stage"; update "changeAddress". ' +
+    'Search attributes: customer, amount (in currency units), orderId.',
+  // Listed and filtered by these (the studio's attribute filters, `shuttle workflow list --where`).
+  attributes: { customer: 'string', amount: 'number', orderId: 'string' },
   sampleInput: {
     orderId: 'A-1001',
     customer: 'ada@example.com',
@@ -211,6 +214,13 @@ export const order = defineWorkflow({
       trackingNumber: null,
     };
     Object.assign(state, initial);
+    // Added after histories were recorded without it: behind a patch, so those still replay.
+    if (yield* ctx.patched('search-attributes'))
+      yield* ctx.setAttributes({
+        customer: input.customer,
+        amount: amountCents / 100,
+        orderId: input.orderId,
+      });
 
     const reservation = yield* ctx.activity(
       'reserve-inventory',

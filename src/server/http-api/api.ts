@@ -170,6 +170,8 @@ function queryValue(label: string, name: string, spec: QueryParam, values: strin
       );
     return items;
   }
+  // Each occurrence one item, never split: an expression may hold commas.
+  if (spec.type === 'repeated') return values;
   if (values.length > 1)
     throw new RequestRefused(
       400,

@@ -652,6 +652,75 @@ describe('the HTTP API of shuttle serve', () => {
     expect(violations).toEqual([]);
   }, 60_000);
 
+  it('lists by search attributes with where= (curl), describes them, and refuses a bad condition as the engine does', async () => {
+    const base = server.apiUrl;
+    const curl = async (...args: string[]) => {
+      const out = (
+        await run('curl', [
+          '-sS',
+          '-g',
+          '-w',
+          '\n%{http_code}',
+          '-H',
+          `Authorization: Bearer ${token}`,
+          ...args,
+        ])
+      ).stdout.trim();
+      const cut = out.lastIndexOf('\n');
+      return { status: Number(out.slice(cut + 1)), body: JSON.parse(out.slice(0, cut)) as Loose };
+    };
+    // Three orders (the demo sets customer, amount and orderId): two of one customer, amounts 8.5 and 17.
+    const orders: [string, string, number][] = [
+      ['api-attr-1', 'grace@example.com', 1],
+      ['api-attr-2', 'grace@example.com', 2],
+      ['api-attr-3', 'alan@example.com', 2],
+    ];
+    for (const [id, customer, quantity] of orders) {
+      const input = { ...orderInput(id), customer, items: [{ sku: 'TEA', quantity, unitPriceCents: 850 }] };
+      expect(
+        (await call('POST', '/workflows', { body: { workflowType: 'order', input, options: { id } } }))
+          .status,
+      ).toBe(201);
+    }
+    const idsOf = (body: Loose) => body.items.map((item: { workflowId: string }) => item.workflowId).sort();
+    const grace = await until(async () => {
+      const answer = await curl(
+        `${base}/workflows?where=${encodeURIComponent('customer=grace@example.com')}`,
+      );
+      return answer.body.items?.length === 2 ? answer : undefined;
+    }, 'both orders of grace to set their attributes');
+    expect(grace.status).toBe(200);
+    expect(idsOf(grace.body)).toEqual(['api-attr-1', 'api-attr-2']);
+    expect(grace.body.items[0].attributes.customer).toEqual({ type: 'string', value: 'grace@example.com' });
+    checkAnswer('GET', '/workflows', grace.status, grace.body);
+    // Two conditions (repeat the parameter): a range on the amount narrows them to one.
+    const both = await curl(
+      `${base}/workflows?where=${encodeURIComponent('customer=grace@example.com')}&where=${encodeURIComponent('amount>10')}&status=running`,
+    );
+    expect(idsOf(both.body)).toEqual(['api-attr-2']);
+    const range = await call(
+      'GET',
+      `/workflows?where=${encodeURIComponent('amount>=8.5')}&where=${encodeURIComponent('amount<17')}&idPrefix=api-attr-`,
+    );
+    expect(idsOf(range.body)).toEqual(['api-attr-1']);
+    const described = await call('GET', '/workflows/api-attr-3');
+    expect(described.body.attributes).toEqual({
+      customer: { type: 'string', value: 'alan@example.com' },
+      amount: { type: 'number', value: 17 },
+      orderId: { type: 'string', value: 'api-attr-3' },
+    });
+    // Refused as the engine refuses it: 400, the same error and words.
+    for (const where of ['amount>=lots', 'amount~3', 'customer>']) {
+      const answer = await curl(`${base}/workflows?where=${encodeURIComponent(where)}`);
+      const thrown = (await direct.list({ where: [where] }).catch((error: unknown) => error)) as Error;
+      expect(thrown.name, where).toBe('InvalidSearchAttributeError');
+      expect(answer.status, where).toBe(400);
+      expect(answer.body.error, where).toMatchObject({ name: thrown.name, message: thrown.message });
+    }
+    for (const [id] of orders) await call('POST', `/workflows/${id}/terminate`, { body: {} });
+    expect(violations).toEqual([]);
+  }, 60_000);
+
   it('is driven from other programs: curl, and Python with its standard library only', async () => {
     const base = server.apiUrl;
     const curl = async (...args: string[]) =>

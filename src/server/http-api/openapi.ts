@@ -98,6 +98,21 @@ export const schemas: Readonly<Record<string, Schema>> = {
       epoch: { type: ['integer', 'null'] },
       waitingOn: { type: ['string', 'null'], description: 'What it waits on, in words.' },
       error: { type: 'string', description: 'How it failed, in one line.' },
+      attributes: ref('SearchAttributes'),
+    },
+  },
+  SearchAttributes: {
+    type: 'object',
+    description:
+      "Search attributes (`ctx.setAttributes`): name → its declared type and value (a `time`'s value is epoch ms).",
+    additionalProperties: {
+      type: 'object',
+      required: ['type', 'value'],
+      additionalProperties: false,
+      properties: {
+        type: { type: 'string', enum: ['string', 'number', 'boolean', 'time'] },
+        value: { type: ['string', 'number', 'boolean'] },
+      },
     },
   },
   ListPage: {
@@ -141,6 +156,7 @@ export const schemas: Readonly<Record<string, Schema>> = {
       endedAt: nullableTime,
       updatedAt: time,
       parentId: { type: 'string' },
+      attributes: ref('SearchAttributes'),
       owner,
       epoch: { type: ['integer', 'null'] },
       pending: {
@@ -458,7 +474,9 @@ function querySchema(query: QueryParam): Schema {
                 { type: 'string', format: 'date-time' },
               ],
             }
-          : { type: 'string' };
+          : query.type === 'repeated'
+            ? { type: 'array', items: { type: 'string' } }
+            : { type: 'string' };
   return base;
 }
 

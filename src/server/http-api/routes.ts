@@ -11,7 +11,7 @@ import type { Method } from '../../protocol';
 /** A query parameter: its type on the wire, and which param (or `filter` field) of the method it fills. */
 export type QueryParam = {
   /** `time`: epoch milliseconds, or an ISO 8601 time. */
-  type: 'string' | 'integer' | 'boolean' | 'string-list' | 'time';
+  type: 'string' | 'integer' | 'boolean' | 'string-list' | 'time' | 'repeated';
   /** The method's param it fills, `filter.<field>` for a list filter, or absent: the API itself reads it. */
   to?: string;
   description: string;
@@ -123,6 +123,12 @@ export const routes: readonly Route[] = [
         type: 'time',
         to: 'filter.endedTo',
         description: 'Only workflows that ended before this time.',
+      },
+      where: {
+        type: 'repeated',
+        to: 'filter.where',
+        description:
+          "Search attributes (`ctx.setAttributes`): `name op value`, op one of `=` `>` `>=` `<` `<=`, the value read as the attribute's declared type (a time: ISO 8601 or epoch ms); repeat the parameter for more conditions, all must hold — `where=customer%3Dacme&where=amount%3E%3D100`. The list walks the attribute's index, not every workflow; a bad condition is 400 InvalidSearchAttributeError.",
       },
     },
     success: { status: 200, schema: 'ListPage', description: 'One page of workflows.' },
