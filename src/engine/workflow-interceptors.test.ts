@@ -168,7 +168,6 @@ describe('workflow interceptors', () => {
       interceptors: {
         workflows: [
           {
-            // eslint-disable-next-line require-yield
             *execute() {
               throw new Error('execution blocked');
             },
