@@ -592,3 +592,16 @@ export function attributesOfHistory(
   }
   return Object.keys(attributes).length > 0 ? attributes : undefined;
 }
+
+/** An attribute's value as text: a time as ISO-8601 UTC, anything else as is (the CLI, the studio). */
+export function formatAttribute(attribute: SearchAttribute): string {
+  return attribute.type === 'time' ? new Date(attribute.value).toISOString() : String(attribute.value);
+}
+
+/** A workflow's attributes in one line, `name=value` each, in name order (`''` for none). */
+export function formatAttributes(attributes: SearchAttributes | undefined): string {
+  return Object.keys(attributes ?? {})
+    .sort()
+    .map((name) => `${name}=${formatAttribute(attributes![name]!)}`)
+    .join(' ');
+}

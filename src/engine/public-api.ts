@@ -10,6 +10,7 @@ export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
 export type { EngineInterceptors, EngineOptions, OwnershipMode } from './options';
 export { ownershipModes } from './options';
 export type { EngineTracer, SpanAttributes, TraceContext, TracerSpan } from './tracing';
+export type { PayloadCodec } from './payload-codec';
 export type { IdReuse, StartOptions } from './lifecycle';
 export type { ForkOptions } from './fork';
 export { replay, historyFormat, historiesIn } from './replay-check';
@@ -76,6 +77,8 @@ export { matchesListFilter } from './list-row';
 export {
   attributeLimits,
   attributeTypes,
+  formatAttribute,
+  formatAttributes,
   parseWhere,
   type AttributeDeclarations,
   type AttributeFilter,
@@ -105,6 +108,8 @@ export {
   InvalidWorkflowStateError,
   NonDeterminismError,
   OwnershipModeMismatchError,
+  PayloadCodecError,
+  PayloadCodecRequiredError,
   PayloadNotSerializableError,
   PayloadTooLargeError,
   QueryFailedError,

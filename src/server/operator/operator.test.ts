@@ -42,6 +42,17 @@ const approvalChanged = defineWorkflow({
   },
 });
 
+/** Sets search attributes from its input, then waits for a decision. */
+const tagged = defineWorkflow({
+  name: 'tagged',
+  version: 1,
+  attributes: { customer: 'string', amount: 'number', due: 'time' },
+  *run(ctx, input: { customer: string; amount: number; due: string }) {
+    yield* ctx.setAttributes(input);
+    yield* ctx.waitForSignal('decide');
+  },
+});
+
 const timings = {
   ownership: 'workflow-lease',
   workflowClaimTtlMs: 3000,
@@ -56,7 +67,7 @@ let closed: number;
 
 beforeEach(async () => {
   storage = new MemoryStorage();
-  worker = await createEngine({ storage, workflows: [greet, approval], ...timings });
+  worker = await createEngine({ storage, workflows: [greet, approval, tagged], ...timings });
   opened = 0;
   closed = 0;
 });
@@ -153,6 +164,50 @@ describe('shuttle workflow', () => {
       stderr:
         "--ended-since must be a duration ago (2h, 30m, 7d) or an ISO 8601 time (2026-12-07T09:00Z); got 'yesterday'.\n",
     });
+  });
+
+  it('list --where: by search attributes (typed from the index when the definitions are not given), a column of them; describe shows them; a bad condition exits 2', async () => {
+    const starts: [string, string, number, string][] = [
+      ['t-1', 'acme', 120, '2026-03-01'],
+      ['t-2', 'acme', 80, '2026-04-01'],
+      ['t-3', 'globex, inc', 300, '2026-03-15T12:00:00Z'],
+    ];
+    for (const [id, customer, amount, due] of starts)
+      await worker.start(tagged, { customer, amount, due }, { id });
+    await worker.start(approval, undefined, { id: 'untagged' });
+    await vi.waitFor(async () => expect((await worker.describe('t-3')).attributes).toBeDefined());
+    const ids = async (...where: string[]) => {
+      const ran = await shuttle('workflow', 'list', '--json', ...where.flatMap((w) => ['--where', w]));
+      expect(ran.code, ran.stderr).toBe(0);
+      return (JSON.parse(ran.stdout) as { items: { workflowId: string }[] }).items
+        .map((i) => i.workflowId)
+        .sort();
+    };
+    expect(await ids('customer=acme')).toEqual(['t-1', 't-2']);
+    expect(await ids('customer=acme', 'amount>=100')).toEqual(['t-1']);
+    expect(await ids('amount>100')).toEqual(['t-1', 't-3']);
+    expect(await ids("customer='globex, inc'")).toEqual(['t-3']);
+    expect(await ids('due>=2026-03-01', 'due<2026-04-01')).toEqual(['t-1', 't-3']);
+    expect(await ids('customer=initech')).toEqual([]);
+
+    const table = await shuttle('workflow', 'list', '--where', 'customer=acme');
+    const [header, ...rows] = table.stdout.trim().split('\n');
+    expect(header).toMatch(/\sATTRIBUTES$/);
+    expect(rows.find((row) => row.startsWith('t-1'))).toMatch(
+      /amount=120 customer=acme due=2026-03-01T00:00:00.000Z$/,
+    );
+    const described = await shuttle('workflow', 'describe', 't-2');
+    expect(described.stdout).toMatch(/Attributes:\s+amount=80 customer=acme due=2026-04-01T00:00:00.000Z/);
+
+    for (const [where, message] of [
+      ['amount>=lots', "attribute 'amount' is declared 'number' and takes a finite number; got \"lots\""],
+      ['amount~3', "is not 'name op value'"],
+      ['due<soon', "attribute 'due' is declared 'time'"],
+    ] as const) {
+      const refused = await shuttle('workflow', 'list', '--where', where);
+      expect(refused, where).toMatchObject({ code: exitCodes.usage, stdout: '' });
+      expect(refused.stderr).toContain(message);
+    }
   });
 
   it('start checks the input against the definition before writing; result waits and prints it', async () => {

@@ -21,7 +21,7 @@
  * `workflow replay` (also `shuttle replay`) exits 1 when a history diverged from the definitions given.
  */
 import { readFileSync } from 'node:fs';
-import { historiesIn, replay, type RecordedHistory, type ReplayReport } from '../../engine';
+import { formatAttributes, historiesIn, replay, type RecordedHistory, type ReplayReport } from '../../engine';
 import { parseArgs } from 'node:util';
 import type {
   Engine,
@@ -239,6 +239,7 @@ function describeText(description: WorkflowDescription, labels: Map<string, stri
   if (description.result !== undefined) entries.push(['Result', brief(description.result, 200)]);
   if (description.error) entries.push(['Error', `${description.error.name}: ${description.error.message}`]);
   if (description.reason) entries.push(['Reason', description.reason]);
+  if (description.attributes) entries.push(['Attributes', formatAttributes(description.attributes)]);
   if (description.parentId) entries.push(['Parent', description.parentId]);
   if (description.scheduledBy) entries.push(['Scheduled by', JSON.stringify(description.scheduledBy)]);
   if (description.forkedFrom) {
@@ -456,10 +457,14 @@ const workflowCommands: Record<string, Subcommand> = {
       'created-until': { type: 'string' },
       'ended-since': { type: 'string' },
       'ended-until': { type: 'string' },
+      where: { type: 'string', multiple: true },
       watch: { type: 'boolean' },
       interval: { type: 'string' },
     },
     help: [
+      "--where 'NAME OP V'  search attributes: OP one of = > >= < <=, V read as the attribute's type (a time:",
+      '                     ISO 8601 or epoch ms); repeat for more, all must hold: --where customer=acme',
+      "                     --where 'amount>=100'. Walks the attribute's index, not every workflow",
       '--status S[,S…]      only these statuses (pending, running, suspended, completed, failed, …)',
       '--type NAME          only this workflow type',
       '--id-prefix P        only ids starting with P',
@@ -484,6 +489,7 @@ const workflowCommands: Record<string, Subcommand> = {
         ...(values['id-prefix'] ? { idPrefix: values['id-prefix'] as string } : {}),
         ...(values.cursor ? { cursor: values.cursor as string } : {}),
         ...(values['all-runs'] ? { allRuns: true } : {}),
+        ...(values.where ? { where: values.where as string[] } : {}),
         ...Object.fromEntries(
           timeRangeFlags.flatMap(([flag, field]) => {
             const at = timeFlag(flag, values[flag] as string | undefined, io.now());
@@ -495,9 +501,23 @@ const workflowCommands: Record<string, Subcommand> = {
       const printed = await print(context, page, async () => {
         if (page.items.length === 0) return 'No workflows match.';
         const labels = await context.labels();
+        // Search attributes get a column when a row of the page has some.
+        const withAttributes = page.items.some((row) => row.attributes !== undefined);
+        const rows = summaryRows(page.items, labels, io.now());
         const text = table(
-          ['ID', 'TYPE', 'STATUS', 'RUN', 'OWNER', 'WAITING ON', 'WHEN'],
-          summaryRows(page.items, labels, io.now()),
+          [
+            'ID',
+            'TYPE',
+            'STATUS',
+            'RUN',
+            'OWNER',
+            'WAITING ON',
+            'WHEN',
+            ...(withAttributes ? ['ATTRIBUTES'] : []),
+          ],
+          withAttributes
+            ? rows.map((row, index) => [...row, formatAttributes(page.items[index]!.attributes) || '-'])
+            : rows,
         );
         return page.nextCursor ? `${text}\n\nMore: --cursor ${page.nextCursor}` : text;
       });
