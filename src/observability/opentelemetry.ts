@@ -17,6 +17,7 @@ import {
   createTraceState,
   isSpanContextValid,
   trace,
+  type Context,
   type Span,
   type SpanContext,
   type Tracer,
@@ -93,7 +94,7 @@ export function traceContextOf(spanContext: SpanContext): TraceContext {
 }
 
 /** The OpenTelemetry context of stored W3C Trace Context fields (the root context when unreadable). */
-export function contextOf(stored: TraceContext): typeof ROOT_CONTEXT {
+export function contextOf(stored: TraceContext): Context {
   const match = traceparentPattern.exec(stored.traceparent ?? '');
   if (!match) return ROOT_CONTEXT;
   const spanContext: SpanContext = {
