@@ -18,6 +18,7 @@ import {
 import { fencing, TestWorld } from './engine.test-support';
 import { InvalidSearchAttributeError, WorkflowFailedError } from './errors';
 import { scanAll } from './inspect';
+import { matchesListFilter } from './list-row';
 import { escapeId, keys } from './keys';
 import { indexedDbStore, testStores } from './stores.test-support';
 import { defineWorkflow } from './workflow';
@@ -319,6 +320,35 @@ describe.each(stores)('search attributes on $name', (store) => {
       expect(error, JSON.stringify(filter)).toBeInstanceOf(InvalidSearchAttributeError);
       expect((error as Error).message).toMatch(message);
     }
+  });
+});
+
+describe('a row against attribute conditions (the studio patching a changed row into an open list)', () => {
+  it("types each condition by the row's own attribute; an invalid filter matches nothing", () => {
+    const row = {
+      workflowId: 'w',
+      workflowType: 'order',
+      version: 1,
+      run: 1,
+      status: 'running' as const,
+      createdAt: 0,
+      updatedAt: 0,
+      owner: null,
+      epoch: null,
+      waitingOn: null,
+      attributes: {
+        customer: { type: 'string', value: 'acme' },
+        amount: { type: 'number', value: 120 },
+        due: { type: 'time', value: Date.UTC(2026, 2, 1) },
+      } satisfies SearchAttributes,
+    };
+    expect(matchesListFilter(row, { where: ['customer=acme', 'amount>=100', 'due<2026-04-01'] })).toBe(true);
+    expect(matchesListFilter(row, { where: ['amount>120'] })).toBe(false);
+    expect(matchesListFilter(row, { attributes: { amount: { gt: 100, lt: 200 } } })).toBe(true);
+    expect(matchesListFilter(row, { where: ['vip=true'] })).toBe(false);
+    expect(matchesListFilter(row, { where: ['amount~3'] })).toBe(false);
+    expect(matchesListFilter({ ...row, attributes: undefined }, { where: ['customer=acme'] })).toBe(false);
+    expect(matchesListFilter(row, {})).toBe(true);
   });
 });
 

@@ -1,9 +1,10 @@
 /**
  * A workflow's row in a list, built one way (`list` builds it from a stored record), and the filters a row
  * passes, decided one way: `list` applies them, and the studio when it patches the rows a change names into
- * its open lists (src/ui/data/list-rows.ts). A pure module with no runtime imports, so the UI uses it at
- * runtime too.
+ * its open lists (src/ui/data/list-rows.ts). A pure module (its one runtime import is attributes.ts, pure
+ * too), so the UI uses it at runtime too.
  */
+import { attributeConditions, matchesAttributeConditions } from './attributes';
 import type { ListFilter, WorkflowFacts, WorkflowSummary } from './inspect';
 
 /** What a row shows beside the workflow's own facts, read by the caller (owner, epoch, what it waits on). */
@@ -61,6 +62,8 @@ export function matchesListFilter(
     | 'createdTo'
     | 'endedFrom'
     | 'endedTo'
+    | 'attributes'
+    | 'where'
   >,
 ): boolean {
   const statuses =
@@ -74,6 +77,21 @@ export function matchesListFilter(
     (!filter.ownerEngineId || row.owner?.engineId === filter.ownerEngineId) &&
     (!filter.idPrefix || row.workflowId.startsWith(filter.idPrefix)) &&
     within(row.createdAt, filter.createdFrom, filter.createdTo) &&
-    within(row.endedAt, filter.endedFrom, filter.endedTo)
+    within(row.endedAt, filter.endedFrom, filter.endedTo) &&
+    matchesAttributes(row, filter)
   );
+}
+
+/**
+ * Whether `row` passes `filter`'s search attribute conditions, each typed by the row's own attribute (a
+ * list typed them by the declared type already; the studio patching a changed row in has only the row). A
+ * filter that is not valid matches nothing.
+ */
+function matchesAttributes(row: WorkflowSummary, filter: Pick<ListFilter, 'attributes' | 'where'>): boolean {
+  if (filter.attributes === undefined && filter.where === undefined) return true;
+  try {
+    return matchesAttributeConditions(row.attributes, attributeConditions(filter.attributes, filter.where));
+  } catch {
+    return false;
+  }
 }

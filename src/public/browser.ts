@@ -66,6 +66,7 @@ export {
 } from '../engine/vocabulary';
 export { payloadBytes } from '../engine/codec';
 export { matchesListFilter } from '../engine/list-row';
+export { formatAttribute, formatAttributes, parseWhere } from '../engine/attributes';
 /** The ownership invariants over workflows' durable records (the studio's chaos drills check them). */
 export {
   checkOwnershipInvariants,

@@ -23,6 +23,7 @@ describe('routes', () => {
         sort: 'epoch',
         direction: 'asc',
         allRuns: false,
+        where: [],
       },
     });
     expect(formatRoute(route)).toBe(
@@ -47,6 +48,17 @@ describe('routes', () => {
     expect(parseRoute('#/schedules/tick%20tock')).toEqual({ screen: 'schedules', name: 'tick tock' });
     expect(formatRoute(routes.schedules('tick tock'))).toBe('#/schedules/tick%20tock');
     expect(formatRoute(routes.schedules())).toBe('#/schedules');
+  });
+
+  it('reads and writes search attribute conditions, one where= each, in order, without repeats', () => {
+    const route = parseRoute(
+      '#/workflows?where=customer%3Dacme&where=amount%3E%3D100&where=customer%3Dacme&where=',
+    );
+    expect(route).toMatchObject({ filters: { where: ['customer=acme', 'amount>=100'] } });
+    expect(formatRoute(route)).toBe('#/workflows?where=customer%3Dacme&where=amount%3E%3D100');
+    expect(formatRoute(routes.workflows({ where: ['name="a, b"'] }))).toBe(
+      '#/workflows?where=name%3D%22a%2C+b%22',
+    );
   });
 
   it('reads and writes the text search, the time range and the tree view', () => {

@@ -35,6 +35,8 @@ export type WorkflowFilters = {
   direction: SortDirection;
   /** List the earlier runs of workflows started again too (run history), not only each id's latest run. */
   allRuns: boolean;
+  /** Search attribute conditions (`customer=acme`, `amount>=100`), all of which must hold: the chips. */
+  where: string[];
 };
 
 /**
@@ -70,6 +72,7 @@ export const defaultFilters: WorkflowFilters = Object.freeze({
   sort: 'created',
   direction: 'desc',
   allRuns: false,
+  where: [],
 }) as WorkflowFilters;
 
 const sortKeys: readonly WorkflowSortKey[] = ['created', 'updated', 'id', 'type', 'status', 'epoch', 'owner'];
@@ -91,6 +94,7 @@ function parseFilters(query: URLSearchParams): WorkflowFilters {
     sort: sortKeys.includes(sort as WorkflowSortKey) ? (sort as WorkflowSortKey) : defaultFilters.sort,
     direction: direction === 'asc' || direction === 'desc' ? direction : defaultSortDirection(sort),
     allRuns: query.get('runs') === 'all',
+    where: [...new Set(query.getAll('where').filter((condition) => condition.trim() !== ''))],
   };
 }
 
@@ -157,6 +161,7 @@ export function formatRoute(route: Route): string {
       if (filters.sort !== defaultFilters.sort) query.set('sort', filters.sort);
       if (filters.direction !== defaultSortDirection(filters.sort)) query.set('dir', filters.direction);
       if (filters.allRuns) query.set('runs', 'all');
+      for (const condition of filters.where ?? []) query.append('where', condition);
       const text = query.toString();
       return `#/workflows${text ? `?${text}` : ''}`;
     }

@@ -11,6 +11,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../public';
+import { formatAttribute } from '../../../public/browser';
 import type { EngineRecord, HelloResult } from '../../../public/browser';
 import { CopyableId } from '../../components/CopyableId';
 import { DrainingBar } from '../../components/DrainingBar';
@@ -402,6 +403,32 @@ function Header({
                     </Link>
                   </span>
                 ) : null}
+              </span>
+            </dd>
+          </div>
+        ) : null}
+        {workflow.attributes ? (
+          <div className={`${styles.fact} ${styles.twoColumns}`}>
+            <dt>Attributes</dt>
+            <dd data-testid="detail.attributes">
+              <span>
+                {Object.keys(workflow.attributes)
+                  .sort()
+                  .map((name, index) => (
+                    <span key={name} data-testid="detail.attribute" data-attribute={name}>
+                      {index > 0 ? <span className={styles.muted}>{' · '}</span> : null}
+                      <span className={styles.muted}>{name} </span>
+                      <Link
+                        to={routes.workflows({
+                          where: [`${name}=${formatAttribute(workflow.attributes![name]!)}`],
+                        })}
+                        className={styles.mono}
+                        title={`List the workflows whose ${name} is ${formatAttribute(workflow.attributes![name]!)}`}
+                      >
+                        {formatAttribute(workflow.attributes![name]!)}
+                      </Link>
+                    </span>
+                  ))}
               </span>
             </dd>
           </div>

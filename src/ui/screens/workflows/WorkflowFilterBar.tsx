@@ -1,12 +1,13 @@
 /**
  * The filters of the workflows list: id prefix search, text search (id, type, what it waits on, error), how
- * recently it started, status toggles, type and owner, whether to list every run of ids started again (run
+ * recently it started, search attribute chips, status toggles, type and owner, whether to list every run of ids started again (run
  * history) or only the latest, and the tree view (children under their parents). Every change is
  * written to the URL (replacing the history entry), so a filtered list can be shared, reloaded, or opened
  * in another tab.
  */
 import { useEffect, useState, type ReactNode } from 'react';
 import type { WorkflowStatus } from '../../../public';
+import { parseWhere } from '../../../public/browser';
 import { Icon } from '../../components/icons';
 import { useEngines } from '../../data/engine-queries';
 import { useDefinitions } from '../../data/workflow-queries';
@@ -153,6 +154,83 @@ function FilterToggle({
   );
 }
 
+/**
+ * Search attribute filters as chips: type `customer = acme` or `amount >= 100` and press Enter to add one
+ * (checked for shape at once: the list checks the value against the attribute's type); × removes it. The
+ * chips are `where` conditions of the list (all must hold), kept in the URL.
+ */
+function AttributeChips({ filters }: { filters: WorkflowFilters }) {
+  const [draft, setDraft] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const add = () => {
+    const text = draft.trim();
+    if (text === '') return;
+    try {
+      // Written back in one spelling (`name>=value`), so the same condition is one chip.
+      const { name, op, value } = parseWhere(text);
+      const symbol = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[op];
+      const raw = String(value);
+      const condition = `${name}${symbol}${raw === '' || raw !== raw.trim() ? `"${raw}"` : raw}`;
+      setProblem(null);
+      setDraft('');
+      if (!filters.where.includes(condition)) update(filters, { where: [...filters.where, condition] });
+    } catch (error) {
+      setProblem((error as Error).message);
+    }
+  };
+  return (
+    <div className={styles.attributes} role="group" aria-label="Search attributes">
+      <label className={styles.search}>
+        <Icon name="search" />
+        <span className="visually-hidden">Search attribute condition, like customer = acme</span>
+        <input
+          value={draft}
+          onChange={(event) => {
+            setDraft(event.target.value);
+            setProblem(null);
+          }}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') {
+              event.preventDefault();
+              add();
+            }
+          }}
+          placeholder="Attribute: customer = acme, amount >= 100 (Enter)"
+          spellCheck={false}
+          autoComplete="off"
+          aria-invalid={problem !== null || undefined}
+          data-testid="workflows.attribute-input"
+        />
+      </label>
+      {filters.where.map((condition) => (
+        <span
+          key={condition}
+          className={styles.chip}
+          data-testid="workflows.attribute-chip"
+          data-condition={condition}
+        >
+          <span className={styles.chipText}>{condition}</span>
+          <button
+            type="button"
+            className={styles.chipRemove}
+            aria-label={`Remove the filter ${condition}`}
+            title="Remove this filter"
+            onClick={() => update(filters, { where: filters.where.filter((other) => other !== condition) })}
+            data-testid="workflows.attribute-chip-remove"
+          >
+            <Icon name="close" size={12} />
+          </button>
+        </span>
+      ))}
+      {problem ? (
+        <span className={styles.attributeProblem} role="alert" data-testid="workflows.attribute-problem">
+          {problem}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
 export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
   const definitions = useDefinitions().data ?? [];
   const engines = useEngines().data ?? [];
@@ -170,7 +248,8 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
     filters.owner !== null ||
     filters.idPrefix !== '' ||
     filters.text !== '' ||
-    filters.since !== null;
+    filters.since !== null ||
+    filters.where.length > 0;
   const ownerKnown =
     filters.owner === null ||
     filters.owner === 'none' ||
@@ -277,6 +356,7 @@ export function WorkflowFilterBar({ filters }: { filters: WorkflowFilters }) {
           </button>
         ) : null}
       </div>
+      <AttributeChips filters={filters} />
       <div className={styles.statuses} role="group" aria-label="Status">
         <button
           type="button"

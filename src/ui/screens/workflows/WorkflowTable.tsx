@@ -5,8 +5,9 @@
  * column headers sort, and a row opens the workflow.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useMemo, useRef } from 'react';
+import { memo, useEffect, useMemo, useRef, type CSSProperties } from 'react';
 import type { WorkflowSummary } from '../../../public';
+import { formatAttribute } from '../../../public/browser';
 import type { EngineRecord } from '../../../public/browser';
 import { Button } from '../../components/Button';
 import { EmptyState } from '../../components/EmptyState';
@@ -50,6 +51,8 @@ export function useFilterClock(filters: Pick<WorkflowFilters, 'since'>): number 
 }
 
 const rowHeight = 45;
+/** At most this many search attribute columns (the first names in name order). */
+const maxAttributeColumns = 4;
 
 type Column = { key: WorkflowSortKey | null; label: string; numeric?: boolean };
 const columns: Column[] = [
@@ -90,6 +93,19 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
     return nest ? nestRows(sorted) : sorted.map((row) => ({ row, depth: 0 }));
   }, [fetched, owner, text, since, nest, now, filters.sort, filters.direction, engines]);
   const items = rows?.map((entry) => entry.row);
+  // A column per search attribute the loaded rows hold (the first few names, in name order).
+  const attributeKey = useMemo(() => {
+    const names = new Set<string>();
+    for (const row of fetched ?? []) for (const name of Object.keys(row.attributes ?? {})) names.add(name);
+    return [...names].sort().slice(0, maxAttributeColumns).join('\n');
+  }, [fetched]);
+  const attributeNames = useMemo(() => (attributeKey ? attributeKey.split('\n') : []), [attributeKey]);
+  const gridStyle =
+    attributeNames.length > 0
+      ? ({
+          '--attribute-columns': attributeNames.map(() => 'minmax(80px, 0.8fr)').join(' '),
+        } as CSSProperties)
+      : undefined;
 
   if (list.isError && !list.data)
     return (
@@ -106,6 +122,7 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
     filters.type ||
     filters.owner ||
     filters.idPrefix ||
+    filters.where.length > 0 ||
     hasClientFilters(filters);
   return (
     <div className={styles.card}>
@@ -115,14 +132,32 @@ export function WorkflowTable({ list, filters }: WorkflowTableProps) {
         aria-label="Workflows"
         aria-rowcount={items ? items.length + 1 : undefined}
         data-testid="workflows.table"
+        style={gridStyle}
       >
         <div className={`${styles.row} ${styles.head}`} role="row">
           {columns.map((column) => (
             <HeaderCell key={column.label} column={column} filters={filters} />
           ))}
+          {attributeNames.map((name) => (
+            <div
+              key={`attribute:${name}`}
+              className={styles.cell}
+              role="columnheader"
+              title={`Search attribute ${name}`}
+              data-testid="workflows.attribute-column"
+            >
+              {name}
+            </div>
+          ))}
         </div>
         {rows && rows.length > 0 ? (
-          <Rows rows={rows} engines={engines} selectedId={selectedId} latestRuns={latestRuns} />
+          <Rows
+            rows={rows}
+            engines={engines}
+            selectedId={selectedId}
+            latestRuns={latestRuns}
+            attributeNames={attributeNames}
+          />
         ) : null}
         {!items ? (
           <EmptyState title="Loading workflows…" testId="workflows.loading" compact />
@@ -220,11 +255,13 @@ function Rows({
   engines,
   selectedId,
   latestRuns,
+  attributeNames,
 }: {
   rows: { row: WorkflowSummary; depth: number }[];
   engines: ReadonlyMap<string, EngineRecord>;
   selectedId: string | null;
   latestRuns: ReadonlyMap<string, number>;
+  attributeNames: readonly string[];
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   // TanStack Virtual re-renders the rows on scroll by design; the compiler's memoisation is not needed here.
@@ -251,6 +288,7 @@ function Rows({
               selected={workflow.workflowId === selectedId && !earlier}
               top={virtual.start}
               index={virtual.index}
+              attributeNames={attributeNames}
             />
           );
         })}
@@ -269,6 +307,8 @@ type RowProps = {
   selected: boolean;
   top: number;
   index: number;
+  /** The search attribute columns shown. */
+  attributeNames: readonly string[];
 };
 
 /** One row; skipped on re-render when its workflow, position and selection are unchanged. */
@@ -280,6 +320,7 @@ const WorkflowRow = memo(function WorkflowRow({
   selected,
   top,
   index,
+  attributeNames,
 }: RowProps) {
   const to = earlier
     ? routes.workflow(workflow.workflowId, workflow.run)
@@ -366,6 +407,22 @@ const WorkflowRow = memo(function WorkflowRow({
       <div role="cell" className={`${styles.cell} ${styles.time}`} data-testid="workflows.row-updated">
         <RelativeTime at={workflow.updatedAt} />
       </div>
+      {attributeNames.map((name) => {
+        const attribute = workflow.attributes?.[name];
+        const text = attribute ? formatAttribute(attribute) : null;
+        return (
+          <div
+            key={name}
+            role="cell"
+            className={styles.cell}
+            title={text ? `${name} = ${text}` : `No ${name}`}
+            data-testid="workflows.row-attribute"
+            data-attribute={name}
+          >
+            {text ?? <span className={styles.none}>—</span>}
+          </div>
+        );
+      })}
     </div>
   );
 });

@@ -30,6 +30,7 @@ function engineFilter(filters: WorkflowFilters): Omit<ListFilter, 'limit' | 'cur
     ...(filters.type ? { workflowType: filters.type } : {}),
     ...(filters.owner && filters.owner !== 'none' ? { ownerEngineId: filters.owner } : {}),
     ...(filters.idPrefix ? { idPrefix: filters.idPrefix } : {}),
+    ...(filters.where.length > 0 ? { where: filters.where } : {}),
   };
 }
 
@@ -58,6 +59,7 @@ export function WorkflowsScreen({ filters }: { filters: WorkflowFilters }) {
     filters.type ||
     filters.owner ||
     filters.idPrefix ||
+    filters.where.length > 0 ||
     hasClientFilters(filters);
   return (
     <section className={styles.screen} aria-labelledby="workflows-title">

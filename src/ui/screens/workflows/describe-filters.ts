@@ -4,7 +4,7 @@ import { timeRangeLabels } from '../../data/list-filters';
 
 export function describeFilters(
   filters: Pick<WorkflowFilters, 'status' | 'type' | 'owner' | 'idPrefix'> &
-    Partial<Pick<WorkflowFilters, 'text' | 'since'>>,
+    Partial<Pick<WorkflowFilters, 'text' | 'since' | 'where'>>,
 ): string {
   const parts: string[] = [];
   if (filters.status.length > 0) parts.push(`status ${filters.status.join(' or ')}`);
@@ -13,6 +13,7 @@ export function describeFilters(
   else if (filters.owner) parts.push(`owner ${filters.owner.slice(0, 8)}`);
   if (filters.idPrefix) parts.push(`id starting “${filters.idPrefix}”`);
   if (filters.text?.trim()) parts.push(`containing “${filters.text.trim()}”`);
+  for (const condition of filters.where ?? []) parts.push(condition);
   if (filters.since) parts.push(`started in the ${timeRangeLabels[filters.since]}`);
   return parts.length > 0 ? `the filter (${parts.join(' · ')})` : 'the list (no filter: every workflow)';
 }
