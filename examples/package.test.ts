@@ -41,7 +41,16 @@ describe('the tarball', () => {
     const listing = run('tar', ['-tzf', packed().tarball]);
     expect(listing.status, output(listing)).toBe(0);
     const files = listing.stdout.split('\n').filter(Boolean);
-    for (const entry of ['index', 'workflow', 'browser', 'browser-worker', 'react', 'server', 'testing']) {
+    for (const entry of [
+      'index',
+      'workflow',
+      'browser',
+      'browser-worker',
+      'react',
+      'server',
+      'testing',
+      'opentelemetry',
+    ]) {
       expect(files).toContain(`package/lib/${entry}.js`);
       expect(files).toContain(`package/lib/${entry}.d.ts`);
     }
@@ -74,7 +83,16 @@ describe('the tarball', () => {
 });
 
 describe('the public API', () => {
-  test.each(['index', 'workflow', 'browser', 'browser-worker', 'react', 'server', 'testing'])(
+  test.each([
+    'index',
+    'workflow',
+    'browser',
+    'browser-worker',
+    'react',
+    'server',
+    'testing',
+    'opentelemetry',
+  ])(
     "api/%s.api.md is what was built (a change is reviewed: `npm run build:package -- --update`, then commit the report's diff)",
     (entry) => {
       const built = path.join(root, '.build', 'api', `${entry}.api.md`);
