@@ -1090,6 +1090,7 @@ export class Lifecycle {
         'shuttle.engine.id': this.deps.engineId,
       },
       'producer',
+      'active',
     );
     try {
       await this.#bufferSignal(workflowId, name, text);

@@ -37,6 +37,11 @@ export type EngineTracer = {
       parent: TraceContext | 'active' | 'root';
       kind?: 'internal' | 'producer' | 'consumer' | 'client' | 'server';
       attributes?: SpanAttributes;
+      /**
+       * `'active'`: link the span to the caller's active span, if any (a signal or update sent from a
+       * request's code is a span of the workflow's trace, linked to the request's).
+       */
+      link?: 'active';
     },
   ): TracerSpan;
   /** Runs `fn` with `span` as the active span (an activity's own spans then nest under its attempt's). */
@@ -71,6 +76,7 @@ export class Tracing {
     parent: TraceContext | 'active' | 'root' | undefined,
     attributes: SpanAttributes,
     kind?: 'internal' | 'producer' | 'consumer' | 'client' | 'server',
+    link?: 'active',
   ): TracerSpan {
     if (!this.#tracer) return noSpan;
     try {
@@ -78,6 +84,7 @@ export class Tracing {
         parent: parent ?? 'root',
         attributes,
         ...(kind ? { kind } : {}),
+        ...(link ? { link } : {}),
       });
       return guarded(span);
     } catch {

@@ -270,6 +270,7 @@ export async function requestUpdate<T>(
       'shuttle.update.id': request.updateId,
     },
     'producer',
+    'active',
   );
   const waiting = deps.updates.wait({ workflowId, updateId: request.updateId, name, timeoutMs });
   try {

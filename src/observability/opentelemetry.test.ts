@@ -103,7 +103,12 @@ describe.each(testStores())('OpenTelemetry across a takeover on $name', (store) 
     expect(held).toHaveLength(2);
     held[1]!();
     await world.idle([b]);
-    await b.signal('order-1', 'ship-to', 'Main St 1');
+    // The shipping address comes from another request: its span is linked from the signal's.
+    const addressRequest = app.startSpan('PUT /orders/order-1/address');
+    await context.with(trace.setSpan(ROOT_CONTEXT, addressRequest), () =>
+      b.signal('order-1', 'ship-to', 'Main St 1'),
+    );
+    addressRequest.end();
     for (let i = 0; i < 20 && (await b.describe('order-1')).status === 'running'; i++)
       await world.advance(10, { engines: [b] });
     expect(await b.handle('order-1').result()).toEqual({
@@ -115,8 +120,12 @@ describe.each(testStores())('OpenTelemetry across a takeover on $name', (store) 
 
     const spans = exporter.getFinishedSpans();
     const ours = spans.filter((span) => attribute(span, 'shuttle.workflow.id') === 'order-1');
-    // One trace, rooted in the application's request.
-    expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([traceId]));
+    // One trace, rooted in the application's request (the second request is a trace of its own).
+    expect(
+      new Set(
+        spans.filter((span) => span.name !== addressRequest.name).map((span) => span.spanContext().traceId),
+      ),
+    ).toEqual(new Set([traceId]));
     const [start] = byName(ours, 'shuttle.workflow.start');
     expect(start).toBeDefined();
     expect(parentOf(start!)).toBe(request.spanContext().spanId);
@@ -168,8 +177,10 @@ describe.each(testStores())('OpenTelemetry across a takeover on $name', (store) 
       [b.id, 2, 1],
     ]);
     // The signal was sent in the workflow's trace; the end is B's.
-    expect(byName(ours, 'shuttle.signal').map((span) => attribute(span, 'shuttle.signal.name'))).toEqual([
-      'ship-to',
+    const signals = byName(ours, 'shuttle.signal');
+    expect(signals.map((span) => attribute(span, 'shuttle.signal.name'))).toEqual(['ship-to']);
+    expect(signals[0]!.links.map((link) => link.context.spanId)).toEqual([
+      addressRequest.spanContext().spanId,
     ]);
     const ends = byName(ours, 'shuttle.workflow.end');
     expect(
@@ -250,6 +261,55 @@ describe('the trace context a workflow carries', () => {
       'shuttle.claim.epoch': 2,
     });
     expect(parentOf(acquired)).toBe(loopStart!.spanContext().spanId);
+    await world.shutdownAll();
+  });
+
+  it('updates: the caller’s span (linked to its request) and the applying engine’s, with the outcome', async () => {
+    exporter.reset();
+    const counter = defineWorkflow<undefined, number, { count: number }>({
+      name: 'traced-counter',
+      version: 1,
+      *run(ctx) {
+        ctx.state.count = 0;
+        yield* ctx.waitUntil(() => ctx.state.count >= 2);
+        return ctx.state.count;
+      },
+      updates: {
+        add: {
+          handle: (state, by) => {
+            if (typeof by !== 'number') throw new TypeError('add takes a number');
+            state.count += by;
+            return state.count;
+          },
+        },
+      },
+    });
+    const world = new TestWorld();
+    const engine = await world.engine([counter], {
+      tracer: openTelemetryTracer({ tracerProvider: provider }),
+    });
+    await engine.start(counter, undefined, { id: 'c' });
+    await world.idle();
+    const request = app.startSpan('POST /counter/add');
+    await context.with(trace.setSpan(ROOT_CONTEXT, request), async () => {
+      await expect(engine.update('c', 'add', 'two')).rejects.toThrow(/add takes a number/);
+      expect(await engine.update('c', 'add', 2)).toBe(2);
+    });
+    request.end();
+    await world.idle();
+    expect(await engine.handle('c').result()).toBe(2);
+    const spans = exporter.getFinishedSpans();
+    const [start] = byName(spans, 'shuttle.workflow.start');
+    const callers = byName(spans, 'shuttle.update');
+    expect(callers.map((span) => [parentOf(span), span.links[0]?.context.spanId, span.status.code])).toEqual([
+      [start!.spanContext().spanId, request.spanContext().spanId, SpanStatusCode.ERROR],
+      [start!.spanContext().spanId, request.spanContext().spanId, SpanStatusCode.UNSET],
+    ]);
+    const applied = byName(spans, 'shuttle.update.apply');
+    expect(applied.map((span) => [parentOf(span), attribute(span, 'shuttle.update.outcome')])).toEqual([
+      [start!.spanContext().spanId, 'rejected'],
+      [start!.spanContext().spanId, 'applied'],
+    ]);
     await world.shutdownAll();
   });
 

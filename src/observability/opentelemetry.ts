@@ -52,12 +52,17 @@ export function openTelemetryTracer(options: OpenTelemetryTracerOptions = {}): E
   const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer('shuttle');
   const spans = new WeakMap<TracerSpan, Span>();
   return {
-    startSpan(name, { parent, kind, attributes }) {
+    startSpan(name, { parent, kind, attributes, link }) {
       const parentContext =
         parent === 'active' ? context.active() : parent === 'root' ? ROOT_CONTEXT : contextOf(parent);
+      const linked = link === 'active' ? trace.getSpanContext(context.active()) : undefined;
       const span = tracer.startSpan(
         name,
-        { kind: kinds[kind ?? 'internal'], ...(attributes ? { attributes } : {}) },
+        {
+          kind: kinds[kind ?? 'internal'],
+          ...(attributes ? { attributes } : {}),
+          ...(linked && isSpanContextValid(linked) ? { links: [{ context: linked }] } : {}),
+        },
         parentContext,
       );
       const handle: TracerSpan = {
