@@ -93,6 +93,21 @@ describe('the test kit', () => {
     await env.close();
   });
 
+  it('keeps workflow interceptors given as engine options beside its mocks', async () => {
+    const env = await createTestEnvironment({
+      workflows: [waitsForApproval],
+      engine: {
+        interceptors: {
+          workflows: [{ signal: (call, next) => next({ ...(call.payload as object), checked: true }) }],
+        },
+      },
+    });
+    await env.engine.start(waitsForApproval, undefined, { id: 'a' });
+    await env.signal('a', 'approve', { by: 'ops' });
+    expect(await env.result('a')).toEqual({ by: 'ops', checked: true });
+    await env.close();
+  });
+
   it('sends signals, and result() says what the workflow waits on when no timer can move it', async () => {
     const env = await createTestEnvironment({ workflows: [subscription, waitsForApproval] });
     await env.engine.start(waitsForApproval, undefined, { id: 'a' });

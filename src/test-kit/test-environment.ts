@@ -143,7 +143,11 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     backgroundTasks: 'manual',
     workflows: options.workflows,
     // The mocks are innermost: interceptors given here see a mocked activity like any other.
-    interceptors: { activities: [...(more.interceptors?.activities ?? []), mocking] },
+    // Workflow interceptors given here are kept as they are.
+    interceptors: {
+      ...more.interceptors,
+      activities: [...(more.interceptors?.activities ?? []), mocking],
+    },
   });
 
   const idle = async () => {
