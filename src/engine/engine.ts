@@ -281,8 +281,8 @@ class ShuttleEngine implements Engine {
     );
     if (started) this.#metrics.workflowsStarted++;
     else {
-      const driven = this.#supervisor.get(id);
-      if (driven?.waitsOnSignals) driven.deliver({ type: 'signals' });
+      // Even when it waits on something else: it re-reads its buffered signals (wake-router.ts).
+      this.#supervisor.get(id)?.deliver({ type: 'signals' });
     }
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
   }
@@ -343,8 +343,8 @@ class ShuttleEngine implements Engine {
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     this.#assertOpen();
     await this.#lifecycle.signal(workflowId, name, payload);
-    const run = this.#supervisor.get(workflowId);
-    if (run?.waitsOnSignals) run.deliver({ type: 'signals' });
+    // Even when it waits on something else: it re-reads its buffered signals (wake-router.ts).
+    this.#supervisor.get(workflowId)?.deliver({ type: 'signals' });
   }
 
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T> {

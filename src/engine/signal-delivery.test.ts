@@ -1,0 +1,54 @@
+/**
+ * A signal sent while its workflow is busy with something else — an activity in flight, an update — is
+ * buffered, and the run takes it the moment it reaches `waitForSignal`: the engine driving it re-reads its
+ * buffered signals after the step in progress, instead of leaving the signal for the next background poll
+ * (which, at the default 5 s, once made such a signal wait that long on MemoryStorage). Background tasks are
+ * manual here, so no poll ever runs: only the delivery path can consume the signal. Over MemoryStorage,
+ * PostgreSQL and IndexedDB (fake-indexeddb).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEngine } from './engine';
+import { indexedDbStore, testStores } from './stores.test-support';
+import { defineWorkflow } from './workflow';
+
+let release: (() => void) | null = null;
+
+const approval = defineWorkflow({
+  name: 'approval',
+  version: 1,
+  *run(ctx) {
+    yield* ctx.activity('prepare', () => new Promise<void>((resolve) => (release = resolve)));
+    const approved = yield* ctx.waitForSignal<{ by: string }>('approve');
+    return `approved by ${approved?.by}`;
+  },
+  updates: {
+    note: { handle: (state: { note?: string }, arg) => ((state.note = arg as string), 'noted') },
+  },
+});
+
+const stores = [...testStores({ maxConnections: 4 }), indexedDbStore()];
+
+describe.each(stores)('a signal sent before the workflow waits for it, on $name', (store) => {
+  afterAll(() => store.close(), 60_000);
+
+  for (const ownership of ['none', 'workflow-lease'] as const)
+    it(`is taken when the workflow reaches waitForSignal, with no poll (${ownership})`, async () => {
+      const engine = await createEngine({
+        storage: await store.open(),
+        workflows: [approval],
+        ownership,
+        backgroundTasks: 'manual',
+      });
+      release = null;
+      const handle = await engine.start(approval, undefined, { id: `approval-${ownership}` });
+      while (!release) await new Promise((resolve) => setTimeout(resolve, 1));
+      // The activity is in flight: the signal and an update arrive now.
+      await engine.signal(handle.workflowId, 'approve', { by: 'ada' });
+      expect(await engine.update(handle.workflowId, 'note', 'checked')).toBe('noted');
+      release();
+      await engine.idle();
+      expect((await engine.describe(handle.workflowId)).status).toBe('completed');
+      expect(await handle.result()).toBe('approved by ada');
+      await engine.shutdown();
+    });
+});
