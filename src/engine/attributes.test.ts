@@ -284,6 +284,7 @@ describe.each(stores)('search attributes on $name', (store) => {
       [{ amount: true }, /got boolean true/],
       [{ customer: 'acme' }, /attribute 'customer' is not declared.*declared: amount/],
       [{ 'bad name': 1 }, /attribute name "bad name" is invalid/],
+      [{ amount: 1, customer: 'x' }, /attribute 'customer' is not declared/],
     ];
     for (const [index, [set, message]] of cases.entries()) {
       const handle = await engine.start(careless, { set }, { id: `bad-${index}` });
@@ -296,6 +297,22 @@ describe.each(stores)('search attributes on $name', (store) => {
       });
       expect((await engine.describe(`bad-${index}`)).attributes).toBeUndefined();
     }
+    expect(await scanAll(world.storage, attributeIndexPrefix)).toEqual([]);
+  });
+
+  it('a string too long, and an index key over the storage limit (a long id and a long value), are refused', async () => {
+    const { world, engine } = await setup();
+    const tooLong = await engine.start(order, { set: { customer: 'é'.repeat(129) } }, { id: 'long-value' });
+    await world.idle();
+    expect(await tooLong.result().catch((e: unknown) => (e as WorkflowFailedError).failure.message)).toMatch(
+      /attribute 'customer' is declared 'string' and takes a string of at most 256 UTF-8 bytes/,
+    );
+    const longId = '%'.repeat(256);
+    const keyed = await engine.start(order, { set: { customer: 'x'.repeat(250) } }, { id: longId });
+    await world.idle();
+    expect(await keyed.result().catch((e: unknown) => (e as WorkflowFailedError).failure.message)).toMatch(
+      /an index key of this attribute would be \d+ bytes, over the storage limit of 1024/,
+    );
     expect(await scanAll(world.storage, attributeIndexPrefix)).toEqual([]);
   });
 

@@ -6,11 +6,13 @@
  *
  * The entry's value is the changes applied (name → attribute, or null for a removal): what `fork` folds to
  * give a forked run the attributes of the history it copies (lifecycle.ts). A change the workflow may not
- * make (past the count limit) is the operation's recorded failure, thrown into the workflow.
+ * make (past the count limit, an index key past the storage key limit) is the operation's recorded failure, thrown into the workflow.
  */
-import { applyAttributeChanges, attributeIndexWrites } from '../attributes';
+import { storageLimits } from '../../storage/types';
+import { utf8Bytes } from '../../storage/utf8';
+import { applyAttributeChanges, attributeIndexPrefix, attributeIndexWrites } from '../attributes';
 import type { Json } from '../codec';
-import { serializeError } from '../errors';
+import { InvalidSearchAttributeError, serializeError } from '../errors';
 import { escapeId } from '../keys';
 import type { HistoryEntry } from '../records';
 import type { Command } from '../workflow';
@@ -29,7 +31,15 @@ export function setAttributes(
   try {
     const before = run.record.attributes;
     const after = applyAttributeChanges(run.id, before, command.changes);
-    for (const write of attributeIndexWrites(escapeId(run.id), run.record.type, before, after))
+    const writes = attributeIndexWrites(escapeId(run.id), run.record.type, before, after);
+    // The index key holds the id and the value: a long id with a long string could pass the key limit.
+    for (const write of writes)
+      if (write.type === 'put' && utf8Bytes(write.key) > storageLimits.maxKeyBytes)
+        throw new InvalidSearchAttributeError(
+          write.key.slice(attributeIndexPrefix.length).split(':')[0]!,
+          `Workflow '${run.id}': an index key of this attribute would be ${utf8Bytes(write.key)} bytes, over the storage limit of ${storageLimits.maxKeyBytes} (the workflow id and the value share it); use a shorter value.`,
+        );
+    for (const write of writes)
       if (write.type === 'put') turn.put(write.key, write.value);
       else turn.delete(write.key);
     const record = { ...run.record };
