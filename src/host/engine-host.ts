@@ -439,6 +439,8 @@ class Host implements EngineHost {
           this.#options.workflowClaimRenewIntervalMs ?? hostClaimTimings.renewIntervalMs,
         ...(this.#options.liveness ? { liveness: this.#options.liveness } : {}),
         ...(this.#options.retentionMs !== undefined ? { retentionMs: this.#options.retentionMs } : {}),
+        ...(this.#options.tracer ? { tracer: this.#options.tracer } : {}),
+        ...(this.#options.interceptors ? { interceptors: this.#options.interceptors } : {}),
         claimWorkflows: !viewer,
         // Recovery waits until the saved definitions are registered (below).
         recover: false,

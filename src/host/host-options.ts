@@ -2,7 +2,14 @@
  * The options of a worker host (`serveEngineHost`, engine-host.ts) and what a running host offers: types
  * only, so callers (the browser worker, the server) can read what a host takes without reading how it works.
  */
-import type { AnyWorkflowDefinition, Engine, EngineEvent, EngineLiveness, ShutdownReport } from '../engine';
+import type {
+  AnyWorkflowDefinition,
+  Engine,
+  EngineEvent,
+  EngineLiveness,
+  EngineOptions,
+  ShutdownReport,
+} from '../engine';
 import type { HostStatus, HostWarning, WorkerConfig } from '../protocol';
 import type { Storage } from '../storage/types';
 import type { BuiltInInfo } from './authoring/definition-store';
@@ -94,6 +101,10 @@ export type EngineHostOptions = {
    * definitions it compiled (e.g. to map a bundle's frames through its source map). See `EngineOptions.mapStack`.
    */
   mapStack?: (stack: string) => string;
+  /** Spans for the engine's work (`EngineOptions.tracer`; e.g. `openTelemetryTracer()`). Default: none. */
+  tracer?: EngineOptions['tracer'];
+  /** Middleware around activities and workflows (`EngineOptions.interceptors`). Default: none. */
+  interceptors?: EngineOptions['interceptors'];
   /** How often the presence record is refreshed and a heartbeat pushed, in ms. Default 1,000. */
   heartbeatIntervalMs?: number;
   /** Shortest interval between two pushes of events or store changes, in ms. Default 16. */

@@ -18,7 +18,7 @@
  */
 import { hostname } from 'node:os';
 import type { Server } from 'node:http';
-import type { AnyWorkflowDefinition, Engine, ShutdownReport } from '../engine';
+import type { AnyWorkflowDefinition, Engine, EngineOptions, ShutdownReport } from '../engine';
 import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
@@ -52,6 +52,10 @@ export type WorkerOptions = StoreOptions & {
    * of its own (`--retention`). Default: kept forever.
    */
   retentionMs?: number;
+  /** Spans for the worker's engine (`createEngine`'s `tracer`, e.g. `openTelemetryTracer()` from `shuttle/opentelemetry`). */
+  tracer?: EngineOptions['tracer'];
+  /** Middleware around activities and workflows (`createEngine`'s `interceptors`). */
+  interceptors?: EngineOptions['interceptors'];
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
   /**
@@ -102,6 +106,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workflowClaimTtlMs: options.claimTtlMs ?? defaultWorkerTimings.claimTtlMs,
     workflowClaimRenewIntervalMs: options.renewIntervalMs ?? defaultWorkerTimings.renewIntervalMs,
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
+    ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...(liveness
       ? {
           liveness,
