@@ -270,6 +270,7 @@ export class RunSupervisor {
   rotated(workflowId: string, record: WorkflowRecord): void {
     const run = this.#runs.get(workflowId);
     run?.drop('rotated');
+    if (isTerminal(record.status)) this.#traceEnd(record);
     this.#deps.ownership.rotated(workflowId);
     this.#emit(
       record.status === 'suspended' ? { type: 'workflow.suspended', workflowId } : finishedEvent(record),

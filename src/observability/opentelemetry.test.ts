@@ -312,6 +312,20 @@ describe('the trace context a workflow carries', () => {
       [start!.spanContext().spanId, 'rejected'],
       [start!.spanContext().spanId, 'applied'],
     ]);
+    // An end by the workflow's own turn, and one by a terminate (a rotation).
+    await engine.start(counter, undefined, { id: 'stopped' });
+    await world.idle();
+    await engine.handle('stopped').terminate('not needed');
+    const ends = byName(exporter.getFinishedSpans(), 'shuttle.workflow.end');
+    expect(
+      ends.map((span) => [
+        attribute(span, 'shuttle.workflow.id'),
+        attribute(span, 'shuttle.workflow.status'),
+      ]),
+    ).toEqual([
+      ['c', 'completed'],
+      ['stopped', 'terminated'],
+    ]);
     await world.shutdownAll();
   });
 
