@@ -67,6 +67,7 @@ import type { RunSupervisor } from './supervisor';
 import type { TimerScheduler } from './timer-scheduler';
 import type { UpdateCalls } from './update-calls';
 import type { WakeRouter } from './wake-router';
+import { checkCodecMarker } from './payload-codec';
 import {
   operationOutcome,
   queryWorkflow,
@@ -186,6 +187,7 @@ class ShuttleEngine implements Engine {
   }
 
   async open(): Promise<void> {
+    await checkCodecMarker(this.#storage, this.#options.codec ?? null, this.#clock.now());
     await this.#owner.open();
     if (this.#options.liveness) this.#releaseLiveness = await this.#options.liveness.hold(this.id);
     if (this.#storage.capabilities.changeFeed && this.#storage.watch)

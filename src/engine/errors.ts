@@ -401,6 +401,38 @@ export class OwnershipModeMismatchError extends ShuttleError {
   }
 }
 
+/** A store whose payloads a codec encoded, opened by an engine without `codec` (payload-codec.ts). */
+export class PayloadCodecRequiredError extends ShuttleError {
+  override readonly name = 'PayloadCodecRequiredError';
+
+  constructor(readonly storedCodec: string) {
+    super(
+      `This store's payloads are encoded by the codec ${storedCodec}, and this engine has no codec: it cannot read the inputs, results and signals it would run. ` +
+        `Pass the same codec to createEngine({ codec }) (or its CLI flag); nothing was read or changed.`,
+    );
+  }
+}
+
+/** The payload codec threw (or returned something other than a string) while encoding or decoding a value. */
+export class PayloadCodecError extends ShuttleError {
+  override readonly name = 'PayloadCodecError';
+
+  constructor(
+    readonly direction: 'encode' | 'decode',
+    readonly key: string,
+    readonly codec: string,
+    cause: unknown,
+  ) {
+    super(
+      `The payload codec '${codec}' failed to ${direction} a payload of stored key '${key}': ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}. ` +
+        (direction === 'encode'
+          ? 'Nothing was written.'
+          : 'Check that this engine has the codec (and the keys) the value was written with.'),
+      { cause },
+    );
+  }
+}
+
 export class WorkflowClaimUnavailableError extends ShuttleError {
   override readonly name = 'WorkflowClaimUnavailableError';
 

@@ -134,6 +134,8 @@ export const keys = {
   leaseEpoch: 'lease:epoch',
   leaseHolder: 'lease:holder',
   modeMarker: 'ownership-mode-marker',
+  /** Which payload codec first wrote to the store (payload-codec.ts); engines without a codec refuse it. */
+  payloadCodecMarker: 'payload-codec-marker',
   /** Fence-rejection diagnostics: a deposed engine's refused write, drawn by the studio. */
   fenceRejection: (id: string, at: number, engineId: string) =>
     `fence-reject:${escapeId(id)}:${pad(Math.floor(at), timeWidth)}:${escapeId(engineId)}`,
@@ -252,6 +254,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'wf-owner-notice:', kind: 'claim-notice', id: 'second' },
   { prefix: 'lease:', kind: 'lease', id: 'none' },
   { prefix: 'ownership-mode-marker', kind: 'mode-marker', id: 'none' },
+  { prefix: 'payload-codec-marker', kind: 'mode-marker', id: 'none' },
   { prefix: 'fence-reject:', kind: 'fence-rejection', id: 'first' },
   { prefix: 'engine:', kind: 'engine', id: 'none' },
   { prefix: 'def:', kind: 'definition', id: 'none' },

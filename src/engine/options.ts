@@ -3,6 +3,7 @@
  * `InvalidOptionsError` that quotes the offending values; nothing is read or written first.
  */
 import type { Storage } from '../storage/types';
+import { CodecStorage, checkPayloadCodec, type PayloadCodec } from './payload-codec';
 import { systemClock, systemRandom, type Clock } from './clock';
 import { isPlausibleTime, plausibleTimes } from './ownership/holder';
 import { InvalidOptionsError, type StackMapper } from './errors';
@@ -101,6 +102,14 @@ export type EngineOptions = {
    * `openTelemetryTracer()` adapts OpenTelemetry. Default: none.
    */
   tracer?: EngineTracer;
+  /**
+   * Transforms every payload (inputs, results, activity results, signal payloads, update arguments and
+   * results, heartbeat details, workflow state, schedule inputs) on its way into the store and back, e.g. to
+   * encrypt it (`PayloadCodec`; docs/engine.md, "Payload codec"). Ids, statuses, times, timelines, search
+   * attributes and error messages stay readable. Every engine on a store written with a codec needs it: one
+   * without is refused (`PayloadCodecRequiredError`). Default: none.
+   */
+  codec?: PayloadCodec;
 };
 
 export type EngineInterceptors = {
@@ -136,6 +145,8 @@ export type ResolvedOptions = {
   activityInterceptors: readonly ActivityInterceptor[];
   workflowInterceptors: readonly WorkflowInterceptor[];
   tracer: EngineTracer | undefined;
+  /** The payload codec; when set, `storage` is already wrapped in `CodecStorage`. */
+  codec: PayloadCodec | undefined;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -301,8 +312,10 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     throw new InvalidOptionsError(
       `options.tracer must be an object with startSpan(name, options) (e.g. openTelemetryTracer() from 'shuttle/opentelemetry'); got ${quote(tracer)}.`,
     );
+  const codec = options.codec === undefined ? undefined : checkPayloadCodec(options.codec);
   return {
-    storage,
+    storage: codec ? new CodecStorage(storage, codec) : storage,
+    codec,
     mapStack: options.mapStack,
     activityInterceptors: [...(interceptors?.activities ?? [])],
     workflowInterceptors: [...(interceptors?.workflows ?? [])],

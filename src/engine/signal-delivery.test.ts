@@ -11,13 +11,14 @@ import { createEngine } from './engine';
 import { indexedDbStore, testStores } from './stores.test-support';
 import { defineWorkflow } from './workflow';
 
-let release: (() => void) | null = null;
+/** Ends the activity in flight. */
+const gate: { release?: () => void } = {};
 
 const approval = defineWorkflow({
   name: 'approval',
   version: 1,
   *run(ctx) {
-    yield* ctx.activity('prepare', () => new Promise<void>((resolve) => (release = resolve)));
+    yield* ctx.activity('prepare', () => new Promise<void>((resolve) => (gate.release = resolve)));
     const approved = yield* ctx.waitForSignal<{ by: string }>('approve');
     return `approved by ${approved?.by}`;
   },
@@ -39,13 +40,14 @@ describe.each(stores)('a signal sent before the workflow waits for it, on $name'
         ownership,
         backgroundTasks: 'manual',
       });
-      release = null;
+      delete gate.release;
       const handle = await engine.start(approval, undefined, { id: `approval-${ownership}` });
-      while (!release) await new Promise((resolve) => setTimeout(resolve, 1));
+      const inFlight = () => gate.release;
+      while (!inFlight()) await new Promise((resolve) => setTimeout(resolve, 1));
       // The activity is in flight: the signal and an update arrive now.
       await engine.signal(handle.workflowId, 'approve', { by: 'ada' });
       expect(await engine.update(handle.workflowId, 'note', 'checked')).toBe('noted');
-      release();
+      inFlight()!();
       await engine.idle();
       expect((await engine.describe(handle.workflowId)).status).toBe('completed');
       expect(await handle.result()).toBe('approved by ada');

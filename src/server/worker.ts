@@ -56,6 +56,8 @@ export type WorkerOptions = StoreOptions & {
   tracer?: EngineOptions['tracer'];
   /** Middleware around activities and workflows (`createEngine`'s `interceptors`). */
   interceptors?: EngineOptions['interceptors'];
+  /** Encodes payloads before they are stored, e.g. encryption (`createEngine`'s `codec`). */
+  codec?: EngineOptions['codec'];
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
   /**
@@ -108,6 +110,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
     ...(options.tracer ? { tracer: options.tracer } : {}),
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
+    ...(options.codec ? { codec: options.codec } : {}),
     ...(liveness
       ? {
           liveness,
