@@ -766,8 +766,20 @@ describe('the HTTP API of shuttle serve', () => {
         'out["start"] = call("POST", "/workflows", {"workflowType": "order", "input": ' +
           JSON.stringify(orderInput('PY-1')) +
           ', "options": {"id": "api-python-1"}})',
+        // Found by a search attribute (the order sets orderId as it starts): listed once its first turn ran.
+        'import time, urllib.parse',
+        'where = urllib.parse.quote("orderId=PY-1")',
+        'for _ in range(300):',
+        '    out["found"] = call("GET", "/workflows?where=" + where)',
+        '    if out["found"][1]["items"]: break',
+        '    time.sleep(0.1)',
+        'out["describe"] = call("GET", "/workflows/api-python-1")',
         'out["signal"] = call("POST", "/workflows/api-python-1/signals/approve", {"payload": {"ok": True, "by": "python"}})',
         'out["result"] = call("GET", "/workflows/api-python-1/result?waitMs=30000")',
+        // Forked from its first operation into a new id (it waits for approval again), then cancelled.
+        'out["fork"] = call("POST", "/workflows/api-python-1/fork", {"fromPosition": 1, "newId": "api-python-2"})',
+        'out["cancel"] = call("POST", "/workflows/api-python-2/cancel", {"reason": "python says no"})',
+        'out["cancelled"] = call("GET", "/workflows/api-python-2/result?waitMs=30000")',
         'out["missing"] = call("GET", "/workflows/no-such-workflow")',
         'out["bad"] = call("POST", "/workflows", {"workflowType": 7})',
         'print(json.dumps(out))',
@@ -776,6 +788,11 @@ describe('the HTTP API of shuttle serve', () => {
     const { stdout } = await run('python3', [script, base, token]);
     const out = JSON.parse(stdout) as Record<string, [number, Loose]>;
     expect(out.start![0]).toBe(201);
+    expect(out.found![0]).toBe(200);
+    expect(out.found![1].items.map((row: Loose) => row.workflowId)).toEqual(['api-python-1']);
+    expect(out.found![1].items[0].attributes).toMatchObject({ orderId: { type: 'string', value: 'PY-1' } });
+    expect(out.describe![0]).toBe(200);
+    expect(out.describe![1]).toMatchObject({ workflowId: 'api-python-1', workflowType: 'order' });
     expect(out.signal).toEqual([204, null]);
     expect(out.result![0]).toBe(200);
     expect(out.result![1]).toMatchObject({
@@ -783,6 +800,10 @@ describe('the HTTP API of shuttle serve', () => {
       finished: true,
       result: { status: 'delivered' },
     });
+    expect(out.fork![0]).toBe(201);
+    expect(out.fork![1]).toMatchObject({ workflowId: 'api-python-2', run: 1 });
+    expect(out.cancel![0]).toBeLessThan(300);
+    expect(out.cancelled![1]).toMatchObject({ status: 'cancelled', finished: true });
     expect(out.missing![0]).toBe(404);
     expect(out.missing![1].error.name).toBe('WorkflowNotFoundError');
     expect(out.bad![0]).toBe(400);
