@@ -19,6 +19,7 @@ import { fencing, TestWorld } from './engine.test-support';
 import { InvalidSearchAttributeError, WorkflowFailedError } from './errors';
 import { scanAll } from './inspect';
 import { matchesListFilter } from './list-row';
+import { replay } from './replay-check';
 import { escapeId, keys } from './keys';
 import { indexedDbStore, testStores } from './stores.test-support';
 import { defineWorkflow } from './workflow';
@@ -154,6 +155,9 @@ describe.each(stores)('search attributes on $name', (store) => {
     expect((await engine.list({ attributes: { vip: true } })).items).toEqual([]);
     expect((await engine.list({ where: ['amount=300'] })).items.map((r) => r.workflowId)).toEqual(['o1']);
     expect((await expectIndexConsistent(world.storage)).length).toBe(5);
+
+    // A history with its settings replays clean against the code (replay testing writes nothing).
+    expect(replay([order], await engine.history('o1'))).toMatchObject({ ok: true, operations: 3 });
 
     // Finished workflows keep theirs (listed by attribute and status together).
     await engine.signal('o2', 'change', 'finish');
