@@ -320,6 +320,41 @@ describe.each(stores)('search attributes on $name', (store) => {
     expect(await scanAll(world.storage, attributeIndexPrefix)).toEqual([]);
   });
 
+  it('a start may give the first attributes (pending or running); bad ones refuse the start with nothing written', async () => {
+    const { world, engine } = await setup();
+    await engine.start(
+      order,
+      { set: {} },
+      { id: 's1', attributes: { customer: 'acme', due: new Date(Date.UTC(2026, 5, 1)) } },
+    );
+    await engine.start(order, { set: {} }, { id: 's2', attributes: { amount: 3 }, startDelayMs: 60_000 });
+    await world.idle();
+    expect((await engine.describe('s1')).attributes).toEqual({
+      customer: { type: 'string', value: 'acme' },
+      due: { type: 'time', value: Date.UTC(2026, 5, 1) },
+    });
+    expect(
+      (await engine.list({ where: ['amount=3'] })).items.map((row) => [row.workflowId, row.status]),
+    ).toEqual([['s2', 'pending']]);
+    await expectIndexConsistent(world.storage);
+    const before = (await scanAll(world.storage, '')).length;
+    for (const [attributes, message] of [
+      [
+        { customer: 7 },
+        /start option attributes in workflow type 'order': attribute 'customer' is declared 'string'/,
+      ],
+      [{ colour: 'red' }, /attribute 'colour' is not declared/],
+      ['acme', /takes an object of name → value/],
+    ] as const) {
+      const error = await engine
+        .start(order, { set: {} }, { id: 'refused', attributes: attributes as never })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidSearchAttributeError);
+      expect((error as Error).message).toMatch(message);
+    }
+    expect((await scanAll(world.storage, '')).length).toBe(before);
+  });
+
   it('bad filters are refused with InvalidSearchAttributeError, naming the attribute and what to do', async () => {
     const { engine } = await setup();
     const refused: [Parameters<typeof engine.list>[0], RegExp][] = [

@@ -176,8 +176,10 @@ export function attributeChanges(
   workflowType: string,
   declarations: AttributeDeclarations | undefined,
   changes: unknown,
+  /** Who sets them, for messages: `ctx.setAttributes` (default) or a start's option. */
+  by = 'ctx.setAttributes',
 ): Record<string, SearchAttribute | null> {
-  const where = `ctx.setAttributes in workflow type '${workflowType}'`;
+  const where = `${by} in workflow type '${workflowType}'`;
   if (typeof changes !== 'object' || changes === null || Array.isArray(changes) || changes instanceof Date)
     throw new InvalidSearchAttributeError(
       '',

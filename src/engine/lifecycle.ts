@@ -14,8 +14,17 @@
  *   Signals, cancel requests and updates do not rotate: the owner handles them.
  * - **resume**: the suspended → running flip with the acquire folded in; the caller then drives it.
  */
-import type { Condition, Operation, Storage } from '../storage/types';
-import { attributeIndexWrites, attributesOfHistory } from './attributes';
+import { storageLimits, type Condition, type Operation, type Storage } from '../storage/types';
+import { utf8Bytes } from '../storage/utf8';
+import {
+  applyAttributeChanges,
+  attributeChanges,
+  attributeIndexKey,
+  attributeIndexWrites,
+  attributesOfHistory,
+  type AttributeInput,
+  type SearchAttributes,
+} from './attributes';
 import type { Clock } from './clock';
 import { encodePayload, normalizePayload, type Json } from './codec';
 import {
@@ -23,6 +32,7 @@ import {
   EngineLeaseNotHeldError,
   InvalidArgumentError,
   InvalidOptionsError,
+  InvalidSearchAttributeError,
   InvalidWorkflowStateError,
   WorkflowAlreadyExistsError,
   WorkflowClaimUnavailableError,
@@ -90,6 +100,12 @@ export type StartOptions = {
    * characters.
    */
   idempotencyKey?: string;
+  /**
+   * Search attributes the workflow starts with, as `ctx.setAttributes` takes them (names the definition
+   * declares, values of their types; a time as a `Date`, epoch ms or ISO-8601), written with its record and
+   * index keys in the start's commit. A bad one is `InvalidSearchAttributeError`; nothing is written.
+   */
+  attributes?: Record<string, AttributeInput>;
 };
 
 /** A stored idempotency key (`keys.idempotency`). */
@@ -105,6 +121,29 @@ export function decodeIdempotency(raw: string | null): IdempotencyRecord | null 
     // unreadable: treated as absent, and overwritten under a condition on its exact text
   }
   return null;
+}
+
+/**
+ * The search attributes a start's `attributes` option gives the workflow (undefined for none); throws
+ * `InvalidSearchAttributeError` for a name the definition does not declare, a value of another type, too
+ * many, or an index key past the storage key limit.
+ */
+function startAttributes(
+  id: string,
+  definition: AnyWorkflowDefinition,
+  given: Record<string, AttributeInput>,
+): SearchAttributes | undefined {
+  const changes = attributeChanges(definition.name, definition.attributes, given, 'start option attributes');
+  const attributes = applyAttributeChanges(id, undefined, changes);
+  for (const [name, attribute] of Object.entries(attributes ?? {})) {
+    const bytes = utf8Bytes(attributeIndexKey(name, attribute, escapeId(id)));
+    if (bytes > storageLimits.maxKeyBytes)
+      throw new InvalidSearchAttributeError(
+        name,
+        `Workflow '${id}': the index key of attribute '${name}' would be ${bytes} bytes, over the storage limit of ${storageLimits.maxKeyBytes} (the workflow id and the value share it); use a shorter value.`,
+      );
+  }
+  return attributes;
 }
 
 export const idReuseValues = ['same-type', 'any-type', 'never'] as const;
@@ -244,11 +283,18 @@ export class Lifecycle {
       throw new InvalidOptionsError(
         'start options must be an object like { id, executionTimeoutMs, startDelayMs }.',
       );
-    const known = new Set(['id', 'executionTimeoutMs', 'startDelayMs', 'idReuse', 'idempotencyKey']);
+    const known = new Set([
+      'id',
+      'executionTimeoutMs',
+      'startDelayMs',
+      'idReuse',
+      'idempotencyKey',
+      'attributes',
+    ]);
     for (const key of Object.keys(options))
       if (!known.has(key))
         throw new InvalidOptionsError(
-          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs, idReuse or idempotencyKey.`,
+          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs, idReuse, idempotencyKey or attributes.`,
         );
     const idem = options.idempotencyKey;
     if (idem !== undefined && (typeof idem !== 'string' || idem.length === 0 || idem.length > 200))
@@ -276,6 +322,7 @@ export class Lifecycle {
           `start option ${name} must be a ${name === 'startDelayMs' ? 'non-negative' : 'positive'} number of milliseconds; got ${quote(value)}.`,
         );
     }
+    if (options.attributes !== undefined) startAttributes(id, definition, options.attributes);
     const stored = normalizePayload(input, `Input of workflow '${id}'`, this.deps.maxPayloadBytes) as
       Json | undefined;
     return { id, input: stored, definition };
@@ -688,9 +735,14 @@ export class Lifecycle {
       createdBy: engineId,
       ...(args.trace ? { trace: args.trace } : {}),
     };
-    // A fork starts with the search attributes its copied history set (their entries carry the changes).
-    const forkedAttributes = fork ? attributesOfHistory(fork.history) : undefined;
-    if (forkedAttributes) record.attributes = forkedAttributes;
+    // A fork starts with the search attributes its copied history set (their entries carry the changes); a
+    // start with those of its options (checked by validateStart).
+    const initialAttributes = fork
+      ? attributesOfHistory(fork.history)
+      : options.attributes !== undefined
+        ? startAttributes(id, definition, options.attributes)
+        : undefined;
+    if (initialAttributes) record.attributes = initialAttributes;
     let minted: MintedClaim | null = null;
     if (!delayed && this.deps.claimsOnStart) {
       try {

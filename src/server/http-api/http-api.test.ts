@@ -717,6 +717,20 @@ describe('the HTTP API of shuttle serve', () => {
       expect(answer.status, where).toBe(400);
       expect(answer.body.error, where).toMatchObject({ name: thrown.name, message: thrown.message });
     }
+    // A start's attributes are checked as the engine checks them: 400, nothing started.
+    const badStart = { id: 'api-attr-bad', attributes: { amount: 'lots' } };
+    const refusedStart = await call('POST', '/workflows', {
+      body: { workflowType: 'order', input: orderInput('X-1'), options: badStart },
+    });
+    const thrownStart = (await direct
+      .start('order', orderInput('X-1'), badStart as never)
+      .catch((error: unknown) => error)) as Error;
+    expect(refusedStart.status).toBe(400);
+    expect(refusedStart.body.error).toMatchObject({
+      name: 'InvalidSearchAttributeError',
+      message: thrownStart.message,
+    });
+    expect((await call('GET', '/workflows/api-attr-bad')).status).toBe(404);
     for (const [id] of orders) await call('POST', `/workflows/${id}/terminate`, { body: {} });
     expect(violations).toEqual([]);
   }, 60_000);

@@ -72,6 +72,12 @@ export const schemas: Readonly<Record<string, Schema>> = {
         type: 'string',
         description: "At most one start per key within the engine's window; 1–200 characters.",
       },
+      attributes: {
+        type: 'object',
+        description:
+          'Search attributes it starts with: names its definition declares, values of their types (a time: ISO 8601 or epoch ms). A bad one is 400 InvalidSearchAttributeError; nothing is written.',
+        additionalProperties: { type: ['string', 'number', 'boolean'] },
+      },
     },
   },
   StartedRun: {
