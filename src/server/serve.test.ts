@@ -141,6 +141,35 @@ describe('shuttle serve: who may reach the studio', () => {
   });
 });
 
+describe('shuttle serve: search attribute filters over the WebSocket protocol', () => {
+  it('passes where and attributes to the engine, and answers a bad condition with its error', async () => {
+    const socket = await openSocket({ cookie: cookie(), origin: server.origin });
+    expect(await ask(socket, hello(20))).toMatchObject({ ok: true });
+    const list = (id: number, filter: Record<string, unknown>) =>
+      ask(socket, { kind: 'request', v: PROTOCOL_VERSION, id, method: 'list', params: { filter } });
+    // No workflow holds the attribute: nothing matches (its type is unknown, its shape is checked).
+    expect(await list(21, { where: ['customer=acme'] })).toMatchObject({
+      ok: true,
+      value: { items: [], nextCursor: null },
+    });
+    expect(await list(22, { where: ['amount~3'] })).toMatchObject({
+      ok: false,
+      error: {
+        name: 'InvalidSearchAttributeError',
+        message: expect.stringContaining("is not 'name op value'"),
+      },
+    });
+    expect(await list(23, { attributes: { amount: { above: 3 } } })).toMatchObject({
+      ok: false,
+      error: {
+        name: 'InvalidSearchAttributeError',
+        message: "list: attribute 'amount' has unknown operator 'above'; use eq, gt, gte, lt or lte.",
+      },
+    });
+    socket.close();
+  });
+});
+
 describe('shuttle serve: a bad message harms only its own socket', () => {
   it('answers an unknown method and a wrong protocol version with an error, and goes on serving that socket', async () => {
     const socket = await openSocket({ cookie: cookie(), origin: server.origin });
