@@ -207,7 +207,8 @@ export type ListFilter = {
    * attribute index (an equality's, else the first name's range), never every workflow; the other filters
    * apply to the rows it finds. Values are typed by the attribute's declared type (a registered definition
    * declares it; else the type the index holds): a `time` takes a `Date`, epoch ms or an ISO-8601 string.
-   * Latest runs only (not with `allRuns`). A bad filter throws `InvalidSearchAttributeError`.
+   * Rows come in the walked attribute's value order (then id order), not id order. Latest runs only (not
+   * with `allRuns`). A bad filter throws `InvalidSearchAttributeError`.
    */
   attributes?: AttributeFilter;
   /**
