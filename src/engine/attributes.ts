@@ -463,6 +463,32 @@ function fromText(type: AttributeType, text: string): unknown {
   }
 }
 
+/**
+ * Attributes given as text, `name=value` each (a command line's `--attribute`), as values of the types
+ * `declarations` declare (a name it does not declare keeps its text: the start refuses it by name). Throws
+ * for text that is not `name=value`.
+ */
+export function attributesFromText(
+  declarations: AttributeDeclarations | undefined,
+  texts: readonly string[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const text of texts) {
+    const equals = text.indexOf('=');
+    if (equals <= 0)
+      throw new InvalidSearchAttributeError(
+        '',
+        `An attribute is given as name=value (e.g. customer=acme, amount=120, due=2026-03-01); got ${JSON.stringify(text)}.`,
+      );
+    const name = text.slice(0, equals).trim();
+    let value = text.slice(equals + 1).trim();
+    if (value.length >= 2 && /^(["']).*\1$/s.test(value)) value = value.slice(1, -1);
+    const type = declarations?.[name];
+    values[name] = type ? fromText(type, value) : value;
+  }
+  return values;
+}
+
 /** `condition` with its value as an attribute of `type`; throws for a wrong value or a range on a boolean. */
 export function resolveCondition(condition: AttributeCondition, type: AttributeType): ResolvedCondition {
   const { name, op } = condition;

@@ -77,6 +77,7 @@ export { matchesListFilter } from './list-row';
 export {
   attributeLimits,
   attributeTypes,
+  attributesFromText,
   formatAttribute,
   formatAttributes,
   parseWhere,

@@ -96,6 +96,7 @@ async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
           ...(flags.workflows.includes('greet.ts') ? [greet] : []),
           ...(flags.workflows.includes('approval.ts') ? [approval] : []),
           ...(flags.workflows.includes('approval-changed.ts') ? [approvalChanged] : []),
+          ...(flags.workflows.includes('tagged.ts') ? [tagged] : []),
         ],
         ...timings,
         claimWorkflows: false,
@@ -198,6 +199,44 @@ describe('shuttle workflow', () => {
     );
     const described = await shuttle('workflow', 'describe', 't-2');
     expect(described.stdout).toMatch(/Attributes:\s+amount=80 customer=acme due=2026-04-01T00:00:00.000Z/);
+
+    // start --attribute: text read as the declared types; a bad one exits 2 and starts nothing.
+    const start = (...flags: string[]) =>
+      shuttle(
+        'workflow',
+        'start',
+        'tagged',
+        '--workflows',
+        'tagged.ts',
+        '--input',
+        '{"customer":"initech","amount":5,"due":"2026-05-01"}',
+        ...flags,
+      );
+    // (Pending for an hour: its own setAttributes has not run yet, so what the list finds is the start's.)
+    const started = await start(
+      '--id',
+      't-4',
+      '--start-delay',
+      '1h',
+      '--attribute',
+      'amount=42.5',
+      '--attribute',
+      "customer='initech corp'",
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(await ids('customer=initech corp', 'amount>42')).toEqual(['t-4']);
+    expect((await worker.describe('t-4')).attributes).toEqual({
+      amount: { type: 'number', value: 42.5 },
+      customer: { type: 'string', value: 'initech corp' },
+    });
+    const badStart = await start('--id', 't-5', '--attribute', 'amount=many');
+    expect(badStart).toMatchObject({ code: exitCodes.usage, stdout: '' });
+    expect(badStart.stderr).toContain(
+      "start option attributes in workflow type 'tagged': attribute 'amount' is declared 'number'",
+    );
+    const undeclared = await start('--id', 't-5', '--attribute', 'colour=red');
+    expect(undeclared.stderr).toContain("attribute 'colour' is not declared");
+    await expect(worker.describe('t-5')).rejects.toThrow(/t-5/);
 
     for (const [where, message] of [
       ['amount>=lots', "attribute 'amount' is declared 'number' and takes a finite number; got \"lots\""],

@@ -21,7 +21,15 @@
  * `workflow replay` (also `shuttle replay`) exits 1 when a history diverged from the definitions given.
  */
 import { readFileSync } from 'node:fs';
-import { formatAttributes, historiesIn, replay, type RecordedHistory, type ReplayReport } from '../../engine';
+import {
+  attributesFromText,
+  formatAttributes,
+  historiesIn,
+  replay,
+  type AttributeInput,
+  type RecordedHistory,
+  type ReplayReport,
+} from '../../engine';
 import { parseArgs } from 'node:util';
 import type {
   Engine,
@@ -614,6 +622,7 @@ const workflowCommands: Record<string, Subcommand> = {
       'idempotency-key': { type: 'string' },
       'start-delay': { type: 'string' },
       'execution-timeout': { type: 'string' },
+      attribute: { type: 'string', multiple: true },
       ...definitionOptions,
     },
     help: [
@@ -624,6 +633,8 @@ const workflowCommands: Record<string, Subcommand> = {
       "--idempotency-key K  at most one start per key within the engines' window (a repeat prints that run)",
       '--start-delay D      start it this long from now (pending until then)',
       '--execution-timeout D  time it out if it has not finished this long after it started',
+      '--attribute N=V      a search attribute it starts with, read as the type its definition declares',
+      '                     (repeat for more): --attribute customer=acme --attribute amount=120',
     ],
     async run(context) {
       const { engine, positionals, values } = context;
@@ -638,6 +649,14 @@ const workflowCommands: Record<string, Subcommand> = {
         ...(values['idempotency-key'] ? { idempotencyKey: values['idempotency-key'] as string } : {}),
         ...(startDelayMs ? { startDelayMs } : {}),
         ...(executionTimeoutMs ? { executionTimeoutMs } : {}),
+        ...(values.attribute
+          ? {
+              attributes: attributesFromText(
+                engine.definitions().find((definition) => definition.name === positionals[0])?.attributes,
+                values.attribute as string[],
+              ) as Record<string, AttributeInput>,
+            }
+          : {}),
       });
       const answer = { workflowId: handle.workflowId, run: handle.run ?? null, started: handle.started };
       return print(context, answer, () =>
