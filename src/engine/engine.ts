@@ -283,8 +283,7 @@ class ShuttleEngine implements Engine {
     );
     if (started) this.#metrics.workflowsStarted++;
     else {
-      // Even when it waits on something else: it re-reads its buffered signals (wake-router.ts).
-      this.#supervisor.get(id)?.deliver({ type: 'signals' });
+      this.#supervisor.get(id)?.signalsArrived();
     }
     return { ...this.handle<WorkflowOutput<D>>(id, { run }), started };
   }
@@ -345,8 +344,7 @@ class ShuttleEngine implements Engine {
   async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     this.#assertOpen();
     await this.#lifecycle.signal(workflowId, name, payload);
-    // Even when it waits on something else: it re-reads its buffered signals (wake-router.ts).
-    this.#supervisor.get(workflowId)?.deliver({ type: 'signals' });
+    this.#supervisor.get(workflowId)?.signalsArrived();
   }
 
   query<T = unknown>(workflowId: string, name: string, arg?: unknown): Promise<T> {

@@ -27,6 +27,18 @@ const approval = defineWorkflow({
   },
 });
 
+const twice = defineWorkflow({
+  name: 'twice',
+  version: 1,
+  *run(ctx) {
+    yield* ctx.activity('prepare', () => new Promise<void>((resolve) => (gate.release = resolve)));
+    const first = yield* ctx.waitForSignal<number>('go');
+    const second = yield* ctx.waitForSignal<number>('go');
+    const third = yield* ctx.waitForSignal<number>('go', { timeoutMs: 60_000 });
+    return [first, second, third ?? null];
+  },
+});
+
 const stores = [...testStores({ maxConnections: 4 }), indexedDbStore()];
 
 describe.each(stores)('a signal sent before the workflow waits for it, on $name', (store) => {
@@ -53,4 +65,30 @@ describe.each(stores)('a signal sent before the workflow waits for it, on $name'
       expect(await handle.result()).toBe('approved by ada');
       await engine.shutdown();
     });
+
+  it('several signals sent while it is busy: each taken once, in order, by the waits it reaches in one turn', async () => {
+    const engine = await createEngine({
+      storage: await store.open(),
+      workflows: [twice],
+      ownership: 'workflow-lease',
+      backgroundTasks: 'manual',
+    });
+    delete gate.release;
+    const handle = await engine.start(twice, undefined, { id: 'twice' });
+    const inFlight = () => gate.release;
+    while (!inFlight()) await new Promise((resolve) => setTimeout(resolve, 1));
+    await engine.signal('twice', 'go', 1);
+    await engine.signal('twice', 'go', 2);
+    inFlight()!();
+    await engine.idle();
+    // Two waits taken in the turn the activity ended; the third still waits.
+    expect((await engine.describe('twice')).pending?.kind).toBe('signal');
+    expect((await engine.describe('twice')).bufferedSignals).toEqual([]);
+    await engine.signal('twice', 'go', 3);
+    await engine.idle();
+    expect(await handle.result()).toEqual([1, 2, 3]);
+    const consumed = (await engine.timeline('twice')).filter((entry) => entry.kind === 'signal-consumed');
+    expect(consumed).toHaveLength(3);
+    await engine.shutdown();
+  });
 });

@@ -66,10 +66,9 @@ export class WakeRouter {
       } else if (key.startsWith(keys.signalsPrefix)) {
         const workflowId = workflowIdOf(key, keys.signalsPrefix);
         const run = supervisor.get(workflowId ?? '');
-        // Delivered to a run driven here even when it waits on something else: it re-reads its buffered
-        // signals after the step in progress, so a signal sent before it reaches `waitForSignal` is there
-        // when it does (not left for the next poll).
-        if (run) run.deliver({ type: 'signals' });
+        // A run driven here takes it now, or notes it for when it reaches `waitForSignal` (not left for the
+        // next poll).
+        if (run) run.signalsArrived();
         else if (workflowId) ownership.noticeChange(workflowId, 'message');
       } else if (key.startsWith(keys.activityCompletionsPrefix)) {
         const workflowId = workflowIdOf(key, keys.activityCompletionsPrefix);

@@ -132,14 +132,26 @@ describe.runIf(support.ok)('three shuttle workers in network namespaces, under f
       it(
         `${mutation}: reported`,
         async () => {
-          const report = await runSchedule(
-            cluster,
-            planSchedule({ seed: 201, orders: 24, kinds, mutation, killAfterCharge }),
-          );
-          reports.push(report);
+          // A stopped worker, continued, may learn it lost the workflow (its lapsed session, a displacement
+          // notice) before its in-flight activity's commit: it then drops the workflow without writing, which
+          // is right, and leaves the broken fence nothing to let through. Which comes first is a race of the
+          // continued process's timers and sockets, so a schedule that ends that way is run again with the
+          // next seed (at most three): the defect must be reported by one of them.
+          let report: ScheduleReport | undefined;
+          for (const seed of [201, 202, 203]) {
+            report = await runSchedule(
+              cluster,
+              planSchedule({ seed, orders: 24, kinds, mutation, killAfterCharge }),
+            );
+            reports.push(report);
+            const droppedFirst = report.faults.some(
+              (fault) => fault.kind === 'stop' && fault.droppedInFlight === true,
+            );
+            if (report.violations.length > 0 || !droppedFirst) break;
+          }
           expect(
-            report.violations.some((violation) => caughtBy.test(violation)),
-            describeReport(report),
+            report!.violations.some((violation) => caughtBy.test(violation)),
+            describeReport(report!),
           ).toBe(true);
         },
         scheduleTimeoutMs,

@@ -10,14 +10,17 @@
 import { normalizePayload, type Json } from '../codec';
 import { recordedFailure, serializeError, type SerializedError } from '../errors';
 import { keys } from '../keys';
-import type { HistoryEntry, Leaf, TimerRecord } from '../records';
+import { decodeSignal, type HistoryEntry, type Leaf, type TimerRecord } from '../records';
 import { composeInterceptors, type Command, type LeafCommand } from '../workflow';
 import type { RunState } from './run-state';
 import { leafCommands, type Turn } from './turn';
 
 /** Makes `command` the frontier and arms its leaves (timers, signal checks, children, predicates). */
 export async function arm(
-  run: Pick<RunState, 'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'results' | 'signals' | 'isLive'>,
+  run: Pick<
+    RunState,
+    'id' | 'host' | 'record' | 'checkpoint' | 'command' | 'results' | 'signals' | 'signalsStale' | 'isLive'
+  >,
   turn: Turn,
   command: Exclude<
     Command,
@@ -71,6 +74,7 @@ export async function arm(
       case 'signal':
         if (leafCommand.timeoutMs !== undefined)
           armTimer(run, turn, leaf, 'timeout', now + leafCommand.timeoutMs);
+        if (run.signalsStale) await rereadSignals(run, turn);
         consumeSignals(run, turn);
         break;
       case 'until':
@@ -214,6 +218,21 @@ export function recheckPredicates(
       (commands[leaf.member] as Extract<LeafCommand, { kind: 'until' }>).predicate,
     );
   }
+}
+
+/**
+ * Reads the buffered signals again in the middle of a turn (signals were written while the run waited on
+ * something else), leaving out those this turn already consumed: their deletes are still in the turn.
+ */
+async function rereadSignals(run: Pick<RunState, 'id' | 'host' | 'signals' | 'signalsStale'>, turn: Turn) {
+  run.signalsStale = false;
+  const consumed = new Set(
+    turn.operations.flatMap((operation) => (operation.type === 'delete' ? [operation.key] : [])),
+  );
+  const entries = await run.host.storage.scan(keys.signalPrefix(run.id));
+  run.signals = entries
+    .filter(({ key }) => !consumed.has(key))
+    .map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
 }
 
 /** Hands buffered signals, oldest first, to the signal leaves waiting on their names. */

@@ -33,6 +33,11 @@ export type RunState = {
   readonly results: FrontierResults;
   /** Buffered signals, oldest first (as last read from storage, less those consumed since). */
   signals: { key: string; record: SignalRecord }[];
+  /**
+   * A signal was written since `signals` was read, while the run waited on something else: the next signal
+   * wait it reaches reads them again first (frontier.ts `arm`).
+   */
+  signalsStale: boolean;
   /** Activity attempts running on this engine, by member. */
   readonly running: Map<number, RunningActivity>;
   /** The activities' heartbeats: recorded durably, throttled, handed to later attempts (heartbeats.ts). */

@@ -103,6 +103,7 @@ export class WorkflowRun {
       command: null,
       results: new FrontierResults(),
       signals: loaded.signals,
+      signalsStale: false,
       running: new Map(),
       heartbeats: new Heartbeats(host, loaded.record.id, loaded.record.run),
       finalRecord: null,
@@ -264,6 +265,18 @@ export class WorkflowRun {
   // -------------------------------------------------------------------------------------------------------
   // Mailbox
 
+  /**
+   * A signal for this workflow was written (the change feed, or `signal` on this engine). A run waiting on
+   * signals takes it now; one busy with something else (an activity in flight, a timer) only notes that its
+   * buffered signals changed, and reads them again when it reaches `waitForSignal` — no wake, so nothing
+   * runs (not even the wake guard's read) for a signal it does not wait for yet.
+   */
+  signalsArrived(): void {
+    if (!this.isLive) return;
+    if (this.waitsOnSignals) this.deliver({ type: 'signals' });
+    else this.#run.signalsStale = true;
+  }
+
   /** Queues an event; events are handled one at a time, in order. */
   deliver(event: RunEvent): void {
     if (!this.isLive) return;
@@ -386,6 +399,7 @@ export class WorkflowRun {
         timerFired(run, turn, event.key);
         break;
       case 'signals':
+        run.signalsStale = false;
         await refreshSignals(run);
         consumeSignals(run, turn);
         break;
