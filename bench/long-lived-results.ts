@@ -201,6 +201,32 @@ function verdictOf(ratio: number | null): TableRow['verdict'] {
   return ratio === null ? 'n/a' : ratio <= longLivedTargets.handoffRatio ? 'pass' : 'miss';
 }
 
+/** The handoff row (the chain beside one run) and the build row of one half of the part. */
+function chainRows(
+  handoffFigure: string,
+  buildFigure: string,
+  half: Pick<LongLivedBrowserFigures, 'handoffMs' | 'handoffRatio' | 'buildIterationsPerSecond'>,
+): TableRow[] {
+  return [
+    {
+      figure: handoffFigure,
+      value: formatSpread(half.handoffMs.long),
+      ceiling: `1 run of 1,000: ${formatSpread(half.handoffMs.short)}`,
+      ratio: formatNumber(half.handoffRatio),
+      target: `ratio ≤ ${longLivedTargets.handoffRatio}`,
+      verdict: verdictOf(half.handoffRatio),
+    },
+    {
+      figure: buildFigure,
+      value: `${formatNumber(half.buildIterationsPerSecond)} iterations/s`,
+      ceiling: '',
+      ratio: '',
+      target: '(reported)',
+      verdict: '',
+    },
+  ];
+}
+
 /** The rows of the long-lived part; none when it did not run (every figure null). */
 export function longLivedRows(part: LongLivedFigures): TableRow[] {
   const browser = part.browser;
@@ -213,25 +239,12 @@ export function longLivedRows(part: LongLivedFigures): TableRow[] {
     part.handoffMs.long.p50 !== null ||
     part.handoffMs.short.p50 !== null ||
     numberKeys.some((key) => part[key] !== null);
-  const browserRows: TableRow[] = browserRan
-    ? [
-        {
-          figure: `long-lived handoff in Chromium (IndexedDB, two tabs), ${formatNumber(browser.chainRuns)} runs`,
-          value: formatSpread(browser.handoffMs.long),
-          ceiling: `1 run of 1,000: ${formatSpread(browser.handoffMs.short)}`,
-          ratio: formatNumber(browser.handoffRatio),
-          target: `ratio ≤ ${longLivedTargets.handoffRatio}`,
-          verdict: verdictOf(browser.handoffRatio),
-        },
-        {
-          figure: 'long-lived build in Chromium (one tab)',
-          value: `${formatNumber(browser.buildIterationsPerSecond)} iterations/s`,
-          ceiling: '',
-          ratio: '',
-          target: '(reported)',
-          verdict: '',
-        },
-      ]
+  const browserRows = browserRan
+    ? chainRows(
+        `long-lived handoff in Chromium (IndexedDB, two tabs), ${formatNumber(browser.chainRuns)} runs`,
+        'long-lived build in Chromium (one tab)',
+        browser,
+      )
     : [];
   if (!nodeRan) return browserRows;
   const iterations = part.iterations === null ? '—' : formatNumber(part.iterations);
@@ -240,22 +253,11 @@ export function longLivedRows(part: LongLivedFigures): TableRow[] {
       ? part.replayOpsPerSecond / part.recordOpsPerSecond
       : null;
   return [
-    {
-      figure: `long-lived handoff in Node (memory), ${iterations} iterations / ${formatNumber(part.chainRuns)} runs`,
-      value: formatSpread(part.handoffMs.long),
-      ceiling: `1 run of 1,000: ${formatSpread(part.handoffMs.short)}`,
-      ratio: formatNumber(part.handoffRatio),
-      target: `ratio ≤ ${longLivedTargets.handoffRatio}`,
-      verdict: verdictOf(part.handoffRatio),
-    },
-    {
-      figure: 'long-lived build (one engine)',
-      value: `${formatNumber(part.buildIterationsPerSecond)} iterations/s`,
-      ceiling: '',
-      ratio: '',
-      target: '(reported)',
-      verdict: '',
-    },
+    ...chainRows(
+      `long-lived handoff in Node (memory), ${iterations} iterations / ${formatNumber(part.chainRuns)} runs`,
+      'long-lived build (one engine)',
+      part,
+    ),
     {
       figure: 'replay() of 10,000 operations',
       value: `${formatNumber(part.replayOpsPerSecond)} ops/s`,
