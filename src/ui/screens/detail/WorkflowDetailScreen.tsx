@@ -408,14 +408,19 @@ function Header({
           </div>
         ) : null}
         {workflow.attributes ? (
-          <div className={`${styles.fact} ${styles.twoColumns}`}>
+          <div className={`${styles.fact} ${styles.wholeRow}`}>
             <dt>Attributes</dt>
             <dd data-testid="detail.attributes">
               <span>
                 {Object.keys(workflow.attributes)
                   .sort()
                   .map((name, index) => (
-                    <span key={name} data-testid="detail.attribute" data-attribute={name}>
+                    <span
+                      key={name}
+                      data-testid="detail.attribute"
+                      data-attribute={name}
+                      className={styles.unbroken}
+                    >
                       {index > 0 ? <span className={styles.muted}>{' · '}</span> : null}
                       <span className={styles.muted}>{name} </span>
                       <Link
