@@ -6,6 +6,7 @@
  * `src/engine` is imported from outside it. See docs/engine.md and docs/ownership.md for the contract.
  */
 export * from './public-api';
+export { checkPayloadCodec } from './payload-codec';
 export { describeCommand } from './workflow';
 export { InMemoryLiveness } from './ownership/liveness';
 export { timelineKinds } from './vocabulary';

@@ -441,6 +441,7 @@ class Host implements EngineHost {
         ...(this.#options.retentionMs !== undefined ? { retentionMs: this.#options.retentionMs } : {}),
         ...(this.#options.tracer ? { tracer: this.#options.tracer } : {}),
         ...(this.#options.interceptors ? { interceptors: this.#options.interceptors } : {}),
+        ...(this.#options.codec ? { codec: this.#options.codec } : {}),
         claimWorkflows: !viewer,
         // Recovery waits until the saved definitions are registered (below).
         recover: false,

@@ -105,6 +105,8 @@ export type EngineHostOptions = {
   tracer?: EngineOptions['tracer'];
   /** Middleware around activities and workflows (`EngineOptions.interceptors`). Default: none. */
   interceptors?: EngineOptions['interceptors'];
+  /** The payload codec (`EngineOptions.codec`): an encoded store needs it. Default: none. */
+  codec?: EngineOptions['codec'];
   /** How often the presence record is refreshed and a heartbeat pushed, in ms. Default 1,000. */
   heartbeatIntervalMs?: number;
   /** Shortest interval between two pushes of events or store changes, in ms. Default 16. */

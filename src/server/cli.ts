@@ -44,6 +44,7 @@ const commands = {
       'renew-interval-ms': { type: 'string' },
       'load-studio-definitions': { type: 'boolean' },
       retention: { type: 'string' },
+      codec: { type: 'string' },
     },
     help: [
       '--database-url URL          PostgreSQL database shared by every engine (default: $SHUTTLE_DATABASE_URL;',
@@ -60,6 +61,8 @@ const commands = {
       '                            server run code)',
       '--retention DURATION        purge finished workflows this long after they end (30d, 12h, 90m, 45s,',
       '                            500ms), unless their definition sets its own retentionMs (default: keep)',
+      '--codec MODULE              the payload codec (e.g. encryption) of an encoded store: a module exporting',
+      '                            `codec` = { name, encode, decode } (docs/engine.md, Payload codec)',
     ],
   },
   serve: {
@@ -70,6 +73,7 @@ const commands = {
       host: { type: 'string' },
       port: { type: 'string' },
       engines: { type: 'string' },
+      codec: { type: 'string' },
     },
     help: [
       '--database-url URL   PostgreSQL database the workers share (default: $SHUTTLE_DATABASE_URL)',
@@ -79,6 +83,7 @@ const commands = {
       '--host ADDRESS       address to listen on (default 127.0.0.1)',
       '--port N             port to listen on (default 7300; 0 picks a free one)',
       '--engines N          also run N engines in this process (default 0: the studio only observes)',
+      '--codec MODULE       the payload codec of an encoded store (a module exporting `codec`)',
       '',
       'It also serves the HTTP API under /api/v1 (OpenAPI at /api/v1/openapi.json). Studio and API share one',
       'token: a random one, printed, unless $SHUTTLE_TOKEN (at least 16 characters) sets it.',
@@ -132,6 +137,12 @@ function parse<C extends CommandName>(command: C, args: string[]) {
   }
 }
 
+/** `--codec MODULE` (codec-module.ts), loaded only when given: `shuttle --help` loads no engine. */
+async function loadCodec(path: string) {
+  const { loadCodecModule } = await import('./codec-module');
+  return loadCodecModule(path);
+}
+
 function databaseUrlOf(values: Record<string, unknown>): string | undefined {
   return (values['database-url'] as string | undefined) ?? process.env.SHUTTLE_DATABASE_URL ?? undefined;
 }
@@ -175,6 +186,7 @@ async function runWorker(args: string[]): Promise<void> {
       ? { retentionMs: durationFlag('retention', values.retention as string) }
       : {}),
     loadStudioDefinitions: values['load-studio-definitions'] === true,
+    ...(values.codec ? { codec: await loadCodec(values.codec as string) } : {}),
   });
   stopOnSignals(() => worker.stop());
 }
@@ -193,6 +205,7 @@ async function runServe(args: string[]): Promise<void> {
     ...(values.port !== undefined ? { port: integerFlag('port', values.port as string, 0) } : {}),
     ...(values.engines !== undefined ? { engines: integerFlag('engines', values.engines as string, 0) } : {}),
     ...(process.env.SHUTTLE_TOKEN ? { token: process.env.SHUTTLE_TOKEN } : {}),
+    ...(values.codec ? { codec: await loadCodec(values.codec as string) } : {}),
   });
   process.stderr.write(
     `\nShuttle studio for ${server.storeLabel}:\n\n  ${server.url}\n\nHTTP API (send Authorization: Bearer ${server.token}):\n\n  ${server.apiUrl}   (OpenAPI: ${server.apiUrl}/openapi.json)\n\n`,

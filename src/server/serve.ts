@@ -16,6 +16,7 @@
  *   a binary one closes that socket with a reason (1009, 1007, 1003) and harms no other. Requests are validated as in a tab;
  *   a wrong protocol version or an unknown method is answered with an error and the socket stays open.
  */
+import type { PayloadCodec } from '../engine';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -50,6 +51,8 @@ export type ServeOptions = StoreOptions & {
   /** The workers of a fleet this server controls (shuttle dev): kill, freeze, thaw, stop, start. */
   fleet?: FleetControl;
   logger?: Logger;
+  /** The payload codec of an encoded store (`--codec`): the observer engine and the extra engines use it. */
+  codec?: PayloadCodec;
 };
 
 export type RunningServer = {
@@ -152,6 +155,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             new PollingDeathWatch({ liveEngineIds: () => liveness.liveEngineIds(), selfId, onDeath }),
         }
       : {}),
+    ...(options.codec ? { codec: options.codec } : {}),
     onWarning: (warning) => logger.warn(warning.message, { warning: warning.name }),
   });
   const engine = await host.engine();

@@ -9,6 +9,7 @@ import { createEngine } from '../../engine';
 import { readEngineDirectory } from '../../host/engine-directory';
 import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
+import { loadCodecModule } from '../codec-module';
 import { loadDefinitions } from '../definitions';
 import { openStore } from '../store';
 import { MemoryStorage } from '../../storage/memory';
@@ -25,6 +26,7 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
   try {
     const engine = await createEngine({
       storage: store.storage,
+      ...(flags.codec ? { codec: await loadCodecModule(flags.codec) } : {}),
       workflows: definitions,
       ownership: 'workflow-lease',
       workflowClaimTtlMs: hostClaimTimings.ttlMs,

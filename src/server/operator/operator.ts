@@ -85,6 +85,8 @@ export type StoreFlags = {
   schema?: string;
   workflows: string[];
   demos: boolean;
+  /** `--codec`: the module of the store's payload codec (an encoded store needs it). */
+  codec?: string;
 };
 
 /** `--workflows` / `--demos`: the definitions a command checks its input against (start, schedules). */
@@ -105,6 +107,7 @@ const storeOptions = {
   'database-url': { type: 'string' },
   'data-dir': { type: 'string' },
   schema: { type: 'string' },
+  codec: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -136,6 +139,7 @@ const storeHelp = [
   '                     embedded store in --data-dir, which only one process may open at a time)',
   '--data-dir DIR       folder of the embedded store (default .shuttle/db)',
   '--schema NAME        PostgreSQL schema of the store (default shuttle)',
+  '--codec MODULE       the payload codec of an encoded store (a module exporting `codec`)',
   '--json               print one JSON document instead of a table',
 ];
 
@@ -1155,6 +1159,7 @@ export async function runOperator(
       ...(databaseUrl ? { databaseUrl } : {}),
       ...(values['data-dir'] ? { dataDir: values['data-dir'] as string } : {}),
       ...(values.schema ? { schema: values.schema as string } : {}),
+      ...(values.codec ? { codec: values.codec as string } : {}),
       workflows: (values.workflows as string[] | undefined) ?? [],
       demos: values.demos === true,
     });
