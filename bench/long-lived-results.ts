@@ -122,14 +122,14 @@ function buildBrowserFigures(input: LongLivedBrowserInput | null | undefined): L
 /** `longLived` of latest.json from the runners' figures (all null when the part did not run). */
 export function buildLongLivedFigures(input: LongLivedInput | null | undefined): LongLivedFigures {
   const part = input ?? {};
-  const long = spread(part.handoffMs?.long);
-  const short = spread(part.handoffMs?.short);
+  // The figures both halves have, built as the browser half's.
+  const chain = buildBrowserFigures(part);
   return {
-    handoffMs: { long, short },
-    handoffRatio: ratioOf(long, short),
+    handoffMs: chain.handoffMs,
+    handoffRatio: chain.handoffRatio,
     iterations: figure(part.iterations),
-    chainRuns: figure(part.chainRuns),
-    buildIterationsPerSecond: figure(part.buildIterationsPerSecond),
+    chainRuns: chain.chainRuns,
+    buildIterationsPerSecond: chain.buildIterationsPerSecond,
     replayOpsPerSecond: figure(part.replayOpsPerSecond),
     recordOpsPerSecond: figure(part.recordOpsPerSecond),
     browser: buildBrowserFigures(part.browser),

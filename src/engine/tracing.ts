@@ -74,7 +74,8 @@ export class Tracing {
   start(
     name: string,
     parent: TraceContext | 'active' | 'root' | undefined,
-    attributes: SpanAttributes,
+    /** Or a function building them, called only when there is a tracer (for hot paths). */
+    attributes: SpanAttributes | (() => SpanAttributes),
     kind?: 'internal' | 'producer' | 'consumer' | 'client' | 'server',
     link?: 'active',
   ): TracerSpan {
@@ -82,7 +83,7 @@ export class Tracing {
     try {
       const span = this.#tracer.startSpan(name, {
         parent: parent ?? 'root',
-        attributes,
+        attributes: typeof attributes === 'function' ? attributes() : attributes,
         ...(kind ? { kind } : {}),
         ...(link ? { link } : {}),
       });

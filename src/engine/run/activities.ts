@@ -179,11 +179,12 @@ function runActivity(
   const timeoutMs = command.options.timeoutMs;
   const startedAt = clock.now();
   const { heartbeatTimeoutMs } = command.options;
-  // One span per attempt, in the workflow's trace, on the engine that runs it.
+  // One span per attempt, in the workflow's trace, on the engine that runs it (attributes built only when
+  // there is a tracer: this is every attempt's path).
   const span = run.host.tracing.start(
     'shuttle.activity',
     storedTrace(run.record.trace),
-    {
+    () => ({
       'shuttle.workflow.id': run.id,
       'shuttle.workflow.type': run.record.type,
       'shuttle.workflow.run': run.record.run,
@@ -192,7 +193,7 @@ function runActivity(
       'shuttle.activity.attempt': attempt,
       'shuttle.position': pos,
       'shuttle.member': member,
-    },
+    }),
     'internal',
   );
   const running = new ActivityAttempt({

@@ -20,7 +20,6 @@ import { composeInterceptors } from '../workflow';
 import {
   decodeCancelRequest,
   decodeRecord,
-  decodeSignal,
   decodeUpdateRequest,
   isTerminal,
   type HistoryEntry,
@@ -93,15 +92,6 @@ export function timerFired(run: Pick<RunState, 'checkpoint' | 'results'>, turn: 
     turn.note('wait-completed', { pos: frontier.pos, member: leaf.member, satisfied: false });
   }
   turn.kinds.push(leaf.kind);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Signals
-
-/** Reads the workflow's buffered signals again (oldest first). */
-export async function refreshSignals(run: Pick<RunState, 'id' | 'host' | 'signals'>): Promise<void> {
-  const entries = await run.host.storage.scan(keys.signalPrefix(run.id));
-  run.signals = entries.map(({ key, value }) => ({ key, record: decodeSignal(key, value) }));
 }
 
 // ---------------------------------------------------------------------------------------------------------

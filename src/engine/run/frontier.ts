@@ -74,7 +74,7 @@ export async function arm(
       case 'signal':
         if (leafCommand.timeoutMs !== undefined)
           armTimer(run, turn, leaf, 'timeout', now + leafCommand.timeoutMs);
-        if (run.signalsStale) await rereadSignals(run, turn);
+        if (run.signalsStale) await refreshSignals(run, turn);
         consumeSignals(run, turn);
         break;
       case 'until':
@@ -221,10 +221,14 @@ export function recheckPredicates(
 }
 
 /**
- * Reads the buffered signals again in the middle of a turn (signals were written while the run waited on
- * something else), leaving out those this turn already consumed: their deletes are still in the turn.
+ * Reads the workflow's buffered signals again (oldest first), leaving out those `turn` already consumed
+ * (their deletes are still in the turn): at a turn's start (the `signals` event) or in its middle (a signal
+ * wait reached after signals were written while the run waited on something else).
  */
-async function rereadSignals(run: Pick<RunState, 'id' | 'host' | 'signals' | 'signalsStale'>, turn: Turn) {
+export async function refreshSignals(
+  run: Pick<RunState, 'id' | 'host' | 'signals' | 'signalsStale'>,
+  turn: Turn,
+): Promise<void> {
   run.signalsStale = false;
   const consumed = new Set(
     turn.operations.flatMap((operation) => (operation.type === 'delete' ? [operation.key] : [])),

@@ -44,17 +44,10 @@ import {
 } from './activities';
 import { commitBatch, encodeCheckpoint, nextCheckpoint } from './commit';
 import { createContext } from './context';
-import {
-  childSettled,
-  readAndApplyUpdates,
-  readAndCheckCancel,
-  refreshSignals,
-  resync,
-  timerFired,
-} from './event-handlers';
+import { childSettled, readAndApplyUpdates, readAndCheckCancel, resync, timerFired } from './event-handlers';
 import { continueAsNew, finish } from './finish';
 import { Heartbeats } from './heartbeats';
-import { arm, consumeSignals } from './frontier';
+import { arm, consumeSignals, refreshSignals } from './frontier';
 import { loadWorkflow, type LoadedWorkflow } from './load';
 import { sendMessage } from './messages';
 import { setAttributes } from './attributes';
@@ -399,8 +392,7 @@ export class WorkflowRun {
         timerFired(run, turn, event.key);
         break;
       case 'signals':
-        run.signalsStale = false;
-        await refreshSignals(run);
+        await refreshSignals(run, turn);
         consumeSignals(run, turn);
         break;
       case 'completions':
