@@ -3,7 +3,7 @@
  * tabs: declared once, by domain. Types, declarations and validators only: nothing here runs an engine, so
  * the UI, the client, the host and the server all import it (docs/architecture.md).
  *
- * - `workflows.ts`, `schedules.ts`, `definitions.ts`, `inspection.ts`, `fleet.ts`: each domain's methods,
+ * - `workflows.ts`, `schedules.ts`, `queues.ts`, `definitions.ts`, `inspection.ts`, `fleet.ts`: each domain's methods,
  *   one `method<Params, Result>({ rules })` declaration each (`declare.ts`);
  * - `methods.ts`: all of them together (`declarations`, the `Methods` type);
  * - `messages.ts`: requests, responses and pushed messages, and their validation (`parseRequest`);
@@ -20,6 +20,7 @@ export * from './fleet';
 export * from './inspection';
 export * from './messages';
 export * from './methods';
+export * from './queues';
 export * from './schedules';
 export * from './shapes';
 export * from './workflows';

@@ -6,6 +6,7 @@ import { definitionMethods } from './definitions';
 import type { MethodDeclaration, ParamsOf, ResultOf } from './declare';
 import { fleetMethods } from './fleet';
 import { inspectionMethods } from './inspection';
+import { queueMethods } from './queues';
 import { scheduleMethods } from './schedules';
 import { workflowMethods } from './workflows';
 
@@ -13,6 +14,7 @@ import { workflowMethods } from './workflows';
 export const declarations = {
   ...workflowMethods,
   ...scheduleMethods,
+  ...queueMethods,
   ...definitionMethods,
   ...inspectionMethods,
   ...fleetMethods,
@@ -22,6 +24,7 @@ export const declarations = {
 export const domains = {
   workflows: workflowMethods,
   schedules: scheduleMethods,
+  queues: queueMethods,
   definitions: definitionMethods,
   inspection: inspectionMethods,
   fleet: fleetMethods,

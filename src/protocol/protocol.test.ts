@@ -35,6 +35,8 @@ describe('parseRequest', () => {
       failActivity: { token: 'act1:1:0:0:w', error: { message: 'no' } },
       createSchedule: { name: 'nightly', spec: { cron: '0 2 * * *', workflow: 'report' } },
       previewSchedule: { cron: '0 2 * * *' },
+      describeQueue: { name: 'payments' },
+      queuePosition: { workflowId: 'w' },
       ...Object.fromEntries(
         ['describeSchedule', 'pauseSchedule', 'resumeSchedule', 'triggerSchedule', 'deleteSchedule'].map(
           (m) => [m, { name: 'nightly' }],

@@ -7,6 +7,7 @@ import type { HostDefinitions } from '../host-definitions';
 import { definitionHandlers } from './definitions';
 import { fleetHandlers, type FleetService } from './fleet';
 import { inspectionHandlers } from './inspection';
+import { queueHandlers } from './queues';
 import { scheduleHandlers } from './schedules';
 import type { HandlerContext, Handlers } from './types';
 import { workflowHandlers } from './workflows';
@@ -22,6 +23,7 @@ export function createHandlers(
   return {
     ...workflowHandlers(context),
     ...scheduleHandlers(context),
+    ...queueHandlers(context),
     ...definitionHandlers(context, services.definitions),
     ...inspectionHandlers(context),
     ...fleetHandlers(services.fleet),

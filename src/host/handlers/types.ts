@@ -1,6 +1,6 @@
 /**
  * What a handler of the wire contract is, and what the host gives its handlers. Each domain of the protocol
- * (src/protocol: workflows, schedules, definitions, inspection, fleet) has one module here that serves its
+ * (src/protocol: workflows, schedules, queues, definitions, inspection, fleet) has one module here that serves its
  * declared methods; `createHandlers` (index.ts) puts them together, and the type checker refuses a
  * declared method without its handler.
  */
