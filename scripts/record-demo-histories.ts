@@ -12,10 +12,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, isTerminal } from '../src/engine';
 import { MemoryStorage } from '../src/storage/memory';
-import { builtInCatalog, builtInWorkflows } from '../src/workflows';
+import { builtInCatalog, builtInQueues, builtInWorkflows } from '../src/workflows';
 
 const out = fileURLToPath(new URL('../src/workflows/fixtures/histories/', import.meta.url));
-const engine = await createEngine({ storage: new MemoryStorage(), workflows: [...builtInWorkflows] });
+const engine = await createEngine({
+  storage: new MemoryStorage(),
+  workflows: [...builtInWorkflows],
+  queues: builtInQueues,
+});
 for (const demo of builtInCatalog)
   await engine.start(demo.name, demo.sampleInput, { id: `demo-${demo.name}` });
 // A second order, approved at once: it ships (the shipment child) and finishes; the first stays in flight.

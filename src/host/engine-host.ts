@@ -433,6 +433,7 @@ class Host implements EngineHost {
         storage,
         engineId: this.engineId,
         workflows: this.#options.workflows,
+        ...(this.#options.queues === undefined ? {} : { queues: this.#options.queues }),
         ownership: 'workflow-lease',
         workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? hostClaimTimings.ttlMs,
         workflowClaimRenewIntervalMs:

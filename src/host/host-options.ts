@@ -72,6 +72,11 @@ export type EngineHostOptions = {
   allowFreeze?: boolean;
   /** The definitions every engine registers (the built-in demos). Their names are reserved. */
   workflows: readonly AnyWorkflowDefinition[];
+  /**
+   * The workflow queues this engine declares (`EngineOptions.queues`); every engine of the store declares the
+   * same ones. Default: none.
+   */
+  queues?: EngineOptions['queues'];
   /** What the studio shows of each built-in (source, title, child-only), by type name. Default: nothing. */
   builtInInfo?: ReadonlyMap<string, BuiltInInfo>;
   /**

@@ -14,7 +14,7 @@
  * - Errors nobody caught inside the worker reach the page as warnings and are marked handled, so they never
  *   surface as a worker `error` event (which the page treats as a crash).
  */
-import type { AnyWorkflowDefinition } from '../engine';
+import type { AnyWorkflowDefinition, EngineOptions } from '../engine';
 import { IndexedDbStorage, type IndexedDbDurability } from '../storage';
 import type { BuiltInInfo } from '../host/authoring/definition-store';
 import type { CompileSandbox } from '../host/authoring/compile-sandbox';
@@ -27,6 +27,11 @@ import { WebLocksLiveness, type LockManagerLike } from './web-locks-liveness';
 export type BrowserEngineOptions = {
   /** The workflow definitions this app runs. Every tab of the app must register the same ones. */
   workflows: readonly AnyWorkflowDefinition[];
+  /**
+   * The workflow queues this app starts onto (`EngineOptions.queues`: `defineQueue(name, options)` results,
+   * or name → options). Every tab must declare the same ones. Default: none.
+   */
+  queues?: EngineOptions['queues'];
   /**
    * IndexedDB's durability for the engine's commits: `'default'` (the browser's: Chromium's is relaxed,
    * which survives a tab or browser crash but not an operating system crash), `'relaxed'` or `'strict'`
@@ -121,6 +126,7 @@ export function serveBrowserEngine(
       return storage;
     },
     workflows: options.workflows,
+    ...(options.queues === undefined ? {} : { queues: options.queues }),
     loadAuthoredDefinitions: studio?.loadAuthoredDefinitions ?? false,
     allowFreeze: studio?.allowFreeze ?? false,
     ...(studio === null ? {} : { builtInInfo: studio.builtInInfo }),

@@ -14,6 +14,7 @@ import fanOut from '../workflows/fan-out.ts?raw';
 import flaky from '../workflows/flaky.ts?raw';
 import manualApproval from '../workflows/manual-approval.ts?raw';
 import order from '../workflows/order.ts?raw';
+import payment from '../workflows/payment.ts?raw';
 import saga from '../workflows/saga.ts?raw';
 import shipment from '../workflows/shipment.ts?raw';
 import slowSteps from '../workflows/slow-steps.ts?raw';
@@ -30,6 +31,7 @@ const sources: Readonly<Record<string, string>> = {
   flaky,
   'manual-approval': manualApproval,
   order,
+  payment,
   saga,
   shipment,
   'slow-steps': slowSteps,

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { builtInCatalog, builtInChildTypes, builtInWorkflows } from './index';
+import { builtInCatalog, builtInChildTypes, builtInQueues, builtInWorkflows } from './index';
 import { TestWorld, runFor } from './workflows.test-support';
 
 describe('built-in catalog', () => {
@@ -13,6 +13,7 @@ describe('built-in catalog', () => {
       'approval',
       'manual-approval',
       'slow-steps',
+      'payment',
     ]);
     for (const demo of builtInCatalog) {
       const definition = builtInWorkflows.find((candidate) => candidate.name === demo.name)!;
@@ -41,9 +42,16 @@ describe('built-in catalog', () => {
       expect(builtInCatalog.map((demo) => demo.name)).not.toContain(child);
   });
 
+  it('declares every queue a built-in type starts onto', () => {
+    const declared = builtInQueues.map((queue) => queue.name);
+    for (const definition of builtInWorkflows)
+      if (definition.queue !== undefined) expect(declared, definition.name).toContain(definition.queue);
+    expect(builtInWorkflows.some((definition) => definition.queue !== undefined)).toBe(true);
+  });
+
   it('runs every demo from its sample input on an engine that registers builtInWorkflows', async () => {
     const world = new TestWorld();
-    const engine = await world.engine(builtInWorkflows);
+    const engine = await world.engine(builtInWorkflows, { queues: builtInQueues });
     const ids = new Map<string, string>();
     for (const demo of builtInCatalog) {
       const handle = await engine.start(demo.name, demo.sampleInput, { id: `sample-${demo.name}` });
@@ -67,6 +75,10 @@ describe('built-in catalog', () => {
     const approving = engine.update('sample-approval', 'approve', { by: 'ada' });
     await runFor(world, 10_000, 250);
     await approving;
+    // payment works in real time (about 1.5 s) once its queue admits it.
+    await vi.waitFor(async () => expect((await engine.describe('sample-payment')).status).toBe('completed'), {
+      timeout: 10_000,
+    });
 
     const statuses = Object.fromEntries(
       await Promise.all(
@@ -82,6 +94,7 @@ describe('built-in catalog', () => {
       approval: 'completed',
       'manual-approval': 'completed',
       'slow-steps': 'terminated',
+      payment: 'completed',
     });
     expect(await engine.handle('sample-saga').result()).toMatchObject({
       status: 'compensated',

@@ -6,8 +6,10 @@
  *   definition's own description and sample input. Child types (`shipment`, `fan-out-task`) are registered
  *   but not offered: each demo entry names the child types it starts in `childTypes`, and
  *   `builtInChildTypes` lists them all.
+ * - `builtInQueues`: the queues the demos start onto (`payment` → `payments`); every engine that registers
+ *   the demos declares them.
  */
-import type { AnyWorkflowDefinition } from '../engine';
+import type { AnyWorkflowDefinition, QueueDefinition } from '../engine';
 import { approval } from './approval';
 import { countdown } from './countdown';
 import { fanOut } from './fan-out';
@@ -15,11 +17,25 @@ import { fanOutTask } from './fan-out-task';
 import { flaky } from './flaky';
 import { manualApproval } from './manual-approval';
 import { order } from './order';
+import { payment, paymentsQueue } from './payment';
 import { saga } from './saga';
 import { shipment } from './shipment';
 import { slowSteps } from './slow-steps';
 
-export { approval, countdown, fanOut, fanOutTask, flaky, manualApproval, order, saga, shipment, slowSteps };
+export {
+  approval,
+  countdown,
+  fanOut,
+  fanOutTask,
+  flaky,
+  manualApproval,
+  order,
+  payment,
+  paymentsQueue,
+  saga,
+  shipment,
+  slowSteps,
+};
 
 /** One demo the studio offers in its start dialog. */
 export type BuiltInDemo = {
@@ -62,6 +78,7 @@ export const builtInCatalog: readonly BuiltInDemo[] = Object.freeze([
   demo(approval, 'Approval by update'),
   demo(manualApproval, 'Manual approval (external activity)'),
   demo(slowSteps, 'Slow steps'),
+  demo(payment, 'Queued payment'),
 ]);
 
 /** Child-only workflow types: registered so any engine can run them, not offered as demos. */
@@ -79,4 +96,8 @@ export const builtInWorkflows: readonly AnyWorkflowDefinition[] = Object.freeze(
   approval,
   manualApproval,
   slowSteps,
+  payment,
 ]);
+
+/** The queues the demos start onto: declared by every engine that registers `builtInWorkflows`. */
+export const builtInQueues: readonly QueueDefinition[] = Object.freeze([paymentsQueue]);
