@@ -4,7 +4,7 @@
  *   shuttle worker   run an engine in this process (the workflows of your definition files, or the demos)
  *   shuttle serve    serve the studio for a store, over HTTP and a WebSocket, to this machine only by default
  *   shuttle dev      a local fleet: PostgreSQL, three workers and the studio, stopped together with Ctrl-C
- *   shuttle workflow …, shuttle schedule …   the operator's commands (operator/operator.ts);
+ *   shuttle workflow …, shuttle schedule …, shuttle queue …   the operator's commands (operator/operator.ts);
  *   shuttle replay …  is shuttle workflow replay …
  *
  * Every problem with the command line, the database or a definition file is one readable line on stderr and
@@ -122,6 +122,7 @@ function usage(command?: CommandName): string {
     `  ${''.padEnd(8)} cancel, terminate, suspend, resume, fork, replay, purge.`,
     `  ${'replay'.padEnd(8)} Check that your definitions still replay recorded histories (= shuttle workflow replay).`,
     `  ${'schedule'.padEnd(8)} Operate on schedules: list, describe, pause, resume, trigger, delete.`,
+    `  ${'queue'.padEnd(8)} Look at workflow queues: list, describe (limits, slot holders, who waits next).`,
     '',
     "Run 'shuttle help <command>' or 'shuttle <command> --help' for its options.",
   ].join('\n');
@@ -285,7 +286,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (command === 'serve') return await runServe(args);
     if (command === 'dev') return await runDev(args);
     throw new StartupError(
-      `Unknown command '${command}'. Commands: worker, serve, dev, workflow, schedule; 'shuttle help' says more.`,
+      `Unknown command '${command}'. Commands: worker, serve, dev, workflow, schedule, queue; 'shuttle help' says more.`,
     );
   } catch (error) {
     const message =

@@ -26,7 +26,7 @@ import { serveEngineHost, type EngineHost, type FleetControl, type HostPort } fr
 import { allocateProcessIdentity } from '../host/presence';
 import type { WorkerMessage } from '../protocol';
 import { PollingDeathWatch } from '../host/death-watch';
-import { loadDefinitions } from './definitions';
+import { loadDefinitions, serverQueues } from './definitions';
 import { createHttpApi, sameToken } from './http-api/api';
 import { createLogger, type Logger } from './log';
 import { openStore, StartupError, type StoreOptions } from './store';
@@ -131,6 +131,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     );
   const studioDir = resolve(options.studioDir ?? defaultStudioDir);
   const definitions = await loadDefinitions(options.workflows ?? [], options.demos ?? false);
+  // The studio starts workflows onto the modules' queues: its engine declares them, as the workers do.
+  const queues = serverQueues(definitions);
   await ensureStudio(studioDir, logger);
   const store = await openStore(options);
   const liveness = store.liveness;
@@ -156,6 +158,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         }
       : {}),
     ...(options.codec ? { codec: options.codec } : {}),
+    ...(queues.length > 0 ? { queues } : {}),
     onWarning: (warning) => logger.warn(warning.message, { warning: warning.name }),
   });
   const engine = await host.engine();

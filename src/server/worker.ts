@@ -23,7 +23,7 @@ import { PollingDeathWatch } from '../host/death-watch';
 import { serveEngineHost, type EngineHost } from '../host/engine-host';
 import { allocateProcessIdentity } from '../host/presence';
 import { hostClaimTimings } from '../protocol';
-import { loadDefinitions } from './definitions';
+import { loadDefinitions, serverQueues } from './definitions';
 import { createLogger, logEngineEvent, type Logger } from './log';
 import { serveMetrics } from './metrics';
 import { openStore, type OpenedStore, type StoreOptions } from './store';
@@ -58,6 +58,11 @@ export type WorkerOptions = StoreOptions & {
   interceptors?: EngineOptions['interceptors'];
   /** Encodes payloads before they are stored, e.g. encryption (`createEngine`'s `codec`). */
   codec?: EngineOptions['codec'];
+  /**
+   * Workflow queues the engine declares (`createEngine`'s `queues`: `defineQueue(…)`s, or name → options),
+   * besides those the `workflows` modules export. Declare the same on every engine that shares the store.
+   */
+  queues?: EngineOptions['queues'];
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
   /**
@@ -88,8 +93,9 @@ export const defaultWorkerTimings = {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger({ component: 'worker' });
   const definitions = options.definitions
-    ? { workflows: [...options.definitions], info: new Map(), sources: ['(given in code)'] }
+    ? { workflows: [...options.definitions], queues: [], info: new Map(), sources: ['(given in code)'] }
     : await loadDefinitions(options.workflows ?? [], options.demos ?? false);
+  const queues = serverQueues(definitions, options.queues);
   const store = options.store ?? (await openStore(options));
   /** Closes the store if this worker opened it. */
   const closeStore = () => (options.store ? Promise.resolve() : store.close());
@@ -111,6 +117,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.tracer ? { tracer: options.tracer } : {}),
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...(options.codec ? { codec: options.codec } : {}),
+    ...(queues.length > 0 ? { queues } : {}),
     ...(liveness
       ? {
           liveness,
@@ -143,6 +150,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     store: store.label,
     workflows: definitions.workflows.map((definition) => `${definition.name}@${definition.version}`),
     from: definitions.sources,
+    ...(queues.length > 0 ? { queues: queues.map((queue) => queue.name) } : {}),
     ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
   });

@@ -26,7 +26,8 @@
  */
 import type { Diagnostic } from '../../protocol/definitions';
 import type { Options as ParseOptions, Program } from 'acorn';
-import { defineWorkflow, type AnyWorkflowDefinition } from '../../engine';
+import { defineWorkflow, type AnyWorkflowDefinition, type QueueDefinition } from '../../engine';
+import { isQueueDefinition } from '../../engine/queues/queue-options';
 import * as workflowApi from '../../engine/workflow-api';
 import { findNonDeterministicCode, topLevelNames, type EstreeNode } from './determinism';
 import { barredInBody, guardedGlobals, runBodyInSteps } from './determinism-trap';
@@ -193,22 +194,28 @@ export async function compileDefinition(source: string, fileName: string): Promi
   }
 }
 
-/** The outcome of compiling a definition file that may export several workflows (a server deploys those). */
+/**
+ * The outcome of compiling a definition file that may export several workflows (a server deploys those), and
+ * the queues it declares (`defineQueue`) beside them.
+ */
 export type CompileModuleResult =
-  { ok: true; definitions: AnyWorkflowDefinition[] } | { ok: false; diagnostics: Diagnostic[] };
+  | { ok: true; definitions: AnyWorkflowDefinition[]; queues: QueueDefinition[] }
+  | { ok: false; diagnostics: Diagnostic[] };
 
 /**
  * Compiles and evaluates a definition file exactly as the studio does (same imports, same determinism checks)
- * and returns every workflow definition it exports, the default and named ones. A file that exports none is
- * a diagnostic of kind `export`.
+ * and returns every workflow definition it exports, the default and named ones, and every queue it exports
+ * (`export const payments = defineQueue(…)`). A file that exports neither is a diagnostic of kind `export`.
  */
 export async function compileModule(source: string, fileName: string): Promise<CompileModuleResult> {
   const evaluated = await evaluateModule(source, fileName);
   if (!evaluated.ok) return evaluated;
   const definitions: AnyWorkflowDefinition[] = [];
+  const queues: QueueDefinition[] = [];
   for (const value of new Set(Object.values(evaluated.exports)))
     if (isWorkflowDefinition(value)) definitions.push(runBodyInSteps(defineWorkflow(value)));
-  if (definitions.length > 0) return { ok: true, definitions };
+    else if (isQueueDefinition(value)) queues.push(value);
+  if (definitions.length > 0 || queues.length > 0) return { ok: true, definitions, queues };
   return {
     ok: false,
     diagnostics: [

@@ -10,16 +10,17 @@ import { readEngineDirectory } from '../../host/engine-directory';
 import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
 import { loadCodecModule } from '../codec-module';
-import { loadDefinitions } from '../definitions';
+import { loadDefinitions, serverQueues } from '../definitions';
 import { openStore } from '../store';
 import { MemoryStorage } from '../../storage/memory';
 import type { OperatorIo, StoreFlags } from './operator';
 
 export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => {
-  const definitions =
-    flags.workflows.length > 0 || flags.demos
-      ? (await loadDefinitions(flags.workflows, flags.demos)).workflows
-      : [];
+  const loaded =
+    flags.workflows.length > 0 || flags.demos ? await loadDefinitions(flags.workflows, flags.demos) : null;
+  const definitions = loaded?.workflows ?? [];
+  // `workflow start --queue` goes onto a queue the modules declare, as the workers declare it.
+  const queues = loaded ? serverQueues(loaded) : [];
   const store = flags.memory
     ? { storage: new MemoryStorage(), close: async () => undefined }
     : await openStore(flags);
@@ -28,6 +29,7 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
       storage: store.storage,
       ...(flags.codec ? { codec: await loadCodecModule(flags.codec) } : {}),
       workflows: definitions,
+      ...(queues.length > 0 ? { queues } : {}),
       ownership: 'workflow-lease',
       workflowClaimTtlMs: hostClaimTimings.ttlMs,
       workflowClaimRenewIntervalMs: hostClaimTimings.renewIntervalMs,

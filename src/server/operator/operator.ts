@@ -1,5 +1,6 @@
 /**
- * The operator's commands: `shuttle workflow …` and `shuttle schedule …`, for a person on call or a script.
+ * The operator's commands: `shuttle workflow …`, `shuttle schedule …` and `shuttle queue …`, for a person on
+ * call or a script.
  *
  * Each command opens the store (`--database-url`, `$SHUTTLE_DATABASE_URL`, or the embedded store of
  * `--data-dir`), creates an observer engine on it (`claimWorkflows: false`: it reads, starts, signals,
@@ -14,7 +15,7 @@
  *   0  done
  *   1  `workflow result`: the workflow ended without completing (failed, cancelled, terminated, timed out)
  *   2  the command line, the store or the input is wrong (nothing was written)
- *   3  no such workflow, run or schedule
+ *   3  no such workflow, run, schedule or queue
  *   4  refused in the workflow's current state (already exists, already finished, not finished, update
  *      rejected, query failed, workflow type not known here)
  *   5  gave up waiting (`result --timeout`, an update's timeout)
@@ -25,6 +26,7 @@ import {
   attributesFromText,
   formatAttributes,
   historiesIn,
+  isTerminal,
   replay,
   type AttributeInput,
   type RecordedHistory,
@@ -34,6 +36,9 @@ import { parseArgs } from 'node:util';
 import type {
   Engine,
   ListFilter,
+  QueuePosition,
+  QueueStartOptions,
+  QueueView,
   ScheduleInfo,
   TimelineEntry,
   WorkflowDescription,
@@ -41,6 +46,7 @@ import type {
   WorkflowSummary,
 } from '../../engine';
 import { isWorkflowStatus, workflowStatuses } from '../../engine/vocabulary';
+import { validateQueueStart } from '../../engine/queues/queue-options';
 import { durationFlag, integerFlag, timeFlag } from '../flags';
 import { classifyError } from '../outcomes';
 import { StartupError } from '../store';
@@ -221,7 +227,29 @@ function summaryRows(
   ]);
 }
 
-function describeText(description: WorkflowDescription, labels: Map<string, string>, now: number): string {
+/**
+ * A queued workflow's place, on one line: waiting (its position, 1 = admitted next) or admitted (its slot),
+ * or, once it ended, the queue it went through.
+ */
+function queueLine(description: WorkflowDescription, position: QueuePosition | null, now: number): string {
+  const queue = description.queue!;
+  const about = [
+    `priority ${queue.priority}`,
+    ...(queue.key === undefined ? [] : [`key '${queue.key}'`]),
+  ].join(', ');
+  if (position?.status === 'waiting')
+    return `${queue.name}: waiting, position ${position.position ?? '?'} (1 = admitted next), for ${duration(now - queue.enqueuedAt)}; ${about}${queue.notBefore !== undefined && queue.notBefore > now ? `; not before ${time(queue.notBefore)}` : ''}`;
+  if (position?.status === 'admitted')
+    return `${queue.name}: admitted ${duration(now - (position.admittedAt ?? queue.admittedAt ?? now))} ago${position.slot === undefined ? '' : ` (slot ${position.slot})`} after waiting ${duration((queue.admittedAt ?? now) - queue.enqueuedAt)}; ${about}`;
+  return `${queue.name}: ${queue.admittedAt === undefined ? 'never admitted' : `waited ${duration(queue.admittedAt - queue.enqueuedAt)}`}; ${about}`;
+}
+
+function describeText(
+  description: WorkflowDescription,
+  labels: Map<string, string>,
+  now: number,
+  position?: QueuePosition | null,
+): string {
   const entries: [string, string][] = [
     ['Workflow', description.workflowId],
     ['Type', `${description.workflowType} v${description.version}`],
@@ -252,6 +280,9 @@ function describeText(description: WorkflowDescription, labels: Map<string, stri
   if (description.error) entries.push(['Error', `${description.error.name}: ${description.error.message}`]);
   if (description.reason) entries.push(['Reason', description.reason]);
   if (description.attributes) entries.push(['Attributes', formatAttributes(description.attributes)]);
+  if (description.queue) entries.push(['Queue', queueLine(description, position ?? null, now)]);
+  if (description.startKey)
+    entries.push(['Start key', `${description.startKey.kind} '${description.startKey.key}'`]);
   if (description.parentId) entries.push(['Parent', description.parentId]);
   if (description.scheduledBy) entries.push(['Scheduled by', JSON.stringify(description.scheduledBy)]);
   if (description.forkedFrom) {
@@ -335,6 +366,56 @@ function checkFlags(values: Context['values']): void {
   integerFlag('limit', values.limit as string | undefined, 1);
   for (const [flag] of timeRangeFlags) timeFlag(flag, values[flag] as string | undefined, Date.now());
   statusesOf(values.status as string | undefined);
+  queueStartOf(values);
+}
+
+/**
+ * The queue options of `workflow start` (`--queue`, `--concurrency-key`, `--priority`, `--singleton`,
+ * `--if-active`, `--debounce KEY:WINDOW`, `--debounce-max-wait`), checked by the engine's own rules, so a bad
+ * value is refused (exit 2) in the engine's words before the store is opened.
+ */
+function queueStartOf(values: Context['values']): QueueStartOptions {
+  const text = (name: string) => values[name] as string | undefined;
+  const options: QueueStartOptions = {};
+  if (text('queue') !== undefined) options.queue = text('queue')!;
+  if (text('concurrency-key') !== undefined) options.concurrencyKey = text('concurrency-key')!;
+  const priority = text('priority');
+  // A number is passed as one; anything else as the text, which the engine quotes when it refuses it.
+  if (priority !== undefined)
+    options.priority = (/^-?\d+(\.\d+)?$/.test(priority.trim()) ? Number(priority) : priority) as number;
+  if (text('if-active') !== undefined && text('singleton') === undefined)
+    throw new StartupError(
+      '--if-active says what a start does while its singleton key is taken: give it with --singleton KEY (e.g. --singleton customer-42 --if-active refuse).',
+    );
+  if (text('singleton') !== undefined)
+    options.singleton = {
+      key: text('singleton')!,
+      ...(text('if-active') === undefined
+        ? {}
+        : { ifActive: text('if-active') as NonNullable<QueueStartOptions['singleton']>['ifActive'] }),
+    };
+  const debounce = text('debounce');
+  if (text('debounce-max-wait') !== undefined && debounce === undefined)
+    throw new StartupError(
+      '--debounce-max-wait caps how long a debounced start can be put off: give it with --debounce KEY:WINDOW (e.g. --debounce customer-42:5s --debounce-max-wait 1m).',
+    );
+  if (debounce !== undefined) {
+    const colon = debounce.lastIndexOf(':');
+    const window = colon < 0 ? '' : debounce.slice(colon + 1).trim();
+    if (colon <= 0 || window === '')
+      throw new StartupError(
+        `--debounce must be KEY:WINDOW, the window in ms or as a duration (e.g. --debounce customer-42:5s or customer-42:5000); got '${debounce}'.`,
+      );
+    const windowMs = /^\d+$/.test(window) ? Number(window) : durationFlag('debounce', window)!;
+    const maxWaitMs = durationFlag('debounce-max-wait', text('debounce-max-wait'));
+    options.debounce = {
+      key: debounce.slice(0, colon),
+      windowMs,
+      ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
+    };
+  }
+  validateQueueStart(options);
+  return options;
 }
 
 /** The recorded histories in a file (`workflow replay --file`), or a StartupError naming it. */
@@ -545,8 +626,13 @@ const workflowCommands: Record<string, Subcommand> = {
     async run(context) {
       const run = runOf(context.values);
       const description = await context.engine.describe(context.positionals[0]!, run ? { run } : {});
-      return print(context, description, async () =>
-        describeText(description, await context.labels(), context.io.now()),
+      // A workflow started onto a queue: where it stands there (waiting, or admitted with its slot).
+      const position =
+        description.queue && !isTerminal(description.status) && run === undefined
+          ? await context.engine.queuePosition(description.workflowId)
+          : null;
+      return print(context, position ? { ...description, queuePosition: position } : description, async () =>
+        describeText(description, await context.labels(), context.io.now(), position),
       );
     },
   },
@@ -627,6 +713,13 @@ const workflowCommands: Record<string, Subcommand> = {
       'start-delay': { type: 'string' },
       'execution-timeout': { type: 'string' },
       attribute: { type: 'string', multiple: true },
+      queue: { type: 'string' },
+      'concurrency-key': { type: 'string' },
+      priority: { type: 'string' },
+      singleton: { type: 'string' },
+      'if-active': { type: 'string' },
+      debounce: { type: 'string' },
+      'debounce-max-wait': { type: 'string' },
       ...definitionOptions,
     },
     help: [
@@ -639,10 +732,21 @@ const workflowCommands: Record<string, Subcommand> = {
       '--execution-timeout D  time it out if it has not finished this long after it started',
       '--attribute N=V      a search attribute it starts with, read as the type its definition declares',
       '                     (repeat for more): --attribute customer=acme --attribute amount=120',
+      '--queue NAME         start it onto this queue (declared by a --workflows module with defineQueue);',
+      "                     default: its definition's queue. It waits there until the queue has room",
+      "--concurrency-key K  counted with the starts of this key by the queue's perKeyConcurrency",
+      '--priority N         1 (admitted first) to 10; default 5 (needs a queue)',
+      '--singleton KEY      at most one workflow with this key waiting or running: a repeat prints that one',
+      "--if-active P        with --singleton, while the key's workflow is active: join (default) or refuse",
+      '                     (exit 4, nothing started)',
+      '--debounce KEY:W     start it W (ms, or 5s, 1m) after the last start with this key; a start while',
+      '                     one waits gives it this input and puts it off again',
+      '--debounce-max-wait D  never put a debounced start off more than D after the first',
     ],
     async run(context) {
       const { engine, positionals, values } = context;
       const input = inputOf(values);
+      const queueOptions = queueStartOf(values);
       const startDelayMs = durationFlag('start-delay', values['start-delay'] as string | undefined);
       const executionTimeoutMs = durationFlag(
         'execution-timeout',
@@ -653,6 +757,7 @@ const workflowCommands: Record<string, Subcommand> = {
         ...(values['idempotency-key'] ? { idempotencyKey: values['idempotency-key'] as string } : {}),
         ...(startDelayMs ? { startDelayMs } : {}),
         ...(executionTimeoutMs ? { executionTimeoutMs } : {}),
+        ...queueOptions,
         ...(values.attribute
           ? {
               attributes: attributesFromText(
@@ -662,11 +767,32 @@ const workflowCommands: Record<string, Subcommand> = {
             }
           : {}),
       });
-      const answer = { workflowId: handle.workflowId, run: handle.run ?? null, started: handle.started };
+      // Started onto a queue (its own, or its definition's): where it stands now.
+      const queued =
+        queueOptions.queue !== undefined ||
+        engine.definitions().some((definition) => definition.name === positionals[0] && definition.queue);
+      const position = queued ? await engine.queuePosition(handle.workflowId).catch(() => null) : null;
+      const answer = {
+        workflowId: handle.workflowId,
+        run: handle.run ?? null,
+        started: handle.started,
+        ...(position ? { queue: position } : {}),
+      };
+      const run = `${handle.workflowId} (run ${handle.run ?? 1})`;
+      const where =
+        position?.status === 'waiting'
+          ? ` It waits in queue '${position.queue}' at position ${position.position ?? '?'}.`
+          : position?.status === 'admitted'
+            ? ` Queue '${position.queue}' admitted it${position.slot === undefined ? '' : ` (slot ${position.slot})`}.`
+            : '';
       return print(context, answer, () =>
         handle.started
-          ? `Started ${handle.workflowId} (run ${handle.run ?? 1}).`
-          : `Not started: the idempotency key already started ${handle.workflowId} (run ${handle.run ?? 1}).`,
+          ? `Started ${run}.${where}`
+          : queueOptions.singleton
+            ? `Not started: singleton key '${queueOptions.singleton.key}' belongs to ${run}, which is still active.${where}`
+            : queueOptions.debounce
+              ? `Debounced: ${run} was waiting with key '${queueOptions.debounce.key}'; it takes this input and starts ${duration(queueOptions.debounce.windowMs)} from now (unless another start puts it off again).${where}`
+              : `Not started: the idempotency key already started ${run}.${where}`,
       );
     },
   },
@@ -1054,13 +1180,168 @@ const scheduleCommands: Record<string, Subcommand> = {
   },
 };
 
+/** A period as people say it: `1s`, `1m`, `90s`, `1h`, `2d`, or the duration's own words. */
+function period(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const)
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return duration(ms);
+}
+
+/** A queue's limits, in words: `concurrency 10, per key 1, per engine 4, rate 100/1m`, or `none`. */
+function limitsText(queue: QueueView): string {
+  const limits = [
+    ...(queue.concurrency === null ? [] : [`concurrency ${queue.concurrency}`]),
+    ...(queue.perKeyConcurrency === null ? [] : [`per key ${queue.perKeyConcurrency}`]),
+    ...(queue.perEngineConcurrency === null ? [] : [`per engine ${queue.perEngineConcurrency}`]),
+    ...(queue.rateLimit === null
+      ? []
+      : [`rate ${queue.rateLimit.limit}/${period(queue.rateLimit.periodMs)}`]),
+  ];
+  return limits.join(', ') || 'none';
+}
+
+/** Running of the limit (`3/10`); `-` for a queue without a `concurrency` limit (it counts no slots). */
+function runningText(queue: QueueView): string {
+  return queue.running === null ? '-' : `${queue.running}/${queue.concurrency}`;
+}
+
+function waitingText(queue: QueueView): string {
+  return queue.waitingCapped ? `${queue.waiting}+` : String(queue.waiting);
+}
+
+function oldestWaitText(queue: QueueView, now: number): string {
+  return queue.oldestEnqueuedAt === null ? '-' : duration(now - queue.oldestEnqueuedAt);
+}
+
+/** Admissions used in the rate window of a rate-limited queue (`37/100 per 1m`), else `-`. */
+function rateText(queue: QueueView): string {
+  if (!queue.rateLimit || !queue.rate) return '-';
+  return `${queue.rate.usedInWindow}/${queue.rateLimit.limit} per ${period(queue.rateLimit.periodMs)}`;
+}
+
+function queueRows(queues: readonly QueueView[], now: number): string[][] {
+  return queues.map((queue) => [
+    queue.name,
+    limitsText(queue),
+    runningText(queue),
+    waitingText(queue),
+    oldestWaitText(queue, now),
+    rateText(queue),
+  ]);
+}
+
+function queueText(queue: QueueView, labels: Map<string, string>, now: number): string {
+  const sections = [
+    fields([
+      ['Queue', queue.name],
+      ['Limits', limitsText(queue)],
+      ['Priority step', `${period(queue.priorityStepMs)} (a priority level is worth this much waiting)`],
+      [
+        'Running',
+        queue.running === null
+          ? 'no concurrency limit (no slots are counted)'
+          : `${queue.running} of ${queue.concurrency}`,
+      ],
+      [
+        'Waiting',
+        `${waitingText(queue)}${queue.oldestEnqueuedAt === null ? '' : `; the next to be admitted has waited ${oldestWaitText(queue, now)}`}`,
+      ],
+      ...(queue.rateLimit && queue.rate
+        ? ([
+            [
+              'Rate',
+              `${queue.rate.usedInWindow} of ${queue.rateLimit.limit} admissions used in the last ${period(queue.rateLimit.periodMs)}${queue.rate.nextFreeAt === null ? '' : `; the next is free at ${time(queue.rate.nextFreeAt)}`}`,
+            ],
+          ] as [string, string][])
+        : []),
+    ]),
+  ];
+  if (queue.slots.length > 0)
+    sections.push(
+      `Slot holders:\n${table(
+        ['SLOT', 'WORKFLOW', 'SINCE', 'ADMITTED BY'],
+        [...queue.slots]
+          .sort((a, b) => a.slot - b.slot)
+          .map((slot) => [
+            String(slot.slot),
+            slot.workflowId,
+            `${duration(now - slot.since)} ago`,
+            engineName(labels, slot.admittedBy),
+          ]),
+      )}`,
+    );
+  if (queue.next.length > 0)
+    sections.push(
+      `Next waiting, in admission order${queue.waiting > queue.next.length ? ` (the first ${queue.next.length} of ${waitingText(queue)})` : ''}:\n${table(
+        ['#', 'WORKFLOW', 'TYPE', 'KEY', 'NOT BEFORE'],
+        queue.next.map((entry, index) => [
+          String(index + 1),
+          entry.workflowId,
+          entry.type,
+          entry.key ?? '-',
+          entry.notBefore !== undefined && entry.notBefore > now ? time(entry.notBefore) : '-',
+        ]),
+      )}`,
+    );
+  if (queue.keys.length > 0)
+    sections.push(
+      `By concurrency key${queue.perKeyConcurrency === null ? '' : ` (at most ${queue.perKeyConcurrency} running each)`}:\n${table(
+        ['KEY', 'RUNNING', 'WAITING'],
+        queue.keys.map((key) => [key.key, String(key.running), String(key.waiting)]),
+      )}`,
+    );
+  return sections.join('\n\n');
+}
+
+const describeQueue: Subcommand = {
+  args: ['name'],
+  summary: "A queue's limits, the workflows holding its slots, the next waiting, and each key's counts.",
+  options: {},
+  help: [],
+  async run(context) {
+    const queue = await context.engine.describeQueue(context.positionals[0]!);
+    return print(context, queue, async () => queueText(queue, await context.labels(), context.io.now()));
+  },
+};
+
+const queueCommands: Record<string, Subcommand> = {
+  list: {
+    args: [],
+    summary: 'List the queues declared on the fleet: limits, running of the limit, waiting, rate used.',
+    options: {},
+    help: [],
+    async run(context) {
+      const queues = await context.engine.queues();
+      return print(context, queues, () =>
+        queues.length === 0
+          ? 'No queues: declare one in a --workflows module (export const q = defineQueue(name, { concurrency: … })).'
+          : table(
+              ['NAME', 'LIMITS', 'RUNNING', 'WAITING', 'NEXT WAITED', 'RATE'],
+              queueRows(queues, context.io.now()),
+            ),
+      );
+    },
+  },
+  describe: describeQueue,
+  show: { ...describeQueue, summary: 'The same as describe.' },
+};
+
 /** The operator command groups, by the word after `shuttle`. */
-export const operatorGroups = { workflow: workflowCommands, schedule: scheduleCommands } as const;
+export const operatorGroups = {
+  workflow: workflowCommands,
+  schedule: scheduleCommands,
+  queue: queueCommands,
+} as const;
 
 export type OperatorGroup = keyof typeof operatorGroups;
 
 export function isOperatorGroup(word: string | undefined): word is OperatorGroup {
-  return word === 'workflow' || word === 'schedule';
+  return word === 'workflow' || word === 'schedule' || word === 'queue';
 }
 
 function subcommandUsage(group: OperatorGroup, name: string, command: Subcommand): string {
@@ -1074,7 +1355,7 @@ function subcommandUsage(group: OperatorGroup, name: string, command: Subcommand
   ].join('\n');
 }
 
-/** `shuttle workflow` / `shuttle schedule` alone or with --help: its commands, one line each. */
+/** `shuttle workflow` / `schedule` / `queue` alone or with --help: its commands, one line each. */
 export function groupUsage(group: OperatorGroup): string {
   const commands = operatorGroups[group];
   const width = Math.max(...Object.keys(commands).map((name) => name.length));
@@ -1179,7 +1460,9 @@ export async function runOperator(
     const hint =
       error instanceof Error && error.name === 'WorkflowNotRegisteredError'
         ? ' Here: give the file that defines it with --workflows PATH, as the workers are given it.'
-        : '';
+        : error instanceof Error && error.name === 'QueueNotFoundError'
+          ? " 'shuttle queue list' lists the queues of this store."
+          : '';
     io.stderr(`${prefix}${message.split('\n')[0]}${hint}\n`);
     return exitCodeOf(error);
   } finally {
