@@ -62,6 +62,14 @@ export const queryKeys = {
   storage: ['storage'] as const,
   /** Every schedule of the store. */
   schedules: ['schedules'] as const,
+  /** Every workflow queue of the store, and (under it) each queue's page. */
+  queues: ['queues'] as const,
+  queue: (name: string) => ['queues', 'one', name] as const,
+  /**
+   * Where a workflow stands in its queue (`queuePosition`). Under `queues`, not under the workflow: it moves
+   * when others are admitted, which the queue's keys report, not the workflow's.
+   */
+  queuePosition: (workflowId: string) => ['queues', 'position', workflowId] as const,
   /** The next fire times of a cron in a time zone, or why it is refused (the New schedule form). */
   schedulePreview: (cron: string, timezone: string) => ['schedule-preview', cron, timezone] as const,
 };

@@ -20,6 +20,7 @@ import { DefinitionsScreen } from '../screens/definitions/DefinitionsScreen';
 import { WorkflowDetailScreen } from '../screens/detail/WorkflowDetailScreen';
 import { EnginesScreen } from '../screens/engines/EnginesScreen';
 import { PendingScreen } from '../screens/pending/PendingScreen';
+import { QueuesScreen } from '../screens/queues/QueuesScreen';
 import { SchedulesScreen } from '../screens/schedules/SchedulesScreen';
 import { WaitersScreen } from '../screens/waiters/WaitersScreen';
 import { StartDialog } from '../components/forms/StartDialog';
@@ -53,6 +54,7 @@ const titles: Record<Route['screen'], string> = {
   workflows: 'Workflows',
   workflow: 'Workflow',
   schedules: 'Schedules',
+  queues: 'Queues',
   definitions: 'Definitions',
   engines: 'Engines',
   pending: 'Pending work',
@@ -84,6 +86,8 @@ function Screen({ route }: { route: Route }) {
       return <WorkflowDetailScreen workflowId={route.workflowId} run={route.run} />;
     case 'schedules':
       return <SchedulesScreen selected={route.name} />;
+    case 'queues':
+      return <QueuesScreen selected={route.name} />;
     case 'definitions':
       return <DefinitionsScreen selection={route} />;
     case 'engines':

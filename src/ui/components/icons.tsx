@@ -10,6 +10,7 @@ export type IconName =
   | 'claims'
   | 'waiters'
   | 'schedules'
+  | 'queues'
   | 'chaos'
   | 'search'
   | 'plus'
@@ -73,6 +74,16 @@ const paths: Record<IconName, ReactElement> = {
       <rect x="2" y="3" width="12" height="11" rx="1.5" />
       <path d="M2 6.5h12M5.2 1.8v2.4M10.8 1.8v2.4" />
       <path d="M8 8.6v2.1l1.5 1" />
+    </>
+  ),
+  // Three waiting in line, one through the gate.
+  queues: (
+    <>
+      <path d="M11 2v12" />
+      <rect x="12.5" y="6.5" width="2" height="3" rx="0.6" />
+      <rect x="1.5" y="6.5" width="2" height="3" rx="0.6" />
+      <rect x="4.5" y="6.5" width="2" height="3" rx="0.6" />
+      <rect x="7.5" y="6.5" width="2" height="3" rx="0.6" />
     </>
   ),
   chaos: <path d="M9 1.5L3.5 9H8l-1 5.5L12.5 7H8z" />,

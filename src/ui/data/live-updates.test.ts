@@ -55,6 +55,20 @@ describe('live updates', () => {
     expect(refreshIntervalOf(queryKeys.schedules)).toBe(500);
   });
 
+  it('refreshes the queues and queue positions on queue writes, and on workflow changes while the Queues screen is shown', () => {
+    expect(staleQueriesOf(storeChanged(['queues'], null))).toEqual([queryKeys.queues]);
+    // a position and a queue's page are under `queues`: the same invalidation refreshes them
+    expect(queryKeys.queuePosition('w1').slice(0, 1)).toEqual(queryKeys.queues);
+    expect(queryKeys.queue('payments').slice(0, 1)).toEqual(queryKeys.queues);
+    const elsewhere = { claimExpiries: false, queues: false };
+    const onQueues = { claimExpiries: false, queues: true };
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']), elsewhere)).not.toContainEqual(
+      queryKeys.queues,
+    );
+    expect(staleQueriesOf(storeChanged(['workflows'], ['w1']), onQueues)).toContainEqual(queryKeys.queues);
+    expect(staleQueriesOf(storeChanged(['schedules'], null))).not.toContainEqual(queryKeys.queues);
+  });
+
   it('applies the pushes of one frame together at the frame, and patches the engine status at once', async () => {
     const queryClient = new QueryClient();
     const listKey = queryKeys.workflowList({ limit: 500 });

@@ -36,6 +36,8 @@ export type ShownViews = {
    * so workflow changes refresh it too. Elsewhere only schedule writes do.
    */
   schedules?: boolean;
+  /** The Queues screen is shown: workflow changes (an admission, an end) refresh it too. */
+  queues?: boolean;
 };
 
 /**
@@ -73,6 +75,10 @@ export function staleQueriesOf(
         for (const workflowId of message.workflowIds) stale.push(queryKeys.workflowRuns(workflowId));
       if (areas.has('schedules') || areas.has('other') || (areas.has('workflows') && shown.schedules))
         stale.push(queryKeys.schedules);
+      // A queue's slots, wait entries and rate tokens; an admission or an end also writes the workflow, which
+      // the Queues screen lists (its slots' holders) — so workflow changes refresh it too while shown.
+      if (areas.has('queues') || areas.has('other') || (areas.has('workflows') && shown.queues))
+        stale.push(queryKeys.queues);
       if (areas.has('timelines') || areas.has('other'))
         perWorkflow(queryKeys.workflowTimeline, queryKeys.workflows);
       if (
@@ -116,6 +122,7 @@ export function refreshIntervalOf(queryKey: QueryKey): number {
   if (queryKey[0] === 'workflows' && queryKey[1] === 'list') return 1_000;
   if (queryKey[0] === 'claims' || queryKey[0] === 'engines') return 500;
   if (queryKey[0] === 'schedules') return 500;
+  if (queryKey[0] === 'queues') return 250;
   if (queryKey[0] === 'self' && queryKey[1] === 'owned') return 500;
   return 0;
 }
@@ -131,9 +138,13 @@ export type LiveUpdateOptions = {
 };
 
 function shownByRoute(): ShownViews {
-  if (typeof location === 'undefined') return { claimExpiries: true, schedules: true };
+  if (typeof location === 'undefined') return { claimExpiries: true, schedules: true, queues: true };
   const screen = currentRoute().screen;
-  return { claimExpiries: screen === 'claims', schedules: screen === 'schedules' };
+  return {
+    claimExpiries: screen === 'claims',
+    schedules: screen === 'schedules',
+    queues: screen === 'queues',
+  };
 }
 
 /**

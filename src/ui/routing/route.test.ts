@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultFilters, formatRoute, parseRoute, routes } from './route';
+import { defaultFilters, formatRoute, parseRoute, routes, sectionOf } from './route';
 
 describe('routes', () => {
   it('reads screens, a workflow id and list filters from the hash, and writes them back canonically', () => {
@@ -48,6 +48,16 @@ describe('routes', () => {
     expect(parseRoute('#/schedules/tick%20tock')).toEqual({ screen: 'schedules', name: 'tick tock' });
     expect(formatRoute(routes.schedules('tick tock'))).toBe('#/schedules/tick%20tock');
     expect(formatRoute(routes.schedules())).toBe('#/schedules');
+  });
+
+  it('reads and writes the queues and one queue’s page', () => {
+    expect(parseRoute('#/queues')).toEqual({ screen: 'queues', name: null });
+    expect(parseRoute('#/queues/')).toEqual({ screen: 'queues', name: null });
+    expect(parseRoute('#/queues/payments.eu')).toEqual({ screen: 'queues', name: 'payments.eu' });
+    expect(parseRoute('#/queues/a%20b')).toEqual({ screen: 'queues', name: 'a b' });
+    expect(formatRoute(routes.queues('a b'))).toBe('#/queues/a%20b');
+    expect(formatRoute(routes.queues())).toBe('#/queues');
+    expect(sectionOf(routes.queues('payments'))).toBe('queues');
   });
 
   it('reads and writes search attribute conditions, one where= each, in order, without repeats', () => {

@@ -52,6 +52,8 @@ export type Route =
   | { screen: 'workflow'; workflowId: string; run?: number }
   /** The schedules, with `name` (one schedule, opened) when a link pointed at it. */
   | { screen: 'schedules'; name: string | null }
+  /** The workflow queues, or one queue's page (`name`). */
+  | { screen: 'queues'; name: string | null }
   | { screen: 'engines' }
   /** Open operations of the running workflows (activities, timers, signals, conditions, children). */
   | { screen: 'pending' }
@@ -125,6 +127,8 @@ export function parseRoute(hash: string): Route {
     }
     case 'schedules':
       return { screen: 'schedules', name: second !== undefined && second.length > 0 ? second : null };
+    case 'queues':
+      return { screen: 'queues', name: second !== undefined && second.length > 0 ? second : null };
     case 'definitions': {
       const version = Number(query.get('v'));
       return {
@@ -169,6 +173,8 @@ export function formatRoute(route: Route): string {
       return `#/workflows/${encodeURIComponent(route.workflowId)}${route.run !== undefined ? `?run=${route.run}` : ''}`;
     case 'schedules':
       return route.name !== null ? `#/schedules/${encodeURIComponent(route.name)}` : '#/schedules';
+    case 'queues':
+      return route.name !== null ? `#/queues/${encodeURIComponent(route.name)}` : '#/queues';
     case 'definitions':
       if (route.name !== null)
         return `#/definitions/${encodeURIComponent(route.name)}${route.version !== null ? `?v=${route.version}` : ''}`;
@@ -190,6 +196,7 @@ export const routes = {
   workflow: (workflowId: string, run?: number): Route =>
     run === undefined ? { screen: 'workflow', workflowId } : { screen: 'workflow', workflowId, run },
   schedules: (name: string | null = null): Route => ({ screen: 'schedules', name }),
+  queues: (name: string | null = null): Route => ({ screen: 'queues', name }),
   engines: (): Route => ({ screen: 'engines' }),
   pending: (): Route => ({ screen: 'pending' }),
   claims: (): Route => ({ screen: 'claims' }),

@@ -233,6 +233,14 @@ function usePaletteCommands(query: string): PaletteCommand[] {
       run: () => navigate(routes.schedules()),
     },
     {
+      id: 'screen:queues',
+      section: 'Screens',
+      title: 'Queues',
+      subtitle: 'Workflows admitted under concurrency and rate limits',
+      keywords: 'queue concurrency rate limit priority slots waiting go',
+      run: () => navigate(routes.queues()),
+    },
+    {
       id: 'screen:engines',
       section: 'Screens',
       title: 'Engines',

@@ -1,5 +1,5 @@
 /**
- * The screens of the studio, with a live figure beside each (schedules firing, definitions of one's own, live
+ * The screens of the studio, with a live figure beside each (schedules firing, workflows waiting in queues, definitions of one's own, live
  * engines, claims held by live engines, pending result waiters) so the sidebar itself says what is going on.
  */
 import {
@@ -10,6 +10,7 @@ import {
   useThisEngine,
 } from '../data/engine-queries';
 import { useDefinitions } from '../data/workflow-queries';
+import { useQueues } from '../data/queue-queries';
 import { useSchedules } from '../data/schedule-queries';
 import { Icon, type IconName } from '../components/icons';
 import { Link } from '../routing/Link';
@@ -21,6 +22,7 @@ type Item = { section: ReturnType<typeof sectionOf>; label: string; icon: IconNa
 const items: Item[] = [
   { section: 'workflows', label: 'Workflows', icon: 'workflows', to: routes.workflows() },
   { section: 'schedules', label: 'Schedules', icon: 'schedules', to: routes.schedules() },
+  { section: 'queues', label: 'Queues', icon: 'queues', to: routes.queues() },
   { section: 'definitions', label: 'Definitions', icon: 'code', to: routes.definitions() },
   { section: 'pending', label: 'Pending work', icon: 'hourglass', to: routes.pending() },
   { section: 'engines', label: 'Engines', icon: 'engines', to: routes.engines() },
@@ -36,9 +38,12 @@ export function SideNav({ route }: { route: Route }) {
   const owned = useOwnedWorkflows().data;
   const definitions = useDefinitions().data;
   const schedules = useSchedules().data;
+  const queues = useQueues().data;
   const figures: Partial<Record<Item['section'], number>> = {
     // Schedules that fire (not paused).
     schedules: schedules?.filter((schedule) => !schedule.paused).length,
+    // Workflows waiting in a queue.
+    queues: queues?.reduce((sum, queue) => sum + queue.waiting, 0),
     definitions: definitions
       ? new Set(definitions.filter((definition) => !definition.builtIn).map((definition) => definition.name))
           .size
