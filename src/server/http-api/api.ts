@@ -1,5 +1,5 @@
 /**
- * Shuttle's HTTP API: the workflows and schedules of a store, for a service in any language. `shuttle
+ * Shuttle's HTTP API: the workflows, schedules and queues of a store, for a service in any language. `shuttle
  * serve` serves it under `/api/v1`; `createHttpApi` mounts it in a program's own server — a `node:http`
  * handler (`handleNode`, which Express and Connect take as middleware) and a fetch handler (`handleFetch`:
  * Hono, and any runtime that speaks `Request`/`Response`).
@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { isTerminal, serializeError, type Engine, type WorkflowDescription } from '../../engine';
+import { queueHandlers } from '../../host/handlers/queues';
 import { scheduleHandlers } from '../../host/handlers/schedules';
 import type { Handler, HandlerContext, HostPort } from '../../host/handlers/types';
 import { workflowHandlers } from '../../host/handlers/workflows';
@@ -369,10 +370,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     authoring: false,
     runtime: 'server',
   };
-  const handlers = { ...workflowHandlers(context), ...scheduleHandlers(context) } as Record<
-    string,
-    Handler<Method>
-  >;
+  const handlers = {
+    ...workflowHandlers(context),
+    ...scheduleHandlers(context),
+    ...queueHandlers(context),
+  } as Record<string, Handler<Method>>;
   const noPort: HostPort = { post: () => undefined, listen: () => () => undefined };
   /** One engine result waiter per run waited on, shared by every long poll of it (it ends with the run). */
   const waiters = new Map<string, Promise<void>>();
@@ -413,6 +415,18 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     return outcomeOf(await engine.describe(workflowId, { run: first.run }));
   }
 
+  /** A workflow with no place in a queue (`GET /workflows/{id}/queue`): why, in words. */
+  async function notQueued(workflowId: string): Promise<RequestRefused> {
+    const description = await engine.describe(workflowId);
+    return new RequestRefused(
+      404,
+      description.queue
+        ? `Workflow '${workflowId}' went through queue '${description.queue.name}' and has ended (${description.status}): only a waiting or admitted workflow has a place in a queue. Its description keeps the queue it went through.`
+        : `Workflow '${workflowId}' was not started onto a queue, so it has no place in one. Start it with options.queue, or give its definition a queue.`,
+      'NotQueuedError',
+    );
+  }
+
   async function serve(request: ApiRequest): Promise<Reply> {
     if (request.method === 'GET' && (request.path === '/openapi.json' || request.path === '/openapi.json/'))
       return { status: 200, body: openapi };
@@ -446,6 +460,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       }
       const result = await handlers[route.calls]!(params as never, noPort);
       if (route.success.status === 204) return { status: 204 };
+      if (route.calls === 'queuePosition' && result === null)
+        throw await notQueued(params.workflowId as string);
       if (route.calls === 'start')
         return { status: (result as { started: boolean }).started ? 201 : 200, body: result };
       const body =

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../engine';
+import { createEngine, type Engine, type QueueStartOptions } from '../../engine';
+import { validateQueueStart } from '../../engine/queues/queue-options';
 import { declarations, domains } from '../../protocol';
 import { PostgresStorage } from '../../storage/postgres';
 import { createTestDatabase, type TestDatabase } from '../../storage/postgres.test-support';
@@ -169,13 +170,17 @@ const approvalInput = {
 };
 
 describe('the HTTP API of shuttle serve', () => {
-  it('is an OpenAPI 3.1 document that names every method of the workflows and schedules domains, or why not', async () => {
+  it('is an OpenAPI 3.1 document that names every method of the workflows, schedules and queues domains, or why not', async () => {
     const result = await new Validator().validate(document as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(document.openapi).toBe('3.1.0');
     const routed = new Set(routes.map((route) => route.calls));
-    for (const method of [...Object.keys(domains.workflows), ...Object.keys(domains.schedules)])
+    for (const method of [
+      ...Object.keys(domains.workflows),
+      ...Object.keys(domains.schedules),
+      ...Object.keys(domains.queues),
+    ])
       expect(routed.has(method as never) || Object.hasOwn(notRouted, method), method).toBe(true);
     // Served without a token; everything else needs one.
     const anonymous = await call('GET', '/openapi.json', { token: null });
@@ -359,6 +364,102 @@ describe('the HTTP API of shuttle serve', () => {
       body: { fromPosition: 5, run: 1, newId: 'api-manual-3' },
     });
     expect(tooFar).toMatchObject({ status: 400, body: { error: { name: 'InvalidOptionsError' } } });
+
+    // Queues: the demos' payments queue (2 at once, 1 per key). Two payments of one key: the first is
+    // admitted, the second waits behind it (its key is full) — the queue, the position and the key's counts
+    // say so; a singleton refuses a second start (409) or joins it; bad queue options are the engine's 400s.
+    const payment = (customer: string, workMs: number) => ({ customer, amount: 10, workMs });
+    expect(
+      (
+        await call('POST', '/workflows', {
+          body: {
+            workflowType: 'payment',
+            input: payment('acme', 3_000),
+            options: { id: 'api-pay-1', concurrencyKey: 'acme' },
+          },
+        })
+      ).status,
+    ).toBe(201);
+    const admitted = await until(async () => {
+      const answer = await call('GET', '/workflows/api-pay-1/queue');
+      return answer.status === 200 && answer.body.status === 'admitted' ? answer.body : undefined;
+    }, 'the first payment to be admitted');
+    expect(admitted).toMatchObject({ queue: 'payments', key: 'acme', priority: 5 });
+    expect(
+      (
+        await call('POST', '/workflows', {
+          body: {
+            workflowType: 'payment',
+            input: payment('acme', 0),
+            options: { id: 'api-pay-2', queue: 'payments', concurrencyKey: 'acme', priority: 1 },
+          },
+        })
+      ).status,
+    ).toBe(201);
+    expect((await call('GET', '/workflows/api-pay-2/queue')).body).toMatchObject({
+      queue: 'payments',
+      status: 'waiting',
+      position: 1,
+      key: 'acme',
+      priority: 1,
+    });
+    expect((await call('GET', '/workflows/api-pay-2')).body).toMatchObject({
+      status: 'pending',
+      queue: { name: 'payments', key: 'acme', priority: 1 },
+    });
+    const queues = await call('GET', '/queues');
+    expect(queues.status).toBe(200);
+    expect(queues.body.items.find((queue: { name: string }) => queue.name === 'payments')).toMatchObject({
+      concurrency: 2,
+      perKeyConcurrency: 1,
+      rateLimit: { limit: 30, periodMs: 60_000 },
+    });
+    const described = await call('GET', '/queues/payments');
+    expect(described.body.slots.map((slot: { workflowId: string }) => slot.workflowId)).toContain(
+      'api-pay-1',
+    );
+    expect(described.body.next[0]).toMatchObject({ workflowId: 'api-pay-2', type: 'payment', key: 'acme' });
+    expect(described.body.keys).toContainEqual({ key: 'acme', running: 1, waiting: 1 });
+    const unknownQueue = await call('GET', '/queues/no-such-queue');
+    expect(unknownQueue).toMatchObject({ status: 404, body: { error: { name: 'QueueNotFoundError' } } });
+    const notQueued = await call('GET', '/workflows/api-approval-1/queue');
+    expect(notQueued).toMatchObject({ status: 404, body: { error: { name: 'NotQueuedError' } } });
+    expect(notQueued.body.error.message).toMatch(/was not started onto a queue/);
+    expect((await call('GET', '/workflows/api-no-such/queue')).body.error.name).toBe('WorkflowNotFoundError');
+
+    const singleton = (id: string, ifActive?: 'join' | 'refuse') =>
+      call('POST', '/workflows', {
+        body: {
+          workflowType: 'payment',
+          input: payment('zeta', 2_000),
+          options: {
+            id,
+            concurrencyKey: 'zeta',
+            singleton: { key: 'api-zeta', ...(ifActive ? { ifActive } : {}) },
+          },
+        },
+      });
+    expect((await singleton('api-pay-s1')).status).toBe(201);
+    const refused = await singleton('api-pay-s2', 'refuse');
+    expect(refused).toMatchObject({ status: 409, body: { error: { name: 'SingletonConflictError' } } });
+    expect(refused.body.error.message).toMatch(/Singleton key 'api-zeta' belongs to workflow 'api-pay-s1'/);
+    expect(await singleton('api-pay-s3')).toMatchObject({
+      status: 200,
+      body: { workflowId: 'api-pay-s1', started: false },
+    });
+    expect((await call('GET', '/workflows/api-pay-s2')).status).toBe(404);
+
+    // api-pay-2 runs once api-pay-1 has ended; then it has no place in the queue.
+    expect((await call('GET', '/workflows/api-pay-2/result?waitMs=30000')).body.status).toBe('completed');
+    const ended = await call('GET', '/workflows/api-pay-2/queue');
+    expect(ended).toMatchObject({ status: 404, body: { error: { name: 'NotQueuedError' } } });
+    expect(ended.body.error.message).toMatch(/went through queue 'payments' and has ended \(completed\)/);
+    const timeline = await call('GET', '/workflows/api-pay-2/timeline');
+    const first = (await call('GET', '/workflows/api-pay-1')).body;
+    const admission = timeline.body.items.find((entry: { kind: string }) => entry.kind === 'started');
+    expect(admission.detail.queue).toMatchObject({ name: 'payments' });
+    // It was admitted only after the first of its key ended: the key's limit held.
+    expect(admission.at).toBeGreaterThanOrEqual(first.endedAt);
 
     // Schedules: create (the same spec again is no change), read, pause, resume, trigger, delete.
     const spec = {
@@ -609,6 +710,46 @@ describe('the HTTP API of shuttle serve', () => {
     ).not.toContain('bad-cron');
     expect(violations).toEqual([]);
   }, 60_000);
+
+  it("refuses bad queue options on POST /workflows with the engine's own words (400), writing nothing", async () => {
+    const cases: [Record<string, unknown>, QueueStartOptions | null, RegExp][] = [
+      [{ priority: 11 }, { priority: 11 }, /priority must be a whole number from 1/],
+      [{ concurrencyKey: '' }, { concurrencyKey: '' }, /concurrencyKey must be a string of 1 to 200/],
+      [
+        { singleton: { key: 'k', ifActive: 'wait' } },
+        { singleton: { key: 'k', ifActive: 'wait' as 'join' } },
+        /ifActive/,
+      ],
+      [
+        { debounce: { key: 'k', windowMs: 1000, maxWaitMs: 10 } },
+        { debounce: { key: 'k', windowMs: 1000, maxWaitMs: 10 } },
+        /maxWaitMs \(10\) must be at least/,
+      ],
+      [
+        { singleton: { key: 'k' }, debounce: { key: 'k', windowMs: 1000 } },
+        { singleton: { key: 'k' }, debounce: { key: 'k', windowMs: 1000 } },
+        /singleton or debounce, not both/,
+      ],
+      [{ queue: 'undeclared' }, null, /Queue 'undeclared' is not declared on this engine/],
+    ];
+    for (const [options, same, words] of cases) {
+      const answer = await call('POST', '/workflows', {
+        body: {
+          workflowType: 'payment',
+          input: { customer: 'a', amount: 1 },
+          options: { id: 'api-bad-queue', ...options },
+        },
+      });
+      expect(answer, JSON.stringify(options)).toMatchObject({
+        status: 400,
+        body: { error: { name: 'InvalidOptionsError' } },
+      });
+      expect(answer.body.error.message).toMatch(words);
+      // The same words as the engine's own check.
+      if (same) expect(() => validateQueueStart(same)).toThrow(answer.body.error.message);
+    }
+    expect((await call('GET', '/workflows/api-bad-queue')).status).toBe(404);
+  });
 
   it('refuses, on every route that takes a body, a field its document does not declare and a missing required one', async () => {
     for (const [template, item] of Object.entries(document.paths as Record<string, Record<string, Loose>>))

@@ -78,7 +78,186 @@ export const schemas: Readonly<Record<string, Schema>> = {
           'Search attributes it starts with: names its definition declares, values of their types (a time: ISO 8601 or epoch ms). A bad one is 400 InvalidSearchAttributeError; nothing is written.',
         additionalProperties: { type: ['string', 'number', 'boolean'] },
       },
+      queue: {
+        type: 'string',
+        description:
+          "Start it onto this queue (declared on the engines with `defineQueue`; default: its definition's queue). It waits, pending, until the queue has room. An undeclared queue is 400 InvalidOptionsError.",
+      },
+      concurrencyKey: {
+        type: 'string',
+        description:
+          "Counted with the starts of this key by the queue's `perKeyConcurrency`; 1–200 characters.",
+      },
+      priority: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        description: 'Its place in its queue: 1 (admitted first) to 10; default 5. Needs a queue.',
+      },
+      singleton: {
+        type: 'object',
+        description:
+          "At most one workflow with this key waiting or running (in its queue, or of its type without one): a start while one is active answers 200 with that workflow and `started: false`, or with `ifActive: 'refuse'` 409 SingletonConflictError.",
+        required: ['key'],
+        additionalProperties: false,
+        properties: {
+          key: { type: 'string', description: '1–200 characters.' },
+          ifActive: { type: 'string', enum: ['join', 'refuse'], description: "Default 'join'." },
+        },
+      },
+      debounce: {
+        type: 'object',
+        description:
+          'Start it `windowMs` after the last start with this key: a start while one waits gives it its input and puts it off again (200, `started: false`, its id), never past `maxWaitMs` after the first. Not with `singleton` or `startDelayMs`.',
+        required: ['key', 'windowMs'],
+        additionalProperties: false,
+        properties: {
+          key: { type: 'string', description: '1–200 characters.' },
+          windowMs: { type: 'integer', minimum: 1 },
+          maxWaitMs: { type: 'integer', minimum: 1, description: 'At least `windowMs`.' },
+        },
+      },
     },
+  },
+  QueueMembership: {
+    type: 'object',
+    description:
+      'The queue a workflow was started onto, kept on its record: its key, priority, when it was enqueued and, once admitted, when and which slot.',
+    required: ['name', 'priority', 'enqueuedAt', 'order'],
+    properties: {
+      name: { type: 'string' },
+      key: { type: 'string', description: 'Its `concurrencyKey`.' },
+      priority: { type: 'integer', minimum: 1, maximum: 10 },
+      enqueuedAt: time,
+      order: { type: 'number', description: 'Its place in the admission order.' },
+      notBefore: { ...time, description: 'Not admitted before this time (a delayed or debounced start).' },
+      admittedAt: time,
+      slot: { type: 'integer' },
+      keySlot: { type: 'integer' },
+    },
+  },
+  QueuePosition: {
+    type: 'object',
+    description: 'Where a workflow stands in its queue.',
+    required: ['queue', 'status', 'priority', 'enqueuedAt'],
+    additionalProperties: false,
+    properties: {
+      queue: { type: 'string' },
+      status: { type: 'string', enum: ['waiting', 'admitted'] },
+      position: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Waiting: 1 = admitted next (counted up to 10,000).',
+      },
+      key: { type: 'string' },
+      priority: { type: 'integer', minimum: 1, maximum: 10 },
+      enqueuedAt: time,
+      notBefore: time,
+      admittedAt: time,
+      slot: { type: 'integer', description: 'Admitted: the slot it holds until it ends.' },
+    },
+  },
+  Queue: {
+    type: 'object',
+    description: 'A workflow queue: its limits as declared, and its state now.',
+    required: [
+      'name',
+      'concurrency',
+      'perKeyConcurrency',
+      'perEngineConcurrency',
+      'rateLimit',
+      'priorityStepMs',
+      'running',
+      'slots',
+      'waiting',
+      'waitingCapped',
+      'next',
+      'oldestEnqueuedAt',
+      'rate',
+      'keys',
+      'drivenHere',
+    ],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      concurrency: { type: ['integer', 'null'], description: 'At most this many admitted and not finished.' },
+      perKeyConcurrency: { type: ['integer', 'null'], description: 'The same, per concurrency key.' },
+      perEngineConcurrency: {
+        type: ['integer', 'null'],
+        description: 'At most this many driven by one engine.',
+      },
+      rateLimit: {
+        type: ['object', 'null'],
+        required: ['limit', 'periodMs'],
+        additionalProperties: false,
+        properties: { limit: { type: 'integer' }, periodMs: { type: 'integer' } },
+      },
+      priorityStepMs: { type: 'integer', description: 'How much waiting one priority level is worth.' },
+      running: {
+        type: ['integer', 'null'],
+        description: 'Admitted and not finished (its held slots); null without a `concurrency` limit.',
+      },
+      slots: {
+        type: 'array',
+        description: 'The workflows holding its slots.',
+        items: {
+          type: 'object',
+          required: ['slot', 'workflowId', 'since', 'admittedBy'],
+          additionalProperties: false,
+          properties: {
+            slot: { type: 'integer' },
+            workflowId: { type: 'string' },
+            since: time,
+            admittedBy: { type: 'string', description: 'The engine id that admitted it.' },
+          },
+        },
+      },
+      waiting: { type: 'integer', description: 'Waiting to be admitted (counted up to 10,000).' },
+      waitingCapped: { type: 'boolean', description: 'More than `waiting` wait.' },
+      next: {
+        type: 'array',
+        description: 'The first waiting workflows (up to 20), in admission order.',
+        items: {
+          type: 'object',
+          required: ['workflowId', 'type'],
+          additionalProperties: false,
+          properties: {
+            workflowId: { type: 'string' },
+            type: { type: 'string' },
+            key: { type: 'string' },
+            notBefore: time,
+          },
+        },
+      },
+      oldestEnqueuedAt: {
+        ...nullableTime,
+        description: 'When the workflow first in line was enqueued; null when none waits.',
+      },
+      rate: {
+        type: ['object', 'null'],
+        description: 'A rate-limited queue: admissions in the current window, and when one is next free.',
+        required: ['usedInWindow', 'nextFreeAt'],
+        additionalProperties: false,
+        properties: { usedInWindow: { type: 'integer' }, nextFreeAt: nullableTime },
+      },
+      keys: {
+        type: 'array',
+        description: 'Per concurrency key (up to 50, the busiest first): running and waiting.',
+        items: {
+          type: 'object',
+          required: ['key', 'running', 'waiting'],
+          additionalProperties: false,
+          properties: { key: { type: 'string' }, running: { type: 'integer' }, waiting: { type: 'integer' } },
+        },
+      },
+      drivenHere: { type: 'integer', description: 'How many of its workflows the serving engine drives.' },
+    },
+  },
+  QueueList: {
+    type: 'object',
+    required: ['items'],
+    additionalProperties: false,
+    properties: { items: { type: 'array', items: ref('Queue') } },
   },
   StartedRun: {
     type: 'object',
@@ -163,6 +342,17 @@ export const schemas: Readonly<Record<string, Schema>> = {
       updatedAt: time,
       parentId: { type: 'string' },
       attributes: ref('SearchAttributes'),
+      queue: ref('QueueMembership'),
+      startKey: {
+        type: 'object',
+        description: 'The singleton or debounce key it was started with (freed when it ends).',
+        required: ['scope', 'kind', 'key'],
+        properties: {
+          scope: { type: 'string' },
+          kind: { type: 'string', enum: ['singleton', 'debounce'] },
+          key: { type: 'string' },
+        },
+      },
       owner,
       epoch: { type: ['integer', 'null'] },
       pending: {
@@ -489,7 +679,7 @@ function querySchema(query: QueryParam): Schema {
 const errorStatuses: Readonly<Record<number, string>> = {
   400: 'The request is wrong (a field, a value, the JSON): nothing was written.',
   401: 'No valid bearer token.',
-  404: 'No such workflow, run, schedule or activity.',
+  404: 'No such workflow, run, schedule, queue or activity (or, for a queue position, the workflow is in no queue).',
   409: 'Refused in its current state (exists, finished, not finished, an attempt no longer current).',
   413: 'The body or a payload is larger than the engine accepts.',
   415: 'The body is not sent as application/json.',
@@ -589,7 +779,7 @@ export function openApiDocument(basePath: string, version: string): Record<strin
       title: 'Shuttle HTTP API',
       version,
       description:
-        'Start, message, steer and read the workflows and schedules of a Shuttle store from any language. Every request but this document needs `Authorization: Bearer <token>`. Errors are `{ "error": { "name", "message", "details" } }`; the name is the engine\'s error class.',
+        'Start, message, steer and read the workflows, schedules and queues of a Shuttle store from any language. Every request but this document needs `Authorization: Bearer <token>`. Errors are `{ "error": { "name", "message", "details" } }`; the name is the engine\'s error class.',
     },
     servers: [{ url: basePath || '/' }],
     security: [{ bearer: [] }],
@@ -597,6 +787,10 @@ export function openApiDocument(basePath: string, version: string): Record<strin
       { name: 'workflows', description: 'Start, message, steer and read workflows.' },
       { name: 'activities', description: 'Complete activities that run outside the engine.' },
       { name: 'schedules', description: 'Cron schedules.' },
+      {
+        name: 'queues',
+        description: 'Workflow queues: their limits, slot holders and who waits (read-only).',
+      },
       { name: 'meta', description: 'The API itself.' },
     ],
     paths,

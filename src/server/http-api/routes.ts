@@ -26,7 +26,7 @@ export type Route = {
   /** OpenAPI path template; `{name}` segments fill the method's param of that name. */
   path: string;
   operationId: string;
-  tag: 'workflows' | 'schedules' | 'activities';
+  tag: 'workflows' | 'schedules' | 'queues' | 'activities';
   summary: string;
   description?: string;
   /** The protocol method the route serves (its params are checked by that method's rules). */
@@ -429,10 +429,45 @@ export const routes: readonly Route[] = [
     success: { status: 204, description: 'Deleted.' },
     errors: [404],
   },
+  {
+    method: 'GET',
+    path: '/queues',
+    operationId: 'listQueues',
+    tag: 'queues',
+    summary: 'The workflow queues of the store',
+    description:
+      'Every queue declared on the serving engine or, by another engine, in the store (`defineQueue`, `createEngine({ queues })`), by name: its limits, running of its limit, how many wait, the rate used.',
+    calls: 'queues',
+    shape: 'items',
+    success: { status: 200, schema: 'QueueList', description: 'The queues.' },
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/queues/{name}',
+    operationId: 'describeQueue',
+    tag: 'queues',
+    summary: "A queue: its limits, the workflows holding its slots, the next waiting, each key's counts",
+    calls: 'describeQueue',
+    success: { status: 200, schema: 'Queue', description: 'The queue.' },
+    errors: [404],
+  },
+  {
+    method: 'GET',
+    path: '/workflows/{workflowId}/queue',
+    operationId: 'workflowQueuePosition',
+    tag: 'queues',
+    summary: 'Where a workflow stands in its queue',
+    description:
+      '`waiting` with its `position` (1 = admitted next), or `admitted` with its slot. 404 `NotQueuedError` when the workflow has no place in a queue: it was not started onto one, or it has ended (its description keeps the `queue` it went through); 404 `WorkflowNotFoundError` when there is no such workflow.',
+    calls: 'queuePosition',
+    success: { status: 200, schema: 'QueuePosition', description: 'Its place in the queue.' },
+    errors: [404],
+  },
 ];
 
 /**
- * The methods of the workflows and schedules domains the HTTP API does not serve, and why. A test checks
+ * The methods of the workflows, schedules and queues domains the HTTP API does not serve, and why. A test checks
  * that every method of those domains is either routed or named here, so a new method is a decision.
  */
 export const notRouted: Readonly<Record<string, string>> = {
