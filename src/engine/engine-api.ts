@@ -3,6 +3,7 @@
  * `ShutdownReport`. Types only; `createEngine` (engine.ts) returns the implementation. Re-exported by
  * engine.ts and by index.ts, the public API. The contract in full: docs/engine.md and docs/ownership.md.
  */
+import type { ActivityLimitInfo } from './activity-limits';
 import type { EngineListener } from './events';
 import type {
   ClaimInfo,
@@ -20,6 +21,7 @@ import type { EngineMetrics } from './metrics';
 import type { OwnershipMode } from './options';
 import type { ClaimHolder, ReclaimOutcome } from './ownership/ownership';
 import type { PurgeReport } from './purge';
+import type { QueuePosition, QueueView } from './queues/queues';
 import type { FenceRejection, TimelineEntry } from './records';
 import type { ResultWaiterInfo } from './result-waiters';
 import type { ScheduleInfo } from './schedules/records';
@@ -203,6 +205,13 @@ export interface Engine {
   metrics(): EngineMetrics;
   /** Every holder record in the store (workflow-lease). */
   claims(): Promise<ClaimInfo[]>;
+  /**
+   * Every group of `activityLimits`, read-only: its limits, the attempts holding its slots (across the fleet
+   * under `workflow-lease` with `concurrency`, read from the store and judged live as claims are; this
+   * engine's otherwise), and how many run and wait here. Reads only the groups' slot keys and their holders'
+   * sessions.
+   */
+  activityLimits(): Promise<ActivityLimitInfo[]>;
   /** Ids of the workflows this engine holds claims on (or drives, outside workflow-lease). */
   ownedWorkflows(): string[];
   /** This engine's result waiters: pending first, then recently settled. */
@@ -227,6 +236,19 @@ export interface Engine {
   schedule(name: string, spec: ScheduleSpecInput, options?: { replace?: boolean }): Promise<ScheduleInfo>;
   /** Every schedule of the store. */
   schedules(): Promise<ScheduleInfo[]>;
+  /**
+   * Every queue declared on this engine or, by another engine, in the store (`queue-def:`): its limits, the
+   * workflows holding its slots, how many wait (counted up to 10,000) and the first of them, the rate window,
+   * a per-key breakdown, and how many this engine drives. Read-only.
+   */
+  queues(): Promise<QueueView[]>;
+  /** One queue, as `queues()` shows it; `QueueNotFoundError` when no engine declared one of that name. */
+  describeQueue(name: string): Promise<QueueView>;
+  /**
+   * Where a workflow stands in its queue: `waiting` with its position (1 = admitted next; counted up to
+   * 10,000), or `admitted` with its slot; null for a workflow not started onto a queue, or finished.
+   */
+  queuePosition(workflowId: string): Promise<QueuePosition | null>;
   /** One schedule; `ScheduleNotFoundError` when there is none of that name. */
   describeSchedule(name: string): Promise<ScheduleInfo>;
   /** Stops a schedule firing (idempotent); slots missed while paused follow its catch-up on resume. */

@@ -7,6 +7,7 @@
  * The parts reach the engine itself only through `EngineHooks`: its state (open, stopping, …), its
  * definitions, and what it does when a claim lands or the store-wide lease is lost.
  */
+import { ActivityLimits } from './activity-limits';
 import { Committer } from './committer';
 import type { WorkflowDefinitions } from './definitions';
 import { EventHub, type EngineEvent, type EngineWarning } from './events';
@@ -22,6 +23,7 @@ import type { MintedClaim } from './ownership/transitions';
 import { Purger } from './purge';
 import { Reactions } from './reactions';
 import { ResultWaiters } from './result-waiters';
+import { Queues } from './queues/queues';
 import { Schedules } from './schedules/schedules';
 import { RunSupervisor, describe } from './supervisor';
 import { TimerScheduler } from './timer-scheduler';
@@ -70,6 +72,8 @@ export type EngineParts = {
   readonly purger: Purger;
   readonly maintenance: Maintenance;
   readonly tracing: Tracing;
+  readonly queues: Queues;
+  readonly activityLimits: ActivityLimits;
 };
 
 /** Builds the parts of engine `engineId` over `options.storage`, in dependency order. */
@@ -115,6 +119,21 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     tracing,
   });
   const writer = new FencedWriter({ committer, ownership: owner });
+  // Durable slots only where several engines drive workflows; a slot's holder is judged by its session.
+  const activityLimits = new ActivityLimits({
+    storage,
+    clock,
+    random: options.random,
+    engineId,
+    limits: options.activityLimits,
+    durable: options.ownership === 'workflow-lease',
+    graceMs: 2 * options.renewIntervalMs,
+    liveness: options.liveness,
+    metrics,
+    emit,
+    warn,
+    isOpen,
+  });
   const waiters = new ResultWaiters({
     storage,
     clock,
@@ -143,6 +162,8 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     rotated: (workflowId, record) => supervisor.rotated(workflowId, record),
     timerArmed: (dueAt) => timers.notify(dueAt),
     tracing,
+    queues: options.queues,
+    enqueued: (queue) => queues.kick(queue),
   });
   const supervisor: RunSupervisor = new RunSupervisor({
     storage,
@@ -157,6 +178,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       mapStack: options.mapStack,
       activityInterceptors: options.activityInterceptors,
       workflowInterceptors: options.workflowInterceptors,
+      activityLimits,
       tracing,
       manualTimers: options.backgroundTasks === 'manual',
       metrics,
@@ -177,6 +199,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     lifecycle: () => lifecycle,
     definitions: (type) => engine.definitions.versionsOf(type),
     isOpen,
+    mayHold: (record) => queues.mayHold(record),
     warn,
   });
   const router: WakeRouter = new WakeRouter({
@@ -191,6 +214,8 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     updateResponseRetentionMs: options.updateResponseRetentionMs,
     isOpen: () => engine.state() === 'open',
     reactions,
+    queueKeyChanged: (key) => queues.changed(key),
+    activityLimits,
   });
   const timers: TimerScheduler = new TimerScheduler({
     storage,
@@ -243,6 +268,19 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     idempotencyWindowMs: options.idempotencyWindowMs,
     warn,
   });
+  const queues: Queues = new Queues({
+    storage,
+    clock,
+    lifecycle,
+    declarations: options.queues,
+    admits: options.claimWorkflows,
+    mayDrive: (type) => engine.mayDrive(type),
+    queueMembers: (queue) => supervisor.queueMembers(queue),
+    isDriving: (workflowId) => supervisor.isDriving(workflowId),
+    automatic: options.backgroundTasks === 'automatic',
+    isOpen: () => engine.state() === 'open',
+    warn,
+  });
   // The passes background work runs (maintenance.ts decides when, and in which order).
   const maintenance: Maintenance = new Maintenance({
     passes: {
@@ -255,6 +293,8 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
       },
       pollSignals: () => router.pollSignals(),
       pollUpdates: () => router.pollUpdates(),
+      pollQueues: () => queues.poll(),
+      pollActivitySlots: () => activityLimits.poll(),
       pollResults: (now) => router.pollResults(now),
       fireTimers: (now) => timers.fireDue(now),
       fireSchedules: (now) => schedules.fireDue(now),
@@ -287,5 +327,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     purger,
     maintenance,
     tracing,
+    queues,
+    activityLimits,
   };
 }

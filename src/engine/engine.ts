@@ -16,6 +16,7 @@
  * In `manual` mode nothing runs on timers: the host calls `runMaintenance()`.
  */
 import type { Storage } from '../storage/types';
+import type { ActivityLimitInfo, ActivityLimits } from './activity-limits';
 import type { Clock } from './clock';
 import type { Committer } from './committer';
 import { WorkflowDefinitions } from './definitions';
@@ -26,6 +27,7 @@ import {
   EngineLeaseNotHeldError,
   InvalidArgumentError,
   InvalidOptionsError,
+  QueueNotFoundError,
   WorkflowNotFoundError,
   WorkflowNotRegisteredError,
 } from './errors';
@@ -57,17 +59,20 @@ import type { EngineMetrics, MetricsCounters } from './metrics';
 import { resolveOptions, type EngineOptions, type OwnershipMode, type ResolvedOptions } from './options';
 import type { ClaimHolder, ClaimHow, Ownership, ReclaimOutcome } from './ownership/ownership';
 import type { MintedClaim } from './ownership/transitions';
-import type { FenceRejection, TimelineEntry } from './records';
+import { decodeRecord, type FenceRejection, type TimelineEntry } from './records';
 import type { Reactions } from './reactions';
 import type { ResultWaiterInfo, ResultWaiters } from './result-waiters';
 import type { PurgeReport, Purger } from './purge';
 import type { Schedules, ScheduleSpecInput } from './schedules/schedules';
+import { assertQueueName } from './queues/queue-options';
+import type { Queues, QueuePosition, QueueView } from './queues/queues';
 import type { ScheduleInfo } from './schedules/records';
 import type { RunSupervisor } from './supervisor';
 import type { TimerScheduler } from './timer-scheduler';
 import type { UpdateCalls } from './update-calls';
 import type { WakeRouter } from './wake-router';
 import { checkCodecMarker } from './payload-codec';
+import { keys } from './keys';
 import {
   operationOutcome,
   queryWorkflow,
@@ -122,7 +127,9 @@ class ShuttleEngine implements Engine {
   readonly #router: WakeRouter;
   readonly #maintenance: Maintenance;
   readonly #schedules: Schedules;
+  readonly #queues: Queues;
   readonly #purger: Purger;
+  readonly #activityLimits: ActivityLimits;
   readonly #external: ExternalActivities;
   readonly #reactions: Reactions;
   /** What workflow-calls.ts needs for `query`, `update`, `result()` and `operationOutcome`. */
@@ -161,8 +168,10 @@ class ShuttleEngine implements Engine {
     this.#router = parts.router;
     this.#timers = parts.timers;
     this.#schedules = parts.schedules;
+    this.#queues = parts.queues;
     this.#external = parts.external;
     this.#purger = parts.purger;
+    this.#activityLimits = parts.activityLimits;
     this.#maintenance = parts.maintenance;
     this.#calls = {
       engineId: this.id,
@@ -197,6 +206,8 @@ class ShuttleEngine implements Engine {
     if (this.#options.recover) await this.recoverAll();
     if (this.#options.backgroundTasks === 'automatic') void this.#timers.fireDue();
     this.#schedules.open();
+    if (this.#options.claimWorkflows) await this.#queues.publish();
+    for (const name of this.#queues.declarations.keys()) this.#queues.kick(name);
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -479,6 +490,7 @@ class ShuttleEngine implements Engine {
       workflowsFinished: m.workflowsFinished,
       operationsCommitted: m.operationsCommitted,
       activitiesRun: m.activitiesRun,
+      activityWaits: m.activityWaits,
       storageTransactions: this.#committer.stats.transactions,
       groupedTransactions: this.#committer.stats.groupedTransactions,
       groupedBatches: this.#committer.stats.groupedBatches,
@@ -487,6 +499,11 @@ class ShuttleEngine implements Engine {
       runsPurged: m.runsPurged,
       runsContinued: m.runsContinued,
     };
+  }
+
+  activityLimits(): Promise<ActivityLimitInfo[]> {
+    this.#assertOpen(true);
+    return this.#activityLimits.view();
   }
 
   claims(): Promise<ClaimInfo[]> {
@@ -508,7 +525,11 @@ class ShuttleEngine implements Engine {
   async idle(options: { activities?: boolean } = {}): Promise<void> {
     const activities = options.activities ?? true;
     for (let round = 0; round < 10_000; round++) {
-      const busy = [...this.#supervisor.busy(activities), ...this.#maintenance.inFlight];
+      const busy = [
+        ...this.#supervisor.busy(activities),
+        ...this.#maintenance.inFlight,
+        ...this.#queues.inFlight,
+      ];
       const maintenance = this.#maintenance.running;
       if (maintenance) busy.push(maintenance);
       const reactions = this.#reactions.drained;
@@ -574,6 +595,30 @@ class ShuttleEngine implements Engine {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Queues (src/engine/queues): read-only views
+
+  queues(): Promise<QueueView[]> {
+    this.#assertOpen(true);
+    return this.#queues.list();
+  }
+
+  async describeQueue(name: string): Promise<QueueView> {
+    this.#assertOpen(true);
+    assertQueueName(name, 'describeQueue: the queue name');
+    const view = await this.#queues.describe(name);
+    if (!view) throw new QueueNotFoundError(name);
+    return view;
+  }
+
+  async queuePosition(workflowId: string): Promise<QueuePosition | null> {
+    this.#assertOpen(true);
+    assertWorkflowId(workflowId);
+    const raw = await this.#storage.get(keys.record(workflowId));
+    if (!raw) throw new WorkflowNotFoundError(workflowId);
+    return this.#queues.position(decodeRecord(keys.record(workflowId), raw));
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Background work
 
   async runMaintenance(now?: number): Promise<void> {
@@ -607,12 +652,14 @@ class ShuttleEngine implements Engine {
     this.#maintenance.stop();
     this.#timers.stop();
     this.#schedules.stop();
+    this.#queues.shutdown();
     // Wait for in-flight turns, passes and reactions (a claim may be landing), at most 5 s; the timer is cleared so that it never keeps a
     // process (or a test) alive after the engine stopped.
     let patience: unknown;
     await Promise.race([
       Promise.all([
-        this.#supervisor.stopAll('shutdown'),
+        // Stopping the runs aborts their attempts, which give their activity slots back.
+        this.#supervisor.stopAll('shutdown').then(() => this.#activityLimits.drained()),
         ...this.#maintenance.inFlight,
         this.#reactions.drained,
       ]),

@@ -34,6 +34,32 @@ export class WorkflowAlreadyExistsError extends ShuttleError {
   }
 }
 
+/** `describeQueue` of a name no engine declared. */
+export class QueueNotFoundError extends ShuttleError {
+  override readonly name = 'QueueNotFoundError';
+
+  constructor(readonly queue: string) {
+    super(
+      `Queue '${queue}' is not declared by this engine nor by any engine in this store. Check the name, or declare it with createEngine({ queues: { '${queue}': { concurrency: … } } }).`,
+    );
+  }
+}
+
+/** A start with `singleton: { key, ifActive: 'refuse' }` while a workflow with that key waits or runs. */
+export class SingletonConflictError extends ShuttleError {
+  override readonly name = 'SingletonConflictError';
+
+  constructor(
+    readonly key: string,
+    readonly workflowId: string,
+    readonly status: string,
+  ) {
+    super(
+      `Singleton key '${key}' belongs to workflow '${workflowId}', which is ${status}; nothing was started. Wait until it ends, or pass ifActive: 'join' to get that workflow back instead.`,
+    );
+  }
+}
+
 /** `start` with the id of a finished workflow of another type, without `idReuse: 'any-type'`. */
 export class WorkflowIdReuseError extends ShuttleError {
   override readonly name = 'WorkflowIdReuseError';

@@ -104,6 +104,8 @@ export type WorkflowFacts = Pick<
   | 'forkedFrom'
   | 'continuedFrom'
   | 'attributes'
+  | 'queue'
+  | 'startKey'
 > & { workflowId: string; workflowType: string; parentId?: string };
 
 /** The facts of a record: everything but the storage envelope (`v`), the parent link's internals and `createdBy`. */

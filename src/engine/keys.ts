@@ -127,6 +127,13 @@ export const keys = {
   ownerNotice: (engineId: string, id: string) => `wf-owner-notice:${escapeId(engineId)}:${escapeId(id)}`,
   ownerNoticesOf: (engineId: string) => `wf-owner-notice:${escapeId(engineId)}:`,
   ownerNoticesPrefix: 'wf-owner-notice:',
+  /**
+   * Slot `index` of an activity concurrency limit group (workflow-lease, activity-limits.ts): present while an
+   * attempt holds it. Group names never hold `%`; they are escaped like ids (a `:` in a name).
+   */
+  activitySlot: (group: string, index: number) => `act-slot:${escapeId(group)}:${pad(index, 6)}`,
+  activitySlotsOf: (group: string) => `act-slot:${escapeId(group)}:`,
+  activitySlotsPrefix: 'act-slot:',
   /** An engine's session (workflow-lease): renewed once per pass, it keeps all of the engine's claims live. */
   session: (engineId: string) => `wf-session:${escapeId(engineId)}`,
   sessionsPrefix: 'wf-session:',
@@ -156,6 +163,38 @@ export const keys = {
   scheduleDuePrefix: 'sched-due:',
   /** Upper bound (exclusive scan cursor) for schedule entries due at or before `time`. */
   scheduleDueAfter: (time: number) => `sched-due:${pad(Math.max(0, Math.floor(time)), timeWidth)}:\uffff`,
+  /**
+   * Workflow queues (src/engine/queues): the declaration an engine last wrote, for the studio and the CLI.
+   * Queue names are [A-Za-z0-9_.-] only, so they need no escaping.
+   */
+  queueDeclaration: (queue: string) => `queue-def:${queue}`,
+  queueDeclarationsPrefix: 'queue-def:',
+  /**
+   * A workflow waiting in a queue, in admission order: `order` is its enqueue time plus its priority's
+   * weight (queues/order.ts), so FIFO within a priority and no starvation across priorities.
+   */
+  queueWait: (queue: string, order: number, id: string) =>
+    `queue-wait:${queue}:${pad(Math.max(0, Math.floor(order)), timeWidth)}:${escapeId(id)}`,
+  queueWaitPrefix: (queue: string) => `queue-wait:${queue}:`,
+  queueWaitsPrefix: 'queue-wait:',
+  /** One of a queue's `concurrency` slots, held by an admitted workflow until it finishes. */
+  queueSlot: (queue: string, slot: number) => `queue-slot:${queue}:${pad(slot, 6)}`,
+  queueSlotPrefix: (queue: string) => `queue-slot:${queue}:`,
+  queueSlotsPrefix: 'queue-slot:',
+  /** One of a concurrency key's `perKeyConcurrency` slots. */
+  queueKeySlot: (queue: string, key: string, slot: number) =>
+    `queue-kslot:${queue}:${escapeId(key)}:${pad(slot, 6)}`,
+  queueKeySlotPrefix: (queue: string, key: string) => `queue-kslot:${queue}:${escapeId(key)}:`,
+  queueKeySlotsPrefix: (queue: string) => `queue-kslot:${queue}:`,
+  /** One of a rate limit's `limit` tokens: the time it was last used (a token is reusable a period later). */
+  queueRate: (queue: string, token: number) => `queue-rate:${queue}:${pad(token, 6)}`,
+  queueRatePrefix: (queue: string) => `queue-rate:${queue}:`,
+  /**
+   * A singleton or debounce key of a start (`{ id, run }`): the workflow it names is the one a start with the
+   * same key joins. Scoped by queue (or by workflow type for a start without a queue).
+   */
+  startKey: (scope: string, kind: 'singleton' | 'debounce', key: string) =>
+    `start-key:${escapeId(scope)}:${kind}:${escapeId(key)}`,
 } as const;
 
 /** The part of `key` after `prefix`, split on `:` and unescaped. */
@@ -207,6 +246,7 @@ export type StoredKeyKind =
   | 'idempotency'
   | 'activity-completion'
   | 'activity-heartbeat'
+  | 'activity-slot'
   | 'checkpoint'
   | 'status-index'
   | 'attribute-index'
@@ -228,6 +268,7 @@ export type StoredKeyKind =
   | 'definition'
   | 'schedule'
   | 'schedule-due'
+  | 'queue'
   | 'other';
 
 const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 'second' | 'none' }[] = [
@@ -237,6 +278,7 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'idem:', kind: 'idempotency', id: 'none' },
   { prefix: 'act-done:', kind: 'activity-completion', id: 'first' },
   { prefix: 'act-hb:', kind: 'activity-heartbeat', id: 'first' },
+  { prefix: 'act-slot:', kind: 'activity-slot', id: 'none' },
   { prefix: 'wf-ckpt:', kind: 'checkpoint', id: 'first' },
   { prefix: 'wf-idx:', kind: 'status-index', id: 'second' },
   { prefix: 'wf-attr:', kind: 'attribute-index', id: 'none' },
@@ -260,6 +302,8 @@ const keyKinds: readonly { prefix: string; kind: StoredKeyKind; id: 'first' | 's
   { prefix: 'def:', kind: 'definition', id: 'none' },
   { prefix: 'sched:', kind: 'schedule', id: 'none' },
   { prefix: 'sched-due:', kind: 'schedule-due', id: 'none' },
+  { prefix: 'queue-', kind: 'queue', id: 'none' },
+  { prefix: 'start-key:', kind: 'queue', id: 'none' },
 ];
 
 /** Classifies a stored key: what it holds and, for per-workflow keys, the workflow id. */

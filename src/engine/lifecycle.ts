@@ -39,6 +39,7 @@ import {
   WorkflowIdReuseError,
   WorkflowNotFoundError,
   WorkflowNotRegisteredError,
+  SingletonConflictError,
   serializeError,
   type SerializedError,
 } from './errors';
@@ -81,8 +82,19 @@ import {
 } from './workflow-writes';
 import { storedTrace, type TraceContext, type Tracing, type TracerSpan } from './tracing';
 import type { AnyWorkflowDefinition } from './workflow';
+import { mutation } from './mutations';
+import {
+  admissionOrder,
+  defaultPriority,
+  validateQueueStart,
+  type QueueDeclaration,
+  type QueueMembership,
+  type QueueStartOptions,
+  type StartKeyMembership,
+} from './queues/queue-options';
+import { decodeStartKey, encodeWaitEntry, type SlotRecord, type StartKeyRecord } from './queues/records';
 
-export type StartOptions = {
+export type StartOptions = QueueStartOptions & {
   /** The workflow id. Default: a random UUID. 1–256 characters. */
   id?: string;
   /** The workflow is `timed-out` if it has not finished this many ms after it started. */
@@ -175,6 +187,10 @@ export type LifecycleDeps = {
   idempotencyWindowMs: number;
   /** Spans for starts and signals (tracing.ts). */
   tracing: Tracing;
+  /** The queues this engine declares (`createEngine({ queues })`). */
+  queues: ReadonlyMap<string, QueueDeclaration>;
+  /** A workflow was enqueued onto `queue`: look for a free slot. */
+  enqueued: (queue: string) => void;
 };
 
 type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
@@ -196,6 +212,30 @@ function quote(value: unknown): string {
     return String(value);
   }
 }
+
+/** The singleton or debounce key of a start, scoped by its queue (or by its type without one). */
+function startKeyOf(
+  definition: AnyWorkflowDefinition,
+  options: StartOptions,
+  queue: QueueDeclaration | null,
+): StartKeyMembership | null {
+  const scope = queue ? `queue:${queue.name}` : `type:${definition.name}`;
+  if (options.singleton) return { scope, kind: 'singleton', key: options.singleton.key };
+  if (options.debounce) return { scope, kind: 'debounce', key: options.debounce.key };
+  return null;
+}
+
+/** What a queue admission takes with the workflow, each conditioned as read (queues/queues.ts picks them). */
+export type QueueGrant = {
+  /** The wait entry's key and exact text. */
+  waitKey: string;
+  waitRaw: string;
+  /** The queue slot it takes (a key read absent, or a stale holder's exact text). */
+  slot?: { index: number; expected: string | null };
+  keySlot?: { index: number; expected: string | null };
+  /** The rate token it uses, and its text as read. */
+  rate?: { index: number; expected: string | null };
+};
 
 export class Lifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
@@ -273,6 +313,28 @@ export class Lifecycle {
   // -------------------------------------------------------------------------------------------------------
   // start
 
+  /**
+   * The queue a start goes onto (its `queue` option, else its definition's), checked against this engine's
+   * declarations; null for a start that runs at once. `concurrencyKey` and `priority` need a queue.
+   */
+  queueOf(definition: AnyWorkflowDefinition, options: StartOptions): QueueDeclaration | null {
+    const name = options.queue ?? definition.queue;
+    if (name === undefined) {
+      for (const option of ['concurrencyKey', 'priority'] as const)
+        if (options[option] !== undefined)
+          throw new InvalidOptionsError(
+            `start option ${option} needs a queue: pass { queue } (declared in createEngine({ queues })), or give workflow '${definition.name}' a default queue.`,
+          );
+      return null;
+    }
+    const queue = this.deps.queues.get(name);
+    if (!queue)
+      throw new InvalidOptionsError(
+        `Queue '${name}' is not declared on this engine${options.queue === undefined ? ` (workflow '${definition.name}' names it as its queue)` : ''}; declare it with createEngine({ queues: { '${name}': { concurrency: … } } }) on every engine that starts or runs its workflows.`,
+      );
+    return queue;
+  }
+
   /** Validates start arguments before anything is read. */
   validateStart(
     type: string,
@@ -290,12 +352,22 @@ export class Lifecycle {
       'idReuse',
       'idempotencyKey',
       'attributes',
+      'queue',
+      'concurrencyKey',
+      'priority',
+      'singleton',
+      'debounce',
     ]);
     for (const key of Object.keys(options))
       if (!known.has(key))
         throw new InvalidOptionsError(
-          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs, idReuse, idempotencyKey or attributes.`,
+          `Unknown start option '${key}'; use id, executionTimeoutMs, startDelayMs, idReuse, idempotencyKey, attributes, queue, concurrencyKey, priority, singleton or debounce.`,
         );
+    validateQueueStart(options);
+    if (options.debounce !== undefined && options.startDelayMs !== undefined)
+      throw new InvalidOptionsError(
+        'A start takes debounce or startDelayMs, not both: a debounced start begins debounce.windowMs after the last start with its key.',
+      );
     const idem = options.idempotencyKey;
     if (idem !== undefined && (typeof idem !== 'string' || idem.length === 0 || idem.length > 200))
       throw new InvalidOptionsError(
@@ -323,6 +395,7 @@ export class Lifecycle {
         );
     }
     if (options.attributes !== undefined) startAttributes(id, definition, options.attributes);
+    this.queueOf(definition, options);
     const stored = normalizePayload(input, `Input of workflow '${id}'`, this.deps.maxPayloadBytes) as
       Json | undefined;
     return { id, input: stored, definition };
@@ -508,6 +581,8 @@ export class Lifecycle {
     trace: TraceContext | undefined,
   ): Promise<{ id: string; run: number; started: boolean }> {
     const { definition, input: stored, options } = args;
+    const queue = this.queueOf(definition, options);
+    const startKey = startKeyOf(definition, options, queue);
     const idemKey = options.idempotencyKey === undefined ? null : keys.idempotency(options.idempotencyKey);
     const window = this.deps.idempotencyWindowMs;
     const existingRun = async (): Promise<{ raw: string | null; live: IdempotencyRecord | null }> => {
@@ -523,6 +598,23 @@ export class Lifecycle {
     for (let attempt = 0; attempt < attempts; attempt++) {
       const idem = await existingRun();
       if (idem.live) return { id: idem.live.workflowId, run: idem.live.run, started: false };
+      // A singleton or debounce key names the workflow a start with it joins, while that one is active.
+      let startKeyRaw: string | null = null;
+      if (startKey) {
+        const held = await this.#activeStartKey(startKey);
+        if (held.active) {
+          const { record } = held.active;
+          if (startKey.kind === 'singleton') {
+            if (options.singleton?.ifActive === 'refuse')
+              throw new SingletonConflictError(startKey.key, record.id, record.status);
+            return { id: record.id, run: record.run, started: false };
+          }
+          if (await this.#debounceAgain(held.active, stored, options.debounce!))
+            return { id: record.id, run: record.run, started: false };
+          continue; // it changed meanwhile (admitted, started, cancelled): look again
+        }
+        startKeyRaw = held.raw;
+      }
       const optimistic = assumeAbsent;
       const plan = await this.#planCreate({
         id,
@@ -532,6 +624,8 @@ export class Lifecycle {
         parent: undefined,
         assumeAbsent: optimistic,
         trace,
+        queue,
+        startKey: startKey ? { membership: startKey, expected: startKeyRaw } : undefined,
       });
       if (!plan.ok) throw plan.error;
       const conditions = [...plan.conditions];
@@ -613,6 +707,7 @@ export class Lifecycle {
       parent: undefined,
       scheduledBy,
       trace: storedTrace(span.context),
+      queue: this.queueOf(args.definition, args.options),
     }).catch((error: unknown) => {
       span.recordError(error);
       span.end();
@@ -682,8 +777,13 @@ export class Lifecycle {
     assumeAbsent?: boolean;
     /** The trace context stored with the workflow (tracing.ts). */
     trace?: TraceContext;
+    /** The queue it waits in until a slot is free (`queueOf`); none: it starts at once. */
+    queue?: QueueDeclaration | null;
+    /** Its singleton or debounce key, and the key's stored value the start replaces (a stale one, or none). */
+    startKey?: { membership: StartKeyMembership; expected: string | null };
   }): Promise<CreatePlan> {
     const { id, definition, input, options, parent, scheduledBy, fork, assumeAbsent = false } = args;
+    const queue = args.queue ?? null;
     const { clock, engineId, ownership } = this.deps;
     const existing = assumeAbsent
       ? null
@@ -716,18 +816,35 @@ export class Lifecycle {
         ),
       };
     const now = clock.now();
-    const delayed = options.startDelayMs !== undefined && options.startDelayMs > 0;
+    // A debounced start waits its window; a queued one waits for a slot (and its delay, if any).
+    const delayMs = options.debounce ? options.debounce.windowMs : (options.startDelayMs ?? 0);
+    const delayed = delayMs > 0 && !queue;
+    const waits = delayed || queue !== null;
     const run = existing ? existing.record.run + 1 : await this.#firstRunOf(id, epochRaw ?? null);
+    let membership: QueueMembership | undefined;
+    if (queue) {
+      const priority = options.priority ?? defaultPriority;
+      membership = {
+        name: queue.name,
+        ...(options.concurrencyKey === undefined ? {} : { key: options.concurrencyKey }),
+        priority,
+        enqueuedAt: now,
+        order: admissionOrder(now, priority, queue.priorityStepMs),
+        ...(delayMs > 0 ? { notBefore: now + delayMs } : {}),
+      };
+    }
     const record: WorkflowRecord = {
       v: 1,
       id,
       type: definition.name,
       version: definition.version,
       run,
-      status: delayed ? 'pending' : 'running',
+      status: waits ? 'pending' : 'running',
       ...(input === undefined ? {} : { input }),
       createdAt: now,
-      ...(delayed ? { startAt: now + options.startDelayMs! } : { startedAt: now }),
+      ...(delayed ? { startAt: now + delayMs } : waits ? {} : { startedAt: now }),
+      ...(membership ? { queue: membership } : {}),
+      ...(args.startKey ? { startKey: args.startKey.membership } : {}),
       ...(options.executionTimeoutMs !== undefined ? { executionTimeoutMs: options.executionTimeoutMs } : {}),
       ...(parent ? { parent } : {}),
       ...(scheduledBy ? { scheduledBy } : {}),
@@ -744,7 +861,7 @@ export class Lifecycle {
         : undefined;
     if (initialAttributes) record.attributes = initialAttributes;
     let minted: MintedClaim | null = null;
-    if (!delayed && this.deps.claimsOnStart) {
+    if (!waits && this.deps.claimsOnStart) {
       try {
         minted = ownership.foldClaim(id, { epochRaw: epochRaw ?? null, holderRaw: holderRaw ?? null });
       } catch (error) {
@@ -760,9 +877,22 @@ export class Lifecycle {
       ...(fork ? { forkedFrom: fork.from } : {}),
     };
     const notes: TimelineNote[] = [
-      delayed
-        ? { kind: 'scheduled', detail: { ...started, startAt: record.startAt! } }
-        : { kind: 'started', detail: started },
+      membership
+        ? {
+            kind: 'scheduled',
+            detail: {
+              ...started,
+              startAt: membership.notBefore ?? now,
+              queue: {
+                name: membership.name,
+                ...(membership.key === undefined ? {} : { key: membership.key }),
+                priority: membership.priority,
+              },
+            },
+          }
+        : delayed
+          ? { kind: 'scheduled', detail: { ...started, startAt: record.startAt! } }
+          : { kind: 'started', detail: started },
     ];
     if (minted)
       notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
@@ -827,6 +957,17 @@ export class Lifecycle {
       // A new id must not meet the logs of a purge still in progress (purge.ts).
       ...(existing ? [] : [{ key: keys.purge(id), expected: null }]),
     ];
+    if (membership) {
+      const waitKey = keys.queueWait(membership.name, membership.order, id);
+      conditions.push({ key: waitKey, expected: null });
+      operations.push({ type: 'put', key: waitKey, value: encodeWaitEntry(record) });
+    }
+    if (args.startKey) {
+      const { membership: held, expected } = args.startKey;
+      const key = keys.startKey(held.scope, held.kind, held.key);
+      conditions.push({ key, expected });
+      operations.push({ type: 'put', key, value: JSON.stringify({ id, run } satisfies StartKeyRecord) });
+    }
     if (minted) {
       conditions.push(...minted.conditions);
       operations.push(...minted.operations);
@@ -842,7 +983,8 @@ export class Lifecycle {
       operations,
       afterCommit: () => {
         for (const { dueAt } of timers) this.deps.timerArmed(dueAt);
-        if (!delayed && this.deps.claimsOnStart) this.deps.claimed(id, definition.name, minted, 'start');
+        if (membership) this.deps.enqueued(membership.name);
+        else if (!waits && this.deps.claimsOnStart) this.deps.claimed(id, definition.name, minted, 'start');
       },
     };
   }
@@ -889,6 +1031,165 @@ export class Lifecycle {
     throw new WorkflowClaimUnavailableError(id, null);
   }
 
+  /**
+   * The workflow a singleton or debounce key belongs to while it is active (a singleton's: not finished; a
+   * debounce's: still pending), with the key's stored text (the condition of a start that replaces it).
+   */
+  async #activeStartKey(
+    startKey: StartKeyMembership,
+  ): Promise<{ raw: string | null; active: Read | null }> {
+    const raw = await this.deps.storage.get(keys.startKey(startKey.scope, startKey.kind, startKey.key));
+    const held = decodeStartKey(raw);
+    if (!held) return { raw, active: null };
+    const read = await this.#read(held.id).catch((error: unknown) => {
+      if (error instanceof CorruptRecordError) return null;
+      throw error;
+    });
+    const same =
+      read !== null &&
+      read.record.run === held.run &&
+      read.record.startKey?.kind === startKey.kind &&
+      read.record.startKey.key === startKey.key &&
+      read.record.startKey.scope === startKey.scope;
+    const active =
+      same && (startKey.kind === 'singleton' ? !isTerminal(read.record.status) : read.record.status === 'pending');
+    return { raw, active: active ? read : null };
+  }
+
+  /**
+   * A debounced start while one with its key waits: that one takes the new input and starts `windowMs` from
+   * now (never later than `maxWaitMs` after it was first started). False when it changed meanwhile.
+   */
+  async #debounceAgain(
+    read: Read,
+    input: Json | undefined,
+    debounce: NonNullable<StartOptions['debounce']>,
+  ): Promise<boolean> {
+    const { record } = read;
+    const now = this.deps.clock.now();
+    const latest = debounce.maxWaitMs === undefined ? Infinity : record.createdAt + debounce.maxWaitMs;
+    const startAt = Math.max(now, Math.min(now + debounce.windowMs, latest));
+    const next: WorkflowRecord = { ...record };
+    if (input === undefined) delete next.input;
+    else next.input = input;
+    if (record.queue) next.queue = { ...record.queue, notBefore: startAt };
+    else next.startAt = startAt;
+    const detail = {
+      workflowType: record.type,
+      version: record.version,
+      startAt,
+      debounced: true,
+      ...(record.queue
+        ? { queue: { name: record.queue.name, ...(record.queue.key === undefined ? {} : { key: record.queue.key }), priority: record.queue.priority } }
+        : {}),
+    };
+    const write = changeStatus(read, next, [{ kind: 'scheduled', detail }], this.#who(0));
+    if (record.queue)
+      write.operations.push({
+        type: 'put',
+        key: keys.queueWait(record.queue.name, record.queue.order, record.id),
+        value: encodeWaitEntry(next),
+      });
+    else {
+      const before = startTimerKey(record);
+      if (before) write.operations.push({ type: 'delete', key: before });
+      write.operations.push({
+        type: 'put',
+        key: startTimerKey(next)!,
+        value: JSON.stringify({ workflowId: record.id, purpose: 'start', run: record.run } satisfies TimerRecord),
+      });
+    }
+    const outcome = await this.#write(write, `debounce workflow '${record.id}'`);
+    if (!outcome.ok) return false;
+    if (record.queue) this.deps.enqueued(record.queue.name);
+    else this.deps.timerArmed(startAt);
+    return true;
+  }
+
+  /**
+   * A queue admits a waiting workflow (queues/queues.ts chose it and its slots): pending → running with the
+   * claim folded in, its wait entry deleted and its slots and rate token taken, all in one batch conditioned on
+   * what was read — so two engines never admit it twice, and a slot is never taken twice. Any engine that
+   * declares the queue and has the definition may do it.
+   */
+  async admitQueued(
+    workflowId: string,
+    grant: QueueGrant,
+  ): Promise<'admitted' | 'gone' | 'not-yet' | 'raced'> {
+    const { clock, ownership, engineId } = this.deps;
+    const read = await this.#read(workflowId).catch((error: unknown) => {
+      if (error instanceof CorruptRecordError) return null;
+      throw error;
+    });
+    const queue = read?.record.queue;
+    if (!read || read.record.status !== 'pending' || !queue) return 'gone';
+    if (!this.deps.claimsOnStart || !this.deps.definition(read.record.type, read.record.version)) return 'gone';
+    const now = clock.now();
+    if ((queue.notBefore ?? 0) > now) return 'not-yet';
+    let minted: MintedClaim | null;
+    try {
+      minted = ownership.foldClaim(workflowId, read);
+    } catch {
+      return 'raced';
+    }
+    const epoch = minted?.epoch ?? 0;
+    const admitted: QueueMembership = {
+      ...queue,
+      admittedAt: now,
+      ...(grant.slot ? { slot: grant.slot.index } : {}),
+      ...(grant.keySlot ? { keySlot: grant.keySlot.index } : {}),
+    };
+    const next: WorkflowRecord = { ...read.record, status: 'running', startedAt: now, queue: admitted };
+    const debounceKey = next.startKey?.kind === 'debounce' ? next.startKey : undefined;
+    if (debounceKey) delete next.startKey;
+    const notes: TimelineNote[] = [
+      {
+        kind: 'started',
+        detail: {
+          workflowType: next.type,
+          version: next.version,
+          queue: {
+            name: queue.name,
+            waitedMs: now - queue.enqueuedAt,
+            ...(grant.slot ? { slot: grant.slot.index } : {}),
+            ...(grant.keySlot ? { keySlot: grant.keySlot.index } : {}),
+          },
+        },
+      },
+    ];
+    if (minted) notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: 'queue' } });
+    const write = changeStatus(read, next, notes, this.#who(epoch));
+    write.conditions.push({ key: grant.waitKey, expected: grant.waitRaw });
+    write.operations.push({ type: 'delete', key: grant.waitKey });
+    const slot: SlotRecord = { id: workflowId, at: now, by: engineId };
+    const take = (key: string, expected: string | null, value: string) => {
+      write.conditions.push({ key, expected });
+      write.operations.push({ type: 'put', key, value });
+    };
+    if (grant.slot && mutation() === 'queue-ignores-limit')
+      write.operations.push({ type: 'put', key: keys.queueSlot(queue.name, grant.slot.index), value: JSON.stringify(slot) });
+    else if (grant.slot)
+      take(keys.queueSlot(queue.name, grant.slot.index), grant.slot.expected, JSON.stringify(slot));
+    if (grant.keySlot && queue.key !== undefined)
+      take(keys.queueKeySlot(queue.name, queue.key, grant.keySlot.index), grant.keySlot.expected, JSON.stringify(slot));
+    if (grant.rate)
+      take(keys.queueRate(queue.name, grant.rate.index), grant.rate.expected, JSON.stringify({ at: now, id: workflowId }));
+    if (debounceKey)
+      write.operations.push({ type: 'delete', key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key) });
+    const executionKey = executionTimerKey(next);
+    if (executionKey)
+      write.operations.push({
+        type: 'put',
+        key: executionKey,
+        value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
+      });
+    const outcome = await this.#write(write, `admit workflow '${workflowId}' from queue '${queue.name}'`, minted);
+    if (!outcome.ok) return 'raced';
+    if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
+    this.deps.claimed(workflowId, next.type, minted, 'start');
+    return 'admitted';
+  }
+
   /** A delayed start fell due: flip pending → running with the claim folded in. Any engine may do it. */
   async startPending(workflowId: string): Promise<boolean> {
     const { clock, ownership, engineId } = this.deps;
@@ -906,7 +1207,11 @@ export class Lifecycle {
         return false;
       }
       const epoch = minted?.epoch ?? 0;
+      if (read.record.queue) return false; // a queued workflow starts when its queue admits it
       const next: WorkflowRecord = { ...read.record, status: 'running', startedAt: now };
+      // A debounced start is no longer joinable once it runs: its key goes.
+      const debounceKey = next.startKey?.kind === 'debounce' ? next.startKey : undefined;
+      if (debounceKey) delete next.startKey;
       const notes: TimelineNote[] = [
         { kind: 'started', detail: { workflowType: next.type, version: next.version, delayed: true } },
       ];
@@ -914,6 +1219,11 @@ export class Lifecycle {
       const write = changeStatus(read, next, notes, this.#who(epoch));
       const startKey = startTimerKey(read.record);
       if (startKey) write.operations.push({ type: 'delete', key: startKey });
+      if (debounceKey)
+        write.operations.push({
+          type: 'delete',
+          key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key),
+        });
       const executionKey = executionTimerKey(next);
       if (executionKey)
         write.operations.push({

@@ -3,6 +3,8 @@
  *
  * `run(now)` is one host-driven pass (`engine.runMaintenance`), in the order docs/ownership.md gives:
  * construction gates (idempotent), renew every held claim, the reclaim scan, the signal and update polls,
+ * queue admission,
+ * the activity slot poll (waiters of limited activity groups read their slots again),
  * pending result waiters, due durable timers, due schedule slots, the retention sweep, expired update
  * responses (and, in manual
  * mode, activity attempt deadlines). Overlapping calls share the pass in flight.
@@ -21,6 +23,10 @@ export type MaintenancePasses = {
   reclaim(): Promise<void>;
   pollSignals(): Promise<void>;
   pollUpdates(): Promise<void>;
+  /** Admission from every declared queue, with the stale-slot check (queues/queues.ts). */
+  pollQueues(): Promise<void>;
+  /** Waiters for activity slots read their groups' slots again (activity-limits.ts). */
+  pollActivitySlots(): Promise<void>;
   pollResults(now: number): Promise<void>;
   fireTimers(now: number): Promise<void>;
   /** Starts the workflows of schedules whose slots are due (src/engine/schedules). */
@@ -82,6 +88,8 @@ export class Maintenance {
     await this.single('reclaim');
     await this.single('pollSignals');
     await this.single('pollUpdates');
+    await this.single('pollQueues');
+    await this.single('pollActivitySlots');
     await this.single('pollResults', at());
     await this.single('fireTimers', at());
     await this.single('fireSchedules', at());
@@ -113,6 +121,8 @@ export class Maintenance {
       void this.single('reclaim');
       void this.single('pollSignals');
       void this.single('pollUpdates');
+      void this.single('pollQueues');
+      void this.single('pollActivitySlots');
     });
     this.#every(() => {
       void this.single('pollResults');

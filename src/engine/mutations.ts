@@ -18,13 +18,19 @@ export type Mutation =
   /** M3: every other engine's claim is judged dead (live holders are taken over at once). */
   | 'every-holder-dead'
   /** M4: on replay, the results recorded for members of a partly finished `ctx.all` are ignored (rerun). */
-  | 'all-ignores-recorded-results';
+  | 'all-ignores-recorded-results'
+  /**
+   * M5: a queue admits without looking at its held slots, and the admission's slot condition is dropped (the
+   * queue's `concurrency` is not enforced: queues/queues.ts, lifecycle.ts `admitQueued`).
+   */
+  | 'queue-ignores-limit';
 
 export const mutations: readonly Mutation[] = [
   'unfenced-commit',
   'takeover-keeps-epoch',
   'every-holder-dead',
   'all-ignores-recorded-results',
+  'queue-ignores-limit',
 ];
 
 let active: Mutation | null = null;

@@ -3,6 +3,7 @@
  * `InvalidOptionsError` that quotes the offending values; nothing is read or written first.
  */
 import type { Storage } from '../storage/types';
+import { activityGroupPattern } from './activity-limits';
 import { CodecStorage, checkPayloadCodec, type PayloadCodec } from './payload-codec';
 import { systemClock, systemRandom, type Clock } from './clock';
 import { isPlausibleTime, plausibleTimes } from './ownership/holder';
@@ -11,6 +12,12 @@ import { defaultMaxPayloadBytes } from './vocabulary';
 import type { EngineEvent, EngineWarning } from './events';
 import type { EngineLiveness } from './ownership/liveness';
 import type { EngineTracer } from './tracing';
+import {
+  resolveQueues,
+  type QueueDeclaration,
+  type QueueDefinition,
+  type QueueOptions,
+} from './queues/queue-options';
 import type { ActivityInterceptor, AnyWorkflowDefinition, WorkflowInterceptor } from './workflow';
 
 export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
@@ -110,6 +117,34 @@ export type EngineOptions = {
    * without is refused (`PayloadCodecRequiredError`). Default: none.
    */
   codec?: PayloadCodec;
+  /**
+   * Workflow queues, name → limits (`QueueOptions`): a workflow started onto a queue (`start(…, { queue })`,
+   * or its definition's `queue`) waits, durably, until the queue has room — its `concurrency` across every
+   * engine sharing the store, `perKeyConcurrency` per `concurrencyKey`, `perEngineConcurrency`, and a
+   * `rateLimit` — and is admitted by priority, FIFO within one (docs/engine.md, "Queues and flow control").
+   * Declare the same queues on every engine that shares the store. Default: none.
+   */
+  queues?: Record<string, QueueOptions> | readonly QueueDefinition[];
+  /**
+   * Concurrency limits of activities, by group (docs/engine.md, "Activity concurrency limits"): at most
+   * `concurrency` attempts of the group hold a slot at once across every engine sharing the store, and at
+   * most `perEngine` on this engine. An activity counts against its `ActivityOptions.limit` group, by default
+   * its own name; an activity whose group is not declared here is not limited. Group names are 1–100
+   * characters of `A-Z a-z 0-9 _ . : -`. Every engine of a fleet should declare the same limits. Default:
+   * none.
+   *
+   * @example
+   * activityLimits: { 'charge-card': { concurrency: 5, perEngine: 2 } }
+   */
+  activityLimits?: Record<string, ActivityLimit>;
+};
+
+/** One group's limit (`EngineOptions.activityLimits`); at least one of the two, each a positive integer. */
+export type ActivityLimit = {
+  /** Attempts of the group running at once across every engine sharing the store. */
+  concurrency?: number;
+  /** Attempts of the group running at once on this engine. */
+  perEngine?: number;
 };
 
 export type EngineInterceptors = {
@@ -147,6 +182,10 @@ export type ResolvedOptions = {
   tracer: EngineTracer | undefined;
   /** The payload codec; when set, `storage` is already wrapped in `CodecStorage`. */
   codec: PayloadCodec | undefined;
+  /** The declared queues (queues/queue-options.ts). */
+  queues: Map<string, QueueDeclaration>;
+  /** `activityLimits`, validated (an empty map when none). */
+  activityLimits: ReadonlyMap<string, ActivityLimit>;
 };
 
 const defaultWarning = (warning: EngineWarning) =>
@@ -190,6 +229,48 @@ function assertPlausibleClock(clock: Clock): void {
     throw new InvalidOptionsError(
       `options.clock.now() returned ${quote(now)}; Shuttle needs epoch milliseconds between ${new Date(plausibleTimes.min).toISOString()} and ${new Date(plausibleTimes.max).toISOString()} (ownership records outside that range read as corrupt). Start a test clock at a real date, e.g. new SimulatedClock(Date.UTC(2026, 0, 1)).`,
     );
+}
+
+function resolveActivityLimits(limits: unknown): ReadonlyMap<string, ActivityLimit> {
+  const resolved = new Map<string, ActivityLimit>();
+  if (limits === undefined) return resolved;
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
+    throw new InvalidOptionsError(
+      `options.activityLimits must be an object of groups, like { 'charge-card': { concurrency: 5 } }; got ${quote(limits)}.`,
+    );
+  for (const [name, limit] of Object.entries(limits)) {
+    if (!activityGroupPattern.test(name))
+      throw new InvalidOptionsError(
+        `options.activityLimits: group name ${quote(name)} must be 1–100 characters of A-Z a-z 0-9 _ . : -.`,
+      );
+    if (typeof limit !== 'object' || limit === null || Array.isArray(limit))
+      throw new InvalidOptionsError(
+        `options.activityLimits['${name}'] must be an object like { concurrency: 5, perEngine: 2 }; got ${quote(limit)}.`,
+      );
+    for (const key of Object.keys(limit))
+      if (key !== 'concurrency' && key !== 'perEngine')
+        throw new InvalidOptionsError(
+          `options.activityLimits['${name}'] has '${key}'; a limit has concurrency (across the fleet) and perEngine (on this engine).`,
+        );
+    const { concurrency, perEngine } = limit as ActivityLimit;
+    for (const [field, value] of [
+      ['concurrency', concurrency],
+      ['perEngine', perEngine],
+    ] as const)
+      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1))
+        throw new InvalidOptionsError(
+          `options.activityLimits['${name}'].${field} must be a positive integer; got ${quote(value)}.`,
+        );
+    if (concurrency === undefined && perEngine === undefined)
+      throw new InvalidOptionsError(
+        `options.activityLimits['${name}'] sets no limit; give concurrency (across the fleet), perEngine (on this engine), or both.`,
+      );
+    resolved.set(name, {
+      ...(concurrency === undefined ? {} : { concurrency }),
+      ...(perEngine === undefined ? {} : { perEngine }),
+    });
+  }
+  return resolved;
 }
 
 export function resolveOptions(options: EngineOptions): ResolvedOptions {
@@ -313,8 +394,11 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
       `options.tracer must be an object with startSpan(name, options) (e.g. openTelemetryTracer() from 'shuttle/opentelemetry'); got ${quote(tracer)}.`,
     );
   const codec = options.codec === undefined ? undefined : checkPayloadCodec(options.codec);
+  const activityLimits = resolveActivityLimits(options.activityLimits);
   return {
+    activityLimits,
     storage: codec ? new CodecStorage(storage, codec) : storage,
+    queues: resolveQueues(options.queues),
     codec,
     mapStack: options.mapStack,
     activityInterceptors: [...(interceptors?.activities ?? [])],

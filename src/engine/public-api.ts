@@ -7,7 +7,8 @@
 export * from './workflow-api';
 export { createEngine } from './engine';
 export type { Engine, WorkflowHandle, ShutdownReport } from './engine-api';
-export type { EngineInterceptors, EngineOptions, OwnershipMode } from './options';
+export type { ActivityLimit, EngineInterceptors, EngineOptions, OwnershipMode } from './options';
+export type { ActivityLimitInfo, ActivitySlotHolder } from './activity-limits';
 export { ownershipModes } from './options';
 export type { EngineTracer, SpanAttributes, TraceContext, TracerSpan } from './tracing';
 export type { PayloadCodec } from './payload-codec';
@@ -54,6 +55,15 @@ export type {
   TimelineEntry,
 } from './records';
 export type { ScheduleSpecInput } from './schedules/schedules';
+export type {
+  QueueDeclaration,
+  QueueDefinition,
+  QueueMembership,
+  QueueOptions,
+  QueueStartOptions,
+  StartKeyMembership,
+} from './queues/queue-options';
+export type { QueuePosition, QueueView } from './queues/queues';
 export type {
   ScheduleCatchUp,
   ScheduleInfo,
@@ -116,6 +126,8 @@ export {
   QueryFailedError,
   ScheduleExistsError,
   ScheduleNotFoundError,
+  QueueNotFoundError,
+  SingletonConflictError,
   StorageError,
   UpdateRejectedError,
   UpdateTimeoutError,

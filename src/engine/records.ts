@@ -4,6 +4,7 @@
  * workflow closed (never overwriting the record). Ownership values decode fail-closed in ownership/holder.ts.
  */
 import type { SearchAttributes } from './attributes';
+import type { QueueMembership, StartKeyMembership } from './queues/queue-options';
 import type { Json, JsonObject } from './codec';
 import { CorruptRecordError, type SerializedError } from './errors';
 import {
@@ -57,6 +58,10 @@ export type WorkflowRecord = {
   continuedFrom?: number;
   /** Search attributes (`ctx.setAttributes`), each with an index key beside the record (attributes.ts). */
   attributes?: SearchAttributes;
+  /** Started onto a queue (src/engine/queues): its place while `pending`, its slots once admitted. */
+  queue?: QueueMembership;
+  /** Started with a singleton or debounce key: the key, freed when the workflow ends (queues/start-keys.ts). */
+  startKey?: StartKeyMembership;
   createdBy: string;
   /**
    * The trace context the workflow was started in (propagation fields, e.g. W3C `traceparent`: tracing.ts):
@@ -185,6 +190,10 @@ export type TimelineDetails = {
     startAt: number;
     parentId?: string;
     scheduledBy?: ScheduledBy;
+    /** Waiting in a queue (admitted when a slot is free, not before `startAt`). */
+    queue?: { name: string; key?: string; priority: number };
+    /** A debounced start moved it back (`startAt` is the new time) and replaced its input. */
+    debounced?: boolean;
   };
   started: {
     workflowType: string;
@@ -195,6 +204,8 @@ export type TimelineDetails = {
     forkedFrom?: ForkedFrom;
     /** Started by `ctx.continueAsNew` in this run (the next run's `started` entry names it). */
     continuedFrom?: number;
+    /** Admitted from a queue after waiting `waitedMs`, into slot `slot` (when the queue has a limit). */
+    queue?: { name: string; waitedMs: number; slot?: number; keySlot?: number };
   };
   'claim-acquired': { engineId: string; epoch: number; how: AcquireHow };
   'claim-taken-over': {

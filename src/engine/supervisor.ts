@@ -44,6 +44,8 @@ export type SupervisorDeps = {
   definitions: (type: string) => AnyWorkflowDefinition[];
   /** The engine is open (or opening): runs may be loaded. */
   isOpen: () => boolean;
+  /** This engine may drive `record` now (false: over a queue's per-engine limit; queues/queues.ts). */
+  mayHold: (record: WorkflowRecord) => boolean;
   warn: (warning: EngineWarning) => void;
 };
 
@@ -83,6 +85,14 @@ export class RunSupervisor {
 
   get size(): number {
     return this.#runs.size;
+  }
+
+  /** Ids of the running workflows of queue `queue` with a run here (queues/queues.ts counts them). */
+  queueMembers(queue: string): string[] {
+    const ids: string[] = [];
+    for (const run of this.#runs.values())
+      if (run.record.queue?.name === queue && run.isLive) ids.push(run.id);
+    return ids;
   }
 
   /** Ids of the workflows with a run here. */
@@ -134,6 +144,12 @@ export class RunSupervisor {
         return;
       }
       if (!this.#deps.isOpen() || !ownership.drives(workflowId)) return;
+      // A queue's per-engine limit: a workflow taken over beyond it is let go before any of its code runs, for
+      // an engine with room to take (queues/queues.ts `mayHold`).
+      if (!this.#deps.mayHold(run.record)) {
+        await ownership.letGo(workflowId);
+        return;
+      }
       this.#runs.get(workflowId)?.drop('evicted');
       this.#runs.set(workflowId, run);
       this.waiting.update(run);

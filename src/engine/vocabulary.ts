@@ -83,7 +83,14 @@ export type TakeoverReason = 'expired' | 'holder-dead' | 'holder-stopped' | 'orp
  * How an engine came to hold a workflow, as a `claim-acquired` entry says. `continue-as-new`: the claim the
  * run before held, carried into the run it started (the first entries of the new run's timeline).
  */
-export type AcquireHow = 'start' | 'child' | 'acquire' | 'resume' | 'delayed-start' | 'continue-as-new';
+export type AcquireHow =
+  | 'start'
+  | 'child'
+  | 'acquire'
+  | 'resume'
+  | 'delayed-start'
+  | 'queue'
+  | 'continue-as-new';
 
 /** The entries of one kind of a timeline, typed by that kind. */
 export function entriesOf<K extends TimelineKind>(

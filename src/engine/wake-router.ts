@@ -13,6 +13,7 @@
  * wake (this engine lost the workflow meanwhile) is discarded there, not here.
  */
 import type { Storage } from '../storage/types';
+import type { ActivityLimits } from './activity-limits';
 import { WorkflowNotFoundError } from './errors';
 import { keys, parseTimerKey, unescapeId, workflowIdOf } from './keys';
 import type { Lifecycle } from './lifecycle';
@@ -39,6 +40,10 @@ export type WakeRouterDeps = {
   isOpen: () => boolean;
   /** Where reactions to the change feed are tracked (no caller awaits them). */
   reactions: Reactions;
+  /** A queue key changed (queues/queues.ts): its queue looks for room. */
+  queueKeyChanged: (key: string) => void;
+  /** Activity slots of limited groups (a released slot lets this engine's waiters read again). */
+  activityLimits: ActivityLimits;
 };
 
 export class WakeRouter {
@@ -88,6 +93,10 @@ export class WakeRouter {
         ownership.noticeDisplacement(unescapeId(key.slice(keys.ownerNoticesPrefix.length).split(':')[0]!));
       } else if (key.startsWith(keys.sessionsPrefix)) {
         ownership.noticeSession(unescapeId(key.slice(keys.sessionsPrefix.length)));
+      } else if (key.startsWith(keys.activitySlotsPrefix)) {
+        this.#deps.activityLimits.changed(key);
+      } else if (key.startsWith('queue-')) {
+        this.#deps.queueKeyChanged(key);
       } else if (key.startsWith(keys.timersPrefix)) {
         const parsed = parseTimerKey(key);
         if (parsed) this.#deps.timers().notify(parsed.dueAt);

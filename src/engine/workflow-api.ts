@@ -8,6 +8,7 @@
  * reads this module). The package's `shuttle/workflow` entry (src/public/workflow.ts) is this module.
  */
 export { defineWorkflow, Operation } from './workflow';
+export { defineQueue } from './queues/queue-options';
 export type {
   ActivityCall,
   ActivityContext,

@@ -23,7 +23,8 @@
  */
 import type { Condition, Operation } from '../storage/types';
 import { keys } from './keys';
-import type { Checkpoint, HistoryEntry, TimelineEntry, TimelineNote, WorkflowRecord } from './records';
+import { queueReleaseOperations } from './queues/release';
+import { isTerminal, type Checkpoint, type HistoryEntry, type TimelineEntry, type TimelineNote, type WorkflowRecord } from './records';
 
 export type { TimelineNote } from './records';
 
@@ -155,6 +156,9 @@ export function changeStatus(
   if (view.record.status !== next.status) {
     write.operations.push({ type: 'delete', key: keys.statusIndex(view.record.status, next.id) });
     write.operations.push({ type: 'put', key: keys.statusIndex(next.status, next.id), value: next.type });
+    // An end gives back the workflow's queue place or slots and its start key, in the same batch.
+    if (isTerminal(next.status) && !isTerminal(view.record.status))
+      write.operations.push(...queueReleaseOperations(view.record));
   }
   return { ...write, recordRaw };
 }

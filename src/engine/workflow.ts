@@ -45,6 +45,12 @@ export type ActivityOptions = {
    * same token. Default `'function'`: the function's result completes it.
    */
   completion?: 'function' | 'external';
+  /**
+   * The concurrency limit group this activity counts against (`EngineOptions.activityLimits`): 1–100
+   * characters of `A-Z a-z 0-9 _ . : -`. Default: the activity's name. An attempt of a limited group waits
+   * for a slot before its function is called; its `timeoutMs` and `heartbeatTimeoutMs` count from then.
+   */
+  limit?: string;
 };
 
 export type RetryPolicy = {
@@ -365,6 +371,11 @@ export type WorkflowDefinition<I = unknown, O = unknown, S extends JsonObject = 
    * disagree).
    */
   readonly attributes?: AttributeDeclarations;
+  /**
+   * The queue its starts go onto unless a start names another (`start(…, { queue })`): declared in
+   * `createEngine({ queues })` on the engines that start it. Default: none (it starts at once).
+   */
+  readonly queue?: string;
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -403,7 +414,7 @@ export function assertDefinition(definition: unknown): asserts definition is Any
     throw new TypeError(
       'A workflow definition must be an object created with defineWorkflow({ name, version, run }).',
     );
-  const { name, version, run, queries, updates, retentionMs, attributes } = definition as Record<
+  const { name, version, run, queries, updates, retentionMs, attributes, queue } = definition as Record<
     string,
     unknown
   >;
@@ -423,6 +434,10 @@ export function assertDefinition(definition: unknown): asserts definition is Any
       `Workflow '${name}' has retentionMs ${JSON.stringify(retentionMs)}; it must be a positive number of milliseconds (omit it to use the engine's).`,
     );
   if (attributes !== undefined) assertDeclarations(name, attributes);
+  if (queue !== undefined && (typeof queue !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(queue)))
+    throw new TypeError(
+      `Workflow '${name}' has queue ${JSON.stringify(queue)}; a queue name is 1 to 100 letters, digits, '_', '.' or '-'.`,
+    );
   if (typeof run !== 'function')
     throw new TypeError(`Workflow '${name}' needs a generator function \`*run(ctx, input)\`.`);
   if (run.constructor?.name !== 'GeneratorFunction')

@@ -22,6 +22,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   'activity-completion': 'messages',
   // Shown with the pending operation (describe), like buffered signals.
   'activity-heartbeat': 'messages',
+  // An activity concurrency slot taken or given back: engine-level state, like a session.
+  'activity-slot': 'engines',
   checkpoint: 'workflows',
   'status-index': 'workflows',
   'attribute-index': 'workflows',
@@ -45,6 +47,8 @@ const areaOfKind: Readonly<Record<StoredKeyKind, StoreArea>> = {
   definition: 'definitions',
   schedule: 'schedules',
   'schedule-due': 'schedules',
+  // A queue's wait entries, slots and rate tokens (an admission also writes the workflow's record).
+  queue: 'queues',
   other: 'other',
 };
 

@@ -34,7 +34,7 @@ export type ResponseMessage =
  * records. `sessions`: engine sessions (their renewal extends every claim of the engine; it changes no
  * claim). `engines`: presence records. `messages`: signals, cancel requests, updates. `timers`: durable
  * timers. `fence-rejections`: refused writes. `definitions`: authored definitions. `schedules`: schedule
- * records and their due index. `other`: anything else.
+ * records and their due index. `queues`: queue declarations, wait entries, slots, rate tokens, start keys. `other`: anything else.
  */
 export type StoreArea =
   | 'workflows'
@@ -47,6 +47,7 @@ export type StoreArea =
   | 'fence-rejections'
   | 'definitions'
   | 'schedules'
+  | 'queues'
   | 'other';
 
 export type PushMessage =

@@ -35,6 +35,8 @@ const classes: Readonly<Record<string, ErrorClass>> = {
   WorkflowNotFoundError: 'not-found',
   ScheduleNotFoundError: 'not-found',
   WorkflowAlreadyExistsError: 'conflict',
+  SingletonConflictError: 'conflict',
+  QueueNotFoundError: 'not-found',
   WorkflowIdReuseError: 'conflict',
   InvalidWorkflowStateError: 'conflict',
   ScheduleExistsError: 'conflict',

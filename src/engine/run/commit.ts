@@ -17,6 +17,7 @@ import { assertPlainData, utf8Bytes } from '../codec';
 import { PayloadTooLargeError } from '../errors';
 import { keys } from '../keys';
 import { mutation } from '../mutations';
+import { queueReleaseOperations } from '../queues/release';
 import { encodePastRun, type Checkpoint, type TimelineNote, type WorkflowRecord } from '../records';
 import {
   commitRecordKey,
@@ -154,6 +155,7 @@ export function commitBatch(
       value: finalRecord.type,
     });
     operations.push(...host.releaseOperations(run.id));
+    operations.push(...queueReleaseOperations(run.record));
   } else if (turn.recordChanged) {
     // `ctx.setAttributes` (run/attributes.ts): the record with its new attributes; the index writes are
     // among the turn's operations.

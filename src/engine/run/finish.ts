@@ -156,6 +156,9 @@ export function continueAsNew(
     ...(run.record.trace ? { trace: run.record.trace } : {}),
     // Search attributes go on with the workflow (their index keys name the id, not the run).
     ...(run.record.attributes ? { attributes: run.record.attributes } : {}),
+    // So do its queue slots and its singleton key: continuing is not ending (queues/release.ts).
+    ...(run.record.queue ? { queue: run.record.queue } : {}),
+    ...(run.record.startKey ? { startKey: run.record.startKey } : {}),
     createdBy: engineId,
   };
   run.finalRecord = ended;

@@ -1,0 +1,516 @@
+/**
+ * Workflow queues across engines: admission, and the read-only views the studio, the CLI and the HTTP API
+ * show. Design: docs/engine.md, "Queues and flow control".
+ *
+ * A workflow started onto a queue is stored `pending` with `record.queue` and a wait entry
+ * (`queue-wait:<queue>:<order>:<id>`, in admission order). Any engine that declares the queue admits it when
+ * the queue has room: one conditional batch (lifecycle.ts `admitQueued`) flips it to running with the claim
+ * folded in, deletes its wait entry, and takes a numbered slot `queue-slot:<queue>:<i>` (i < concurrency),
+ * a key slot `queue-kslot:<queue>:<key>:<j>` (j < perKeyConcurrency) and a rate token
+ * `queue-rate:<queue>:<r>` (r < limit, usable again a period after its last use) — each conditioned on the
+ * value just read. The slots belong to the workflow, not to an engine: they move with it through crashes and
+ * takeovers and are deleted by the transition that ends it, in the same batch (release.ts). So at every
+ * instant the queue's running workflows are exactly its held slots, never more than the limit.
+ *
+ * Admission runs when a workflow is enqueued here, when the change feed reports a queue key (a slot freed, a
+ * workflow enqueued elsewhere), when a delay or rate window ends (a timer of this engine), and on every
+ * maintenance pass (the poll: correct without a change feed).
+ */
+import type { Storage } from '../../storage/types';
+import type { Clock } from '../clock';
+import type { EngineWarning } from '../events';
+import { keys, unescapeId } from '../keys';
+import type { Lifecycle, QueueGrant } from '../lifecycle';
+import { decodeRecord, isTerminal, type WorkflowRecord } from '../records';
+import { mutation } from '../mutations';
+import type { QueueDeclaration } from './queue-options';
+import { decodeRateToken, decodeSlot, decodeWaitEntry, type WaitEntry } from './records';
+
+export type QueuesDeps = {
+  storage: Storage;
+  clock: Clock;
+  lifecycle: Lifecycle;
+  declarations: ReadonlyMap<string, QueueDeclaration>;
+  /** False for an observer engine: it enqueues, but never admits (it runs nothing). */
+  admits: boolean;
+  /** This engine has a definition of `type`, so it may admit (and run) its workflows. */
+  mayDrive: (type: string) => boolean;
+  /** The workflows of `queue` with a run on this engine. */
+  queueMembers: (queue: string) => string[];
+  /** This engine drives the workflow or is loading it. */
+  isDriving: (workflowId: string) => boolean;
+  /** Timers of its own wake admission when a delay or rate window ends (false: the poll does). */
+  automatic: boolean;
+  isOpen: () => boolean;
+  warn: (warning: EngineWarning) => void;
+};
+
+/** One queue as the studio and the CLI show it (`engine.queues()`). */
+export type QueueView = {
+  name: string;
+  concurrency: number | null;
+  perKeyConcurrency: number | null;
+  perEngineConcurrency: number | null;
+  rateLimit: { limit: number; periodMs: number } | null;
+  priorityStepMs: number;
+  /** Admitted and not finished (the held slots); null for a queue without a `concurrency` limit. */
+  running: number | null;
+  /** The workflows holding its slots. */
+  slots: { slot: number; workflowId: string; since: number; admittedBy: string }[];
+  /** Waiting to be admitted (counted up to `countLimit`; `waitingCapped` when there are more). */
+  waiting: number;
+  waitingCapped: boolean;
+  /** The first waiting workflows, in admission order. */
+  next: { workflowId: string; type: string; key?: string; notBefore?: number }[];
+  /** When the workflow first in line was enqueued (null: none waits). */
+  oldestEnqueuedAt: number | null;
+  /** Admissions in the current rate window, and when a token is next free (rate-limited queues). */
+  rate: { usedInWindow: number; nextFreeAt: number | null } | null;
+  /** Per concurrency key: running (held key slots) and waiting (among those counted). */
+  keys: { key: string; running: number; waiting: number }[];
+  /** This engine drives this many of its workflows now. */
+  drivenHere: number;
+};
+
+/** Where a workflow stands in its queue (`engine.queuePosition`). */
+export type QueuePosition = {
+  queue: string;
+  status: 'waiting' | 'admitted';
+  /** 1 = next to be admitted (waiting only; counted up to 10,000). */
+  position?: number;
+  key?: string;
+  priority: number;
+  enqueuedAt: number;
+  notBefore?: number;
+  admittedAt?: number;
+  slot?: number;
+};
+
+const waitPage = 100;
+const countLimit = 10_000;
+
+function slotIndex(key: string): number {
+  return Number(key.slice(key.lastIndexOf(':') + 1));
+}
+
+export class Queues {
+  readonly #deps: QueuesDeps;
+  readonly #passes = new Map<string, Promise<void>>();
+  readonly #again = new Set<string>();
+  readonly #wakes = new Map<string, { at: number; handle: unknown }>();
+  /** Admitted here and perhaps still loading (not yet among `queueMembers`), by queue. */
+  readonly #admittedHere = new Map<string, Set<string>>();
+
+  constructor(deps: QueuesDeps) {
+    this.#deps = deps;
+  }
+
+  /** How many workflows of `queue` this engine drives now, counting those it admitted and still loads. */
+  drivenHere(queue: string): number {
+    const ids = new Set(this.#deps.queueMembers(queue));
+    const admitted = this.#admittedHere.get(queue);
+    if (admitted)
+      for (const id of admitted) {
+        if (this.#deps.isDriving(id)) ids.add(id);
+        else admitted.delete(id);
+      }
+    return ids.size;
+  }
+
+  get declarations(): ReadonlyMap<string, QueueDeclaration> {
+    return this.#deps.declarations;
+  }
+
+  /** Writes each declaration where the studio and the CLI read it (`queue-def:`), when it changed. */
+  async publish(): Promise<void> {
+    const { storage, declarations } = this.#deps;
+    if (declarations.size === 0) return;
+    const names = [...declarations.keys()];
+    const stored = await storage.getMany(names.map((name) => keys.queueDeclaration(name)));
+    const operations = names.flatMap((name, index) => {
+      const value = JSON.stringify(declarations.get(name));
+      return stored[index] === value
+        ? []
+        : [{ type: 'put' as const, key: keys.queueDeclaration(name), value }];
+    });
+    if (operations.length > 0) await storage.conditionalBatch([], operations);
+  }
+
+  /**
+   * Whether this engine may drive `record` beside what it drives already: false for a workflow of a queue with
+   * a `perEngineConcurrency` this engine has reached without it (one taken over from a dead peer, say).
+   */
+  mayHold(record: WorkflowRecord): boolean {
+    const queue = record.queue && this.#deps.declarations.get(record.queue.name);
+    if (!queue || queue.perEngineConcurrency === null || record.status !== 'running') return true;
+    const others = new Set(this.#deps.queueMembers(queue.name));
+    for (const id of this.#admittedHere.get(queue.name) ?? []) if (this.#deps.isDriving(id)) others.add(id);
+    others.delete(record.id);
+    return others.size < queue.perEngineConcurrency;
+  }
+
+  /** Look for room in `queue` now (coalesced: one pass at a time per queue, and one more after it). */
+  kick(queue: string): void {
+    const declaration = this.#deps.declarations.get(queue);
+    if (!declaration || !this.#deps.admits || !this.#deps.isOpen()) return;
+    if (this.#passes.has(queue)) {
+      this.#again.add(queue);
+      return;
+    }
+    const pass = (async () => {
+      try {
+        do {
+          this.#again.delete(queue);
+          await this.#admit(declaration, false);
+        } while (this.#again.has(queue) && this.#deps.isOpen());
+      } catch (error) {
+        this.#deps.warn({
+          name: 'StorageWarning',
+          message: `Admission from queue '${queue}' failed (the next pass tries again): ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+        });
+      } finally {
+        this.#passes.delete(queue);
+      }
+    })();
+    this.#passes.set(queue, pass);
+  }
+
+  /** A key changed in the store (the change feed): a queue key wakes its queue's admission. */
+  changed(key: string): void {
+    if (!key.startsWith('queue-') || key.startsWith(keys.queueDeclarationsPrefix)) return;
+    const rest = key.slice(key.indexOf(':') + 1);
+    const name = rest.slice(0, rest.indexOf(':'));
+    if (this.#deps.declarations.has(name)) this.kick(name);
+  }
+
+  /** The maintenance pass: admission in every declared queue, with the stale-slot check. */
+  async poll(): Promise<void> {
+    if (!this.#deps.admits) return;
+    for (const declaration of this.#deps.declarations.values()) {
+      if (!this.#deps.isOpen()) return;
+      await (this.#passes.get(declaration.name) ?? Promise.resolve());
+      await this.#admit(declaration, true);
+    }
+  }
+
+  /** Passes in flight (shutdown and `idle()` wait for them). */
+  get inFlight(): Promise<void>[] {
+    return [...this.#passes.values()];
+  }
+
+  shutdown(): void {
+    for (const { handle } of this.#wakes.values()) this.#deps.clock.clearTimeout(handle);
+    this.#wakes.clear();
+  }
+
+  /** Wakes this queue's admission at `at` (a delay or a rate window ending), unless an earlier wake is set. */
+  #wakeAt(queue: string, at: number): void {
+    if (!this.#deps.automatic) return;
+    const set = this.#wakes.get(queue);
+    if (set && set.at <= at) return;
+    if (set) this.#deps.clock.clearTimeout(set.handle);
+    const handle = this.#deps.clock.setTimeout(
+      () => {
+        this.#wakes.delete(queue);
+        this.kick(queue);
+      },
+      Math.max(0, at - this.#deps.clock.now()),
+    );
+    this.#wakes.set(queue, { at, handle });
+  }
+
+  /**
+   * Admits waiting workflows while the queue has room: in order, skipping those not yet due, those of types
+   * this engine cannot run, and those whose key is full (no head-of-line blocking across keys).
+   */
+  async #admit(queue: QueueDeclaration, poll: boolean): Promise<void> {
+    const { storage, clock, lifecycle } = this.#deps;
+    let checkedStale = !poll;
+    for (let round = 0; round < 10_000 && this.#deps.isOpen(); round++) {
+      if (queue.perEngineConcurrency !== null && this.drivenHere(queue.name) >= queue.perEngineConcurrency)
+        return;
+      const now = clock.now();
+      const [slots, tokens, page] = await Promise.all([
+        queue.concurrency === null || mutation() === 'queue-ignores-limit'
+          ? Promise.resolve([])
+          : storage.scan(keys.queueSlotPrefix(queue.name)),
+        queue.rateLimit === null ? Promise.resolve([]) : storage.scan(keys.queueRatePrefix(queue.name)),
+        storage.scan(keys.queueWaitPrefix(queue.name), { limit: waitPage }),
+      ]);
+      if (page.length === 0) return;
+      let slot: QueueGrant['slot'];
+      if (queue.concurrency !== null) {
+        if (slots.length >= queue.concurrency) {
+          if (checkedStale) return;
+          checkedStale = true;
+          if (await this.#freeStaleSlots(queue, slots)) continue;
+          return;
+        }
+        const held = new Set(slots.map(({ key }) => slotIndex(key)));
+        let index = 0;
+        while (held.has(index)) index++;
+        if (index >= queue.concurrency) return;
+        slot = { index, expected: null };
+      }
+      let rate: QueueGrant['rate'];
+      if (queue.rateLimit !== null) {
+        const { limit, periodMs } = queue.rateLimit;
+        const byIndex = new Map(tokens.map(({ key, value }) => [slotIndex(key), value]));
+        let soonest = Infinity;
+        for (let index = 0; index < limit && !rate; index++) {
+          const raw = byIndex.get(index) ?? null;
+          const token = decodeRateToken(raw);
+          if (raw === null || !token || token.at + periodMs <= now) rate = { index, expected: raw };
+          else soonest = Math.min(soonest, token.at + periodMs);
+        }
+        if (!rate) {
+          if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
+          return;
+        }
+      }
+      let candidate: { entry: WaitEntry; key: string; raw: string; keySlot?: QueueGrant['keySlot'] } | null =
+        null;
+      const fullKeys = new Set<string>();
+      let soonest = Infinity;
+      for (const { key, value } of page) {
+        const entry = decodeWaitEntry(value);
+        if (!entry) continue;
+        if (entry.notBefore !== undefined && entry.notBefore > now) {
+          soonest = Math.min(soonest, entry.notBefore);
+          continue;
+        }
+        if (!this.#deps.mayDrive(entry.type)) continue;
+        let keySlot: QueueGrant['keySlot'];
+        if (entry.key !== undefined && queue.perKeyConcurrency !== null) {
+          if (fullKeys.has(entry.key)) continue;
+          const held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
+          if (held.length >= queue.perKeyConcurrency) {
+            fullKeys.add(entry.key);
+            continue;
+          }
+          const taken = new Set(held.map(({ key: slotKey }) => slotIndex(slotKey)));
+          let index = 0;
+          while (taken.has(index)) index++;
+          if (index >= queue.perKeyConcurrency) {
+            fullKeys.add(entry.key);
+            continue;
+          }
+          keySlot = { index, expected: null };
+        }
+        candidate = { entry, key, raw: value, ...(keySlot ? { keySlot } : {}) };
+        break;
+      }
+      if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
+      if (!candidate) return;
+      const outcome = await lifecycle.admitQueued(candidate.entry.id, {
+        waitKey: candidate.key,
+        waitRaw: candidate.raw,
+        ...(slot ? { slot } : {}),
+        ...(candidate.keySlot ? { keySlot: candidate.keySlot } : {}),
+        ...(rate ? { rate } : {}),
+      });
+      if (outcome === 'admitted') {
+        const admitted = this.#admittedHere.get(queue.name) ?? new Set<string>();
+        admitted.add(candidate.entry.id);
+        this.#admittedHere.set(queue.name, admitted);
+      }
+      if (outcome === 'gone') await this.#dropOrphan(candidate.entry.id, candidate.key, candidate.raw);
+      if (outcome === 'not-yet') return;
+    }
+  }
+
+  /**
+   * A wait entry whose workflow is no longer waiting in this queue (it can only be left by a workflow
+   * record written outside the engine): deleted, conditioned on its text, so it stops heading the queue.
+   */
+  async #dropOrphan(workflowId: string, key: string, raw: string): Promise<void> {
+    const { storage } = this.#deps;
+    const recordRaw = await storage.get(keys.record(workflowId));
+    let record: WorkflowRecord | null = null;
+    try {
+      record = recordRaw ? decodeRecord(keys.record(workflowId), recordRaw) : null;
+    } catch {
+      return; // a corrupt record is reported where it is driven; its entry stays
+    }
+    if (record && record.status === 'pending' && record.queue) return; // not ours to judge (another version)
+    await storage.conditionalBatch(
+      [
+        { key, expected: raw },
+        { key: keys.record(workflowId), expected: recordRaw },
+      ],
+      [{ type: 'delete', key }],
+    );
+  }
+
+  /**
+   * The backstop against a leak: a slot whose workflow has ended, is gone, or holds another slot (every end
+   * frees its slots in its own batch, so only a record written outside the engine leaves one). Frees those,
+   * each conditioned on the slot's and the record's text. True when it freed one.
+   */
+  async #freeStaleSlots(queue: QueueDeclaration, slots: { key: string; value: string }[]): Promise<boolean> {
+    const { storage } = this.#deps;
+    const held = slots.map((slot) => ({ ...slot, holder: decodeSlot(slot.value) }));
+    const ids = held.map(({ holder }) => holder?.id ?? '');
+    const records = await storage.getMany(ids.map((id) => keys.record(id)));
+    let freed = false;
+    for (const [index, { key, value, holder }] of held.entries()) {
+      const raw = records[index] ?? null;
+      let record: WorkflowRecord | null = null;
+      try {
+        record = raw ? decodeRecord(keys.record(ids[index]!), raw) : null;
+      } catch {
+        continue;
+      }
+      const holds =
+        holder !== null &&
+        record !== null &&
+        !isTerminal(record.status) &&
+        record.queue?.name === queue.name &&
+        record.queue.slot === slotIndex(key);
+      if (holds) continue;
+      const outcome = await storage.conditionalBatch(
+        [{ key, expected: value }, ...(holder ? [{ key: keys.record(holder.id), expected: raw }] : [])],
+        [{ type: 'delete', key }],
+      );
+      if (outcome) {
+        freed = true;
+        this.#deps.warn({
+          name: 'StorageWarning',
+          message: `Queue '${queue.name}': slot ${slotIndex(key)} was held by ${holder ? `workflow '${holder.id}', which ${record ? `is ${record.status}` : 'no longer exists'}` : 'an unreadable value'}; it is free again.`,
+        });
+      }
+    }
+    return freed;
+  }
+
+  /** Every declared queue (and those other engines declared in the store), as `QueueView`s. */
+  async list(): Promise<QueueView[]> {
+    const stored = await this.#deps.storage.scan(keys.queueDeclarationsPrefix);
+    const all = new Map(this.#deps.declarations);
+    for (const { key, value } of stored) {
+      const name = key.slice(keys.queueDeclarationsPrefix.length);
+      if (all.has(name)) continue;
+      try {
+        all.set(name, JSON.parse(value) as QueueDeclaration);
+      } catch {
+        // unreadable: not shown
+      }
+    }
+    return Promise.all(
+      [...all.values()].sort((a, b) => a.name.localeCompare(b.name)).map((q) => this.#view(q)),
+    );
+  }
+
+  /** One queue (declared here or by another engine), or null when none of that name is known. */
+  async describe(name: string): Promise<QueueView | null> {
+    const declaration =
+      this.#deps.declarations.get(name) ??
+      (await this.#deps.storage.get(keys.queueDeclaration(name)).then((raw) => {
+        if (!raw) return null;
+        try {
+          return JSON.parse(raw) as QueueDeclaration;
+        } catch {
+          return null;
+        }
+      }));
+    return declaration ? this.#view(declaration) : null;
+  }
+
+  async #view(queue: QueueDeclaration): Promise<QueueView> {
+    const { storage, clock } = this.#deps;
+    const [slots, tokens, waiting, keySlots] = await Promise.all([
+      storage.scan(keys.queueSlotPrefix(queue.name)),
+      queue.rateLimit === null ? Promise.resolve([]) : storage.scan(keys.queueRatePrefix(queue.name)),
+      storage.scan(keys.queueWaitPrefix(queue.name), { limit: countLimit + 1 }),
+      storage.scan(keys.queueKeySlotsPrefix(queue.name)),
+    ]);
+    const now = clock.now();
+    const entries = waiting
+      .slice(0, countLimit)
+      .map(({ value }) => decodeWaitEntry(value))
+      .filter((entry): entry is WaitEntry => entry !== null);
+    const perKey = new Map<string, { running: number; waiting: number }>();
+    for (const { key } of keySlots) {
+      const escaped = key.slice(keys.queueKeySlotsPrefix(queue.name).length, key.lastIndexOf(':'));
+      const name = unescapeId(escaped);
+      const counts = perKey.get(name) ?? { running: 0, waiting: 0 };
+      counts.running++;
+      perKey.set(name, counts);
+    }
+    for (const entry of entries)
+      if (entry.key !== undefined) {
+        const counts = perKey.get(entry.key) ?? { running: 0, waiting: 0 };
+        counts.waiting++;
+        perKey.set(entry.key, counts);
+      }
+    let rate: QueueView['rate'] = null;
+    if (queue.rateLimit) {
+      const { limit, periodMs } = queue.rateLimit;
+      const used = tokens
+        .map(({ value }) => decodeRateToken(value))
+        .filter((token) => token !== null && token.at + periodMs > now) as { at: number }[];
+      rate = {
+        usedInWindow: used.length,
+        nextFreeAt: used.length < limit ? null : Math.min(...used.map((token) => token.at + periodMs)),
+      };
+    }
+    const first = entries[0];
+    const oldest = first
+      ? await storage
+          .get(keys.record(first.id))
+          .then((raw) => (raw ? (decodeRecord(keys.record(first.id), raw).queue?.enqueuedAt ?? null) : null))
+          .catch(() => null)
+      : null;
+    return {
+      ...queue,
+      running: queue.concurrency === null ? null : slots.length,
+      slots: slots.flatMap(({ key, value }) => {
+        const holder = decodeSlot(value);
+        return holder
+          ? [{ slot: slotIndex(key), workflowId: holder.id, since: holder.at, admittedBy: holder.by }]
+          : [];
+      }),
+      waiting: entries.length,
+      waitingCapped: waiting.length > countLimit,
+      next: entries.slice(0, 20).map((entry) => ({
+        workflowId: entry.id,
+        type: entry.type,
+        ...(entry.key === undefined ? {} : { key: entry.key }),
+        ...(entry.notBefore === undefined ? {} : { notBefore: entry.notBefore }),
+      })),
+      oldestEnqueuedAt: oldest,
+      rate,
+      keys: [...perKey.entries()]
+        .map(([key, counts]) => ({ key, ...counts }))
+        .sort((a, b) => b.running + b.waiting - (a.running + a.waiting) || a.key.localeCompare(b.key))
+        .slice(0, 50),
+      drivenHere: this.drivenHere(queue.name),
+    };
+  }
+
+  /** Where a workflow stands in its queue: waiting (and its position), or admitted; null when not queued. */
+  async position(record: WorkflowRecord): Promise<QueuePosition | null> {
+    const queue = record.queue;
+    if (!queue || isTerminal(record.status)) return null;
+    const base = {
+      queue: queue.name,
+      ...(queue.key === undefined ? {} : { key: queue.key }),
+      priority: queue.priority,
+      enqueuedAt: queue.enqueuedAt,
+      ...(queue.notBefore === undefined ? {} : { notBefore: queue.notBefore }),
+    };
+    if (record.status !== 'pending')
+      return {
+        ...base,
+        status: 'admitted',
+        ...(queue.admittedAt === undefined ? {} : { admittedAt: queue.admittedAt }),
+        ...(queue.slot === undefined ? {} : { slot: queue.slot }),
+      };
+    const ahead = await this.#deps.storage.scan(keys.queueWaitPrefix(queue.name), {
+      after: keys.queueWait(queue.name, queue.order, record.id),
+      reverse: true,
+      limit: countLimit,
+    });
+    return { ...base, status: 'waiting', position: ahead.length + 1 };
+  }
+}
