@@ -1,5 +1,5 @@
 /**
- * The runner's side of the fixture processes (engine-process.ts, dbos-peer.ts): spawns one with
+ * The runner's side of the fixture processes (engine-process.ts, dbos-peer.ts, dbos-queue-peer.ts): spawns one with
  * `node --import tsx`, sends it JSON-line commands on stdin and waits for the JSON lines it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,7 @@ export type Message = { event: string; at: number } & Record<string, unknown>;
 const fixtures = {
   engine: fileURLToPath(new URL('./engine-process.ts', import.meta.url)),
   dbos: fileURLToPath(new URL('./dbos-peer.ts', import.meta.url)),
+  'dbos-queue': fileURLToPath(new URL('./dbos-queue-peer.ts', import.meta.url)),
 } as const;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -80,6 +81,20 @@ export class FixtureProcess {
   /** DBOS Transact on `url`, with its system-database pool of `poolSize` connections (default: DBOS's). */
   static async dbos(url: string, poolSize?: number, timeoutMs = 120_000): Promise<FixtureProcess> {
     const child = new FixtureProcess('dbos', 'dbos', poolSize ? [url, String(poolSize)] : [url]);
+    await child.next('ready', timeoutMs);
+    return child;
+  }
+
+  /**
+   * DBOS Transact with a `WorkflowQueue` of concurrency 10 (dbos-queue-peer.ts) on `url`, polling it every
+   * `pollIntervalMs` (default: DBOS's own, 1,000 ms); resolves once DBOS launched and the queue is registered.
+   */
+  static async dbosQueue(url: string, pollIntervalMs?: number, timeoutMs = 120_000): Promise<FixtureProcess> {
+    const child = new FixtureProcess(
+      `dbos-queue${pollIntervalMs ? `-${pollIntervalMs}ms` : ''}`,
+      'dbos-queue',
+      pollIntervalMs ? [url, String(pollIntervalMs)] : [url],
+    );
     await child.next('ready', timeoutMs);
     return child;
   }
