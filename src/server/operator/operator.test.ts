@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEngine, defineWorkflow, type Engine } from '../../engine';
+import { createEngine, defineQueue, defineWorkflow, type Engine } from '../../engine';
+import { validateQueueStart } from '../../engine/queues/queue-options';
 import { MemoryStorage } from '../../storage/memory';
 import { StartupError } from '../store';
 import { exitCodes, runOperator, type OperatorGroup, type OperatorIo, type StoreFlags } from './operator';
@@ -53,6 +54,24 @@ const tagged = defineWorkflow({
   },
 });
 
+/** Goes onto the payments queue (its definition's), and holds its slot until it is told it is done. */
+const charge = defineWorkflow({
+  name: 'charge',
+  version: 1,
+  queue: 'payments',
+  *run(ctx) {
+    yield* ctx.waitForSignal('done');
+    return 'charged';
+  },
+});
+
+/** One at a time, one per key, ten a minute: declared by the worker, and by the commands given charge.ts. */
+const payments = defineQueue('payments', {
+  concurrency: 1,
+  perKeyConcurrency: 1,
+  rateLimit: { limit: 10, periodMs: 60_000 },
+});
+
 const timings = {
   ownership: 'workflow-lease',
   workflowClaimTtlMs: 3000,
@@ -67,7 +86,12 @@ let closed: number;
 
 beforeEach(async () => {
   storage = new MemoryStorage();
-  worker = await createEngine({ storage, workflows: [greet, approval, tagged], ...timings });
+  worker = await createEngine({
+    storage,
+    workflows: [greet, approval, tagged, charge],
+    queues: [payments],
+    ...timings,
+  });
   opened = 0;
   closed = 0;
 });
@@ -97,7 +121,10 @@ async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
           ...(flags.workflows.includes('approval.ts') ? [approval] : []),
           ...(flags.workflows.includes('approval-changed.ts') ? [approvalChanged] : []),
           ...(flags.workflows.includes('tagged.ts') ? [tagged] : []),
+          ...(flags.workflows.includes('charge.ts') ? [charge] : []),
         ],
+        // A module that defines charge declares its queue too (as --workflows modules do).
+        ...(flags.workflows.includes('charge.ts') ? { queues: [payments] } : {}),
         ...timings,
         claimWorkflows: false,
         recover: false,
@@ -650,5 +677,197 @@ describe('shuttle schedule', () => {
     expect((await shuttle('schedule', 'delete', 'nightly')).code).toBe(exitCodes.usage);
     expect((await shuttle('schedule', 'delete', 'nightly', '--yes')).code).toBe(0);
     expect((await shuttle('schedule', 'describe', 'nightly')).code).toBe(exitCodes.notFound);
+  });
+});
+
+describe('shuttle queue, and workflow start onto a queue', () => {
+  const admitted = (id: string) =>
+    vi.waitFor(async () => expect((await worker.queuePosition(id))?.status).toBe('admitted'), {
+      timeout: 5_000,
+    });
+
+  it('start --queue/--concurrency-key/--priority says where it waits; queue list and describe show limits, holders, who waits next and each key; describe shows the position', async () => {
+    const start = (id: string, ...flags: string[]) =>
+      shuttle('workflow', 'start', 'charge', '--workflows', 'charge.ts', '--id', id, ...flags);
+    const first = await start('c-1', '--concurrency-key', 'acme');
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toMatch(
+      /^Started c-1 \(run 1\)\. (It waits in queue 'payments' at position 1|Queue 'payments' admitted it \(slot 0\))\.\n$/,
+    );
+    await admitted('c-1');
+    // Its key is full (and the queue): it waits, first in line by its priority.
+    expect(
+      (await start('c-2', '--queue', 'payments', '--concurrency-key', 'acme', '--priority', '2')).stdout,
+    ).toBe("Started c-2 (run 1). It waits in queue 'payments' at position 1.\n");
+    expect((await start('c-3', '--concurrency-key', 'zeta')).stdout).toBe(
+      "Started c-3 (run 1). It waits in queue 'payments' at position 2.\n",
+    );
+
+    // Without --workflows: the queue as the worker declared it in the store.
+    const listed = await shuttle('queue', 'list');
+    expect(listed.code).toBe(0);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(/^NAME\s+LIMITS\s+RUNNING\s+WAITING\s+NEXT WAITED\s+RATE$/);
+    expect(row).toMatch(
+      /^payments\s+concurrency 1, per key 1, rate 10\/1m\s+1\/1\s+2\s+\d+(ms|s)\s+1\/10 per 1m$/,
+    );
+    const json = JSON.parse((await shuttle('queue', 'list', '--json')).stdout) as {
+      name: string;
+      running: number;
+      waiting: number;
+    }[];
+    expect(json).toEqual([expect.objectContaining({ name: 'payments', running: 1, waiting: 2 })]);
+
+    const described = await shuttle('queue', 'describe', 'payments');
+    expect(described.code).toBe(0);
+    expect(described.stdout).toMatch(/^Limits:\s+concurrency 1, per key 1, rate 10\/1m$/m);
+    expect(described.stdout).toMatch(/^Running:\s+1 of 1$/m);
+    expect(described.stdout).toMatch(/^Rate:\s+1 of 10 admissions used in the last 1m$/m);
+    expect(described.stdout).toMatch(
+      /Slot holders:\nSLOT\s+WORKFLOW\s+SINCE\s+ADMITTED BY\n0\s+c-1\s+\S+ ago\s+worker-1$/m,
+    );
+    expect(described.stdout).toMatch(
+      /Next waiting, in admission order:\n#\s+WORKFLOW\s+TYPE\s+KEY\s+NOT BEFORE\n1\s+c-2\s+charge\s+acme\s+-\n2\s+c-3\s+charge\s+zeta\s+-$/m,
+    );
+    expect(described.stdout).toMatch(
+      /By concurrency key \(at most 1 running each\):\nKEY\s+RUNNING\s+WAITING\n/,
+    );
+    expect(described.stdout).toMatch(/^acme\s+1\s+1$/m);
+    expect(described.stdout).toMatch(/^zeta\s+0\s+1$/m);
+    // show is describe; --json is the engine's view.
+    const durationless = (text: string) => text.replace(/\d+(ms|s)\b/g, 'T');
+    expect(durationless((await shuttle('queue', 'show', 'payments')).stdout)).toBe(
+      durationless(described.stdout),
+    );
+    const view = JSON.parse((await shuttle('queue', 'show', 'payments', '--json')).stdout);
+    // (drivenHere is the answering engine's own count: the command's observer drives none.)
+    expect({ ...view, drivenHere: 1 }).toEqual(await worker.describeQueue('payments'));
+    const missing = await shuttle('queue', 'describe', 'refunds');
+    expect(missing.code).toBe(exitCodes.notFound);
+    expect(missing.stderr).toMatch(
+      /^QueueNotFoundError: Queue 'refunds' is not declared.*'shuttle queue list' lists/,
+    );
+
+    // workflow describe: where it stands.
+    expect((await shuttle('workflow', 'describe', 'c-2')).stdout).toMatch(
+      /^Queue:\s+payments: waiting, position 1 \(1 = admitted next\), for \S+; priority 2, key 'acme'$/m,
+    );
+    expect((await shuttle('workflow', 'describe', 'c-1')).stdout).toMatch(
+      /^Queue:\s+payments: admitted \S+ ago \(slot 0\) after waiting \S+; priority 5, key 'acme'$/m,
+    );
+    const asJson = JSON.parse((await shuttle('workflow', 'describe', 'c-3', '--json')).stdout);
+    expect(asJson.queuePosition).toMatchObject({ queue: 'payments', status: 'waiting', position: 2 });
+    expect((await shuttle('workflow', 'describe', 'a-none', '--json')).code).toBe(exitCodes.notFound);
+
+    // c-1 done: c-2 (the same key, first in line) takes the slot; c-3 still waits, now first.
+    await worker.signal('c-1', 'done');
+    await admitted('c-2');
+    expect((await shuttle('workflow', 'describe', 'c-3')).stdout).toMatch(
+      /^Queue:\s+payments: waiting, position 1 /m,
+    );
+    expect((await shuttle('workflow', 'describe', 'c-1')).stdout).toMatch(
+      /^Queue:\s+payments: waited \S+; priority 5/m,
+    );
+    for (const id of ['c-2', 'c-3']) await worker.terminate(id);
+    const empty = await shuttle('queue', 'list');
+    expect(empty.stdout).toMatch(/^payments\s+.*\s+0\/1\s+0\s+-\s+/m);
+  });
+
+  it('singleton and debounce starts: join prints the active one, refuse exits 4; a debounced repeat takes the new input', async () => {
+    const start = (...flags: string[]) =>
+      shuttle('workflow', 'start', 'charge', '--workflows', 'charge.ts', ...flags);
+    expect((await start('--id', 's-1', '--singleton', 'nightly')).code).toBe(0);
+    const joined = await start('--id', 's-2', '--singleton', 'nightly');
+    expect(joined.code).toBe(0);
+    expect(joined.stdout).toMatch(
+      /^Not started: singleton key 'nightly' belongs to s-1 \(run 1\), which is still active\./,
+    );
+    const refused = await start('--id', 's-3', '--singleton', 'nightly', '--if-active', 'refuse');
+    expect(refused.code).toBe(exitCodes.refused);
+    expect(refused.stderr).toMatch(
+      /^SingletonConflictError: Singleton key 'nightly' belongs to workflow 's-1'/,
+    );
+    await expect(worker.describe('s-3')).rejects.toThrow(/s-3/);
+
+    const debounced = (input: string) =>
+      start('--id', 'd-1', '--debounce', 'cust-7:1m', '--input', input, '--json');
+    expect(JSON.parse((await debounced('{"n":1}')).stdout)).toMatchObject({
+      workflowId: 'd-1',
+      started: true,
+    });
+    const again = await shuttle(
+      'workflow',
+      'start',
+      'charge',
+      '--workflows',
+      'charge.ts',
+      '--debounce',
+      'cust-7:60000',
+      '--input',
+      '{"n":2}',
+    );
+    expect(again.stdout).toMatch(
+      /^Debounced: d-1 \(run 1\) was waiting with key 'cust-7'; it takes this input/,
+    );
+    expect((await worker.describe('d-1')).input).toEqual({ n: 2 });
+    for (const id of ['s-1', 'd-1']) await worker.terminate(id);
+  });
+
+  it("refuses bad queue flags in the engine's words (exit 2) before it opens the store", async () => {
+    const start = (...flags: string[]) =>
+      shuttle('workflow', 'start', 'charge', '--workflows', 'charge.ts', '--id', 'bad-1', ...flags);
+    const engineWords = (options: Parameters<typeof validateQueueStart>[0]) => {
+      try {
+        validateQueueStart(options);
+      } catch (error) {
+        return `InvalidOptionsError: ${(error as Error).message}\n`;
+      }
+      throw new Error('accepted');
+    };
+    expect(await start('--priority', '0')).toMatchObject({
+      code: exitCodes.usage,
+      stderr: engineWords({ priority: 0 }),
+    });
+    expect((await start('--priority', 'high')).stderr).toBe(engineWords({ priority: 'high' as never }));
+    expect((await start('--queue', 'pay ments')).stderr).toBe(engineWords({ queue: 'pay ments' }));
+    expect((await start('--singleton', 'k', '--if-active', 'wait')).stderr).toBe(
+      engineWords({ singleton: { key: 'k', ifActive: 'wait' as never } }),
+    );
+    expect((await start('--singleton', 'k', '--debounce', 'k:5s')).stderr).toBe(
+      engineWords({ singleton: { key: 'k' }, debounce: { key: 'k', windowMs: 5000 } }),
+    );
+    expect((await start('--debounce', 'k:5s', '--debounce-max-wait', '1s')).stderr).toBe(
+      engineWords({ debounce: { key: 'k', windowMs: 5000, maxWaitMs: 1000 } }),
+    );
+    const noWindow = await start('--debounce', 'cust-7');
+    expect(noWindow).toMatchObject({ code: exitCodes.usage });
+    expect(noWindow.stderr).toMatch(/^--debounce must be KEY:WINDOW/);
+    expect((await start('--debounce', 'cust-7:soon')).stderr).toMatch(
+      /^--debounce must be a duration like 30d/,
+    );
+    expect((await start('--if-active', 'refuse')).stderr).toMatch(
+      /^--if-active .* give it with --singleton KEY/,
+    );
+    expect(opened).toBe(0);
+    // A queue option on a type without a queue: the engine refuses it, nothing started.
+    const unqueued = await shuttle(
+      'workflow',
+      'start',
+      'greet',
+      '--workflows',
+      'greet.ts',
+      '--id',
+      'g-q',
+      '--priority',
+      '1',
+      '--input',
+      '{"name":"x"}',
+    );
+    expect(unqueued.code).toBe(exitCodes.usage);
+    expect(unqueued.stderr).toMatch(/^InvalidOptionsError: start option priority needs a queue/);
+    await expect(worker.describe('g-q')).rejects.toThrow(/g-q/);
+    expect((await shuttle('queue', '--help')).stdout).toMatch(
+      /^ {2}list +List the queues.*\n {2}describe +A queue's limits.*\n {2}show +The same as describe\.$/m,
+    );
   });
 });
