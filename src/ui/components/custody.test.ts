@@ -45,6 +45,44 @@ describe('custody lanes', () => {
     ]);
   });
 
+  it('draws the wait of a queued workflow before its admission as a gap in its queue, and a delayed start as scheduled', () => {
+    const admitted = deriveCustody({
+      timeline: [
+        entry(0, 'scheduled', 'A', 0, { startAt: 0, queue: { name: 'payments', key: 'acme', priority: 5 } }),
+        entry(1_200, 'started', 'B', 1, {
+          workflowType: 'payment',
+          queue: { name: 'payments', waitedMs: 1_200 },
+        }),
+        entry(1_200, 'claim-acquired', 'B', 1, { engineId: 'B', epoch: 1, how: 'queue' }),
+        entry(2_000, 'completed', 'B', 1),
+      ],
+      rejections: [],
+      workflow: { status: 'completed', createdAt: 0, endedAt: 2_000, owner: null },
+      now: 9_000,
+      claimTtlMs: ttl,
+    });
+    expect(admitted.gaps).toEqual([{ start: 0, end: 1_200, kind: 'queued', queue: 'payments' }]);
+    expect(admitted.lanes[0]!.bars[0]).toMatchObject({ engineId: 'B', start: 1_200, how: 'queue' });
+
+    const waiting = deriveCustody({
+      timeline: [entry(0, 'scheduled', 'A', 0, { startAt: 0, queue: { name: 'payments', priority: 5 } })],
+      rejections: [],
+      workflow: { status: 'pending', createdAt: 0, owner: null },
+      now: 5_000,
+      claimTtlMs: ttl,
+    });
+    expect(waiting.gaps).toEqual([{ start: 0, end: 5_000, kind: 'queued', queue: 'payments' }]);
+
+    const delayed = deriveCustody({
+      timeline: [entry(0, 'scheduled', 'A', 0, { startAt: 3_000 })],
+      rejections: [],
+      workflow: { status: 'pending', createdAt: 0, owner: null },
+      now: 2_000,
+      claimTtlMs: ttl,
+    });
+    expect(delayed.gaps).toEqual([{ start: 0, end: 2_000, kind: 'scheduled' }]);
+  });
+
   it('shows a graceful handoff as A released, a gap, then B at epoch 2 behind a fence', () => {
     const timeline = [
       entry(0, 'started', 'A', 1),

@@ -16,8 +16,8 @@
  * - every entry carries the `engineId` and `epoch` it was written under, which tells how long a bar was
  *   demonstrably active (its last write).
  *
- * Between bars nobody owned the workflow: those are gaps (unowned, suspended, or waiting for a delayed
- * start). A bar whose claim expired before it was taken over ends with a stretch in which it was not renewed
+ * Between bars nobody owned the workflow: those are gaps (unowned, suspended, waiting for a delayed
+ * start, or waiting in a queue to be admitted). A bar whose claim expired before it was taken over ends with a stretch in which it was not renewed
  * (from its last write, or TTL + grace before the takeover if that is later), drawn hatched: the engine was
  * frozen, stalled or dead.
  */
@@ -67,7 +67,18 @@ export type FenceMarker = {
   reason: string;
 };
 
-export type CustodyGap = { start: number; end: number; kind: 'unowned' | 'suspended' | 'scheduled' };
+/**
+ * A stretch nobody owned the workflow: `unowned` (between owners), `suspended`, `scheduled` (waiting for its
+ * delayed start) or `queued` (waiting in its queue, `queue`, to be admitted: from its `scheduled` entry's
+ * `detail.queue` until the admission's claim).
+ */
+export type CustodyGap = {
+  start: number;
+  end: number;
+  kind: 'unowned' | 'suspended' | 'scheduled' | 'queued';
+  /** The queue it waited in (`queued` only). */
+  queue?: string;
+};
 
 export type RejectedWrite = {
   at: number;
@@ -120,12 +131,11 @@ export function deriveCustody(input: CustodyInput): Custody {
   const gaps: CustodyGap[] = [];
   let current: CustodyBar | null = null;
   /** When nobody owned it since, and why. */
-  let vacantSince: { at: number; kind: CustodyGap['kind'] } | null = null;
+  let vacantSince: { at: number; kind: CustodyGap['kind']; queue?: string } | null = null;
   let lastReleasedBy: string | null = null;
 
   const open = (engineId: string, epoch: number, at: number, how: string) => {
-    if (vacantSince && at > vacantSince.at)
-      gaps.push({ start: vacantSince.at, end: at, kind: vacantSince.kind });
+    if (vacantSince && at > vacantSince.at) gaps.push(gapOf(vacantSince, at));
     vacantSince = null;
     current = {
       engineId,
@@ -151,7 +161,13 @@ export function deriveCustody(input: CustodyInput): Custody {
   };
 
   const first = timeline[0];
-  if (first) vacantSince = { at: first.at, kind: first.kind === 'scheduled' ? 'scheduled' : 'unowned' };
+  if (first) {
+    const queue = first.kind === 'scheduled' ? first.detail.queue?.name : undefined;
+    vacantSince =
+      queue !== undefined
+        ? { at: first.at, kind: 'queued', queue }
+        : { at: first.at, kind: first.kind === 'scheduled' ? 'scheduled' : 'unowned' };
+  }
 
   for (const entry of timeline) {
     const bar = current as CustodyBar | null;
@@ -266,8 +282,8 @@ export function deriveCustody(input: CustodyInput): Custody {
       open_.silentFrom = Math.max(open_.start, Math.min(open_.lastWriteAt, end));
     }
   } else if (vacantSince && end > (vacantSince as { at: number }).at) {
-    const vacancy = vacantSince as { at: number; kind: CustodyGap['kind'] };
-    if (!terminal) gaps.push({ start: vacancy.at, end, kind: vacancy.kind });
+    const vacancy = vacantSince as { at: number; kind: CustodyGap['kind']; queue?: string };
+    if (!terminal) gaps.push(gapOf(vacancy, end));
   }
 
   const lanes = new Map<string, CustodyLane>();
@@ -326,4 +342,10 @@ export function epochHistory(timeline: readonly TimelineEntry[]): EpochStep[] {
       steps.push({ epoch: entry.detail.newEpoch, at: entry.at, engineId: null, how: entry.kind });
   }
   return steps;
+}
+
+function gapOf(vacancy: { at: number; kind: CustodyGap['kind']; queue?: string }, end: number): CustodyGap {
+  return vacancy.queue === undefined
+    ? { start: vacancy.at, end, kind: vacancy.kind }
+    : { start: vacancy.at, end, kind: vacancy.kind, queue: vacancy.queue };
 }

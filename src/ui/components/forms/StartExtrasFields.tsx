@@ -1,10 +1,13 @@
 /**
- * The start dialog's optional extras (start-extras.ts): an idempotency key, and a signal sent with the
+ * The start dialog's optional extras (start-extras.ts): the queue, concurrency key and priority (when the
+ * store has queues), an idempotency key, and a signal sent with the
  * start (signal name and JSON payload). And what the dialog says when a start started nothing: the
  * idempotency key returned an earlier start's run, or signal-with-start found the workflow running and only
  * delivered its signal — with the way to that workflow.
  */
 import { Button } from '../Button';
+import { useQueues } from '../../data/queue-queries';
+import { queueLimitsText } from '../queue-view';
 import type { DialogStartOutcome } from '../../data/start-actions';
 import styles from './StartDialog.module.css';
 import extraStyles from './StartExtrasFields.module.css';
@@ -22,8 +25,72 @@ export function StartExtrasFields({
 }) {
   const set = (patch: Partial<StartExtras>) => onChange({ ...extras, ...patch });
   const invalid = (field: ExtrasProblem['field']) => (problem?.field === field ? styles.invalid : '');
+  const queues = useQueues().data ?? [];
   return (
     <div className={extraStyles.extras}>
+      {queues.length > 0 || extras.queue !== '' ? (
+        <div className={styles.row} data-testid="start.queue-fields">
+          <div className={styles.field}>
+            <label htmlFor="start-queue" className={styles.label}>
+              Queue <span className={styles.hint}>optional</span>
+            </label>
+            <select
+              id="start-queue"
+              className={`${styles.text} ${invalid('queue')}`}
+              value={extras.queue}
+              onChange={(event) => set({ queue: event.target.value })}
+              data-testid="start.queue"
+            >
+              <option value="">the definition’s own (if any)</option>
+              {queues.map((queue) => (
+                <option key={queue.name} value={queue.name}>
+                  {queue.name} — {queueLimitsText(queue)}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="start-concurrency-key" className={styles.label}>
+              Concurrency key <span className={styles.hint}>optional</span>
+            </label>
+            <input
+              id="start-concurrency-key"
+              className={`${styles.text} ${invalid('concurrencyKey')}`}
+              value={extras.concurrencyKey}
+              onChange={(event) => set({ concurrencyKey: event.target.value })}
+              placeholder="e.g. a customer id"
+              spellCheck={false}
+              autoComplete="off"
+              data-testid="start.concurrency-key"
+            />
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="start-priority" className={styles.label}>
+              Priority
+            </label>
+            <select
+              id="start-priority"
+              className={`${styles.text} ${invalid('priority')}`}
+              value={extras.priority}
+              onChange={(event) => set({ priority: event.target.value })}
+              data-testid="start.priority"
+            >
+              {Array.from({ length: 10 }, (_, index) => index + 1).map((priority) => (
+                <option key={priority} value={priority === 5 ? '' : String(priority)}>
+                  {priority}
+                  {priority === 1
+                    ? ' (first)'
+                    : priority === 5
+                      ? ' (default)'
+                      : priority === 10
+                        ? ' (last)'
+                        : ''}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+      ) : null}
       <div className={styles.field}>
         <label htmlFor="start-idempotency-key" className={styles.label}>
           Idempotency key <span className={styles.hint}>optional</span>

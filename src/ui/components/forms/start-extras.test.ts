@@ -13,6 +13,45 @@ describe('planStart', () => {
     });
   });
 
+  it('starts onto the chosen queue with its concurrency key and priority, or leaves them to the definition', () => {
+    expect(
+      planStart({ id: 'p1' }, { ...noStartExtras, queue: 'payments', concurrencyKey: 'acme', priority: '2' }),
+    ).toEqual({
+      ok: true,
+      plan: { kind: 'start', options: { id: 'p1', queue: 'payments', concurrencyKey: 'acme', priority: 2 } },
+    });
+    // No queue chosen: a key and priority still go (the definition's default queue takes them).
+    expect(planStart({}, { ...noStartExtras, concurrencyKey: 'acme' })).toEqual({
+      ok: true,
+      plan: { kind: 'start', options: { concurrencyKey: 'acme' } },
+    });
+    const withSignal = { ...noStartExtras, queue: 'payments', withSignal: true, signalName: 'go' };
+    expect(planStart({ id: 'p2' }, withSignal)).toMatchObject({
+      ok: true,
+      plan: { kind: 'signal-with-start', options: { id: 'p2', queue: 'payments' } },
+    });
+  });
+
+  it('refuses a priority outside 1–10, a key of spaces or too long, and a malformed queue name', () => {
+    for (const priority of ['0', '11', '2.5', 'high'])
+      expect(planStart({}, { ...noStartExtras, priority })).toMatchObject({
+        ok: false,
+        problem: { field: 'priority', message: expect.stringMatching(/from 1 \(runs first\) to 10/) },
+      });
+    expect(planStart({}, { ...noStartExtras, concurrencyKey: '  ' })).toMatchObject({
+      ok: false,
+      problem: { field: 'concurrencyKey' },
+    });
+    expect(planStart({}, { ...noStartExtras, concurrencyKey: 'k'.repeat(201) })).toMatchObject({
+      ok: false,
+      problem: { field: 'concurrencyKey', message: expect.stringMatching(/201 characters/) },
+    });
+    expect(planStart({}, { ...noStartExtras, queue: 'no spaces' })).toMatchObject({
+      ok: false,
+      problem: { field: 'queue' },
+    });
+  });
+
   it('refuses a key of spaces or over the engine’s 200 characters, naming the field', () => {
     expect(planStart({}, { ...noStartExtras, idempotencyKey: '   ' })).toMatchObject({
       ok: false,

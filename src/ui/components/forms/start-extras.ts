@@ -1,6 +1,7 @@
 /**
- * The start dialog's optional extras, without React: an idempotency key (a repeated key returns the run it
- * started instead of starting another), and a signal sent with the start (signal-with-start: the workflow of
+ * The start dialog's optional extras, without React: the queue to start onto, with its concurrency key and
+ * priority (blank: the definition's default queue, no key, priority 5), an idempotency key (a repeated key
+ * returns the run it started instead of starting another), and a signal sent with the start (signal-with-start: the workflow of
  * the given id gets the signal if it runs, and is started with the signal already buffered if it does not).
  * `planStart` checks them against the other start options and says, in the engine's terms, what is wrong
  * before a round trip; the engine validates everything again.
@@ -11,10 +12,18 @@ import { parseJsonInput } from './start-form';
 
 /** The engine's limit on an idempotency key's length. */
 export const maxIdempotencyKeyLength = 200;
+/** The engine's limit on a concurrency key's length. */
+export const maxConcurrencyKeyLength = 200;
 /** The engine's limit on a signal name's length. */
 export const maxSignalNameLength = 200;
 
 export type StartExtras = {
+  /** A declared queue's name; empty: the definition's default queue (if it has one). */
+  queue: string;
+  /** As typed; empty for none. */
+  concurrencyKey: string;
+  /** '1' (runs first) to '10'; empty: the default, 5. */
+  priority: string;
   /** As typed; empty for none. */
   idempotencyKey: string;
   /** Send a signal with the start (signal-with-start). */
@@ -25,6 +34,9 @@ export type StartExtras = {
 };
 
 export const noStartExtras: StartExtras = {
+  queue: '',
+  concurrencyKey: '',
+  priority: '',
   idempotencyKey: '',
   withSignal: false,
   signalName: '',
@@ -32,7 +44,14 @@ export const noStartExtras: StartExtras = {
 };
 
 export type ExtrasProblem = {
-  field: 'idempotencyKey' | 'signalName' | 'signalPayload' | 'workflowId';
+  field:
+    | 'queue'
+    | 'concurrencyKey'
+    | 'priority'
+    | 'idempotencyKey'
+    | 'signalName'
+    | 'signalPayload'
+    | 'workflowId';
   message: string;
 };
 
@@ -40,9 +59,12 @@ export type { StartPlan };
 
 /** The call the start options and extras describe, or the first thing wrong with them. */
 export function planStart(
-  options: StartOptions,
+  startOptions: StartOptions,
   extras: StartExtras,
 ): { ok: true; plan: StartPlan } | { ok: false; problem: ExtrasProblem } {
+  const queued = queueOptions(extras);
+  if (!queued.ok) return queued;
+  const options: StartOptions = { ...startOptions, ...queued.options };
   const key = extras.idempotencyKey;
   if (key.length > 0 && key.trim().length === 0)
     return problem(
@@ -96,6 +118,45 @@ export function planStart(
       ...(payload.empty ? {} : { payload: payload.value }),
     },
   };
+}
+
+/** The queue, concurrency key and priority of the start, or what is wrong with one of them. */
+function queueOptions(
+  extras: StartExtras,
+): { ok: true; options: StartOptions } | { ok: false; problem: ExtrasProblem } {
+  const options: StartOptions = {};
+  if (extras.queue !== '') {
+    if (!/^[A-Za-z0-9_.-]{1,100}$/.test(extras.queue))
+      return problem(
+        'queue',
+        `A queue name is 1 to 100 letters, digits, '_', '.' or '-'; got '${extras.queue}'.`,
+      );
+    options.queue = extras.queue;
+  }
+  const key = extras.concurrencyKey;
+  if (key !== '') {
+    if (key.trim().length === 0)
+      return problem(
+        'concurrencyKey',
+        'The concurrency key cannot be only spaces; leave it empty to start without one.',
+      );
+    if (key.length > maxConcurrencyKeyLength)
+      return problem(
+        'concurrencyKey',
+        `The concurrency key has ${key.length} characters; the limit is ${maxConcurrencyKeyLength}.`,
+      );
+    options.concurrencyKey = key;
+  }
+  if (extras.priority !== '') {
+    const priority = Number(extras.priority);
+    if (!Number.isInteger(priority) || priority < 1 || priority > 10)
+      return problem(
+        'priority',
+        `The priority is a whole number from 1 (runs first) to 10; got '${extras.priority}'.`,
+      );
+    options.priority = priority;
+  }
+  return { ok: true, options };
 }
 
 function problem(field: ExtrasProblem['field'], message: string): { ok: false; problem: ExtrasProblem } {

@@ -284,7 +284,12 @@ export function CustodyTimeline({
                 const x0 = Math.max(0, scale.x(gap.start));
                 const x1 = Math.min(plotWidth, scale.x(gap.end));
                 return (
-                  <g key={`${gap.start}-${gap.kind}`} data-testid="detail.custody-gap" data-kind={gap.kind}>
+                  <g
+                    key={`${gap.start}-${gap.kind}`}
+                    data-testid="detail.custody-gap"
+                    data-kind={gap.kind}
+                    data-queue={gap.queue}
+                  >
                     <rect
                       x={x0}
                       width={Math.max(1.5, x1 - x0)}
@@ -299,12 +304,19 @@ export function CustodyTimeline({
                       height={custodyHeight}
                       fill="url(#hatch-gap)"
                     />
+                    {gap.kind === 'queued' && x1 - x0 > 150 && custody.lanes.length > 0 ? (
+                      <text x={x0 + 6} y={axisHeight + 19} className={styles.gapLabel}>
+                        waiting in queue {gap.queue}
+                      </text>
+                    ) : null}
                     <title>
                       {gap.kind === 'suspended'
                         ? 'Suspended'
                         : gap.kind === 'scheduled'
                           ? 'Waiting for its delayed start'
-                          : 'Nobody owned it'}{' '}
+                          : gap.kind === 'queued'
+                            ? `Waiting in queue ${gap.queue ?? ''} to be admitted`
+                            : 'Nobody owned it'}{' '}
                       for {formatDuration(gap.end - gap.start)}
                     </title>
                   </g>
@@ -423,7 +435,9 @@ export function CustodyTimeline({
           ))}
           {custody.lanes.length === 0 ? (
             <text x={labelWidth + 8} y={axisHeight + 19} className={styles.emptyLane}>
-              Nobody has claimed this workflow yet.
+              {custody.gaps[0]?.kind === 'queued'
+                ? `Waiting in queue ${custody.gaps[0].queue ?? ''}: nobody runs it until it is admitted.`
+                : 'Nobody has claimed this workflow yet.'}
             </text>
           ) : null}
           {tracks.map((track) => (

@@ -10,7 +10,7 @@
  * description, timeline, custody and result as they were, and no actions but going to the latest run.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { FenceRejection, TimelineEntry, WorkflowDescription } from '../../../public';
+import type { FenceRejection, QueueMembership, TimelineEntry, WorkflowDescription } from '../../../public';
 import { formatAttribute } from '../../../public/browser';
 import type { EngineRecord, HelloResult } from '../../../public/browser';
 import { CopyableId } from '../../components/CopyableId';
@@ -25,6 +25,8 @@ import { StatusBadge } from '../../components/StatusBadge';
 import { formatAbsolute, formatDuration } from '../../components/time-format';
 import { claimTimings, useEngineDirectory, useThisEngine } from '../../data/engine-queries';
 import { useLostWorkflow } from '../../data/engine-activity';
+import { useQueue, useQueuePosition } from '../../data/queue-queries';
+import { admittedText, positionText } from '../../components/queue-view';
 import { describeLoss, whereNow } from './lost-notice';
 import {
   useFenceRejections,
@@ -346,6 +348,7 @@ function Header({
             </dd>
           </div>
         ) : null}
+        {workflow.queue ? <QueueFact workflow={workflow} queue={workflow.queue} /> : null}
         {workflow.forkedFrom ? (
           <div className={styles.fact}>
             <dt>Forked from</dt>
@@ -630,5 +633,57 @@ function Events({
       onSelectGroup={selectGroup}
       totalEntries={timeline.length}
     />
+  );
+}
+
+/**
+ * Where a queued workflow stands: waiting (its position of how many wait, its key and priority, and when a
+ * delay holds it), or admitted (after how long, into which slot), with a link to its queue's page. The
+ * position is asked while it waits; it moves when others are admitted (the `queues` area).
+ */
+function QueueFact({ workflow, queue }: { workflow: WorkflowDescription; queue: QueueMembership }) {
+  const waiting = workflow.status === 'pending' && queue.admittedAt === undefined;
+  const position = useQueuePosition(workflow.workflowId, waiting).data;
+  const view = useQueue(queue.name, waiting).data;
+  const now = useNow();
+  const link = (
+    <Link to={routes.queues(queue.name)} className={styles.mono} testId="detail.queue-link">
+      {queue.name}
+    </Link>
+  );
+  return (
+    <div className={`${styles.fact} ${styles.twoColumns}`}>
+      <dt>Queue</dt>
+      <dd
+        data-testid="detail.queue"
+        data-state={waiting ? 'waiting' : queue.admittedAt === undefined ? 'left' : 'admitted'}
+      >
+        <span>
+          {waiting ? (
+            <>
+              Waiting in queue {link}
+              {position?.status === 'waiting' ? (
+                <span data-testid="detail.queue-position" data-position={position.position}>
+                  {' '}
+                  — {positionText(position, view)}
+                </span>
+              ) : null}
+              {queue.notBefore !== undefined && queue.notBefore > now ? (
+                <span className={styles.muted} title={formatAbsolute(queue.notBefore)}>
+                  {' '}
+                  · not before {formatDuration(queue.notBefore - now, { coarse: true })} from now
+                </span>
+              ) : null}
+            </>
+          ) : queue.admittedAt !== undefined ? (
+            <>
+              Admitted from queue {link} {admittedText(queue)}
+            </>
+          ) : (
+            <>Left queue {link} before it was admitted</>
+          )}
+        </span>
+      </dd>
+    </div>
   );
 }
