@@ -8,6 +8,7 @@ import {
   queueLimitsText,
   queuesSummary,
   ratePeriodText,
+  roundDurationText,
   rateText,
   runningText,
   slotText,
@@ -72,6 +73,8 @@ describe('queue wording', () => {
     expect(ratePeriodText(300_000)).toBe('per 5 min');
     expect(ratePeriodText(7_200_000)).toBe('per 2 h');
     expect(ratePeriodText(1_500)).toBe('per 1.5 s');
+    expect(roundDurationText(60_000)).toBe('1 min');
+    expect(roundDurationText(90_000)).toBe('90 s');
   });
 
   it('counts running against the limit, and knows a queue without one counts nothing', () => {

@@ -25,10 +25,15 @@ const periodWords: ReadonlyArray<readonly [number, string]> = [
 /** "per minute", "per 10 s", "per 5 min", "per 2 h" — a rate limit's period. */
 export function ratePeriodText(periodMs: number): string {
   for (const [ms, word] of periodWords) if (periodMs === ms) return `per ${word}`;
-  if (periodMs % 3_600_000 === 0) return `per ${periodMs / 3_600_000} h`;
-  if (periodMs % 60_000 === 0) return `per ${periodMs / 60_000} min`;
-  if (periodMs % 1_000 === 0) return `per ${periodMs / 1_000} s`;
-  return `per ${formatDuration(periodMs)}`;
+  return `per ${roundDurationText(periodMs)}`;
+}
+
+/** A declared duration in its largest whole unit: "2 h", "5 min", "10 s", else as `formatDuration` writes it. */
+export function roundDurationText(ms: number): string {
+  if (ms > 0 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms > 0 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms > 0 && ms % 1_000 === 0) return `${ms / 1_000} s`;
+  return formatDuration(ms);
 }
 
 /** "2 at once · 1 per key · 5 per engine · 30 per minute"; "no limits" for a queue that declares none. */

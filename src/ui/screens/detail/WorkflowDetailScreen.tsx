@@ -278,7 +278,15 @@ function Header({
           </dd>
         </div>
         <div className={styles.fact}>
-          <dt>{ended ? 'Took' : workflow.status === 'pending' ? 'Starts' : 'Running for'}</dt>
+          <dt>
+            {ended
+              ? 'Took'
+              : workflow.status === 'pending'
+                ? workflow.queue && !workflow.startAt
+                  ? 'Queued for'
+                  : 'Starts'
+                : 'Running for'}
+          </dt>
           <dd
             className={styles.number}
             title={`Started ${formatAbsolute(startedAt)}${workflow.endedAt ? `, ended ${formatAbsolute(workflow.endedAt)}` : ''}`}
@@ -652,7 +660,7 @@ function QueueFact({ workflow, queue }: { workflow: WorkflowDescription; queue: 
     </Link>
   );
   return (
-    <div className={`${styles.fact} ${styles.twoColumns}`}>
+    <div className={`${styles.fact} ${styles.wholeRow}`}>
       <dt>Queue</dt>
       <dd
         data-testid="detail.queue"

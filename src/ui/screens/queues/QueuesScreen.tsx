@@ -25,12 +25,13 @@ import {
   queueLimitsText,
   queuesSummary,
   rateText,
+  roundDurationText,
   runningText,
   slotText,
   waitingRows,
   waitingText,
 } from '../../components/queue-view';
-import { formatAbsolute, formatDuration, formatRelative } from '../../components/time-format';
+import { formatAbsolute, formatRelative } from '../../components/time-format';
 import { useEngineDirectory } from '../../data/engine-queries';
 import { useQueue, useQueues } from '../../data/queue-queries';
 import { useStudioMode } from '../../data/studio-mode';
@@ -266,7 +267,7 @@ function QueuePage({ name }: { name: string }) {
         <Fact label="Driven by this engine">{view.drivenHere}</Fact>
         <Fact label="Priority step">
           <span title="How much waiting one priority level is worth: nothing waits forever">
-            {formatDuration(view.priorityStepMs)} per level
+            {roundDurationText(view.priorityStepMs)} per level
           </span>
         </Fact>
       </div>
