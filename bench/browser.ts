@@ -6,11 +6,12 @@
  * Order: the throughput run on the bench page first (no studio tab is open, so no other engine competes),
  * then the handoffs (graceful, crash, freeze, lifecycle-freeze, and shutdown for the details), then tab
  * start-up, then cross-tab signal and result latency, then the browser half of `long-lived` (a continued-as-new
- * chain handed over between two bench tabs, bench/studio/long-lived.ts). Each part records its failures in the details instead
+ * chain handed over between two bench tabs, bench/studio/long-lived.ts), then the browser half of `queues` (a queue of
+ * 10 beside 10 at a time without one, in one bench tab: bench/studio/queues.ts). Each part records its failures in the details instead
  * of aborting the others; a figure with no successful run is null.
  *
  * Environment: `SHUTTLE_BENCH_QUICK=1` for a short run; `SHUTTLE_BENCH_ONLY=throughput,graceful,crash,freeze,
- * lifecycle-freeze,shutdown,startup,cross-tab,long-lived` to run some parts only (`shutdown` is a details-only handoff;
+ * lifecycle-freeze,shutdown,startup,cross-tab,long-lived,queues` to run some parts only (`shutdown` is a details-only handoff;
  * `handoff` stands for every handoff kind); `CHROMIUM_PATH` to choose the browser (see
  * e2e/fixtures/chromium.ts).
  */
@@ -22,6 +23,7 @@ import { spreadOf } from './stats';
 import { measureCrossTab, type CrossTabFigures } from './studio/cross-tab';
 import { measureHandoffs, type HandoffFigure, type HandoffKind } from './studio/handoff';
 import { measureLongLivedBrowser } from './studio/long-lived';
+import { measureQueuesBrowser } from './studio/queues';
 import { measureStartup, type StartupFigure } from './studio/startup';
 import { summarizeThroughput } from './throughput-summary';
 import { buildThroughputFigure } from './throughput-figures';
@@ -31,7 +33,7 @@ const handoffParts = ['graceful', 'crash', 'freeze', 'lifecycle-freeze', 'shutdo
 const parts = new Set(
   (
     process.env.SHUTTLE_BENCH_ONLY ??
-    'throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,long-lived'
+    'throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,long-lived,queues'
   )
     .split(',')
     .map((part) => part.trim())
@@ -60,6 +62,13 @@ const longLivedOptions = {
   rounds: quick ? 2 : 9,
   longTotal: Number(process.env.SHUTTLE_BENCH_LONG_LIVED_ITERATIONS ?? 1_000_000),
   every: 1_000,
+};
+/** The browser half of `queues` (bench/studio/queues.ts), the same rounds and workload as over PostgreSQL. */
+const queuesOptions = {
+  rounds: quick ? 2 : 7,
+  latencySamples: quick ? 10 : 40,
+  warmUpLatencySamples: quick ? 2 : 5,
+  workload: { workflows: 50, batch: 10, steps: 2, delayMs: 20 },
 };
 const crossTabRuns = quick ? { signalRuns: 3, resultRuns: 3 } : { signalRuns: 10, resultRuns: 10 };
 
@@ -141,6 +150,9 @@ async function main(): Promise<void> {
     const longLived = await attempt('long-lived', failures, () =>
       measureLongLivedBrowser(context, baseUrl, { ...longLivedOptions, log }),
     );
+    const queues = await attempt('queues', failures, () =>
+      measureQueuesBrowser(context, baseUrl, { ...queuesOptions, log }),
+    );
     await context.close();
 
     const summary = throughput ? summarizeThroughput(throughput.rounds) : null;
@@ -221,7 +233,7 @@ async function main(): Promise<void> {
           details: longLived,
         }
       : null;
-    process.stdout.write(`${JSON.stringify({ figures, details, longLived: longLivedOutput })}\n`);
+    process.stdout.write(`${JSON.stringify({ figures, details, longLived: longLivedOutput, queues })}\n`);
   } finally {
     await browser.close().catch(() => undefined);
   }

@@ -11,8 +11,8 @@
  */
 import type { TableRow } from './results';
 
-/** p50 and p95 in ms, and how many samples. */
-export type LatencySpread = { p50: number | null; p95: number | null; n: number | null };
+/** p50 and p95 in ms, and how many samples (`count`). */
+export type LatencySpread = { p50: number | null; p95: number | null; count: number | null };
 
 /** A rate of whole workflows, and the durable commits per second while it ran. */
 export type WorkflowRate = { workflowsPerSecond: number | null; commitsPerSecond: number | null };
@@ -83,7 +83,7 @@ function figure(value: number | null | undefined): number | null {
 }
 
 function latency(value: Partial<LatencySpread> | null | undefined): LatencySpread {
-  return { p50: figure(value?.p50), p95: figure(value?.p95), n: figure(value?.n) };
+  return { p50: figure(value?.p50), p95: figure(value?.p95), count: figure(value?.count) };
 }
 
 function rate(value: Partial<WorkflowRate> | null | undefined): WorkflowRate {
@@ -163,7 +163,7 @@ function checkExactKeys(
 
 function checkNumbers(where: string, value: unknown, keys: readonly string[], problems: string[]): void {
   if (!checkExactKeys(where, value, keys, problems)) return;
-  for (const key of keys) checkNumber(`${where}.${key}`, value[key], problems);
+  for (const key of keys) if (key in value) checkNumber(`${where}.${key}`, value[key], problems);
 }
 
 const halfKeys = ['latencyMs', 'throughput'] as const;
@@ -174,7 +174,7 @@ function checkHalf(where: string, value: Record<string, unknown>, problems: stri
   const latencyMs = value.latencyMs;
   if (checkExactKeys(`${where}.latencyMs`, latencyMs, ['queued', 'direct', 'differenceMs'], problems)) {
     for (const mode of ['queued', 'direct'])
-      checkNumbers(`${where}.latencyMs.${mode}`, latencyMs[mode], ['p50', 'p95', 'n'], problems);
+      checkNumbers(`${where}.latencyMs.${mode}`, latencyMs[mode], ['p50', 'p95', 'count'], problems);
     checkNumber(`${where}.latencyMs.differenceMs`, latencyMs.differenceMs, problems);
   }
   const throughput = value.throughput;
@@ -216,7 +216,7 @@ function formatNumber(value: number | null, unit = ''): string {
 
 function formatLatency(value: LatencySpread): string {
   if (value.p50 === null) return '—';
-  return `p50 ${formatNumber(value.p50)} · p95 ${formatNumber(value.p95)} ms (n ${formatNumber(value.n)})`;
+  return `p50 ${formatNumber(value.p50)} · p95 ${formatNumber(value.p95)} ms (n ${formatNumber(value.count)})`;
 }
 
 function formatRate(value: WorkflowRate): string {

@@ -163,8 +163,8 @@ export function halfFigures(result: QueueRoundsResult): QueuesHalfInput {
   const { queued, direct } = result.latency;
   return {
     latencyMs: {
-      queued: { p50: queued.p50, p95: queued.p95, n: queued.n },
-      direct: { p50: direct.p50, p95: direct.p95, n: direct.n },
+      queued: { p50: queued.p50, p95: queued.p95, count: queued.n },
+      direct: { p50: direct.p50, p95: direct.p95, count: direct.n },
     },
     throughput: {
       queued: rateOf(result.rounds, 'queued'),

@@ -97,7 +97,7 @@ export async function latencySample(engine: Engine, mode: LatencyMode): Promise<
 
 export type ThroughputMode = 'queued' | 'batched';
 
-export type ThroughputOptions = { workflows: number; batch: number; steps: number; delayMs: number };
+export type QueueWorkload = { workflows: number; batch: number; steps: number; delayMs: number };
 
 /** One throughput run of either mode. */
 export type ThroughputSample = {
@@ -115,7 +115,7 @@ export type ThroughputSample = {
 export async function throughputRun(
   engine: Engine,
   mode: ThroughputMode,
-  options: ThroughputOptions,
+  options: QueueWorkload,
 ): Promise<ThroughputSample> {
   const tagsUsed: string[] = [];
   const input = (index: number): QueueWorkInput => {

@@ -23,13 +23,7 @@ import { PostgresLiveness } from '../src/server/postgres-liveness';
 import { PostgresStorage } from '../src/storage/postgres';
 import { halfDetails, halfFigures, peerFigures, runQueueRounds, type RunSample } from './queues-rounds';
 import type { QueuesInput } from './queues-results';
-import {
-  benchQueues,
-  latencySample,
-  queueWork,
-  throughputRun,
-  type ThroughputOptions,
-} from './queues-workload';
+import { benchQueues, latencySample, queueWork, throughputRun, type QueueWorkload } from './queues-workload';
 import { FixtureProcess } from './server/child';
 import { writeTransactions } from './server/raw-cas';
 
@@ -38,7 +32,7 @@ const options = {
   rounds: Number(process.env.SHUTTLE_BENCH_QUEUES_ROUNDS ?? (quick ? 2 : 7)),
   latencySamples: quick ? 10 : 40,
   warmUpLatencySamples: quick ? 2 : 5,
-  workload: { workflows: 50, batch: 10, steps: 2, delayMs: 20 } satisfies ThroughputOptions,
+  workload: { workflows: 50, batch: 10, steps: 2, delayMs: 20 } satisfies QueueWorkload,
   /** DBOS's queue polling interval for the tuned peer: the step delay. */
   dbosPollMs: 20,
   /** DBOS's default (`WFQueueRunner.defaultMinPollingIntervalMs`). */

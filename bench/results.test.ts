@@ -12,6 +12,8 @@ import { scaleCaseKeys, type ScaleCaseFigures } from './scale-results';
 import { serverHoldingKeys, serverKeys, type ServerFigures, type ServerInput } from './server-results';
 import { summarizeThroughput } from './throughput-summary';
 import { buildLongLivedFigures, longLivedKeys, longLivedRows } from './long-lived-results';
+import { buildQueuesFigures, queuesRows, type QueuesInput } from './queues-results';
+import { mergeResults, unmeasuredPart } from './report';
 import { throughputKeys, type PeerFigure, type ThroughputFigure } from './throughput-figures';
 
 const throughput = (steps: number, ceiling: number, groupSize: number): ThroughputFigure => ({
@@ -55,7 +57,15 @@ function sample(): LatestResults {
 describe('buildLatestResults', () => {
   it('produces exactly the schema of results.ts, keys in order', () => {
     const latest = sample();
-    expect(Object.keys(latest)).toEqual(['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived']);
+    expect(Object.keys(latest)).toEqual([
+      'generatedAt',
+      'node',
+      'browser',
+      'scale',
+      'server',
+      'longLived',
+      'queues',
+    ]);
     expect(Object.keys(latest.node)).toEqual([
       'stepsPerSecond',
       'workflowsPerSecond',
@@ -643,5 +653,192 @@ describe('the long-lived part', () => {
       'longLived.browser.extra is not in the schema',
       'longLived.browser.handoffRatio must be a finite number or null',
     ]);
+  });
+});
+
+describe('the queues part', () => {
+  const half = {
+    latencyMs: { queued: { p50: 12.5, p95: 30, count: 40 }, direct: { p50: 8, p95: 20, count: 40 } },
+    throughput: {
+      queued: { workflowsPerSecond: 90, commitsPerSecond: 400 },
+      batched: { workflowsPerSecond: 100, commitsPerSecond: 300 },
+      ratio: 0.9,
+      maxConcurrent: 10,
+    },
+  };
+  const peer = {
+    workflowsPerSecond: 60,
+    commitsPerSecond: 250,
+    shuttleRatio: 1.5,
+    pollIntervalMs: 20,
+    maxConcurrent: 10,
+  };
+  const input: QueuesInput = {
+    postgres: {
+      ...half,
+      dbos: peer,
+      dbosDefaultPoll: { ...peer, workflowsPerSecond: 10, pollIntervalMs: 1000 },
+    },
+    browser: half,
+  };
+
+  it('is all nulls and no rows when the part did not run, and still matches the schema', () => {
+    const latest = sample();
+    expect(latest.queues.postgres.latencyMs).toEqual({
+      queued: { p50: null, p95: null, count: null },
+      direct: { p50: null, p95: null, count: null },
+      differenceMs: null,
+    });
+    expect(latest.queues.postgres.dbos.shuttleRatio).toBeNull();
+    expect(latest.queues.browser.throughput.ratio).toBeNull();
+    expect(queuesRows(latest.queues)).toEqual([]);
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('derives the latency difference from the two p50s and drops what the runners add', () => {
+    const part = buildQueuesFigures({
+      ...input,
+      postgres: {
+        ...input.postgres,
+        rounds: [],
+        latencyMs: { ...half.latencyMs, differenceMs: 99 },
+      } as never,
+    });
+    expect(part.postgres.latencyMs.differenceMs).toBe(4.5);
+    expect(Object.keys(part.postgres)).toEqual(['latencyMs', 'throughput', 'dbos', 'dbosDefaultPoll']);
+    expect(Object.keys(part.browser)).toEqual(['latencyMs', 'throughput']);
+    expect(
+      buildQueuesFigures({ browser: { ...half, throughput: { ...half.throughput, ratio: Number.NaN } } })
+        .browser.throughput.ratio,
+    ).toBeNull();
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: null,
+      browser: null,
+      queues: input,
+    });
+    expect(checkLatestShape(latest)).toEqual([]);
+  });
+
+  it('names missing, extra and mistyped keys', () => {
+    const latest = buildLatestResults({
+      generatedAt: '2026-01-02T03:04:05.000Z',
+      node: null,
+      browser: null,
+      queues: input,
+    });
+    const broken = {
+      ...latest,
+      queues: {
+        postgres: {
+          ...latest.queues.postgres,
+          latencyMs: { ...latest.queues.postgres.latencyMs, queued: { p50: 'fast', p95: 1 } },
+          dbos: { ...latest.queues.postgres.dbos, extra: 1 },
+        },
+        browser: { latencyMs: latest.queues.browser.latencyMs },
+        extra: {},
+      },
+    };
+    expect(checkLatestShape(broken)).toEqual([
+      'queues.extra is not in the schema',
+      'queues.postgres.latencyMs.queued.count is missing',
+      'queues.postgres.latencyMs.queued.p50 must be a finite number or null',
+      'queues.postgres.dbos.extra is not in the schema',
+      'queues.browser.throughput is missing',
+      'queues.browser.throughput must be an object',
+    ]);
+  });
+
+  it('shows the queue beside the same work without one, judged on the ratio and on the limit holding', () => {
+    const rows = queuesRows(buildQueuesFigures(input));
+    expect(rows.map((row) => row.figure)).toEqual([
+      'queue start → first activity, PostgreSQL',
+      'queue of 10, 50 workflows, PostgreSQL',
+      'DBOS WorkflowQueue of 10 (poll 20 ms), 50 workflows',
+      'DBOS WorkflowQueue of 10 (poll 1,000 ms), 50 workflows',
+      'queue start → first activity, Chromium (IndexedDB)',
+      'queue of 10, 50 workflows, Chromium (IndexedDB)',
+    ]);
+    expect(rows[0]).toMatchObject({
+      value: 'p50 12.5 · p95 30 ms (n 40)',
+      ceiling: 'no queue: p50 8 · p95 20 ms (n 40)',
+      ratio: '+4.5 ms',
+    });
+    expect(rows[1]).toMatchObject({
+      value: '90 workflows/s, 400 commits/s',
+      ceiling: '10 at a time: 100 workflows/s, 300 commits/s',
+      ratio: '0.9',
+      verdict: 'pass',
+    });
+    expect(rows[2]).toMatchObject({ value: '60 workflows/s, 250 commits/s', ratio: '1.5' });
+    const slow = queuesRows(
+      buildQueuesFigures({ browser: { ...half, throughput: { ...half.throughput, ratio: 0.5 } } }),
+    );
+    expect(slow.map((row) => row.verdict)).toEqual(['', 'miss']);
+    const overLimit = queuesRows(
+      buildQueuesFigures({ browser: { ...half, throughput: { ...half.throughput, maxConcurrent: 11 } } }),
+    );
+    expect(overLimit[1]!.verdict).toBe('miss');
+  });
+});
+
+describe('merging a run of some parts into the previous results', () => {
+  it('keeps every part this run measured nothing of, with its details, and says from which run', () => {
+    const previous = sample();
+    const previousDetails = {
+      run: { only: null },
+      machine: { cpus: 2 },
+      node: { samples: [1] },
+      browser: { b: 1 },
+    };
+    const measured = buildLatestResults({
+      generatedAt: '2026-02-02T00:00:00.000Z',
+      node: null,
+      browser: null,
+      queues: { browser: { throughput: { ratio: 0.9 } } },
+    });
+    expect(unmeasuredPart(measured.node)).toBe(true);
+    expect(unmeasuredPart(measured.scale)).toBe(true);
+    expect(unmeasuredPart(measured.queues)).toBe(false);
+    const details: Record<string, unknown> = { node: null, browser: null, queues: { browser: {} } };
+    const merged = mergeResults(measured, details, { latest: previous, details: previousDetails });
+    expect(merged.generatedAt).toBe('2026-02-02T00:00:00.000Z');
+    expect(merged.node).toEqual(previous.node);
+    expect(merged.browser).toEqual(previous.browser);
+    expect(merged.queues.browser.throughput.ratio).toBe(0.9);
+    expect(details.node).toEqual({ samples: [1] });
+    expect(details.queues).toEqual({ browser: {} });
+    expect(details.merged).toMatchObject({
+      keptParts: ['node', 'browser', 'scale', 'server', 'longLived'],
+      sources: { node: { generatedAt: '2026-01-02T03:04:05.000Z', run: { only: null } } },
+    });
+    expect(checkLatestShape(merged)).toEqual([]);
+    // Merged again: the kept parts still name the run they were measured in, not the merged file's.
+    const again = buildLatestResults({
+      generatedAt: '2026-03-03T00:00:00.000Z',
+      node: null,
+      browser: null,
+      queues: { browser: { throughput: { ratio: 0.7 } } },
+    });
+    const detailsAgain: Record<string, unknown> = {};
+    mergeResults(again, detailsAgain, { latest: merged, details: { ...details, run: { only: ['queues'] } } });
+    expect(detailsAgain.merged).toMatchObject({
+      sources: { node: { generatedAt: '2026-01-02T03:04:05.000Z', run: { only: null } } },
+    });
+  });
+
+  it('replaces a part the run measured anything of, and keeps a part the previous file lacks as measured', () => {
+    const { queues: _none, ...older } = sample();
+    const measured = buildLatestResults({
+      generatedAt: '2026-02-02T00:00:00.000Z',
+      node: { stepsPerSecond: 1 },
+      browser: null,
+    });
+    const details: Record<string, unknown> = {};
+    const merged = mergeResults(measured, details, { latest: older, details: {} });
+    expect(merged.node.stepsPerSecond).toBe(1);
+    expect(merged.node.workflowsPerSecond).toBeNull();
+    expect(merged.queues).toEqual(measured.queues);
+    expect((details.merged as { keptParts: string[] }).keptParts).not.toContain('queues');
   });
 });

@@ -40,6 +40,13 @@ import {
   type LongLivedFigures,
   type LongLivedInput,
 } from './long-lived-results';
+import {
+  buildQueuesFigures,
+  checkQueuesShape,
+  queuesRows,
+  type QueuesFigures,
+  type QueuesInput,
+} from './queues-results';
 
 /** The Node figures (bench/node.ts). */
 export type NodeFigures = {
@@ -74,6 +81,8 @@ export type LatestResults = {
   server: ServerFigures;
   /** The long-lived part: continue-as-new handoff and replay speed (long-lived-results.ts). */
   longLived: LongLivedFigures;
+  /** The queues part: latency and throughput through a queue, over PostgreSQL and in Chromium (queues-results.ts). */
+  queues: QueuesFigures;
 };
 
 const nodeKeys = [
@@ -117,6 +126,7 @@ export function buildLatestResults(input: {
   scale?: { parked?: Partial<ScaleCaseFigures>[] } | null;
   server?: ServerInput | null;
   longLived?: LongLivedInput | null;
+  queues?: QueuesInput | null;
 }): LatestResults {
   const node = input.node ?? {};
   const browser = input.browser ?? {};
@@ -145,6 +155,7 @@ export function buildLatestResults(input: {
     scale: buildScaleFigures(input.scale ?? null),
     server: buildServerFigures(input.server ?? null),
     longLived: buildLongLivedFigures(input.longLived ?? null),
+    queues: buildQueuesFigures(input.queues ?? null),
   };
 }
 
@@ -183,7 +194,12 @@ function checkSpread(where: string, value: unknown, problems: string[]): void {
 export function checkLatestShape(value: unknown): string[] {
   const problems: string[] = [];
   if (
-    !checkKeys('results', value, ['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived'], problems)
+    !checkKeys(
+      'results',
+      value,
+      ['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived', 'queues'],
+      problems,
+    )
   )
     return problems;
   if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
@@ -213,6 +229,7 @@ export function checkLatestShape(value: unknown): string[] {
   checkScaleShape(value.scale, problems);
   checkServerShape(value.server, problems);
   checkLongLivedShape(value.longLived, problems);
+  checkQueuesShape(value.queues, problems);
   return problems;
 }
 
@@ -345,6 +362,7 @@ export function tableRows(results: LatestResults): TableRow[] {
     ...scaleRows(results.scale),
     ...serverRows(results.server),
     ...longLivedRows(results.longLived),
+    ...queuesRows(results.queues),
   ];
 }
 

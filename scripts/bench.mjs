@@ -9,10 +9,14 @@
 // `SHUTTLE_BENCH_ONLY=node,long-lived,throughput,graceful,crash,freeze,lifecycle-freeze,shutdown,startup,cross-tab,scale`
 // runs some parts only (`handoff` stands for every handoff kind; `long-lived`, continue-as-new handoff and
 // replay speed, runs in Node after the Node benchmarks; `scale`, N parked workflows in studio tabs,
-// runs in a browser of its own after the others). The Node
+// runs in a browser of its own after the others; `queues`, workflow queues, runs its browser half in the browser
+// runner and its PostgreSQL half, beside DBOS's WorkflowQueue, after the server part). `SHUTTLE_BENCH_MERGE=1`
+// keeps, from the previous results/latest.json and details.json, every part this run measured nothing of
+// (details.merged says which, and from which run). The Node
 // benchmarks run 3 times each here (1 when quick; `SHUTTLE_BENCH_RUNS` overrides) to keep a full run near 5 minutes.
 // Exits non-zero when a runner failed (figures that miss their targets do not fail the command).
 import { spawn, spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +33,8 @@ const buildDir = path.join(root, 'bench', '.build');
 const appDir = path.join(buildDir, 'app');
 const resultsDir = path.join(root, 'bench', 'results');
 const viteBin = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-const browserParts = ['throughput', ...handoffParts, 'startup', 'cross-tab', 'long-lived'];
+const browserParts = ['throughput', ...handoffParts, 'startup', 'cross-tab', 'long-lived', 'queues'];
+const merge = process.env.SHUTTLE_BENCH_MERGE === '1';
 
 const started = Date.now();
 const timings = {};
@@ -249,6 +254,29 @@ async function main() {
     });
   }
 
+  // `queues`: the PostgreSQL half (bench/queues.ts, run with tsx: it spawns the DBOS peers), after the server
+  // part; its browser half ran in the browser runner.
+  let queues = null;
+  if (wants('queues')) {
+    say('queues, PostgreSQL half (fsync on; beside DBOS WorkflowQueue)');
+    queues = await timed('queues', () =>
+      runJson('the queues benchmark', ['--import', 'tsx', path.join(root, 'bench', 'queues.ts')]),
+    ).catch((error) => {
+      failures.queues = error.message;
+      say(`queues benchmark failed: ${error.message}`);
+      return null;
+    });
+  }
+
+  let previous = null;
+  if (merge) {
+    const read = async (name) => JSON.parse(await readFile(path.join(resultsDir, name), 'utf8'));
+    previous = { latest: await read('latest.json'), details: await read('details.json') };
+    say(
+      `merging: parts this run measured nothing of are kept from the run of ${previous.latest.generatedAt}`,
+    );
+  }
+
   const { writeBenchResults } = await import(pathToFileURL(path.join(buildDir, 'report.js')).href);
   const { table } = await writeBenchResults({
     resultsDir,
@@ -258,9 +286,12 @@ async function main() {
     server,
     scale,
     longLived,
+    queues,
+    previous,
     run: {
       quick,
       only: only ?? null,
+      merge,
       totalMs: Date.now() - started,
       timingsMs: timings,
       loadAverageBefore: loadBefore,

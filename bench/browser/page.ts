@@ -11,6 +11,8 @@ import type {
   LongLivedReply,
   LongLivedRequest,
   ProfileOptions,
+  QueuesReply,
+  QueuesRequest,
   ThroughputOptions,
   ThroughputResult,
 } from './protocol';
@@ -70,39 +72,61 @@ function profile(options: ProfileOptions): Promise<EngineSample[]> {
   );
 }
 
-let longLivedWorker: Worker | null = null;
-let longLivedQueue: Promise<unknown> = Promise.resolve();
-
-/** One request to this tab's long-lived worker, after the ones before it (bench/browser/long-lived.worker.ts). */
-function longLived(request: LongLivedRequest): Promise<LongLivedReply> {
-  const worker = (longLivedWorker ??= new Worker(new URL('./long-lived.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'shuttle bench long-lived',
-  }));
-  const answer = longLivedQueue.then(
-    () =>
-      new Promise<LongLivedReply>((resolve, reject) => {
-        const onMessage = (event: MessageEvent<LongLivedReply>) => {
-          worker.removeEventListener('message', onMessage);
-          worker.removeEventListener('error', onError);
-          const reply = event.data;
-          if (reply.kind === 'failed')
-            reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
-          else resolve(reply);
-        };
-        const onError = (event: ErrorEvent) => {
-          worker.removeEventListener('message', onMessage);
-          worker.removeEventListener('error', onError);
-          reject(new Error(`The long-lived bench worker crashed: ${event.message}`));
-        };
-        worker.addEventListener('message', onMessage);
-        worker.addEventListener('error', onError);
-        worker.postMessage(request);
-      }),
-  );
-  longLivedQueue = answer.catch(() => undefined);
-  return answer;
+/**
+ * A tab's request/reply worker, started on first use by `create` (written out at each call site, as Vite
+ * finds workers by their literal `new Worker(new URL(…))`): one request at a time, each answered by one reply.
+ */
+function requestWorker<Request, Reply extends { kind: string }>(name: string, create: () => Worker) {
+  let worker: Worker | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
+  return (request: Request): Promise<Reply> => {
+    const target = (worker ??= create());
+    const answer = queue.then(
+      () =>
+        new Promise<Reply>((resolve, reject) => {
+          const onMessage = (event: MessageEvent<Reply>) => {
+            target.removeEventListener('message', onMessage);
+            target.removeEventListener('error', onError);
+            const reply = event.data;
+            if (reply.kind === 'failed') {
+              const { error } = reply as unknown as { error: { name: string; message: string } };
+              reject(Object.assign(new Error(error.message), { name: error.name }));
+            } else resolve(reply);
+          };
+          const onError = (event: ErrorEvent) => {
+            target.removeEventListener('message', onMessage);
+            target.removeEventListener('error', onError);
+            reject(new Error(`The ${name} worker crashed: ${event.message}`));
+          };
+          target.addEventListener('message', onMessage);
+          target.addEventListener('error', onError);
+          target.postMessage(request);
+        }),
+    );
+    queue = answer.catch(() => undefined);
+    return answer;
+  };
 }
 
-window.shuttleBench = { run, profile, longLived };
+/** One request to this tab's long-lived worker, after the ones before it (bench/browser/long-lived.worker.ts). */
+const longLived = requestWorker<LongLivedRequest, LongLivedReply>(
+  'long-lived bench',
+  () =>
+    new Worker(new URL('./long-lived.worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'shuttle bench long-lived',
+    }),
+);
+
+/** One request to this tab's queues worker, after the ones before it (bench/browser/queues.worker.ts). */
+const queues = requestWorker<QueuesRequest, QueuesReply>(
+  'queues bench',
+  () =>
+    new Worker(new URL('./queues.worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'shuttle bench queues',
+    }),
+);
+
+window.shuttleBench = { run, profile, longLived, queues };
 show('ready');

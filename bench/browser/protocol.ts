@@ -4,6 +4,13 @@
  * only (plus the `window.shuttleBench` declaration), so the Node side can import them without pulling in
  * any browser code.
  */
+import type {
+  LatencyMode,
+  LatencySample,
+  QueueWorkload,
+  ThroughputMode,
+  ThroughputSample,
+} from '../queues-workload';
 
 /** Options of one throughput run (every figure below is measured in one dedicated worker). */
 export type ThroughputOptions = {
@@ -177,6 +184,25 @@ export type LongLivedReply =
   | { kind: 'closed' }
   | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
 
+/** Node → a bench tab's queues worker (bench/browser/queues.worker.ts), one request at a time. */
+export type QueuesRequest =
+  /** Opens this tab's engine (studio set-up, declaring `bench-q`) over `databaseName`. */
+  | { kind: 'open'; databaseName: string }
+  /** One latency sample (bench/queues-workload.ts `latencySample`). */
+  | { kind: 'latency'; mode: LatencyMode }
+  /** One throughput run (`throughputRun`). */
+  | { kind: 'throughput'; mode: ThroughputMode; workload: QueueWorkload }
+  /** Shuts down and closes this tab's engine, if any, and deletes `deleteDatabase` if given. */
+  | { kind: 'close'; deleteDatabase?: string };
+
+/** A bench tab's queues worker → Node. */
+export type QueuesReply =
+  | { kind: 'opened'; engineId: string }
+  | { kind: 'latency'; sample: LatencySample }
+  | { kind: 'throughput'; sample: ThroughputSample }
+  | { kind: 'closed' }
+  | { kind: 'failed'; error: { name: string; message: string; stack?: string } };
+
 /** The bench page's API, as `window.shuttleBench`. */
 export type BenchPageApi = {
   /** Runs the throughput benchmarks in the page's bench worker; rejects if the worker fails. */
@@ -191,6 +217,8 @@ export type BenchPageApi = {
    * resolves with its reply; rejects with the worker's error when it fails.
    */
   longLived(request: LongLivedRequest): Promise<LongLivedReply>;
+  /** The same for this tab's queues worker (bench/browser/queues.worker.ts). */
+  queues(request: QueuesRequest): Promise<QueuesReply>;
 };
 
 declare global {
