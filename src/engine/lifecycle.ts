@@ -1035,9 +1035,7 @@ export class Lifecycle {
    * The workflow a singleton or debounce key belongs to while it is active (a singleton's: not finished; a
    * debounce's: still pending), with the key's stored text (the condition of a start that replaces it).
    */
-  async #activeStartKey(
-    startKey: StartKeyMembership,
-  ): Promise<{ raw: string | null; active: Read | null }> {
+  async #activeStartKey(startKey: StartKeyMembership): Promise<{ raw: string | null; active: Read | null }> {
     const raw = await this.deps.storage.get(keys.startKey(startKey.scope, startKey.kind, startKey.key));
     const held = decodeStartKey(raw);
     if (!held) return { raw, active: null };
@@ -1052,7 +1050,8 @@ export class Lifecycle {
       read.record.startKey.key === startKey.key &&
       read.record.startKey.scope === startKey.scope;
     const active =
-      same && (startKey.kind === 'singleton' ? !isTerminal(read.record.status) : read.record.status === 'pending');
+      same &&
+      (startKey.kind === 'singleton' ? !isTerminal(read.record.status) : read.record.status === 'pending');
     return { raw, active: active ? read : null };
   }
 
@@ -1080,7 +1079,13 @@ export class Lifecycle {
       startAt,
       debounced: true,
       ...(record.queue
-        ? { queue: { name: record.queue.name, ...(record.queue.key === undefined ? {} : { key: record.queue.key }), priority: record.queue.priority } }
+        ? {
+            queue: {
+              name: record.queue.name,
+              ...(record.queue.key === undefined ? {} : { key: record.queue.key }),
+              priority: record.queue.priority,
+            },
+          }
         : {}),
     };
     const write = changeStatus(read, next, [{ kind: 'scheduled', detail }], this.#who(0));
@@ -1096,7 +1101,11 @@ export class Lifecycle {
       write.operations.push({
         type: 'put',
         key: startTimerKey(next)!,
-        value: JSON.stringify({ workflowId: record.id, purpose: 'start', run: record.run } satisfies TimerRecord),
+        value: JSON.stringify({
+          workflowId: record.id,
+          purpose: 'start',
+          run: record.run,
+        } satisfies TimerRecord),
       });
     }
     const outcome = await this.#write(write, `debounce workflow '${record.id}'`);
@@ -1115,7 +1124,7 @@ export class Lifecycle {
   async admitQueued(
     workflowId: string,
     grant: QueueGrant,
-  ): Promise<'admitted' | 'gone' | 'not-yet' | 'raced'> {
+  ): Promise<'admitted' | 'gone' | 'ineligible' | 'not-yet' | 'raced'> {
     const { clock, ownership, engineId } = this.deps;
     const read = await this.#read(workflowId).catch((error: unknown) => {
       if (error instanceof CorruptRecordError) return null;
@@ -1123,7 +1132,8 @@ export class Lifecycle {
     });
     const queue = read?.record.queue;
     if (!read || read.record.status !== 'pending' || !queue) return 'gone';
-    if (!this.deps.claimsOnStart || !this.deps.definition(read.record.type, read.record.version)) return 'gone';
+    if (!this.deps.claimsOnStart || !this.deps.definition(read.record.type, read.record.version))
+      return 'ineligible';
     const now = clock.now();
     if ((queue.notBefore ?? 0) > now) return 'not-yet';
     let minted: MintedClaim | null;
@@ -1167,15 +1177,30 @@ export class Lifecycle {
       write.operations.push({ type: 'put', key, value });
     };
     if (grant.slot && mutation() === 'queue-ignores-limit')
-      write.operations.push({ type: 'put', key: keys.queueSlot(queue.name, grant.slot.index), value: JSON.stringify(slot) });
+      write.operations.push({
+        type: 'put',
+        key: keys.queueSlot(queue.name, grant.slot.index),
+        value: JSON.stringify(slot),
+      });
     else if (grant.slot)
       take(keys.queueSlot(queue.name, grant.slot.index), grant.slot.expected, JSON.stringify(slot));
     if (grant.keySlot && queue.key !== undefined)
-      take(keys.queueKeySlot(queue.name, queue.key, grant.keySlot.index), grant.keySlot.expected, JSON.stringify(slot));
+      take(
+        keys.queueKeySlot(queue.name, queue.key, grant.keySlot.index),
+        grant.keySlot.expected,
+        JSON.stringify(slot),
+      );
     if (grant.rate)
-      take(keys.queueRate(queue.name, grant.rate.index), grant.rate.expected, JSON.stringify({ at: now, id: workflowId }));
+      take(
+        keys.queueRate(queue.name, grant.rate.index),
+        grant.rate.expected,
+        JSON.stringify({ at: now, id: workflowId }),
+      );
     if (debounceKey)
-      write.operations.push({ type: 'delete', key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key) });
+      write.operations.push({
+        type: 'delete',
+        key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key),
+      });
     const executionKey = executionTimerKey(next);
     if (executionKey)
       write.operations.push({
@@ -1183,7 +1208,11 @@ export class Lifecycle {
         key: executionKey,
         value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
       });
-    const outcome = await this.#write(write, `admit workflow '${workflowId}' from queue '${queue.name}'`, minted);
+    const outcome = await this.#write(
+      write,
+      `admit workflow '${workflowId}' from queue '${queue.name}'`,
+      minted,
+    );
     if (!outcome.ok) return 'raced';
     if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);
     this.deps.claimed(workflowId, next.type, minted, 'start');

@@ -226,9 +226,10 @@ export class Queues {
   async #admit(queue: QueueDeclaration, poll: boolean): Promise<void> {
     const { storage, clock, lifecycle } = this.#deps;
     let checkedStale = !poll;
-    for (let round = 0; round < 10_000 && this.#deps.isOpen(); round++) {
-      if (queue.perEngineConcurrency !== null && this.drivenHere(queue.name) >= queue.perEngineConcurrency)
-        return;
+    /** Waiting workflows this pass cannot admit (no definition of their version here, or gone). */
+    const skip = new Set<string>();
+    let races = 0;
+    for (let round = 0; round < 1_000 && this.#deps.isOpen(); round++) {
       const now = clock.now();
       const [slots, tokens, page] = await Promise.all([
         queue.concurrency === null || mutation() === 'queue-ignores-limit'
@@ -238,7 +239,8 @@ export class Queues {
         storage.scan(keys.queueWaitPrefix(queue.name), { limit: waitPage }),
       ]);
       if (page.length === 0) return;
-      let slot: QueueGrant['slot'];
+      // The free slot indices below the limit (null: the queue has no limit), in order.
+      let freeSlots: number[] | null = null;
       if (queue.concurrency !== null) {
         if (slots.length >= queue.concurrency) {
           if (checkedStale) return;
@@ -247,34 +249,42 @@ export class Queues {
           return;
         }
         const held = new Set(slots.map(({ key }) => slotIndex(key)));
-        let index = 0;
-        while (held.has(index)) index++;
-        if (index >= queue.concurrency) return;
-        slot = { index, expected: null };
+        freeSlots = [];
+        for (
+          let index = 0;
+          index < queue.concurrency && freeSlots.length < queue.concurrency - slots.length;
+          index++
+        )
+          if (!held.has(index)) freeSlots.push(index);
       }
-      let rate: QueueGrant['rate'];
+      // The usable rate tokens (null: no rate limit), and when the next one frees up.
+      let freeTokens: { index: number; expected: string | null }[] | null = null;
+      let tokenFreeAt = Infinity;
       if (queue.rateLimit !== null) {
         const { limit, periodMs } = queue.rateLimit;
         const byIndex = new Map(tokens.map(({ key, value }) => [slotIndex(key), value]));
-        let soonest = Infinity;
-        for (let index = 0; index < limit && !rate; index++) {
+        freeTokens = [];
+        for (let index = 0; index < limit; index++) {
           const raw = byIndex.get(index) ?? null;
           const token = decodeRateToken(raw);
-          if (raw === null || !token || token.at + periodMs <= now) rate = { index, expected: raw };
-          else soonest = Math.min(soonest, token.at + periodMs);
-        }
-        if (!rate) {
-          if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
-          return;
+          if (raw === null || !token || token.at + periodMs <= now) freeTokens.push({ index, expected: raw });
+          else tokenFreeAt = Math.min(tokenFreeAt, token.at + periodMs);
         }
       }
-      let candidate: { entry: WaitEntry; key: string; raw: string; keySlot?: QueueGrant['keySlot'] } | null =
-        null;
-      const fullKeys = new Set<string>();
+      const keySlots = new Map<string, Set<number>>();
       let soonest = Infinity;
+      let admitted = 0;
+      let raced = false;
       for (const { key, value } of page) {
+        if (freeSlots !== null && freeSlots.length === 0) break;
+        if (freeTokens !== null && freeTokens.length === 0) {
+          if (tokenFreeAt < Infinity) this.#wakeAt(queue.name, tokenFreeAt);
+          break;
+        }
+        if (queue.perEngineConcurrency !== null && this.drivenHere(queue.name) >= queue.perEngineConcurrency)
+          return;
         const entry = decodeWaitEntry(value);
-        if (!entry) continue;
+        if (!entry || skip.has(entry.id)) continue;
         if (entry.notBefore !== undefined && entry.notBefore > now) {
           soonest = Math.min(soonest, entry.notBefore);
           continue;
@@ -282,40 +292,49 @@ export class Queues {
         if (!this.#deps.mayDrive(entry.type)) continue;
         let keySlot: QueueGrant['keySlot'];
         if (entry.key !== undefined && queue.perKeyConcurrency !== null) {
-          if (fullKeys.has(entry.key)) continue;
-          const held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
-          if (held.length >= queue.perKeyConcurrency) {
-            fullKeys.add(entry.key);
-            continue;
+          let taken = keySlots.get(entry.key);
+          if (!taken) {
+            const held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
+            taken = new Set(held.map(({ key: slotKey }) => slotIndex(slotKey)));
+            keySlots.set(entry.key, taken);
           }
-          const taken = new Set(held.map(({ key: slotKey }) => slotIndex(slotKey)));
+          // A full key is skipped (later entries of it too): no head-of-line blocking across keys.
+          if (taken.size >= queue.perKeyConcurrency) continue;
           let index = 0;
           while (taken.has(index)) index++;
-          if (index >= queue.perKeyConcurrency) {
-            fullKeys.add(entry.key);
-            continue;
-          }
+          if (index >= queue.perKeyConcurrency) continue;
           keySlot = { index, expected: null };
         }
-        candidate = { entry, key, raw: value, ...(keySlot ? { keySlot } : {}) };
-        break;
+        const slot = freeSlots === null ? undefined : { index: freeSlots[0]!, expected: null };
+        const rate = freeTokens === null ? undefined : freeTokens[0]!;
+        const outcome = await lifecycle.admitQueued(entry.id, {
+          waitKey: key,
+          waitRaw: value,
+          ...(slot ? { slot } : {}),
+          ...(keySlot ? { keySlot } : {}),
+          ...(rate ? { rate } : {}),
+        });
+        if (outcome === 'admitted') {
+          admitted++;
+          freeSlots?.shift();
+          freeTokens?.shift();
+          if (keySlot) keySlots.get(entry.key!)!.add(keySlot.index);
+          const here = this.#admittedHere.get(queue.name) ?? new Set<string>();
+          here.add(entry.id);
+          this.#admittedHere.set(queue.name, here);
+        } else if (outcome === 'ineligible') skip.add(entry.id);
+        else if (outcome === 'gone') {
+          skip.add(entry.id);
+          await this.#dropOrphan(entry.id, key, value);
+        } else if (outcome === 'raced') {
+          // Another engine took the slot, the token or the workflow: read again.
+          raced = true;
+          break;
+        }
       }
       if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
-      if (!candidate) return;
-      const outcome = await lifecycle.admitQueued(candidate.entry.id, {
-        waitKey: candidate.key,
-        waitRaw: candidate.raw,
-        ...(slot ? { slot } : {}),
-        ...(candidate.keySlot ? { keySlot: candidate.keySlot } : {}),
-        ...(rate ? { rate } : {}),
-      });
-      if (outcome === 'admitted') {
-        const admitted = this.#admittedHere.get(queue.name) ?? new Set<string>();
-        admitted.add(candidate.entry.id);
-        this.#admittedHere.set(queue.name, admitted);
-      }
-      if (outcome === 'gone') await this.#dropOrphan(candidate.entry.id, candidate.key, candidate.raw);
-      if (outcome === 'not-yet') return;
+      if (raced && ++races > 20) return; // a storm of races: the next kick or poll goes on
+      if (!raced && admitted === 0) return;
     }
   }
 
