@@ -128,6 +128,16 @@ async function startPreview() {
   return { baseUrl, stop };
 }
 
+/** The commit measured, and the files under src/ that differed from it when the run began (shared trees). */
+function sourceState() {
+  const git = (args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  const head = git(['rev-parse', '--short', 'HEAD']);
+  const status = git(['status', '--porcelain', '--', 'src']);
+  if (head.status !== 0) return null;
+  const changed = status.stdout.split('\n').filter(Boolean);
+  return { commit: head.stdout.trim(), uncommittedUnderSrc: changed.length, files: changed.slice(0, 100) };
+}
+
 function wants(part) {
   return !only || only.includes(part);
 }
@@ -140,6 +150,7 @@ async function main() {
       .join(' ')}`,
   );
   const loadBefore = os.loadavg();
+  const source = sourceState();
 
   await timed('build', async () => {
     say('building the app (bench/.build/app) and the runners (bench/.build/*.js)');
@@ -292,6 +303,7 @@ async function main() {
       quick,
       only: only ?? null,
       merge,
+      source,
       totalMs: Date.now() - started,
       timingsMs: timings,
       loadAverageBefore: loadBefore,
