@@ -33,6 +33,8 @@ export type EngineEvent =
   | { type: 'operation.committed'; workflowId: string; position: number; kinds: string[] }
   | { type: 'activity.started'; workflowId: string; name: string; attempt: number }
   | { type: 'activity.heartbeat'; workflowId: string; name: string; attempt: number; details?: Json }
+  /** An attempt must wait for a slot of its concurrency limit group (`activityLimits`) before it runs. */
+  | { type: 'activity.waiting'; workflowId: string; name: string; group: string; attempt: number }
   | { type: 'claim.acquired'; workflowId: string; epoch: number; how: 'start' | 'acquire' | 'resume' }
   | { type: 'claim.renewed'; count: number }
   | { type: 'claim.released'; workflowId: string; epoch: number }

@@ -19,6 +19,8 @@ export type EngineMetrics = {
   workflowsFinished: number;
   operationsCommitted: number;
   activitiesRun: number;
+  /** Activity attempts that had to wait for a slot of their concurrency limit group (`activityLimits`). */
+  activityWaits: number;
   storageTransactions: number;
   groupedTransactions: number;
   groupedBatches: number;
@@ -50,6 +52,7 @@ export class MetricsCounters {
   workflowsFinished = 0;
   operationsCommitted = 0;
   activitiesRun = 0;
+  activityWaits = 0;
   scheduleStarts = 0;
   scheduleSlotConflicts = 0;
   /** Runs deleted by purge (explicit or retention). */

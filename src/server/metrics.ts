@@ -64,6 +64,11 @@ export function engineRegistry(source: MetricsSource): client.Registry {
   );
   gauge('activities_run_total', 'Activity attempts started by this engine.', (m) => m.activitiesRun);
   gauge(
+    'activity_waits_total',
+    'Activity attempts that waited for a slot of their concurrency limit group.',
+    (m) => m.activityWaits,
+  );
+  gauge(
     'storage_transactions_total',
     'Storage transactions this engine committed.',
     (m) => m.storageTransactions,

@@ -23,6 +23,7 @@ import {
   recordedFailure,
   serializeError,
 } from '../errors';
+import type { SlotTicket } from '../activity-limits';
 import { completionToken, decodeActivityCompletion } from '../external-activities';
 import { keys } from '../keys';
 import type { ActivityFunction, LeafCommand } from '../workflow';
@@ -175,10 +176,10 @@ function runActivity(
   attempt: number,
   command: Extract<LeafCommand, { kind: 'activity' }>,
 ): void {
-  const { clock } = run.host;
-  const timeoutMs = command.options.timeoutMs;
+  const { clock, activityLimits } = run.host;
   const startedAt = clock.now();
-  const { heartbeatTimeoutMs } = command.options;
+  // The limit group it counts against, if its group is limited (a Map lookup; nothing else when not).
+  const group = activityLimits.groupOf(command.name, command.options.limit);
   // One span per attempt, in the workflow's trace, on the engine that runs it (attributes built only when
   // there is a tracer: this is every attempt's path).
   const span = run.host.tracing.start(
@@ -196,17 +197,62 @@ function runActivity(
     }),
     'internal',
   );
+  let ticket: SlotTicket | undefined;
   const running = new ActivityAttempt({
     attempt,
     startedAt,
-    timeoutMs,
-    heartbeatTimeoutMs,
+    timeoutMs: command.options.timeoutMs,
+    heartbeatTimeoutMs: command.options.heartbeatTimeoutMs,
+    waiting: group !== undefined,
     onSettled: (outcome) => {
+      // Its slot goes back when the function returns or throws, or when the attempt is aborted.
+      ticket?.release();
       endActivitySpan(span, outcome);
       run.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome });
     },
   });
   run.running.set(member, running);
+  // An external activity may have been completed already (before a takeover, say): look at once.
+  if (command.options.completion === 'external') run.deliver({ type: 'completions' });
+  if (group === undefined) {
+    callActivity(run, pos, member, attempt, command, running, span, undefined);
+    return;
+  }
+  // A limited group: the attempt is registered (an abort reaches it while it waits) and runs once it holds
+  // a slot; its timeout and heartbeat timeout count from then.
+  const slot = activityLimits.acquire(group, command.name, {
+    workflowId: run.id,
+    position: pos,
+    member,
+    attempt,
+  });
+  ticket = slot;
+  const begin = (held: boolean) => {
+    if (!held) return; // aborted while it waited: it never runs
+    if (running.over || run.running.get(member) !== running || !run.isLive()) {
+      slot.release(); // settled meanwhile (an external completion, the workflow moved on)
+      return;
+    }
+    running.begin(clock.now());
+    callActivity(run, pos, member, attempt, command, running, span, slot);
+  };
+  if (slot.held) begin(true);
+  else void slot.granted.then(begin);
+}
+
+/** Arms the attempt's timeouts and calls its function (through the interceptors and the tracer). */
+function callActivity(
+  run: Pick<RunState, 'id' | 'host' | 'record' | 'isLive' | 'deliver' | 'heartbeats'>,
+  pos: number,
+  member: number,
+  attempt: number,
+  command: Extract<LeafCommand, { kind: 'activity' }>,
+  running: ActivityAttempt,
+  span: TracerSpan,
+  slot: SlotTicket | undefined,
+): void {
+  const { clock } = run.host;
+  const { timeoutMs, heartbeatTimeoutMs } = command.options;
   if (timeoutMs !== undefined && !run.host.manualTimers)
     running.timeout = clock.setTimeout(
       () => running.abort(new ActivityTimeoutError(command.name, timeoutMs)),
@@ -226,8 +272,6 @@ function runActivity(
   run.host.metrics.activitiesRun++;
   run.host.emit({ type: 'activity.started', workflowId: run.id, name: command.name, attempt });
   const external = command.options.completion === 'external';
-  // An external activity may have been completed already (before a takeover, say): look at once.
-  if (external) run.deliver({ type: 'completions' });
   const interceptors = run.host.activityInterceptors;
   const fn =
     interceptors.length === 0
@@ -251,29 +295,31 @@ function runActivity(
   const traced: ActivityFunction<unknown> = run.host.tracing.enabled
     ? (context) => run.host.tracing.within(span, () => fn(context))
     : fn;
-  const start = (heartbeatDetails: Json | undefined) =>
-    running.run(
-      traced,
-      external ? completionToken(run.id, run.record.run, pos, member) : undefined,
-      (details) => {
-        if (!run.isLive()) return;
-        running.beat(clock.now());
-        run.heartbeats.beat(pos, member, attempt, details);
-        run.host.emit({
-          type: 'activity.heartbeat',
-          workflowId: run.id,
-          name: command.name,
-          attempt,
-          ...(details === undefined ? {} : { details }),
-        });
-      },
-      // It waits on the outside now: look for a completion that came while it ran (and let idle callers go).
-      () => run.deliver({ type: 'completions' }),
-      heartbeatDetails,
-    );
   // A later attempt starts from the last heartbeat of the earlier ones (recorded here, or read when the run
   // was loaded: they ran elsewhere).
-  start(attempt === 1 ? undefined : run.heartbeats.previous(pos, member));
+  running.run(
+    traced,
+    external ? completionToken(run.id, run.record.run, pos, member) : undefined,
+    (details) => {
+      if (!run.isLive()) return;
+      running.beat(clock.now());
+      run.heartbeats.beat(pos, member, attempt, details);
+      run.host.emit({
+        type: 'activity.heartbeat',
+        workflowId: run.id,
+        name: command.name,
+        attempt,
+        ...(details === undefined ? {} : { details }),
+      });
+    },
+    // It waits on the outside now: its slot goes back (the wait holds none); look for a completion that
+    // came while it ran (and let idle callers go).
+    () => {
+      slot?.release();
+      run.deliver({ type: 'completions' });
+    },
+    attempt === 1 ? undefined : run.heartbeats.previous(pos, member),
+  );
 }
 
 function endActivitySpan(span: TracerSpan, outcome: AttemptOutcome): void {

@@ -8,6 +8,10 @@
  *
  * The `AbortSignal` is created only when the function asks for it: most activities never read it, and an
  * `AbortController` per step is measurable on the hot path.
+ *
+ * An attempt of a limited activity group (activity-limits.ts) is made `waiting`: it is registered with its
+ * run at once (so an abort reaches it) but its timeout and heartbeat deadlines start only at `begin`, when
+ * it holds its slot.
  */
 import type { Json } from '../codec';
 import type { ActivityContext, ActivityFunction } from '../workflow';
@@ -17,8 +21,11 @@ export type AttemptOutcome = { ok: true; value: unknown } | { ok: false; error: 
 export class ActivityAttempt {
   readonly attempt: number;
   readonly startedAt: number;
-  /** When the attempt times out (manual background tasks check it in runMaintenance). */
-  readonly deadline: number | undefined;
+  /** When the attempt times out (manual background tasks check it in runMaintenance); none while waiting. */
+  deadline: number | undefined;
+  readonly #timeoutMs: number | undefined;
+  /** Waiting for a slot of its concurrency limit group: no deadline counts yet. */
+  #waiting: boolean;
   /** A clock timer handle for the timeout, when the engine runs its own timers. */
   timeout: unknown = undefined;
   /** `heartbeatTimeoutMs`: the attempt is aborted when this long passes without a heartbeat. */
@@ -39,14 +46,26 @@ export class ActivityAttempt {
     startedAt: number;
     timeoutMs: number | undefined;
     heartbeatTimeoutMs?: number | undefined;
+    /** It waits for a slot first: its deadlines start at `begin`. */
+    waiting?: boolean;
     onSettled: (outcome: AttemptOutcome) => void;
   }) {
     this.attempt = options.attempt;
     this.startedAt = options.startedAt;
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs;
+    this.#timeoutMs = options.timeoutMs;
+    this.#waiting = options.waiting === true;
     this.#lastBeat = options.startedAt;
-    this.deadline = options.timeoutMs === undefined ? undefined : options.startedAt + options.timeoutMs;
+    this.deadline =
+      options.timeoutMs === undefined || this.#waiting ? undefined : options.startedAt + options.timeoutMs;
     this.#onSettled = options.onSettled;
+  }
+
+  /** A waiting attempt took its slot at `now`: its timeout and heartbeat deadlines count from here. */
+  begin(now: number): void {
+    this.#waiting = false;
+    this.#lastBeat = now;
+    this.deadline = this.#timeoutMs === undefined ? undefined : now + this.#timeoutMs;
   }
 
   get aborted(): boolean {
@@ -60,7 +79,9 @@ export class ActivityAttempt {
 
   /** When it is aborted for want of a heartbeat (undefined without `heartbeatTimeoutMs`). */
   get heartbeatDeadline(): number | undefined {
-    return this.heartbeatTimeoutMs === undefined ? undefined : this.#lastBeat + this.heartbeatTimeoutMs;
+    return this.heartbeatTimeoutMs === undefined || this.#waiting
+      ? undefined
+      : this.#lastBeat + this.heartbeatTimeoutMs;
   }
 
   /** A heartbeat at `now`: the heartbeat deadline moves on. */

@@ -3,6 +3,7 @@
  * the workflow, failing it with a clear message) and returns an `Operation` describing the command; the run
  * (workflow-run.ts) interprets the commands the generator yields.
  */
+import { activityGroupPattern } from '../activity-limits';
 import { attributeChanges, type AttributeDeclarations, type AttributeInput } from '../attributes';
 import type { JsonObject } from '../codec';
 import { assertWorkflowId } from '../ids';
@@ -51,6 +52,13 @@ function assertActivityOptions(name: string, options: ActivityOptions): void {
   )
     throw new TypeError(
       `Activity '${name}': completion must be 'function' or 'external'; got ${JSON.stringify(options.completion)}.`,
+    );
+  if (
+    options.limit !== undefined &&
+    (typeof options.limit !== 'string' || !activityGroupPattern.test(options.limit))
+  )
+    throw new TypeError(
+      `Activity '${name}': limit must be a group name of 1–100 characters of A-Z a-z 0-9 _ . : -; got ${JSON.stringify(options.limit)}.`,
     );
   const retry = options.retry;
   if (retry === undefined) return;

@@ -3,6 +3,7 @@
  * "internals" bag), and the requests a run makes of it (children to create, its end, its stop).
  */
 import type { Condition, Operation as StorageOperation, Storage } from '../../storage/types';
+import type { ActivityLimits } from '../activity-limits';
 import type { Clock } from '../clock';
 import type { SerializedError, StackMapper } from '../errors';
 import type { EngineEvent, EngineWarning, WakeKind } from '../events';
@@ -52,6 +53,8 @@ export type RunHost = {
   readonly activityInterceptors: readonly ActivityInterceptor[];
   /** `interceptors.workflows`: around each workflow's execution, signals, updates and queries. */
   readonly workflowInterceptors: readonly WorkflowInterceptor[];
+  /** `activityLimits`: the slots an attempt of a limited group takes before its function runs. */
+  readonly activityLimits: ActivityLimits;
   /** Spans (tracing.ts), parented on the workflow's stored trace context. */
   readonly tracing: Tracing;
   /** backgroundTasks 'manual': no clock timers; activity timeouts are checked by runMaintenance. */
