@@ -197,16 +197,21 @@ function runActivity(
     }),
     'internal',
   );
-  let ticket: SlotTicket | undefined;
+  // A limited group: the attempt joins its line now and runs once it holds a slot; its timeout and heartbeat
+  // timeout count from then. It is registered below at once, so an abort reaches it while it waits.
+  const slot =
+    group === undefined
+      ? undefined
+      : activityLimits.acquire(group, command.name, { workflowId: run.id, position: pos, member, attempt });
   const running = new ActivityAttempt({
     attempt,
     startedAt,
     timeoutMs: command.options.timeoutMs,
     heartbeatTimeoutMs: command.options.heartbeatTimeoutMs,
-    waiting: group !== undefined,
+    waiting: slot !== undefined,
     onSettled: (outcome) => {
       // Its slot goes back when the function returns or throws, or when the attempt is aborted.
-      ticket?.release();
+      slot?.release();
       endActivitySpan(span, outcome);
       run.deliver({ type: 'activity-settled', pos, member, attempt, startedAt, outcome });
     },
@@ -214,19 +219,10 @@ function runActivity(
   run.running.set(member, running);
   // An external activity may have been completed already (before a takeover, say): look at once.
   if (command.options.completion === 'external') run.deliver({ type: 'completions' });
-  if (group === undefined) {
+  if (slot === undefined) {
     callActivity(run, pos, member, attempt, command, running, span, undefined);
     return;
   }
-  // A limited group: the attempt is registered (an abort reaches it while it waits) and runs once it holds
-  // a slot; its timeout and heartbeat timeout count from then.
-  const slot = activityLimits.acquire(group, command.name, {
-    workflowId: run.id,
-    position: pos,
-    member,
-    attempt,
-  });
-  ticket = slot;
   const begin = (held: boolean) => {
     if (!held) return; // aborted while it waited: it never runs
     if (running.over || run.running.get(member) !== running || !run.isLive()) {
