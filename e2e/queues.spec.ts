@@ -1,4 +1,6 @@
 import type { QueueView } from '../src/engine';
+import { dialogSelector, scansInTheme } from './fixtures/axe';
+import { slowdown } from './fixtures/load';
 import { expect, test, type StudioPage } from './fixtures/studio';
 
 /**
@@ -155,3 +157,82 @@ test('three tabs admit from one queue: the same count on every Queues screen, ne
   }
   expect(Math.max(...seen.shown)).toBeLessThanOrEqual(limit);
 });
+
+/**
+ * The start dialog starts onto a queue with a concurrency key and a priority, and the page says where the
+ * workflow waits; the Queues screen, a queue's page, that workflow's page and the dialog's queue fields have
+ * no serious or critical axe violation, in both themes. Two long payments hold both slots, so what the dialog
+ * starts waits (priority 1 goes ahead of a priority-5 payment enqueued before it).
+ */
+for (const theme of ['light', 'dark'] as const)
+  test(`the start dialog's queue options, and the queue screens, ${theme} theme: no serious or critical axe violation`, async ({
+    studio,
+  }) => {
+    test.setTimeout((60_000 + 6 * 15_000) * slowdown());
+    const page = studio.page;
+    const { scan, found } = await scansInTheme(page, theme);
+    for (const [id, key] of [
+      ['long-1', 'k1'],
+      ['long-2', 'k2'],
+      ['behind', 'k3'],
+    ] as const)
+      await studio.startViaConsole(
+        'payment',
+        { customer: key, amount: 5, workMs: 60_000 },
+        { id, concurrencyKey: key },
+      );
+
+    const dialog = await studio.startDialog.open();
+    await dialog.choose('payment');
+    await dialog.setWorkflowId('from-dialog');
+    await page.getByTestId('start.more-options').click();
+    await expect(page.getByTestId('start.queue-fields')).toBeVisible();
+    await page.getByTestId('start.queue').selectOption('payments');
+    await page.getByTestId('start.concurrency-key').fill('dialog-key');
+    await page.getByTestId('start.priority').selectOption('1');
+    await scan('start dialog with the queue options', dialogSelector('start.dialog'));
+    await page.getByTestId('start.priority').selectOption('');
+    await page.getByTestId('start.concurrency-key').fill('   ');
+    await expect(page.getByTestId('start.field-error')).toContainText(
+      'concurrency key cannot be only spaces',
+    );
+    await expect(dialog.submitButton).toBeDisabled();
+    await page.getByTestId('start.concurrency-key').fill('dialog-key');
+    await page.getByTestId('start.priority').selectOption('1');
+    await dialog.submit();
+    await expect(dialog.root).toBeHidden();
+    await expect(studio.detail.workflowId).toHaveAttribute('data-full-id', 'from-dialog');
+    await expect(page.getByTestId('detail.queue-position')).toHaveText(
+      '— position 1 of 2 (key dialog-key, priority 1)',
+    );
+    await expect(page.getByTestId('detail.custody-gap')).toHaveAttribute('data-kind', 'queued');
+    await scan('#/workflows/from-dialog (waiting in a queue)');
+    expect((await studio.describe('from-dialog')).queue).toMatchObject({
+      name: 'payments',
+      key: 'dialog-key',
+      priority: 1,
+    });
+
+    await page.getByTestId('detail.queue-link').click();
+    await expect(page.getByTestId('queue.page')).toHaveAttribute('data-name', 'payments');
+    await expect(page.getByTestId('queue.slot')).toHaveCount(2);
+    await expect(page.getByTestId('queue.waiting-row')).toHaveCount(2);
+    await expect(page.getByTestId('queue.waiting-row').first()).toHaveAttribute(
+      'data-workflow-id',
+      'from-dialog',
+    );
+    await expect(page.locator('[data-testid="queue.key"][data-key="dialog-key"]')).toBeVisible();
+    await scan('#/queues/payments');
+
+    await page.getByTestId('queue.back').click();
+    await expect(page.getByTestId('queues.table')).toBeVisible();
+    await expect(page.getByTestId('queues.summary')).toHaveText('1 queue · 2 running · 2 waiting');
+    await scan('#/queues');
+
+    await page.evaluate(() => {
+      location.hash = '#/queues/no-such-queue';
+    });
+    await expect(page.getByTestId('queue.not-found')).toBeVisible();
+    await scan('#/queues/no-such-queue');
+    expect(found).toEqual([]);
+  });
