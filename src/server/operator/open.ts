@@ -10,7 +10,7 @@ import { readEngineDirectory } from '../../host/engine-directory';
 import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
 import { loadCodecModule } from '../codec-module';
-import { loadDefinitions, serverQueues } from '../definitions';
+import { loadDefinitions } from '../definitions';
 import { openStore } from '../store';
 import { MemoryStorage } from '../../storage/memory';
 import type { OperatorIo, StoreFlags } from './operator';
@@ -19,8 +19,10 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
   const loaded =
     flags.workflows.length > 0 || flags.demos ? await loadDefinitions(flags.workflows, flags.demos) : null;
   const definitions = loaded?.workflows ?? [];
-  // `workflow start --queue` goes onto a queue the modules declare, as the workers declare it.
-  const queues = loaded ? serverQueues(loaded) : [];
+  // `workflow start --queue` goes onto a queue the modules declare, as the workers declare it. (A workflow
+  // whose queue no given module declares is refused by the engine if it is started, not here: replay and the
+  // other commands do not need its queue.)
+  const queues = loaded?.queues ?? [];
   const store = flags.memory
     ? { storage: new MemoryStorage(), close: async () => undefined }
     : await openStore(flags);

@@ -865,6 +865,22 @@ describe('shuttle queue, and workflow start onto a queue', () => {
     );
     expect(unqueued.code).toBe(exitCodes.usage);
     expect(unqueued.stderr).toMatch(/^InvalidOptionsError: start option priority needs a queue/);
+    // A queue the given modules do not declare: the engine's words, and where the declaration comes from here.
+    const undeclared = await shuttle(
+      'workflow',
+      'start',
+      'greet',
+      '--workflows',
+      'greet.ts',
+      '--input',
+      '{"name":"x"}',
+      '--queue',
+      'payments',
+    );
+    expect(undeclared.code).toBe(exitCodes.usage);
+    expect(undeclared.stderr).toMatch(
+      /^InvalidOptionsError: Queue 'payments' is not declared on this engine.* Here: give the module that declares it .* with --workflows/,
+    );
     await expect(worker.describe('g-q')).rejects.toThrow(/g-q/);
     expect((await shuttle('queue', '--help')).stdout).toMatch(
       /^ {2}list +List the queues.*\n {2}describe +A queue's limits.*\n {2}show +The same as describe\.$/m,

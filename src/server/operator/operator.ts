@@ -1462,7 +1462,9 @@ export async function runOperator(
         ? ' Here: give the file that defines it with --workflows PATH, as the workers are given it.'
         : error instanceof Error && error.name === 'QueueNotFoundError'
           ? " 'shuttle queue list' lists the queues of this store."
-          : '';
+          : error instanceof Error && /^Queue '.*' is not declared on this engine/.test(error.message)
+            ? ' Here: give the module that declares it (export const … = defineQueue(…)) with --workflows, as the workers are given it.'
+            : '';
     io.stderr(`${prefix}${message.split('\n')[0]}${hint}\n`);
     return exitCodeOf(error);
   } finally {
