@@ -135,8 +135,9 @@ export function unmeasuredPart(value: unknown): boolean {
 /**
  * `measured` with every part it measured nothing of taken from `previous.latest` (and that part's details
  * from `previous.details`, into `details`, which gains `merged`: the parts kept and, for each, the run it was
- * measured in — carried over when the previous file had itself kept it from an earlier run). Parts absent
- * from the previous file stay as measured (null).
+ * measured in — carried over when the previous file had itself kept it from an earlier run — and this run's
+ * own details of those parts, e.g. the browser runner's failures and version). Parts absent from the
+ * previous file stay as measured (null).
  */
 export function mergeResults(
   measured: LatestResults,
@@ -148,9 +149,12 @@ export function mergeResults(
   const earlier = (beforeDetails.merged as { sources?: Record<string, unknown> } | undefined)?.sources ?? {};
   const merged: Record<string, unknown> = { ...measured };
   const sources: Record<string, unknown> = {};
+  const displaced: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(measured)) {
     if (key === 'generatedAt' || !unmeasuredPart(value) || !(key in before)) continue;
     merged[key] = before[key];
+    // This run's details of a part it measured nothing of (a runner's failures, the browser's version) stay.
+    if (details[key] !== null && details[key] !== undefined) displaced[key] = details[key];
     details[key] = beforeDetails[key] ?? null;
     sources[key] = earlier[key] ?? {
       generatedAt: before.generatedAt ?? null,
@@ -158,6 +162,6 @@ export function mergeResults(
       machine: beforeDetails.machine ?? null,
     };
   }
-  details.merged = { keptParts: Object.keys(sources), sources };
+  details.merged = { keptParts: Object.keys(sources), sources, thisRunsDetails: displaced };
   return merged as LatestResults;
 }

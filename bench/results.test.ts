@@ -800,13 +800,19 @@ describe('merging a run of some parts into the previous results', () => {
     expect(unmeasuredPart(measured.node)).toBe(true);
     expect(unmeasuredPart(measured.scale)).toBe(true);
     expect(unmeasuredPart(measured.queues)).toBe(false);
-    const details: Record<string, unknown> = { node: null, browser: null, queues: { browser: {} } };
+    const details: Record<string, unknown> = {
+      node: null,
+      browser: { chromium: '156', failures: {} },
+      queues: { browser: {} },
+    };
     const merged = mergeResults(measured, details, { latest: previous, details: previousDetails });
     expect(merged.generatedAt).toBe('2026-02-02T00:00:00.000Z');
     expect(merged.node).toEqual(previous.node);
     expect(merged.browser).toEqual(previous.browser);
     expect(merged.queues.browser.throughput.ratio).toBe(0.9);
     expect(details.node).toEqual({ samples: [1] });
+    expect(details.browser).toEqual({ b: 1 });
+    expect(details.merged).toMatchObject({ thisRunsDetails: { browser: { chromium: '156', failures: {} } } });
     expect(details.queues).toEqual({ browser: {} });
     expect(details.merged).toMatchObject({
       keptParts: ['node', 'browser', 'scale', 'server', 'longLived'],
