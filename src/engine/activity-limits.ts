@@ -46,8 +46,13 @@ export const activityGroupPattern = /^[A-Za-z0-9_.:-]{1,100}$/;
 export type SlotHolder = { workflowId: string; position: number; member: number; attempt: number };
 
 /** One attempt holding a slot of a group (`engine.activityLimits()`). */
-export type ActivitySlotHolder = SlotHolder & {
+export type ActivitySlotHolder = {
   engineId: string;
+  workflowId: string;
+  /** The activity's operation: its position in the workflow's history and member (in `all`/`race`). */
+  position: number;
+  member: number;
+  attempt: number;
   /** When it took the slot, epoch ms. */
   since: number;
 };
