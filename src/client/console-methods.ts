@@ -2,7 +2,7 @@
  * The console API's methods (`window.shuttle`, README "Console API"), which the UI's data layer calls too:
  * positional arguments for people typing in devtools, each one line over `client.api` (api.ts), the facade
  * derived from the protocol's declarations. Grouped by the protocol's domains (src/protocol): workflows,
- * schedules, definitions, inspection, fleet. `ShuttleClient` (client.ts) inherits them and adds what runs on
+ * schedules, queues, definitions, inspection, fleet. `ShuttleClient` (client.ts) inherits them and adds what runs on
  * the page itself: `hello`, `waitFor`, `chaos`, restarting and freezing this tab's engine, the link's state.
  *
  * A method the console does not need positional arguments for is not written here: `client.api.<method>`
@@ -17,6 +17,8 @@ import type {
   ListPage,
   OperationOutcome,
   PurgeReport,
+  QueuePosition,
+  QueueView,
   ReclaimOutcome,
   ResultWaiterInfo,
   RunSummary,
@@ -327,6 +329,30 @@ export abstract class ConsoleMethods {
   }
 
   // -------------------------------------------------------------------------------------------------------
+  // Queues
+
+  /**
+   * Every workflow queue declared on this engine or, by another engine, in the store: its limits, running of
+   * its limit, who holds its slots, the next waiting, each key's counts.
+   */
+  queues(): Promise<QueueView[]> {
+    return this.api.queues({});
+  }
+
+  /** One queue, as `queues()` shows it; `QueueNotFoundError` when no engine declared it. */
+  describeQueue(name: string): Promise<QueueView> {
+    return this.api.describeQueue({ name });
+  }
+
+  /**
+   * Where a workflow stands in its queue: `{ status: 'waiting', position }` (1 = admitted next) or
+   * `{ status: 'admitted', slot }`; null when it was not started onto a queue, or has ended.
+   */
+  queuePosition(workflowId: string): Promise<QueuePosition | null> {
+    return this.api.queuePosition({ workflowId });
+  }
+
+  // -------------------------------------------------------------------------------------------------------
   // Definitions
 
   /**
@@ -492,6 +518,7 @@ const consoleHelp = [
   'shuttle — the console API of this tab’s Shuttle engine (every method returns a promise):',
   '  hello() · engines() · definitions() · ownedWorkflows() · metrics()',
   "  start(type, input?, { id?, executionTimeoutMs?, startDelayMs?, idReuse?, idempotencyKey? })   e.g. start('countdown', { from: 5, tickMs: 200 })",
+  '      onto a queue: { queue?, concurrencyKey?, priority? (1–10), singleton?: { key, ifActive? }, debounce?: { key, windowMs, maxWaitMs? } }',
   '  signalWithStart(type, input, signalName, payload, { id, …startOptions })',
   '  completeActivity(token, result?) · failActivity(token, message | { name?, message })   tokens: describe(id).pending.leaves',
   '  signal(id, name, payload?) · query(id, name, arg?) · update(id, name, arg?, { timeoutMs? })',
@@ -504,6 +531,7 @@ const consoleHelp = [
   "  schedule(name, { cron, workflow, input?, timezone?, overlap?, catchUp? }, { replace? })   e.g. schedule('every-minute', { cron: '* * * * *', workflow: 'countdown' })",
   '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',
   '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',
+  '  queues() · describeQueue(name) · queuePosition(id)   workflow queues: limits, slot holders, who waits next',
   '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
   '  claimHolder(id)   who holds it: { engineId, epoch, expiresAt, live } or null',
   "  reclaim(id)   take it over here only if its holder is expired or dead, e.g. (await reclaim(id)).outcome === 'taken-over'",
