@@ -84,3 +84,34 @@ test('the race and handoff drills start workflows in the other tabs and pass', a
   }
   expectNoPageErrors(tabs);
 });
+
+/**
+ * The queue drill from the Chaos screen of one of two tabs: the other tab starts six payments onto the demos'
+ * `payments` queue (2 at once, 1 per key), its engine's worker is terminated while it runs admitted ones, and
+ * the drill checks from the timelines that never more than two ran at once (one per key), that all six
+ * completed, that the crashed tab's payments finished on this tab's engine, admitted once, and that the queue
+ * holds none of their slots at the end. Its report must pass, with the peak it saw in the limit's summary.
+ */
+test('the queue drill crashes a tab holding admitted payments and the queue limit holds', async ({
+  context,
+}, testInfo) => {
+  // The drill's own waits: up to 30 s (plus the rate window, 60 s, if spent) for the other tab to run an
+  // admitted payment, the takeover, and up to 150 s for the six to finish (three rounds of 4 s each here).
+  const reportBudgetMs = 240_000;
+  test.setTimeout(60_000 + reportBudgetMs);
+  const tabs = await openTabs(context, freshDatabaseName(testInfo), 2);
+  const page = tabs[0]!.page;
+  await tabs[0]!.studio.openScreen('chaos');
+  const card = page.locator('[data-testid="chaos.drill"][data-drill="queue-crash"]');
+  await card.getByTestId('chaos.run').click();
+  const report = card.getByTestId('chaos.report');
+  await expect(report).toBeVisible({ timeout: reportBudgetMs });
+  await expect(report, await report.innerText()).toHaveAttribute('data-status', 'passed');
+  const limit = card.getByTestId('chaos.check').filter({ hasText: 'Never more than the queue admits' });
+  await expect(limit).toHaveAttribute('data-ok', 'true');
+  // The limit was reached (the check saw overlap, so it was not vacuous), and the crashed tab held some.
+  await expect(limit).toContainText(
+    /at most 2 of 2 at once \(at most 1 of 1 per key\); 6 of 6 completed; .+ held [12] of them when it crashed/,
+  );
+  expectNoPageErrors(tabs);
+});

@@ -12,6 +12,7 @@
 import type { FenceRejection, WorkflowDescription } from '../../../public';
 import type { ShuttleClient } from '../../../public/browser';
 import type { EngineRecord } from '../../../public/browser';
+import { queueLimitsText } from '../../components/queue-view';
 import { formatDuration } from '../../components/time-format';
 import { runChaos, type ChaosEnvironment } from '../../data/chaos';
 import { claimTimings, isEngineLive } from '../../data/engine-queries';
@@ -22,8 +23,9 @@ import {
 } from '../../../public/browser';
 import { isTerminal } from '../../../public/browser';
 import { departureFrom, describeDepartures } from './departures';
+import { checkQueueLimit, queueHoldFrom, type QueueHold } from './queue-limit';
 
-export type DrillId = 'freeze' | 'crash' | 'handoff' | 'race';
+export type DrillId = 'freeze' | 'crash' | 'handoff' | 'race' | 'queue-crash';
 
 export type StepState = 'running' | 'done' | 'failed';
 export type DrillStep = {
@@ -110,6 +112,17 @@ export const drillDefinitions: readonly DrillDefinition[] = [
     tabModeOnly: true,
     serverDescription:
       'Needs tab mode: the three starts race from three browser engines. Here every start goes through the studio server’s one observer, so there is nothing to race; open the studio with npm start to run it.',
+  },
+  {
+    id: 'queue-crash',
+    title: 'Queue limit through a crash',
+    description:
+      'Another tab starts 6 payments onto the demos’ payments queue (2 at once, 1 per key); once its engine runs some of the admitted ones, its worker is terminated. A live engine takes them over, their slots with them. From the timelines: never more at once than the queue admits, every payment completed, and the queue holds none of their slots at the end.',
+    minEngines: 2,
+    fallback: null,
+    serverTitle: 'Queue limit through a killed worker (SIGKILL)',
+    serverDescription:
+      '6 payments start on the fleet onto the demos’ payments queue (2 at once, 1 per key); once a worker runs some of the admitted ones, it is killed. A live worker takes them over, their slots with them. From the timelines: never more at once than the queue admits, every payment completed, and the queue holds none of their slots at the end. Then one more worker is started.',
   },
 ];
 
@@ -439,6 +452,63 @@ const slowInput = (stepMs: number) => ({
   ],
 });
 
+/** The queue the queue drill starts onto: the demos' (src/workflows/payment.ts), declared by every engine. */
+const drillQueue = 'payments';
+const queuedPayments = 6;
+/** Real time each payment works: long enough that a crash lands while admitted ones run, short for a drill. */
+const paymentWorkMs = 4_000;
+
+/**
+ * The queue drill's break: the engine that runs admitted payments of `ids` (each with an activity started
+ * there), once one does. Tab mode: `victim`, which started them (this tab's engine may admit some too, so it
+ * waits for one of the victim's). Server mode: the worker that runs the most of them.
+ */
+async function waitForQueuedOnVictim(
+  context: DrillContext,
+  ids: readonly string[],
+  victim: EngineRecord | null,
+  timeoutMs: number,
+): Promise<{ victimId: string; held: string[] }> {
+  const { env } = context;
+  return waitFor(
+    env,
+    victim ? `${victim.label} to run an admitted payment` : 'a worker to run an admitted payment',
+    timeoutMs,
+    async () => {
+      const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
+      if (descriptions.every((description) => isTerminal(description.status)))
+        throw new DrillStepFailed(
+          `Every payment ended before ${victim ? victim.label : 'a worker'} was seen running one; run the drill again.`,
+        );
+      const running = descriptions.filter(
+        (description) =>
+          description.status === 'running' &&
+          description.owner !== null &&
+          description.owner !== undefined &&
+          (victim === null || description.owner.engineId === victim.engineId),
+      );
+      const underWay: { id: string; engineId: string }[] = [];
+      for (const description of running) {
+        const engineId = description.owner!.engineId;
+        const timeline = await env.client.timeline(description.workflowId);
+        if (timeline.some((entry) => entry.kind === 'activity-started' && entry.engineId === engineId))
+          underWay.push({ id: description.workflowId, engineId });
+      }
+      if (underWay.length === 0) return undefined;
+      const counts = new Map<string, number>();
+      for (const { engineId } of underWay) counts.set(engineId, (counts.get(engineId) ?? 0) + 1);
+      const [victimId] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]!;
+      return {
+        victimId,
+        held: running
+          .filter((description) => description.owner!.engineId === victimId)
+          .map((description) => description.workflowId),
+      };
+    },
+    100,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The drills
 
@@ -704,6 +774,199 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
       title: 'It was started and run once',
       ok: starts === 1,
       summary: `${starts} 'started' entr${starts === 1 ? 'y' : 'ies'} on its timeline`,
+    });
+  },
+
+  async 'queue-crash'(context) {
+    const { env, step, checks, workflowIds } = context;
+    const queue = await step(
+      `Read the ${drillQueue} queue’s limits`,
+      () => env.client.api.describeQueue({ name: drillQueue }),
+      queueLimitsText,
+    );
+    if (queue.concurrency === null)
+      throw new DrillStepFailed(
+        `The ${drillQueue} queue has no concurrency limit, so there is no limit to check; declare it with one (src/workflows/payment.ts).`,
+      );
+    const prefix = drillId('queue');
+    // Three keys, two payments each, interleaved: the queue's limit binds, and its per-key limit too.
+    const payments = Array.from({ length: queuedPayments }, (_, index) => {
+      const customer = ['a', 'b', 'c'][index % 3]!;
+      return {
+        id: `${prefix}-${index + 1}`,
+        input: { customer: `drill-${customer}`, amount: 10 + index, workMs: paymentWorkMs },
+        concurrencyKey: `${prefix}-${customer}`,
+      };
+    });
+    const ids = payments.map(({ id }) => id);
+    let victim: EngineRecord | null = null;
+    if (env.server) {
+      const workers = await step(
+        'Find the worker processes',
+        () => liveEngineTabs(env.client),
+        (list) => list.map((engine) => engine.label).join(', '),
+      );
+      if (workers.length < 2)
+        throw new DrillStepFailed(
+          'This drill needs two live worker processes: start one more and run it again.',
+        );
+      await step(
+        `Start ${queuedPayments} payments on the fleet onto ${drillQueue}`,
+        async () => {
+          // One at a time: the queue admits in the order they were enqueued.
+          for (const { id, input, concurrencyKey } of payments)
+            await env.client.start('payment', input, { id, concurrencyKey });
+        },
+        () => `${queuedPayments} started, keys ${prefix.slice(0, 12)}…-a, -b, -c`,
+      );
+    } else {
+      const other = await pickVictim(context);
+      victim = other;
+      await step(`Start ${queuedPayments} payments on ${other.label} onto ${drillQueue}`, async () => {
+        for (const { id, input, concurrencyKey } of payments)
+          await env.client.chaos.start(other.engineId, 'payment', {
+            input,
+            options: { id, concurrencyKey },
+          });
+      });
+    }
+    workflowIds.push(...ids);
+    // A rate-limited queue may hold them back until its window turns (another run of the drill, the demos).
+    const admissionMs = 30_000 + (queue.rateLimit?.periodMs ?? 0);
+    const { victimId, held } = await step(
+      victim
+        ? `Wait until ${victim.label} runs admitted payments`
+        : 'Wait until a worker runs admitted payments',
+      () => waitForQueuedOnVictim(context, ids, victim, admissionMs),
+      (found) => `${found.held.length} running there`,
+    );
+    if (!victim) {
+      victim = (await env.client.engines()).find((engine) => engine.engineId === victimId) ?? null;
+      if (!victim)
+        throw new DrillStepFailed(`The owner ${victimId.slice(0, 8)} is not listed among the engines.`);
+    }
+    const broken = victim;
+    const crashedAt = Date.now();
+    await step(
+      env.server
+        ? `Kill ${broken.label} (SIGKILL), with ${held.length} admitted payment${held.length === 1 ? '' : 's'}`
+        : `Crash ${broken.label}’s worker, with ${held.length} admitted payment${held.length === 1 ? '' : 's'}`,
+      () => runChaos(env.client, { type: 'crash', engineId: broken.engineId }),
+    );
+    await step(
+      `Wait for the others to take ${held.length === 1 ? 'it' : `its ${held.length}`} over`,
+      () =>
+        waitFor(
+          env,
+          'a takeover',
+          claimTimings.ttlMs + claimTimings.graceMs + 10_000,
+          async () => {
+            const descriptions = await Promise.all(held.map((id) => env.client.describe(id)));
+            return descriptions.every(
+              (description) =>
+                isTerminal(description.status) ||
+                (description.owner && description.owner.engineId !== broken.engineId),
+            )
+              ? true
+              : undefined;
+          },
+          50,
+        ),
+      () => `${formatDuration(Date.now() - crashedAt)} after the crash`,
+    );
+    const ended = await step(
+      `Wait for all ${queuedPayments} to finish`,
+      // Two at a time, a few seconds each, behind the rate window if it is spent.
+      () => waitForTerminal(context, ids, 90_000 + (queue.rateLimit?.periodMs ?? 0)),
+      (done) => `${done.filter((description) => description.status === 'completed').length} completed`,
+    );
+    await replaceVictim(context, broken);
+
+    const timelines = new Map(
+      await Promise.all(ids.map(async (id) => [id, await env.client.timeline(id)] as const)),
+    );
+    const holds = ids
+      .map((id) => queueHoldFrom(id, timelines.get(id)!, drillQueue))
+      .filter((hold): hold is QueueHold => hold !== null);
+    const limit = checkQueueLimit(holds, queue);
+    // The payments it ran when it crashed moved to another engine (their timelines say it left them) and
+    // finished there, admitted once: the slot moved with the workflow, it was not admitted again.
+    const moved = ids
+      .map((id) => {
+        const timeline = timelines.get(id)!;
+        const hold = holds.find((one) => one.workflowId === id);
+        return {
+          id,
+          departure: departureFrom(timeline, broken.engineId),
+          admissions: timeline.filter((entry) => entry.kind === 'started').length,
+          endedElsewhere: hold?.endedBy != null && hold.endedBy !== broken.engineId,
+        };
+      })
+      .filter((one) => one.departure !== null);
+    const completed = ended.filter((description) => description.status === 'completed').length;
+    const perKey =
+      queue.perKeyConcurrency === null
+        ? ''
+        : ` (at most ${limit.peakPerKey} of ${queue.perKeyConcurrency} per key)`;
+    const notAdmitted = ids.filter((id) => !holds.some((hold) => hold.workflowId === id));
+    checks.push({
+      title: `Never more than the queue admits at once (${queueLimitsText(queue)})`,
+      ok: limit.violations.length === 0 && notAdmitted.length === 0,
+      summary:
+        limit.violations.length > 0
+          ? `${limit.violations[0]}${limit.violations.length > 1 ? ` (and ${limit.violations.length - 1} more)` : ''}`
+          : notAdmitted.length > 0
+            ? `${notAdmitted.length} not admitted from ${drillQueue}: ${notAdmitted.join(', ')}`
+            : `at most ${limit.peak} of ${queue.concurrency} at once${perKey}; ${completed} of ${queuedPayments} completed; ${broken.label} held ${moved.length} of them when it crashed`,
+    });
+    checks.push({
+      title: `All ${queuedPayments} payments completed`,
+      ok: completed === queuedPayments,
+      summary:
+        completed === queuedPayments
+          ? `${completed} of ${queuedPayments} completed`
+          : `${completed} of ${queuedPayments} completed; ${ended
+              .filter((description) => description.status !== 'completed')
+              .map((description) => `${description.workflowId} ${description.status}`)
+              .join(', ')}`,
+    });
+    const notElsewhere = moved.filter((one) => !one.endedElsewhere).map((one) => one.id);
+    const readmitted = moved.filter((one) => one.admissions !== 1).map((one) => one.id);
+    checks.push({
+      title: `The crashed ${env.server ? 'worker' : 'tab'}’s payments finished elsewhere, admitted once`,
+      ok: moved.length > 0 && notElsewhere.length === 0 && readmitted.length === 0,
+      summary:
+        moved.length === 0
+          ? `no payment left ${broken.label} (it ran ${held.length} a moment before the crash)`
+          : `${moved.length} taken from ${broken.label} (${describeDepartures(moved.map((one) => one.departure))}); ` +
+            `${moved.length - notElsewhere.length} ended on another engine` +
+            (notElsewhere.length > 0 ? `; not: ${notElsewhere.join(', ')}` : '') +
+            (readmitted.length > 0 ? `; admitted more than once: ${readmitted.join(', ')}` : ''),
+    });
+    const after = await step(
+      `Read the ${drillQueue} queue`,
+      () => env.client.api.describeQueue({ name: drillQueue }),
+      (view) => `${view.running ?? 0} running, ${view.waiting} waiting`,
+    );
+    const ours = new Set(ids);
+    const stillHeld = after.slots.filter((slot) => ours.has(slot.workflowId));
+    const stillWaiting = after.next.filter((entry) => ours.has(entry.workflowId));
+    checks.push({
+      title: 'The queue holds none of their slots at the end',
+      ok: stillHeld.length === 0 && stillWaiting.length === 0,
+      summary:
+        stillHeld.length === 0 && stillWaiting.length === 0
+          ? `${drillQueue}: ${after.running ?? 0} running, ${after.waiting} waiting, none of the drill’s`
+          : [
+              stillHeld.length > 0
+                ? `slot${stillHeld.length === 1 ? '' : 's'} still held by ${stillHeld.map((slot) => `${slot.workflowId} (slot ${slot.slot})`).join(', ')}`
+                : null,
+              stillWaiting.length > 0
+                ? `still waiting: ${stillWaiting.map((entry) => entry.workflowId).join(', ')}`
+                : null,
+            ]
+              .filter((part) => part !== null)
+              .join('; '),
     });
   },
 };
