@@ -15,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TimelineEntry } from '../engine';
+import { defineQueue, defineWorkflow, type TimelineEntry } from '../engine';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
 import { loadDefinitionFiles, serverQueues } from './definitions';
 import { createLogger } from './log';
 import { startServer, type RunningServer } from './serve';
+import { startWorker as startWorkerInProcess } from './worker';
 import { StartupError } from './store';
 
 const bin = fileURLToPath(new URL('../../bin/shuttle.mjs', import.meta.url));
@@ -263,6 +264,49 @@ describe('queues on shuttle worker processes over one PostgreSQL', () => {
     const { held } = await scenario('q_broken', { mutation: 'queue-ignores-limit', kill: false });
     expect(mostAtOnce(held)).toBeGreaterThan(2);
   }, 60_000);
+});
+
+describe('startWorker({ queues }) in a program of its own', () => {
+  it('declares the queues given in code beside its definitions and runs a start onto one; without them it does not start', async () => {
+    const job = defineWorkflow({
+      name: 'in-code-job',
+      version: 1,
+      queue: 'in-code',
+      *run() {
+        return 'ran';
+      },
+    });
+    const worker = await startWorkerInProcess({
+      databaseUrl: database.url,
+      schema: 'q_code',
+      definitions: [job],
+      queues: [defineQueue('in-code', { concurrency: 1 })],
+      logger: createLogger({}, () => undefined),
+    });
+    try {
+      expect((await worker.engine.queues()).map((queue) => [queue.name, queue.concurrency])).toEqual([
+        ['in-code', 1],
+      ]);
+      const handle = await worker.engine.start(job, undefined, { id: 'in-code-1' });
+      expect(await handle.result()).toBe('ran');
+      expect(
+        (await worker.engine.timeline('in-code-1')).find((entry) => entry.kind === 'started')?.detail,
+      ).toMatchObject({
+        queue: { name: 'in-code' },
+      });
+    } finally {
+      await worker.stop();
+    }
+    // Without the queue, the worker does not start: every start onto it would be refused.
+    await expect(
+      startWorkerInProcess({
+        databaseUrl: database.url,
+        schema: 'q_code',
+        definitions: [job],
+        logger: createLogger({}, () => undefined),
+      }),
+    ).rejects.toThrow(/Workflow 'in-code-job' goes onto queue 'in-code', which no module declares/);
+  });
 });
 
 describe('--workflows modules declare queues', () => {
