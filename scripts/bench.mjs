@@ -324,6 +324,12 @@ async function main() {
   say(
     `wrote bench/results/latest.json and bench/results/details.json in ${Math.round((Date.now() - started) / 1000)} s`,
   );
+  const queueFailures = [
+    ...(queues?.details?.failures ?? []).map((failure) => `PostgreSQL: ${failure}`),
+    ...(browser?.queues?.details?.failures ?? []).map((failure) => `Chromium: ${failure}`),
+  ];
+  if (queueFailures.length > 0)
+    say(`queue runs that measured nothing (not counted):\n  ${queueFailures.join('\n  ')}`);
   const serverFailures = server?.details?.failures ?? {};
   if (Object.keys(serverFailures).length > 0) {
     say(`server parts that failed: ${Object.keys(serverFailures).join(', ')} (details.server.failures)`);
