@@ -118,22 +118,24 @@ describe('queue wording', () => {
     expect(admittedText({ enqueuedAt: 1_000, admittedAt: 1_000 })).toBe('after 0 ms');
   });
 
-  it('lists the waiting in admission order, numbered, marking those held by a delay', () => {
-    const rows = waitingRows(
-      view({
-        next: [
-          { workflowId: 'w1', type: 'payment', key: 'acme' },
-          { workflowId: 'w2', type: 'payment', notBefore: 9_000 },
-          { workflowId: 'w3', type: 'payment', notBefore: 1_000 },
-        ],
-      }),
-      5_000,
-    );
-    expect(rows.map((row) => [row.position, row.workflowId, row.key, row.held])).toEqual([
-      [1, 'w1', 'acme', false],
-      [2, 'w2', null, true],
-      [3, 'w3', null, false],
+  it('lists the waiting in admission order, numbered, marking those held by a delay or by a full key', () => {
+    const next = [
+      { workflowId: 'w1', type: 'payment', key: 'acme' },
+      { workflowId: 'w2', type: 'payment', notBefore: 9_000 },
+      { workflowId: 'w3', type: 'payment', notBefore: 1_000, key: 'globex' },
+    ];
+    const keys = [
+      { key: 'acme', running: 1, waiting: 1 },
+      { key: 'globex', running: 0, waiting: 1 },
+    ];
+    const rows = waitingRows(view({ next, keys }), 5_000);
+    expect(rows.map((row) => [row.position, row.workflowId, row.key, row.held, row.keyFull])).toEqual([
+      [1, 'w1', 'acme', false, true],
+      [2, 'w2', null, true, false],
+      [3, 'w3', 'globex', false, false],
     ]);
+    // Without a per-key limit no key is ever full.
+    expect(waitingRows(view({ next, keys, perKeyConcurrency: null }), 5_000)[0]!.keyFull).toBe(false);
   });
 
   it('sums the queues up', () => {

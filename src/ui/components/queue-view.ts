@@ -117,11 +117,12 @@ export function admittedText(
 }
 
 /**
- * Sorts a queue's waiting list for display: as the engine returns it (admission order), numbered from 1,
- * with a note for an entry that may not be admitted yet.
+ * A queue's waiting list for display: as the engine returns it (admission order), numbered from 1, marking
+ * an entry that may not be admitted yet (`held`: its not-before time is ahead) and one whose concurrency key
+ * is at the queue's per-key limit (`keyFull`: those behind it with another key go first).
  */
 export function waitingRows(
-  queue: Pick<QueueView, 'next'>,
+  queue: Pick<QueueView, 'next' | 'keys' | 'perKeyConcurrency'>,
   now: number,
 ): {
   position: number;
@@ -130,7 +131,12 @@ export function waitingRows(
   key: string | null;
   notBefore: number | null;
   held: boolean;
+  keyFull: boolean;
 }[] {
+  const limit = queue.perKeyConcurrency;
+  const full = new Set(
+    limit === null ? [] : queue.keys.filter((key) => key.running >= limit).map((key) => key.key),
+  );
   return queue.next.map((entry, index) => ({
     position: index + 1,
     workflowId: entry.workflowId,
@@ -138,6 +144,7 @@ export function waitingRows(
     key: entry.key ?? null,
     notBefore: entry.notBefore ?? null,
     held: entry.notBefore !== undefined && entry.notBefore > now,
+    keyFull: entry.key !== undefined && full.has(entry.key),
   }));
 }
 

@@ -32,7 +32,7 @@ export function StartExtrasFields({
         <div className={styles.row} data-testid="start.queue-fields">
           <div className={styles.field}>
             <label htmlFor="start-queue" className={styles.label}>
-              Queue <span className={styles.hint}>optional</span>
+              Queue
             </label>
             <select
               id="start-queue"
@@ -40,8 +40,9 @@ export function StartExtrasFields({
               value={extras.queue}
               onChange={(event) => set({ queue: event.target.value })}
               data-testid="start.queue"
+              title="The queue to start onto; “as defined”: the definition’s own queue, if it names one"
             >
-              <option value="">the definition’s own (if any)</option>
+              <option value="">as defined</option>
               {queues.map((queue) => (
                 <option key={queue.name} value={queue.name}>
                   {queue.name} — {queueLimitsText(queue)}
@@ -51,14 +52,14 @@ export function StartExtrasFields({
           </div>
           <div className={styles.field}>
             <label htmlFor="start-concurrency-key" className={styles.label}>
-              Concurrency key <span className={styles.hint}>optional</span>
+              Concurrency key
             </label>
             <input
               id="start-concurrency-key"
               className={`${styles.text} ${invalid('concurrencyKey')}`}
               value={extras.concurrencyKey}
               onChange={(event) => set({ concurrencyKey: event.target.value })}
-              placeholder="e.g. a customer id"
+              placeholder="optional"
               spellCheck={false}
               autoComplete="off"
               data-testid="start.concurrency-key"

@@ -399,7 +399,18 @@ function Waiting({ view, now }: { view: QueueView; now: number }) {
                     </Link>
                   </td>
                   <td>{row.type}</td>
-                  <td>{row.key ?? <span className={styles.muted}>—</span>}</td>
+                  <td>
+                    {row.key ?? <span className={styles.muted}>—</span>}
+                    {row.keyFull ? (
+                      <span
+                        className={styles.keyFull}
+                        title={`Key ${row.key} is at the queue’s limit of ${view.perKeyConcurrency} at once: workflows behind this one with another key go first`}
+                        data-testid="queue.key-full"
+                      >
+                        key busy
+                      </span>
+                    ) : null}
+                  </td>
                   <td className={styles.number}>{membership?.priority ?? ''}</td>
                   <td>{membership ? <RelativeTime at={membership.enqueuedAt} /> : null}</td>
                   <td>
