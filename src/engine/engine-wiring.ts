@@ -200,6 +200,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     definitions: (type) => engine.definitions.versionsOf(type),
     isOpen,
     mayHold: (record) => queues.mayHold(record),
+    queueSlotFreed: (queue) => queues.kick(queue),
     warn,
   });
   const router: WakeRouter = new WakeRouter({

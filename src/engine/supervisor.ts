@@ -46,6 +46,8 @@ export type SupervisorDeps = {
   isOpen: () => boolean;
   /** This engine may drive `record` now (false: over a queue's per-engine limit; queues/queues.ts). */
   mayHold: (record: WorkflowRecord) => boolean;
+  /** A workflow of `queue` ended here (its slot is free). */
+  queueSlotFreed: (queue: string) => void;
   warn: (warning: EngineWarning) => void;
 };
 
@@ -225,6 +227,8 @@ export class RunSupervisor {
     this.#traceEnd(record);
     if (record.status === 'continued-as-new') return this.#runContinued(run, record);
     this.#deps.ownership.runEnded(run.id);
+    // Its queue slot is free: the next waiting workflow need not wait for the change feed to say so.
+    if (record.queue) this.#deps.queueSlotFreed(record.queue.name);
     this.#deps.metrics.workflowsFinished++;
     this.#emit(finishedEvent(record));
     this.#deps.waiters.settleLocal(record);

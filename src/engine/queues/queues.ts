@@ -273,16 +273,21 @@ export class Queues {
       }
       const keySlots = new Map<string, Set<number>>();
       let soonest = Infinity;
-      let admitted = 0;
-      let raced = false;
+      // What this round admits: in order, each with its own slot, key slot and token, as far as the free slots,
+      // the tokens and the per-engine room go. Their batches are issued together, so the store's group commit
+      // can land them in one transaction.
+      let room =
+        queue.perEngineConcurrency === null
+          ? Infinity
+          : queue.perEngineConcurrency - this.drivenHere(queue.name);
+      const plans: { entry: WaitEntry; key: string; value: string; grant: QueueGrant }[] = [];
       for (const { key, value } of page) {
-        if (freeSlots !== null && freeSlots.length === 0) break;
-        if (freeTokens !== null && freeTokens.length === 0) {
+        if (room <= 0) break;
+        if (freeSlots !== null && plans.length >= freeSlots.length) break;
+        if (freeTokens !== null && plans.length >= freeTokens.length) {
           if (tokenFreeAt < Infinity) this.#wakeAt(queue.name, tokenFreeAt);
           break;
         }
-        if (queue.perEngineConcurrency !== null && this.drivenHere(queue.name) >= queue.perEngineConcurrency)
-          return;
         const entry = decodeWaitEntry(value);
         if (!entry || skip.has(entry.id)) continue;
         if (entry.notBefore !== undefined && entry.notBefore > now) {
@@ -303,22 +308,33 @@ export class Queues {
           let index = 0;
           while (taken.has(index)) index++;
           if (index >= queue.perKeyConcurrency) continue;
+          taken.add(index);
           keySlot = { index, expected: null };
         }
-        const slot = freeSlots === null ? undefined : { index: freeSlots[0]!, expected: null };
-        const rate = freeTokens === null ? undefined : freeTokens[0]!;
-        const outcome = await lifecycle.admitQueued(entry.id, {
-          waitKey: key,
-          waitRaw: value,
-          ...(slot ? { slot } : {}),
-          ...(keySlot ? { keySlot } : {}),
-          ...(rate ? { rate } : {}),
+        const n = plans.length;
+        plans.push({
+          entry,
+          key,
+          value,
+          grant: {
+            waitKey: key,
+            waitRaw: value,
+            ...(freeSlots === null ? {} : { slot: { index: freeSlots[n]!, expected: null } }),
+            ...(keySlot ? { keySlot } : {}),
+            ...(freeTokens === null ? {} : { rate: freeTokens[n]! }),
+          },
         });
+        room--;
+      }
+      const outcomes = await Promise.all(
+        plans.map((plan) => lifecycle.admitQueued(plan.entry.id, plan.grant)),
+      );
+      let admitted = 0;
+      let raced = false;
+      for (const [n, outcome] of outcomes.entries()) {
+        const { entry, key, value } = plans[n]!;
         if (outcome === 'admitted') {
           admitted++;
-          freeSlots?.shift();
-          freeTokens?.shift();
-          if (keySlot) keySlots.get(entry.key!)!.add(keySlot.index);
           const here = this.#admittedHere.get(queue.name) ?? new Set<string>();
           here.add(entry.id);
           this.#admittedHere.set(queue.name, here);
@@ -326,11 +342,7 @@ export class Queues {
         else if (outcome === 'gone') {
           skip.add(entry.id);
           await this.#dropOrphan(entry.id, key, value);
-        } else if (outcome === 'raced') {
-          // Another engine took the slot, the token or the workflow: read again.
-          raced = true;
-          break;
-        }
+        } else if (outcome === 'raced') raced = true; // another engine took a slot, a token or the workflow
       }
       if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
       if (raced && ++races > 20) return; // a storm of races: the next kick or poll goes on
