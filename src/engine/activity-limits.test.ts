@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../storage/memory';
+import type { Condition, Operation, Storage } from '../storage/types';
 import { SimulatedClock } from './clock';
 import { createEngine } from './engine';
 import { fencing, TestWorld, type TestEngine } from './engine.test-support';
@@ -264,6 +265,60 @@ describe.each(stores)('activity limits across the fleet on $name', (store) => {
     await world.idle();
     expect(record.entered).toEqual(['first', 'third']);
     expect(await a.handle('third').result()).toBe('third done');
+    await world.shutdownAll();
+  });
+
+  it('a storage error while taking a slot runs nothing: the waiter tries again on the next poll', async () => {
+    const world = new TestWorld({ storage: await store.open() });
+    const record = recorder();
+    const workflow = record.gated();
+    // The store refuses this engine's slot reads and writes while `failing` (everything else works).
+    let failing = false;
+    const refuse = () => Promise.reject(new Error('injected: the store is unreachable'));
+    const slotsOnly = (key: string) => key.startsWith(keys.activitySlotsPrefix);
+    const inner = world.storage;
+    const flaky = new Proxy(inner, {
+      get(target, property) {
+        if (property === 'scan')
+          return (prefix: string, options?: Parameters<Storage['scan']>[1]) =>
+            failing && slotsOnly(prefix) ? refuse() : target.scan(prefix, options);
+        if (property === 'conditionalBatch')
+          return (conditions: Condition[], operations: Operation[]) =>
+            failing && operations.some((op) => slotsOnly(op.key))
+              ? refuse()
+              : target.conditionalBatch(conditions, operations);
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const a = await world.engine([workflow], {
+      ...fencing,
+      storage: flaky,
+      activityLimits: { 'call-api': { concurrency: 1 } },
+      interceptors: { activities: [record.intercept('engine-A')] },
+    });
+    await a.start(workflow, undefined, { id: 'holder' });
+    await until(world, () => record.running.size === 1, 'the holder runs');
+    await a.start(workflow, undefined, { id: 'waiter' });
+    await until(world, async () => (await a.activityLimits())[0]!.waitingHere === 1, 'the waiter waits');
+    // The holder returns; its release does not land, and the waiter cannot read the slots.
+    failing = true;
+    await returnOldest(world, record);
+    await world.maintain();
+    await world.maintain();
+    expect(record.entered).toEqual(['holder']);
+    expect(a.warnings.some((w) => w.message.includes("slot of activity limit group 'call-api'"))).toBe(true);
+    expect((await inner.scan(keys.activitySlotsPrefix)).map((e) => JSON.parse(e.value) as unknown)).toEqual([
+      expect.objectContaining({ engineId: a.id, workflowId: 'holder' }),
+    ]);
+    // The store answers again: the next poll reads the holder's slot as this engine's leaked one and reuses it.
+    failing = false;
+    await until(world, () => record.running.has('waiter#1'), 'the waiter runs in the leaked slot');
+    const [slot] = await inner.scan(keys.activitySlotsPrefix);
+    expect(JSON.parse(slot!.value)).toMatchObject({ engineId: a.id, workflowId: 'waiter' });
+    await returnOldest(world, record);
+    await world.idle();
+    expect(await a.handle('waiter').result()).toBe('waiter done');
     await world.shutdownAll();
   });
 
