@@ -917,7 +917,7 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
           ? `${limit.violations[0]}${limit.violations.length > 1 ? ` (and ${limit.violations.length - 1} more)` : ''}`
           : notAdmitted.length > 0
             ? `${notAdmitted.length} not admitted from ${drillQueue}: ${notAdmitted.join(', ')}`
-            : `at most ${limit.peak} of ${queue.concurrency} at once${perKey}; ${completed} of ${queuedPayments} completed; ${broken.label} held ${moved.length} of them when it crashed`,
+            : `at most ${limit.peak} of ${queue.concurrency} at once${perKey}; ${completed} of ${queuedPayments} completed; ${broken.label} held ${moved.length} of them when it ${env.server ? 'was killed' : 'crashed'}`,
     });
     checks.push({
       title: `All ${queuedPayments} payments completed`,
