@@ -3,16 +3,23 @@
  * gauges (claims held and lost, takeovers, renewals, fenced writes, workflows started and finished, storage
  * transactions…), read from `engine.metrics()` at each scrape — and a health check at `/healthz`: 200 while
  * the engine runs, 503 otherwise, with a one-line JSON body either way. Workflow ids are never labels.
+ *
+ * Workflow queues get gauges labelled by queue name, read from `engine.queues()` once per scrape: running (its
+ * held slots) and its limit, waiting, how long the next to be admitted has waited, admissions in the current
+ * rate window — the same figures from every worker of the store (take `max by (queue)`, not a sum) — and how
+ * many this engine drives.
  */
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
-import type { EngineMetrics } from '../engine';
+import type { EngineMetrics, QueueView } from '../engine';
 import type { HostStatus } from '../protocol';
 
 export type MetricsSource = {
   metrics(): EngineMetrics | null;
   status(): HostStatus;
   engineId: string;
+  /** The store's queues (`engine.queues()`), for the queue gauges; absent: none are exported. */
+  queues?(): Promise<QueueView[]>;
 };
 
 /** Registers the engine's figures on a fresh registry (gauges read at scrape time). */
@@ -86,7 +93,59 @@ export function engineRegistry(source: MetricsSource): client.Registry {
     },
   });
   void claims;
+  if (source.queues) queueGauges(registry, source.queues.bind(source));
   return registry;
+}
+
+/**
+ * The queue gauges, labelled by queue: one `engine.queues()` read serves every gauge of a scrape — the first
+ * gauge's collect (a scrape collects them in registration order) reads the store, the others take its read.
+ */
+function queueGauges(registry: client.Registry, read: () => Promise<QueueView[]>): void {
+  let current: Promise<QueueView[]> | null = null;
+  const refresh = () => (current = read().catch(() => []));
+  let first = true;
+  const gauge = (name: string, help: string, value: (queue: QueueView, now: number) => number | null) => {
+    const reads = first;
+    first = false;
+    return new client.Gauge({
+      name: `shuttle_queue_${name}`,
+      help,
+      labelNames: ['queue'],
+      registers: [registry],
+      async collect() {
+        const views = await (reads ? refresh() : (current ?? refresh()));
+        this.reset();
+        const now = Date.now();
+        for (const queue of views) {
+          const figure = value(queue, now);
+          if (figure !== null) this.set({ queue: queue.name }, figure);
+        }
+      },
+    });
+  };
+  gauge(
+    'running',
+    'Workflows of the queue admitted and not finished (its held slots; store-wide). Only for queues with a concurrency limit.',
+    (queue) => queue.running,
+  );
+  gauge('concurrency_limit', "The queue's concurrency limit.", (queue) => queue.concurrency);
+  gauge(
+    'waiting',
+    'Workflows waiting in the queue to be admitted (store-wide; counted up to 10,000).',
+    (queue) => queue.waiting,
+  );
+  gauge(
+    'next_wait_seconds',
+    'How long the workflow next to be admitted has waited (0 when none waits).',
+    (queue, now) => (queue.oldestEnqueuedAt === null ? 0 : Math.max(0, now - queue.oldestEnqueuedAt) / 1000),
+  );
+  gauge(
+    'rate_window_admissions',
+    "Admissions in the queue's current rate window (rate-limited queues).",
+    (queue) => queue.rate?.usedInWindow ?? null,
+  );
+  gauge('driven_here', "The queue's workflows this engine drives now.", (queue) => queue.drivenHere);
 }
 
 /** Serves `/metrics` and `/healthz` on `port` (127.0.0.1 unless `host` says otherwise). */

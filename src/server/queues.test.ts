@@ -14,11 +14,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineQueue, defineWorkflow, type TimelineEntry } from '../engine';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEngine, defineQueue, defineWorkflow, type TimelineEntry } from '../engine';
+import { MemoryStorage } from '../storage/memory';
 import { createTestDatabase, type TestDatabase } from '../storage/postgres.test-support';
 import { loadDefinitionFiles, serverQueues } from './definitions';
 import { createLogger } from './log';
+import { engineRegistry } from './metrics';
 import { startServer, type RunningServer } from './serve';
 import { startWorker as startWorkerInProcess } from './worker';
 import { StartupError } from './store';
@@ -306,6 +308,60 @@ describe('startWorker({ queues }) in a program of its own', () => {
         logger: createLogger({}, () => undefined),
       }),
     ).rejects.toThrow(/Workflow 'in-code-job' goes onto queue 'in-code', which no module declares/);
+  });
+});
+
+describe("a worker's /metrics: the queue gauges", () => {
+  it("exports running of the limit, waiting, the next one's wait and the rate window per queue, read from the store", async () => {
+    const storage = new MemoryStorage();
+    const held = defineWorkflow({
+      name: 'held',
+      version: 1,
+      queue: 'reports',
+      *run(ctx) {
+        yield* ctx.waitForSignal('go');
+      },
+    });
+    const engine = await createEngine({
+      storage,
+      workflows: [held],
+      queues: [defineQueue('reports', { concurrency: 1, rateLimit: { limit: 5, periodMs: 60_000 } })],
+    });
+    try {
+      for (const id of ['m-1', 'm-2', 'm-3']) await engine.start(held, undefined, { id });
+      await vi.waitFor(async () => expect((await engine.queuePosition('m-1'))?.status).toBe('admitted'));
+      let reads = 0;
+      const registry = engineRegistry({
+        engineId: engine.id,
+        metrics: () => engine.metrics(),
+        status: () => ({ state: 'running', since: 0 }),
+        queues: () => (reads++, engine.queues()),
+      });
+      const text = await registry.metrics();
+      expect(reads).toBe(1); // one read of the store serves every queue gauge of a scrape
+      const sample = (name: string) => {
+        const line = text
+          .split('\n')
+          .find((row) => row.startsWith(`${name}{`) && row.includes('queue="reports"'));
+        return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+      };
+      expect(text).toContain('# TYPE shuttle_queue_running gauge');
+      expect(sample('shuttle_queue_running')).toBe(1);
+      expect(sample('shuttle_queue_concurrency_limit')).toBe(1);
+      expect(sample('shuttle_queue_waiting')).toBe(2);
+      expect(sample('shuttle_queue_next_wait_seconds')).toBeGreaterThanOrEqual(0);
+      expect(sample('shuttle_queue_rate_window_admissions')).toBe(1);
+      expect(sample('shuttle_queue_driven_here')).toBe(1);
+      // The next scrape reads the store again: m-1 done, m-2 admitted.
+      await engine.signal('m-1', 'go');
+      await vi.waitFor(async () => expect((await engine.queuePosition('m-2'))?.status).toBe('admitted'));
+      const again = await registry.metrics();
+      expect(reads).toBe(2);
+      expect(again).toMatch(/^shuttle_queue_waiting\{[^}]*queue="reports"[^}]*\} 1$/m);
+      expect(again).toMatch(/^shuttle_queue_rate_window_admissions\{[^}]*queue="reports"[^}]*\} 2$/m);
+    } finally {
+      await engine.shutdown();
+    }
   });
 });
 

@@ -141,7 +141,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let metrics: Server | null = null;
   if (options.metricsPort !== undefined)
     metrics = await serveMetrics(
-      { engineId: host.engineId, metrics: () => engine.metrics(), status: () => host.status() },
+      {
+        engineId: host.engineId,
+        metrics: () => engine.metrics(),
+        status: () => host.status(),
+        queues: () => engine.queues(),
+      },
       options.metricsPort,
     );
   logger.info('worker started', {
