@@ -12,6 +12,7 @@ import { createEngine } from './engine';
 import { fencing, TestWorld, type TestEngine } from './engine.test-support';
 import { InvalidOptionsError } from './errors';
 import { keys } from './keys';
+import { withMutation } from './mutations';
 import type { EngineOptions } from './options';
 import { indexedDbStore, testStores } from './stores.test-support';
 import { defineWorkflow, type ActivityInterceptor, type ActivityOptions } from './workflow';
@@ -505,4 +506,35 @@ describe('activity limits on one engine', () => {
     );
     await world.shutdownAll();
   });
+});
+
+describe('the fleet-wide limit is shown to fail on a broken engine', () => {
+  // M6 (src/engine/mutations.ts): every other engine's slot judged free. Intact, B waits for A's slot; broken,
+  // B runs beside A and the limit of 1 is passed.
+  for (const broken of [false, true])
+    it(broken ? 'broken (activity-slot-holders-dead): 2 run at once' : 'intact: 1 runs at once', async () => {
+      const scenario = async () => {
+        const world = new TestWorld();
+        const record = recorder();
+        const workflow = record.gated();
+        const options = (name: string) => ({
+          ...fencing,
+          liveness: world.liveness,
+          activityLimits: { 'call-api': { concurrency: 1 } },
+          interceptors: { activities: [record.intercept(name)] },
+        });
+        const a = await world.engine([workflow], options('engine-A'));
+        const b = await world.engine([workflow], options('engine-B'));
+        await a.start(workflow, undefined, { id: 'a1' });
+        await until(world, () => record.running.size === 1, 'A runs');
+        await b.start(workflow, undefined, { id: 'b1' });
+        for (let pass = 0; pass < 3; pass++) await world.maintain();
+        const max = record.max;
+        record.openAll();
+        await world.shutdownAll();
+        return max;
+      };
+      const max = broken ? await withMutation('activity-slot-holders-dead', scenario) : await scenario();
+      expect(max).toBe(broken ? 2 : 1);
+    });
 });

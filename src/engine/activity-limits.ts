@@ -35,6 +35,7 @@ import type { Clock } from './clock';
 import type { EngineEvent, EngineWarning } from './events';
 import { keys, unescapeId } from './keys';
 import type { MetricsCounters } from './metrics';
+import { mutation } from './mutations';
 import type { ActivityLimit } from './options';
 import type { EngineLiveness } from './ownership/liveness';
 import { decodeSession, isSessionLive, sessionKey } from './ownership/session';
@@ -445,7 +446,8 @@ export class ActivityLimits {
       others.map(async (id, i) => {
         const raw = sessions[i];
         const sessionLive = isSessionLive(raw ? decodeSession(raw) : null, now, graceMs);
-        live.set(id, sessionLive && !(liveness && (await liveness.isDead(id))));
+        const dead = mutation() === 'activity-slot-holders-dead' || (liveness && (await liveness.isDead(id)));
+        live.set(id, sessionLive && !dead);
       }),
     );
     return slots.map(({ key, raw, slot }) => ({

@@ -23,7 +23,12 @@ export type Mutation =
    * M5: a queue admits without looking at its held slots, and the admission's slot condition is dropped (the
    * queue's `concurrency` is not enforced: queues/queues.ts, lifecycle.ts `admitQueued`).
    */
-  | 'queue-ignores-limit';
+  | 'queue-ignores-limit'
+  /**
+   * M6: every other engine's activity slot is judged free, live or not (an activity limit's `concurrency` is
+   * not held across engines: activity-limits.ts).
+   */
+  | 'activity-slot-holders-dead';
 
 export const mutations: readonly Mutation[] = [
   'unfenced-commit',
@@ -31,6 +36,7 @@ export const mutations: readonly Mutation[] = [
   'every-holder-dead',
   'all-ignores-recorded-results',
   'queue-ignores-limit',
+  'activity-slot-holders-dead',
 ];
 
 let active: Mutation | null = null;
