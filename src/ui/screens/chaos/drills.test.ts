@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEntry } from '../../../public';
 import { drillDefinitions } from './drills';
-import { checkQueueLimit, queueHoldFrom } from './queue-limit';
+import { checkQueueLimit, queueHoldFrom, type QueueHold } from './queue-limit';
+import { createEngine, MemoryStorage, type TimelineEntry } from '../../../public';
+import { withMutation } from '../../../engine/mutations';
+import { builtInQueues, payment } from '../../../workflows';
 
 describe('the drills’ texts', () => {
   it('say both ways a start that lost the race is refused: the id exists, or the winner holds its claim', () => {
@@ -161,5 +163,48 @@ describe('the queue-limit check (admission to end, from the timelines)', () => {
       peakPerKey: 1,
       violations: [],
     });
+  });
+});
+
+/**
+ * Six payments through the demos' `payments` queue on a real engine (real clock, in memory), each with its own
+ * concurrency key so the queue's limit of two is what binds; returns the check over their timelines.
+ */
+async function paymentsThroughTheQueue(): Promise<ReturnType<typeof checkQueueLimit>> {
+  const engine = await createEngine({
+    storage: new MemoryStorage(),
+    workflows: [payment],
+    queues: builtInQueues,
+  });
+  try {
+    const ids = Array.from({ length: 6 }, (_, index) => `pay-${index + 1}`);
+    for (const [index, id] of ids.entries())
+      await engine.start(
+        payment,
+        { customer: `c${index}`, amount: 10, workMs: 60 },
+        { id, concurrencyKey: `c${index}` },
+      );
+    await Promise.all(ids.map((id) => engine.handle(id).result()));
+    const holds = await Promise.all(
+      ids.map(async (id) => queueHoldFrom(id, await engine.timeline(id), 'payments')),
+    );
+    expect(holds.every((hold) => hold !== null && hold.to !== null)).toBe(true);
+    return checkQueueLimit(holds as QueueHold[], paymentsLimits);
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+describe('the queue-limit check over a real engine’s timelines', () => {
+  it('sees the limit reached and never passed', async () => {
+    const result = await paymentsThroughTheQueue();
+    expect(result.violations).toEqual([]);
+    expect(result.peak).toBe(2);
+  });
+
+  it('reports the overlap when the queue admits without taking a slot (mutation queue-ignores-limit)', async () => {
+    const result = await withMutation('queue-ignores-limit', paymentsThroughTheQueue);
+    expect(result.peak).toBeGreaterThan(2);
+    expect(result.violations[0]).toMatch(/^[3-6] held a slot at once at .*; the queue admits 2$/);
   });
 });
