@@ -269,6 +269,31 @@ describe.each(stores)('activity limits across the fleet on $name', (store) => {
     await world.shutdownAll();
   });
 
+  it('shutdown aborts a waiting attempt (it never runs) and gives back the slots of running ones', async () => {
+    const { world, record, workflow, engines } = await fleet(2, { 'call-api': { concurrency: 1 } });
+    const [a, b] = engines as [TestEngine, TestEngine];
+    await a.start(workflow, undefined, { id: 'running' });
+    await until(world, () => record.running.size === 1, 'one runs');
+    await a.start(workflow, undefined, { id: 'waiting' });
+    await until(world, async () => (await a.activityLimits())[0]!.waitingHere === 1, 'one waits');
+    await a.shutdown();
+    // The running function ignores its AbortSignal: its slot is given back anyway.
+    expect(record.running.has('running#1')).toBe(true);
+    expect(await world.storage.scan(keys.activitySlotsPrefix)).toEqual([]);
+    record.openAll();
+    await until(world, () => !record.running.has('running#1'), "A's function returned");
+    // B takes both over (A's session ended); each attempt runs again, one at a time.
+    await until(world, () => record.here(b.id) === 1, 'B runs one');
+    expect(b.ownedWorkflows().sort()).toEqual(['running', 'waiting']);
+    await returnOldest(world, record);
+    await until(world, () => record.here(b.id) === 1, 'B runs the other');
+    await returnOldest(world, record);
+    expect(record.entered.filter((id) => id === 'waiting')).toHaveLength(1); // only on B
+    expect(record.max).toBe(1);
+    for (const id of ['running', 'waiting']) expect(await b.handle(id).result()).toBe(`${id} done`);
+    await world.shutdownAll();
+  });
+
   it('a storage error while taking a slot runs nothing: the waiter tries again on the next poll', async () => {
     const world = new TestWorld({ storage: await store.open() });
     const record = recorder();
