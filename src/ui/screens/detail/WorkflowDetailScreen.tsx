@@ -332,7 +332,13 @@ function Header({
                 <RelativeTime at={workflow.pending.since} />
               </>
             ) : (
-              <span className={styles.muted}>{workflow.status === 'suspended' ? 'resume' : '—'}</span>
+              <span className={styles.muted}>
+                {workflow.status === 'suspended'
+                  ? 'resume'
+                  : workflow.status === 'pending' && workflow.queue && workflow.queue.admittedAt === undefined
+                    ? `its turn in queue ${workflow.queue.name}`
+                    : '—'}
+              </span>
             )}
           </dd>
         </div>

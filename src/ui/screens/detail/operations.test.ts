@@ -107,4 +107,27 @@ describe('timeline operations', () => {
       "signal 'approve' received from Tab B",
     );
   });
+
+  it('words a queued start: enqueued with its key and priority, admitted after its wait into its slot', () => {
+    expect(
+      describeEntry(
+        entry(0, 'scheduled', { startAt: 0, queue: { name: 'payments', key: 'acme', priority: 5 } }),
+      ),
+    ).toBe('enqueued in queue payments (key acme, priority 5)');
+    expect(
+      describeEntry(
+        entry(0, 'scheduled', { startAt: 9, queue: { name: 'payments', priority: 1 }, debounced: true }),
+      ),
+    ).toBe('enqueued in queue payments (priority 1), its start moved back by a debounced start');
+    expect(describeEntry(entry(0, 'scheduled', { startAt: 9 }))).toBe('scheduled (start delayed)');
+    expect(
+      describeEntry(
+        entry(0, 'started', {
+          workflowType: 'payment',
+          queue: { name: 'payments', waitedMs: 1_200, slot: 1 },
+        }),
+      ),
+    ).toBe('admitted from queue payments after 1.2 s (slot 2)');
+    expect(describeEntry(entry(0, 'started', { workflowType: 'payment' }))).toBe('started');
+  });
 });

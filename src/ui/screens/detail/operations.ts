@@ -78,14 +78,23 @@ export function describeEntry(
   engineName: (engineId: string) => string = (id) => id.slice(0, 8),
 ): string {
   switch (entry.kind) {
-    case 'started':
+    case 'started': {
+      const { queue } = entry.detail;
+      if (queue)
+        return `admitted from queue ${queue.name} after ${formatDuration(queue.waitedMs)}${queue.slot !== undefined ? ` (slot ${queue.slot + 1})` : ''}`;
       return entry.detail.continuedFrom !== undefined
         ? `started by run ${entry.detail.continuedFrom} (continued as new)`
         : entry.detail.delayed
           ? 'started after its delay'
           : 'started';
-    case 'scheduled':
-      return 'scheduled (start delayed)';
+    }
+    case 'scheduled': {
+      const { queue, debounced } = entry.detail;
+      const moved = debounced ? ', its start moved back by a debounced start' : '';
+      if (queue)
+        return `enqueued in queue ${queue.name} (${queue.key !== undefined ? `key ${queue.key}, ` : ''}priority ${queue.priority})${moved}`;
+      return `scheduled (start delayed)${moved}`;
+    }
     case 'claim-acquired': {
       const { engineId, epoch, how } = entry.detail;
       return `claimed by ${engineName(engineId)} at epoch ${epoch} (${how})`;
