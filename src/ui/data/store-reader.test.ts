@@ -26,6 +26,10 @@ function fakeClient(name: string, engineId: string) {
       { engineId: 'viewer-engine', thisTab: name === 'viewer' },
     ]),
     hello: vi.fn(async () => ({ engineId, answeredBy: name })),
+    api: {
+      queues: vi.fn(async () => [{ name: 'payments', answeredBy: name }]),
+      engineDirectory: vi.fn(async () => [{ engineId, answeredBy: name }]),
+    },
     start: vi.fn(async () => `started by ${name}`),
     shutdown: vi.fn(async () => ({ claimsReleased: 0 })),
     close: vi.fn(),
@@ -65,6 +69,7 @@ describe('the store reader', () => {
     const switches = vi.fn();
     reader.onSourceChange(switches);
     expect(await reader.client.describe('w')).toMatchObject({ answeredBy: 'tab' });
+    expect(await reader.client.api.queues({})).toEqual([{ name: 'payments', answeredBy: 'tab' }]);
     expect(launch).not.toHaveBeenCalled();
 
     tab.setConnection('crashed');
@@ -77,6 +82,9 @@ describe('the store reader', () => {
     expect(reader.viaViewer).toBe(true);
     expect(switches).toHaveBeenCalledTimes(1);
     expect(await reader.client.describe('w')).toMatchObject({ answeredBy: 'viewer' });
+    // The queues, read through the protocol's facade, follow; what is not a read of the store does not.
+    expect(await reader.client.api.queues({})).toEqual([{ name: 'payments', answeredBy: 'viewer' }]);
+    expect(await reader.client.api.engineDirectory({})).toMatchObject([{ answeredBy: 'tab' }]);
     // This tab's own facts and every action stay with the tab's client.
     expect(await reader.client.hello()).toMatchObject({ answeredBy: 'tab' });
     expect(await reader.client.start('countdown')).toBe('started by tab');

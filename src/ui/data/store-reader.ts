@@ -7,7 +7,7 @@
  * viewer is shut down and reads go back to the tab's engine.
  *
  * Guarantees:
- * - Reads of the store (`readMethods`) go to the viewer while this tab's engine is stopped; everything else —
+ * - Reads of the store (`readMethods`, and `readApiMethods` of `client.api`) go to the viewer while this tab's engine is stopped; everything else —
  *   starts, signals, chaos, this engine's own facts (`hello`, `ownedWorkflows`, `metrics`, waiters), the
  *   connection — stays with this tab's client, so the shell still says the engine crashed and "Start a new
  *   engine" restarts it.
@@ -37,6 +37,12 @@ export const readMethods: ReadonlySet<string> = new Set([
   'describeSchedule',
   'storageUsage',
 ]);
+
+/**
+ * The methods of the protocol's facade (`client.api`) that only read the store, which the UI calls there
+ * because the console does not wrap them (the queues): routed like `readMethods`.
+ */
+export const readApiMethods: ReadonlySet<string> = new Set(['queues', 'describeQueue', 'queuePosition']);
 
 /** Whether the tab's link to its engine is stopped for good (until a restart), so it cannot answer reads. */
 export function engineStopped(connection: ShuttleClient['connection']): boolean {
@@ -140,6 +146,13 @@ export function createStoreReader(tab: ShuttleClient, launchViewer: () => Shuttl
         const method = Reflect.get(reader, property, reader) as (...args: unknown[]) => unknown;
         return method.bind(reader);
       }
+      if (reader && property === 'api')
+        return new Proxy(target.api, {
+          get(api, method) {
+            const source = typeof method === 'string' && readApiMethods.has(method) ? reader.api : api;
+            return Reflect.get(source, method, source) as unknown;
+          },
+        });
       if (property === 'subscribe')
         return (listener: (message: PushMessage) => void) => {
           const stopTab = target.subscribe(listener);
