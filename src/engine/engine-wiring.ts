@@ -164,6 +164,8 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     tracing,
     queues: options.queues,
     enqueued: (queue) => queues.kick(queue),
+    directGrant: (queue, key) => queues.directGrant(queue, key),
+    admittedDirectly: (queue, workflowId) => queues.admittedDirectly(queue, workflowId),
   });
   const supervisor: RunSupervisor = new RunSupervisor({
     storage,

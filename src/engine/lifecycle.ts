@@ -191,13 +191,31 @@ export type LifecycleDeps = {
   queues: ReadonlyMap<string, QueueDeclaration>;
   /** A workflow was enqueued onto `queue`: look for a free slot. */
   enqueued: (queue: string) => void;
+  /**
+   * The slots a start onto `queue` may take at once (a free slot, key slot and token, and nobody waiting), or
+   * null: then it waits in the queue like any other (queues/queues.ts `directGrant`).
+   */
+  directGrant: (
+    queue: string,
+    key: string | undefined,
+  ) => Promise<Omit<QueueGrant, 'waitKey' | 'waitRaw'> | null>;
+  /** A start onto `queue` was admitted in its own create batch, and this engine drives it. */
+  admittedDirectly: (queue: string, workflowId: string) => void;
 };
 
 type Read = WorkflowView & { epochRaw: string | null; holderRaw: string | null };
 
 /** A create batch (`planStart`): commit `conditions` + `operations`, then call `afterCommit`. */
 export type CreatePlan =
-  | { ok: true; run: number; conditions: Condition[]; operations: Operation[]; afterCommit: () => void }
+  | {
+      ok: true;
+      run: number;
+      conditions: Condition[];
+      operations: Operation[];
+      afterCommit: () => void;
+      /** It admits the workflow from its queue at once (its slots are conditions of the batch). */
+      direct?: boolean;
+    }
   | { ok: false; error: Error };
 
 const maxAttempts = 5;
@@ -595,6 +613,9 @@ export class Lifecycle {
     // a record, a claim, tombstones or a purge in progress fails it and the next attempt reads. A start is then
     // one round trip instead of three.
     let assumeAbsent = firstSignal === null && firstUpdate === null;
+    // A start onto a queue with room (and nobody waiting) is admitted in its own create batch; when that batch
+    // loses a race for a slot, it waits in the queue instead.
+    let direct = queue !== null && options.debounce === undefined && !(options.startDelayMs! > 0);
     for (let attempt = 0; attempt < attempts; attempt++) {
       const idem = await existingRun();
       if (idem.live) return { id: idem.live.workflowId, run: idem.live.run, started: false };
@@ -626,6 +647,7 @@ export class Lifecycle {
         trace,
         queue,
         startKey: startKey ? { membership: startKey, expected: startKeyRaw } : undefined,
+        direct,
       });
       if (!plan.ok) throw plan.error;
       const conditions = [...plan.conditions];
@@ -676,10 +698,12 @@ export class Lifecycle {
           epoch: holder.holder.epoch,
           expiresAt: holder.holder.expiresAt,
         });
-      if (optimistic) {
-        // Something else is stored under this id (a finished run, tombstones, a purge): plan from what is
-        // stored, and do not count the guess as an attempt.
+      if (optimistic || plan.direct) {
+        // Something else is stored under this id (a finished run, tombstones, a purge), or another start took
+        // the slot this one counted on: plan from what is stored, into the queue, and do not count the guess
+        // as an attempt.
         assumeAbsent = false;
+        direct = false;
         attempt--;
       }
     }
@@ -781,6 +805,8 @@ export class Lifecycle {
     queue?: QueueDeclaration | null;
     /** Its singleton or debounce key, and the key's stored value the start replaces (a stale one, or none). */
     startKey?: { membership: StartKeyMembership; expected: string | null };
+    /** Admit it at once if its queue has room and nobody waits (`directGrant`). */
+    direct?: boolean;
   }): Promise<CreatePlan> {
     const { id, definition, input, options, parent, scheduledBy, fork, assumeAbsent = false } = args;
     const queue = args.queue ?? null;
@@ -819,7 +845,11 @@ export class Lifecycle {
     // A debounced start waits its window; a queued one waits for a slot (and its delay, if any).
     const delayMs = options.debounce ? options.debounce.windowMs : (options.startDelayMs ?? 0);
     const delayed = delayMs > 0 && !queue;
-    const waits = delayed || queue !== null;
+    const grant =
+      queue && args.direct && delayMs <= 0 && this.deps.claimsOnStart
+        ? await this.deps.directGrant(queue.name, options.concurrencyKey)
+        : null;
+    const waits = delayed || (queue !== null && !grant);
     const run = existing ? existing.record.run + 1 : await this.#firstRunOf(id, epochRaw ?? null);
     let membership: QueueMembership | undefined;
     if (queue) {
@@ -831,6 +861,13 @@ export class Lifecycle {
         enqueuedAt: now,
         order: admissionOrder(now, priority, queue.priorityStepMs),
         ...(delayMs > 0 ? { notBefore: now + delayMs } : {}),
+        ...(grant
+          ? {
+              admittedAt: now,
+              ...(grant.slot ? { slot: grant.slot.index } : {}),
+              ...(grant.keySlot ? { keySlot: grant.keySlot.index } : {}),
+            }
+          : {}),
       };
     }
     const record: WorkflowRecord = {
@@ -877,25 +914,41 @@ export class Lifecycle {
       ...(fork ? { forkedFrom: fork.from } : {}),
     };
     const notes: TimelineNote[] = [
-      membership
+      membership && grant
         ? {
-            kind: 'scheduled',
+            kind: 'started',
             detail: {
               ...started,
-              startAt: membership.notBefore ?? now,
               queue: {
                 name: membership.name,
-                ...(membership.key === undefined ? {} : { key: membership.key }),
-                priority: membership.priority,
+                waitedMs: 0,
+                ...(membership.slot === undefined ? {} : { slot: membership.slot }),
+                ...(membership.keySlot === undefined ? {} : { keySlot: membership.keySlot }),
               },
             },
           }
-        : delayed
-          ? { kind: 'scheduled', detail: { ...started, startAt: record.startAt! } }
-          : { kind: 'started', detail: started },
+        : membership
+          ? {
+              kind: 'scheduled',
+              detail: {
+                ...started,
+                startAt: membership.notBefore ?? now,
+                queue: {
+                  name: membership.name,
+                  ...(membership.key === undefined ? {} : { key: membership.key }),
+                  priority: membership.priority,
+                },
+              },
+            }
+          : delayed
+            ? { kind: 'scheduled', detail: { ...started, startAt: record.startAt! } }
+            : { kind: 'started', detail: started },
     ];
     if (minted)
-      notes.push({ kind: 'claim-acquired', detail: { engineId, epoch, how: parent ? 'child' : 'start' } });
+      notes.push({
+        kind: 'claim-acquired',
+        detail: { engineId, epoch, how: parent ? 'child' : grant ? 'queue' : 'start' },
+      });
     const entries = notes.map((note, seq) => timelineEntry(note, seq, { engineId, epoch, now }));
     const checkpoint: Checkpoint = { ...newCheckpoint(run, now), timelineLength: notes.length };
     const operations: Operation[] = [];
@@ -957,7 +1010,28 @@ export class Lifecycle {
       // A new id must not meet the logs of a purge still in progress (purge.ts).
       ...(existing ? [] : [{ key: keys.purge(id), expected: null }]),
     ];
-    if (membership) {
+    if (membership && grant) {
+      // Admitted in this batch: its slots and token, conditioned on what was read (queues.ts `directGrant`).
+      const slot: SlotRecord = { id, at: now, by: engineId };
+      const take = (key: string, expected: string | null, value: string) => {
+        conditions.push({ key, expected });
+        operations.push({ type: 'put', key, value });
+      };
+      if (grant.slot)
+        take(keys.queueSlot(membership.name, grant.slot.index), grant.slot.expected, JSON.stringify(slot));
+      if (grant.keySlot && membership.key !== undefined)
+        take(
+          keys.queueKeySlot(membership.name, membership.key, grant.keySlot.index),
+          grant.keySlot.expected,
+          JSON.stringify(slot),
+        );
+      if (grant.rate)
+        take(
+          keys.queueRate(membership.name, grant.rate.index),
+          grant.rate.expected,
+          JSON.stringify({ at: now, id }),
+        );
+    } else if (membership) {
       const waitKey = keys.queueWait(membership.name, membership.order, id);
       conditions.push({ key: waitKey, expected: null });
       operations.push({ type: 'put', key: waitKey, value: encodeWaitEntry(record) });
@@ -981,9 +1055,11 @@ export class Lifecycle {
       run,
       conditions,
       operations,
+      ...(grant ? { direct: true } : {}),
       afterCommit: () => {
         for (const { dueAt } of timers) this.deps.timerArmed(dueAt);
-        if (membership) this.deps.enqueued(membership.name);
+        if (membership && grant) this.deps.admittedDirectly(membership.name, id);
+        if (membership && !grant) this.deps.enqueued(membership.name);
         else if (!waits && this.deps.claimsOnStart) this.deps.claimed(id, definition.name, minted, 'start');
       },
     };

@@ -149,6 +149,68 @@ export class Queues {
     return others.size < queue.perEngineConcurrency;
   }
 
+  /**
+   * A start onto `queue` that may be admitted in its own create batch: this engine admits, has room under its
+   * per-engine limit, nobody waits in the queue (so it overtakes no one), and a slot, a key slot and a rate
+   * token are free — each returned with its text as read, the batch's conditions. Null otherwise: it waits.
+   */
+  async directGrant(
+    name: string,
+    key: string | undefined,
+  ): Promise<Omit<QueueGrant, 'waitKey' | 'waitRaw'> | null> {
+    const queue = this.#deps.declarations.get(name);
+    if (!queue || !this.#deps.admits || mutation() === 'queue-ignores-limit') return null;
+    if (queue.perEngineConcurrency !== null && this.drivenHere(name) >= queue.perEngineConcurrency)
+      return null;
+    const { storage, clock } = this.#deps;
+    const [waiting, slots, tokens, keySlots] = await Promise.all([
+      storage.scan(keys.queueWaitPrefix(name), { limit: 1 }),
+      queue.concurrency === null ? Promise.resolve([]) : storage.scan(keys.queueSlotPrefix(name)),
+      queue.rateLimit === null ? Promise.resolve([]) : storage.scan(keys.queueRatePrefix(name)),
+      key === undefined || queue.perKeyConcurrency === null
+        ? Promise.resolve([])
+        : storage.scan(keys.queueKeySlotPrefix(name, key)),
+    ]);
+    if (waiting.length > 0) return null;
+    const firstFree = (held: { key: string }[], limit: number): number | null => {
+      if (held.length >= limit) return null;
+      const taken = new Set(held.map((entry) => slotIndex(entry.key)));
+      let index = 0;
+      while (taken.has(index)) index++;
+      return index < limit ? index : null;
+    };
+    const grant: Omit<QueueGrant, 'waitKey' | 'waitRaw'> = {};
+    if (queue.concurrency !== null) {
+      const index = firstFree(slots, queue.concurrency);
+      if (index === null) return null;
+      grant.slot = { index, expected: null };
+    }
+    if (key !== undefined && queue.perKeyConcurrency !== null) {
+      const index = firstFree(keySlots, queue.perKeyConcurrency);
+      if (index === null) return null;
+      grant.keySlot = { index, expected: null };
+    }
+    if (queue.rateLimit !== null) {
+      const { limit, periodMs } = queue.rateLimit;
+      const byIndex = new Map(tokens.map((entry) => [slotIndex(entry.key), entry.value]));
+      const now = clock.now();
+      for (let index = 0; index < limit && !grant.rate; index++) {
+        const raw = byIndex.get(index) ?? null;
+        const token = decodeRateToken(raw);
+        if (raw === null || !token || token.at + periodMs <= now) grant.rate = { index, expected: raw };
+      }
+      if (!grant.rate) return null;
+    }
+    return grant;
+  }
+
+  /** A start onto `queue` was admitted in its create batch (`directGrant`): this engine drives it. */
+  admittedDirectly(name: string, workflowId: string): void {
+    const here = this.#admittedHere.get(name) ?? new Set<string>();
+    here.add(workflowId);
+    this.#admittedHere.set(name, here);
+  }
+
   /** Look for room in `queue` now (coalesced: one pass at a time per queue, and one more after it). */
   kick(queue: string): void {
     const declaration = this.#deps.declarations.get(queue);
