@@ -470,16 +470,13 @@ async function waitForQueuedOnVictim(
   timeoutMs: number,
 ): Promise<{ victimId: string; held: string[] }> {
   const { env } = context;
-  return waitFor(
+  const found = await waitFor(
     env,
     victim ? `${victim.label} to run an admitted payment` : 'a worker to run an admitted payment',
     timeoutMs,
     async () => {
       const descriptions = await Promise.all(ids.map((id) => env.client.describe(id)));
-      if (descriptions.every((description) => isTerminal(description.status)))
-        throw new DrillStepFailed(
-          `Every payment ended before ${victim ? victim.label : 'a worker'} was seen running one; run the drill again.`,
-        );
+      if (descriptions.every((description) => isTerminal(description.status))) return 'all ended' as const;
       const running = descriptions.filter(
         (description) =>
           description.status === 'running' &&
@@ -507,6 +504,11 @@ async function waitForQueuedOnVictim(
     },
     100,
   );
+  if (found === 'all ended')
+    throw new DrillStepFailed(
+      `Every payment ended before ${victim ? victim.label : 'a worker'} was seen running one; run the drill again.`,
+    );
+  return found;
 }
 
 // ---------------------------------------------------------------------------------------------------------
