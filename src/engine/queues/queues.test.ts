@@ -81,6 +81,40 @@ describe('a queue on one engine', () => {
     await engine.shutdown();
   });
 
+  it('admits a start at once, in its own create batch, when the queue has room and nobody waits', async () => {
+    started.length = 0;
+    const storage = new MemoryStorage();
+    const engine = await createEngine({
+      storage,
+      workflows: [job],
+      queues: { work: { concurrency: 1, rateLimit: { limit: 5, periodMs: 60_000 } } },
+      ownership: 'workflow-lease',
+      backgroundTasks: 'manual',
+      clock: new SimulatedClock(),
+    });
+    let commits = 0;
+    const commit = storage.conditionalBatch.bind(storage);
+    storage.conditionalBatch = (conditions, operations) => {
+      commits++;
+      return commit(conditions, operations);
+    };
+    await engine.start(job, { n: 1 }, { id: 'direct', queue: 'work' });
+    expect(commits).toBe(1); // no enqueue, no admission pass
+    expect((await engine.describe('direct')).status).toBe('running');
+    const [first, claim] = await engine.timeline('direct');
+    expect(first).toMatchObject({
+      kind: 'started',
+      detail: { queue: { name: 'work', waitedMs: 0, slot: 0 } },
+    });
+    expect(claim).toMatchObject({ kind: 'claim-acquired', detail: { how: 'queue' } });
+    // The slot is taken: the next start waits in the queue.
+    await engine.start(job, { n: 2 }, { id: 'waits', queue: 'work' });
+    expect((await engine.describe('waits')).status).toBe('pending');
+    expect((await engine.timeline('waits'))[0]).toMatchObject({ kind: 'scheduled' });
+    expect((await engine.describeQueue('work')).rate).toMatchObject({ usedInWindow: 1 });
+    await engine.shutdown();
+  });
+
   it('refuses bad queue options and starts before anything is written', async () => {
     const storage = new MemoryStorage();
     await expect(createEngine({ storage, queues: { 'bad name': {} } })).rejects.toThrow(InvalidOptionsError);
