@@ -6,22 +6,31 @@ import { TestWorld, entriesOf } from './workflows.test-support';
 const input = (customer: string): PaymentInput => ({ customer, amount: 10, workMs: 200 });
 
 describe('payment (the queue demo)', () => {
-  it('goes onto the payments queue by default and is admitted, then authorizes and captures', async () => {
+  it('goes onto the payments queue by default: admitted at once while it has room, else enqueued until then', async () => {
     expect(builtInQueues).toContain(paymentsQueue);
     const world = new TestWorld();
     const engine = await world.engine([payment], { queues: builtInQueues });
-    const handle = await engine.start(payment, input('acme'), { id: 'pay-1', concurrencyKey: 'acme' });
-    await expect(handle.result()).resolves.toEqual({
+    const first = await engine.start(payment, input('acme'), { id: 'pay-1', concurrencyKey: 'acme' });
+    const second = await engine.start(payment, input('acme'), { id: 'pay-2', concurrencyKey: 'acme' });
+    await expect(first.result()).resolves.toEqual({
       customer: 'acme',
       amount: 10,
       authorization: 'auth-pay-1-10',
       captured: true,
     });
-    const timeline = await engine.timeline('pay-1');
-    expect(entriesOf(timeline, 'scheduled')[0]?.detail).toMatchObject({
+    await expect(second.result()).resolves.toMatchObject({ authorization: 'auth-pay-2-10' });
+    // The first found room: started and admitted in one step, nothing scheduled.
+    const admitted = await engine.timeline('pay-1');
+    expect(entriesOf(admitted, 'scheduled')).toEqual([]);
+    expect(entriesOf(admitted, 'started')[0]?.detail).toMatchObject({
+      queue: { name: 'payments', waitedMs: 0, slot: 0 },
+    });
+    // The second waited for acme's only key slot.
+    const waited = await engine.timeline('pay-2');
+    expect(entriesOf(waited, 'scheduled')[0]?.detail).toMatchObject({
       queue: { name: 'payments', key: 'acme', priority: 5 },
     });
-    expect(entriesOf(timeline, 'started')[0]?.detail).toMatchObject({ queue: { name: 'payments' } });
+    expect(entriesOf(waited, 'started')[0]?.detail).toMatchObject({ queue: { name: 'payments' } });
   });
 
   it('runs one payment per customer at a time and two at once in all', async () => {
