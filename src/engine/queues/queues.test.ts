@@ -115,6 +115,23 @@ describe('a queue on one engine', () => {
     await engine.shutdown();
   });
 
+  it('admits a workflow of a free key behind more than a page of workflows of a full key', async () => {
+    const engine = await createEngine({
+      storage: new MemoryStorage(),
+      workflows: [job],
+      queues: { work: { concurrency: 5, perKeyConcurrency: 1 } },
+      backgroundTasks: 'manual',
+      clock: new SimulatedClock(),
+    });
+    for (let n = 0; n < 250; n++)
+      await engine.start(job, { n }, { id: `hot-${n}`, queue: 'work', concurrencyKey: 'hot' });
+    await engine.start(job, { n: 999 }, { id: 'cold', queue: 'work', concurrencyKey: 'cold' });
+    await engine.runMaintenance();
+    await calm(engine);
+    expect(await running(engine, 'work')).toEqual(['cold', 'hot-0']);
+    await engine.shutdown();
+  });
+
   it('refuses bad queue options and starts before anything is written', async () => {
     const storage = new MemoryStorage();
     await expect(createEngine({ storage, queues: { 'bad name': {} } })).rejects.toThrow(InvalidOptionsError);

@@ -87,6 +87,8 @@ export type QueuePosition = {
 };
 
 const waitPage = 100;
+/** How many pages of waiting workflows one admission round reads at most (10,000 entries). */
+const waitPages = 100;
 const countLimit = 10_000;
 
 function slotIndex(key: string): number {
@@ -343,7 +345,7 @@ export class Queues {
           ? Infinity
           : queue.perEngineConcurrency - this.drivenHere(queue.name);
       const plans: { entry: WaitEntry; key: string; value: string; grant: QueueGrant }[] = [];
-      for (const { key, value } of page) {
+      for await (const { key, value } of this.#waiting(queue.name, page)) {
         if (room <= 0) break;
         if (freeSlots !== null && plans.length >= freeSlots.length) break;
         if (freeTokens !== null && plans.length >= freeTokens.length) {
@@ -409,6 +411,23 @@ export class Queues {
       if (soonest < Infinity) this.#wakeAt(queue.name, soonest);
       if (raced && ++races > 20) return; // a storm of races: the next kick or poll goes on
       if (!raced && admitted === 0) return;
+    }
+  }
+
+  /**
+   * The wait entries of `queue` in admission order: the page already read, then further pages only as far as
+   * the caller reads (at most `waitPages`): entries held back by a full key or a later not-before time must not
+   * hide the eligible ones behind them.
+   */
+  async *#waiting(queue: string, first: { key: string; value: string }[]) {
+    let page = first;
+    for (let pages = 1; ; pages++) {
+      yield* page;
+      if (page.length < waitPage || pages >= waitPages) return;
+      page = await this.#deps.storage.scan(keys.queueWaitPrefix(queue), {
+        after: page[page.length - 1]!.key,
+        limit: waitPage,
+      });
     }
   }
 
