@@ -93,6 +93,12 @@ describe('the queue-limit check (admission to end, from the timelines)', () => {
       admittedBy: 'tab-b',
       endedBy: 'tab-a',
     });
+    // Admitted by its start, the queue being free: no `scheduled` entry; its key is the one it was started with.
+    const direct = queuedTimeline({ key: 'acme', admittedAt: 100, endedAt: 900 }).filter(
+      (entry) => entry.kind !== 'scheduled',
+    );
+    expect(queueHoldFrom('w1', direct, 'payments')).toMatchObject({ key: null, from: 100, to: 900 });
+    expect(queueHoldFrom('w1', direct, 'payments', 'acme')).toMatchObject({ key: 'acme' });
     // Not admitted from that queue: no hold. Admitted, not ended: it holds its slot still.
     expect(queueHoldFrom('w1', timeline, 'other')).toBeNull();
     expect(queueHoldFrom('w2', queuedTimeline({ admittedAt: null, endedAt: null }), 'payments')).toBeNull();
@@ -167,26 +173,27 @@ describe('the queue-limit check (admission to end, from the timelines)', () => {
 });
 
 /**
- * Six payments through the demos' `payments` queue on a real engine (real clock, in memory), each with its own
- * concurrency key so the queue's limit of two is what binds; returns the check over their timelines.
+ * Payments through the demos' `payments` queue on a real engine (real clock, in memory), one per key of
+ * `keys`; returns the check over their timelines (with the keys they were started with: the first ones find
+ * the queue free and are admitted at once, with no `scheduled` entry naming their key).
  */
-async function paymentsThroughTheQueue(): Promise<ReturnType<typeof checkQueueLimit>> {
+async function paymentsThroughTheQueue(keys: readonly string[]): Promise<ReturnType<typeof checkQueueLimit>> {
   const engine = await createEngine({
     storage: new MemoryStorage(),
     workflows: [payment],
     queues: builtInQueues,
   });
   try {
-    const ids = Array.from({ length: 6 }, (_, index) => `pay-${index + 1}`);
+    const ids = keys.map((_, index) => `pay-${index + 1}`);
     for (const [index, id] of ids.entries())
       await engine.start(
         payment,
-        { customer: `c${index}`, amount: 10, workMs: 60 },
-        { id, concurrencyKey: `c${index}` },
+        { customer: keys[index]!, amount: 10, workMs: 60 },
+        { id, concurrencyKey: keys[index]! },
       );
     await Promise.all(ids.map((id) => engine.handle(id).result()));
     const holds = await Promise.all(
-      ids.map(async (id) => queueHoldFrom(id, await engine.timeline(id), 'payments')),
+      ids.map(async (id, index) => queueHoldFrom(id, await engine.timeline(id), 'payments', keys[index]!)),
     );
     expect(holds.every((hold) => hold !== null && hold.to !== null)).toBe(true);
     return checkQueueLimit(holds as QueueHold[], paymentsLimits);
@@ -196,14 +203,15 @@ async function paymentsThroughTheQueue(): Promise<ReturnType<typeof checkQueueLi
 }
 
 describe('the queue-limit check over a real engine’s timelines', () => {
-  it('sees the limit reached and never passed', async () => {
-    const result = await paymentsThroughTheQueue();
-    expect(result.violations).toEqual([]);
-    expect(result.peak).toBe(2);
+  it('sees the limits reached and never passed: 2 at once, 1 per key', async () => {
+    const result = await paymentsThroughTheQueue(['a', 'b', 'c', 'a', 'b', 'c']);
+    expect(result).toEqual({ peak: 2, peakPerKey: 1, violations: [] });
   });
 
   it('reports the overlap when the queue admits without taking a slot (mutation queue-ignores-limit)', async () => {
-    const result = await withMutation('queue-ignores-limit', paymentsThroughTheQueue);
+    const result = await withMutation('queue-ignores-limit', () =>
+      paymentsThroughTheQueue(['a', 'b', 'c', 'd', 'e', 'f']),
+    );
     expect(result.peak).toBeGreaterThan(2);
     expect(result.violations[0]).toMatch(/^[3-6] held a slot at once at .*; the queue admits 2$/);
   });

@@ -887,8 +887,8 @@ const drills: Record<DrillId, (context: DrillContext) => Promise<void>> = {
     const timelines = new Map(
       await Promise.all(ids.map(async (id) => [id, await env.client.timeline(id)] as const)),
     );
-    const holds = ids
-      .map((id) => queueHoldFrom(id, timelines.get(id)!, drillQueue))
+    const holds = payments
+      .map(({ id, concurrencyKey }) => queueHoldFrom(id, timelines.get(id)!, drillQueue, concurrencyKey))
       .filter((hold): hold is QueueHold => hold !== null);
     const limit = checkQueueLimit(holds, queue);
     // The payments it ran when it crashed moved to another engine (their timelines say it left them) and

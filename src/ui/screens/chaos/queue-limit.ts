@@ -24,18 +24,23 @@ export type QueueHold = {
 /**
  * When the workflow of `timeline` held a slot of `queue`: from its admission to its end. Null when it was
  * never admitted from that queue (it still waits, or it was started without the queue).
+ *
+ * Its key is the one the `scheduled` entry that put it in the queue names. A start that found the queue free
+ * is admitted in its own create batch and has no such entry (its `started` entry names the queue, not the
+ * key), so `startedWithKey` — the `concurrencyKey` the caller started it with — stands in for it.
  */
 export function queueHoldFrom(
   workflowId: string,
   timeline: readonly TimelineEntry[],
   queue: string,
+  startedWithKey: string | null = null,
 ): QueueHold | null {
-  let key: string | null = null;
+  let key: string | null = startedWithKey;
   let admission: TimelineEntry | null = null;
   for (const entry of timeline) {
     if (admission === null) {
       if (entry.kind === 'scheduled' && entry.detail.queue?.name === queue)
-        key = entry.detail.queue.key ?? null;
+        key = entry.detail.queue.key ?? key;
       else if (entry.kind === 'started' && entry.detail.queue?.name === queue) admission = entry;
     } else if (isTerminal(entry.kind)) {
       return {
