@@ -125,10 +125,10 @@ describe('a queue on one engine', () => {
     });
     for (let n = 0; n < 250; n++)
       await engine.start(job, { n }, { id: `hot-${n}`, queue: 'work', concurrencyKey: 'hot' });
-    await engine.start(job, { n: 999 }, { id: 'cold', queue: 'work', concurrencyKey: 'cold' });
+    await engine.start(job, { n: 999 }, { id: 'z-cold', queue: 'work', concurrencyKey: 'cold' });
     await engine.runMaintenance();
     await calm(engine);
-    expect(await running(engine, 'work')).toEqual(['cold', 'hot-0']);
+    expect(await running(engine, 'work')).toEqual(['hot-0', 'z-cold']);
     await engine.shutdown();
   });
 
