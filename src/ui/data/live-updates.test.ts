@@ -67,6 +67,7 @@ describe('live updates', () => {
     );
     expect(staleQueriesOf(storeChanged(['workflows'], ['w1']), onQueues)).toContainEqual(queryKeys.queues);
     expect(staleQueriesOf(storeChanged(['schedules'], null))).not.toContainEqual(queryKeys.queues);
+    expect(refreshIntervalOf(queryKeys.queuePosition('w1'))).toBe(500);
   });
 
   it('applies the pushes of one frame together at the frame, and patches the engine status at once', async () => {
