@@ -110,6 +110,11 @@ export class AuditedStorage implements Storage {
     graceMs: number;
     renewIntervalMs: number;
   } | null = null;
+  /**
+   * Called with every write that lands, in the order the audit applies them (after its own checks): what
+   * another audit (the queue simulation's) needs to follow the store write by write.
+   */
+  onLanded: ((operations: readonly Operation[]) => void) | null = null;
   /** Per engine, its session records in the order they landed: when, and what they said (null: deleted). */
   readonly #sessions = new Map<
     string,
@@ -268,6 +273,11 @@ export class AuditedStorage implements Storage {
   }
 
   #landed(operations: readonly Operation[]) {
+    this.#audit(operations);
+    this.onLanded?.(operations);
+  }
+
+  #audit(operations: readonly Operation[]) {
     const landed: Landed[] = operations.map((operation) => ({
       operation,
       ...describeStoredKey(operation.key),
