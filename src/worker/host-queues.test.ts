@@ -101,4 +101,29 @@ describe('the queues domain over the protocol', () => {
       tab.client.start('payment', { customer: 'a', amount: 1 }, { queue: 'elsewhere' }),
     ).rejects.toMatchObject({ name: 'InvalidOptionsError', message: expect.stringContaining("'elsewhere'") });
   });
+
+  it('runs a definition saved in the studio onto the tabs’ queue; a queue its module exports is not declared', async () => {
+    const tab = open(new MemoryStorage());
+    await tab.client.ready;
+    const source = `import { defineQueue, defineWorkflow } from 'shuttle';
+export const own = defineQueue('own', { concurrency: 1 });
+export default defineWorkflow({
+  name: 'authored-pay',
+  version: 1,
+  queue: 'payments',
+  *run(ctx) {
+    yield* ctx.sleep(60_000);
+    return 1;
+  },
+});`;
+    expect(await tab.client.saveDefinition(source)).toMatchObject({ ok: true, name: 'authored-pay' });
+    await tab.client.start('authored-pay', undefined, { id: 'ap', concurrencyKey: 'k' });
+    expect((await tab.client.describe('ap')).queue).toMatchObject({ name: 'payments', key: 'k' });
+    expect(await tab.client.api.queuePosition({ workflowId: 'ap' })).toMatchObject({ status: 'admitted' });
+    await expect(tab.client.start('authored-pay', undefined, { queue: 'own' })).rejects.toMatchObject({
+      name: 'InvalidOptionsError',
+      message: expect.stringContaining("Queue 'own' is not declared"),
+    });
+    expect((await tab.client.api.queues({})).map((queue) => queue.name)).toEqual(['payments']);
+  });
 });
