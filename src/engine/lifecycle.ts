@@ -255,6 +255,42 @@ export type QueueGrant = {
   rate?: { index: number; expected: string | null };
 };
 
+/**
+ * What an admission writes besides the record: the queue slot, the key slot and the rate token it takes, each
+ * conditioned on its text as read (`grant`), valued with who holds it since when. (Under the test-only
+ * mutation `queue-ignores-limit` the queue slot is written without its condition.)
+ */
+function grantWrites(
+  queue: Pick<QueueMembership, 'name' | 'key'>,
+  workflowId: string,
+  grant: Omit<QueueGrant, 'waitKey' | 'waitRaw'>,
+  holder: { at: number; by: string },
+): { conditions: Condition[]; operations: Operation[] } {
+  const conditions: Condition[] = [];
+  const operations: Operation[] = [];
+  const slot = JSON.stringify({ id: workflowId, ...holder } satisfies SlotRecord);
+  const take = (key: string, expected: string | null, value: string, conditioned = true) => {
+    if (conditioned) conditions.push({ key, expected });
+    operations.push({ type: 'put', key, value });
+  };
+  if (grant.slot)
+    take(
+      keys.queueSlot(queue.name, grant.slot.index),
+      grant.slot.expected,
+      slot,
+      mutation() !== 'queue-ignores-limit',
+    );
+  if (grant.keySlot && queue.key !== undefined)
+    take(keys.queueKeySlot(queue.name, queue.key, grant.keySlot.index), grant.keySlot.expected, slot);
+  if (grant.rate)
+    take(
+      keys.queueRate(queue.name, grant.rate.index),
+      grant.rate.expected,
+      JSON.stringify({ at: holder.at, id: workflowId }),
+    );
+  return { conditions, operations };
+}
+
 export class Lifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
 
@@ -1012,25 +1048,9 @@ export class Lifecycle {
     ];
     if (membership && grant) {
       // Admitted in this batch: its slots and token, conditioned on what was read (queues.ts `directGrant`).
-      const slot: SlotRecord = { id, at: now, by: engineId };
-      const take = (key: string, expected: string | null, value: string) => {
-        conditions.push({ key, expected });
-        operations.push({ type: 'put', key, value });
-      };
-      if (grant.slot)
-        take(keys.queueSlot(membership.name, grant.slot.index), grant.slot.expected, JSON.stringify(slot));
-      if (grant.keySlot && membership.key !== undefined)
-        take(
-          keys.queueKeySlot(membership.name, membership.key, grant.keySlot.index),
-          grant.keySlot.expected,
-          JSON.stringify(slot),
-        );
-      if (grant.rate)
-        take(
-          keys.queueRate(membership.name, grant.rate.index),
-          grant.rate.expected,
-          JSON.stringify({ at: now, id }),
-        );
+      const taken = grantWrites(membership, id, grant, { at: now, by: engineId });
+      conditions.push(...taken.conditions);
+      operations.push(...taken.operations);
     } else if (membership) {
       const waitKey = keys.queueWait(membership.name, membership.order, id);
       conditions.push({ key: waitKey, expected: null });
@@ -1247,31 +1267,9 @@ export class Lifecycle {
     const write = changeStatus(read, next, notes, this.#who(epoch));
     write.conditions.push({ key: grant.waitKey, expected: grant.waitRaw });
     write.operations.push({ type: 'delete', key: grant.waitKey });
-    const slot: SlotRecord = { id: workflowId, at: now, by: engineId };
-    const take = (key: string, expected: string | null, value: string) => {
-      write.conditions.push({ key, expected });
-      write.operations.push({ type: 'put', key, value });
-    };
-    if (grant.slot && mutation() === 'queue-ignores-limit')
-      write.operations.push({
-        type: 'put',
-        key: keys.queueSlot(queue.name, grant.slot.index),
-        value: JSON.stringify(slot),
-      });
-    else if (grant.slot)
-      take(keys.queueSlot(queue.name, grant.slot.index), grant.slot.expected, JSON.stringify(slot));
-    if (grant.keySlot && queue.key !== undefined)
-      take(
-        keys.queueKeySlot(queue.name, queue.key, grant.keySlot.index),
-        grant.keySlot.expected,
-        JSON.stringify(slot),
-      );
-    if (grant.rate)
-      take(
-        keys.queueRate(queue.name, grant.rate.index),
-        grant.rate.expected,
-        JSON.stringify({ at: now, id: workflowId }),
-      );
+    const taken = grantWrites(queue, workflowId, grant, { at: now, by: engineId });
+    write.conditions.push(...taken.conditions);
+    write.operations.push(...taken.operations);
     if (debounceKey)
       write.operations.push({
         type: 'delete',
