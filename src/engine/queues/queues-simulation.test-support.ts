@@ -748,7 +748,11 @@ export async function runQueueSimulation(options: QueueSimulationOptions): Promi
     const end = timeline.find((entry) => isTerminal(entry.kind as WorkflowRecord['status']));
     const admission = admissions[0];
     if (!admission) {
-      if (description.status !== 'cancelled' && description.status !== 'terminated')
+      if (!isTerminal(description.status))
+        violate(
+          `${plan.id} is still ${description.status} in queue '${plan.options.queue}'${plan.options.concurrencyKey ? ` (key ${plan.options.concurrencyKey})` : ''}: never admitted`,
+        );
+      else if (description.status !== 'cancelled' && description.status !== 'terminated')
         violate(`${plan.id} ended ${description.status} without being admitted`);
       continue;
     }
