@@ -277,6 +277,7 @@ const cases: [string, (client: ShuttleClient) => Promise<unknown>, string, unkno
   ['queues()', (c) => c.queues(), 'queues', {}, [], []],
   ['describeQueue', (c) => c.describeQueue('payments'), 'describeQueue', { name: 'payments' }, 'q', 'q'],
   ['queuePosition', (c) => c.queuePosition('w-1'), 'queuePosition', { workflowId: 'w-1' }, null, null],
+  ['activityLimits()', (c) => c.activityLimits(), 'activityLimits', {}, [], []],
   ['pauseSchedule', (c) => c.pauseSchedule('s'), 'pauseSchedule', { name: 's' }, 'i', 'i'],
   ['resumeSchedule', (c) => c.resumeSchedule('s'), 'resumeSchedule', { name: 's' }, 'i', 'i'],
   ['triggerSchedule', (c) => c.triggerSchedule('s'), 'triggerSchedule', { name: 's' }, started, started],

@@ -30,6 +30,7 @@ import type {
   WorkflowDescription,
 } from '../engine';
 import type {
+  ActivityLimitView,
   CompileReport,
   DefinitionInfo,
   DeleteOutcome,
@@ -352,6 +353,15 @@ export abstract class ConsoleMethods {
     return this.api.queuePosition({ workflowId });
   }
 
+  /**
+   * The activity groups of `createEngine({ activityLimits })`: those this engine declares (limits, the attempts
+   * holding their slots across the fleet, running and waiting here), then every other group with a slot held in
+   * the store now (`declared: false`: its holders only — limits are declared in code, not stored).
+   */
+  activityLimits(): Promise<ActivityLimitView[]> {
+    return this.api.activityLimits({});
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Definitions
 
@@ -532,6 +542,7 @@ const consoleHelp = [
   '  purge(id, { run? }) · purgeFinished({ status?, workflowType?, idPrefix? }, { dryRun? }) · storageUsage()',
   '  schedules() · describeSchedule(name) · pauseSchedule(name) · resumeSchedule(name) · triggerSchedule(name) · deleteSchedule(name)',
   '  queues() · describeQueue(name) · queuePosition(id)   workflow queues: limits, slot holders, who waits next',
+  '  activityLimits()   activity groups: limits, the attempts holding their slots (engine, workflow), waiting here',
   '  claims() · fenceRejections(id?) · resultWaiters() · shutdown() · restartThisTab()',
   '  claimHolder(id)   who holds it: { engineId, epoch, expiresAt, live } or null',
   "  reclaim(id)   take it over here only if its holder is expired or dead, e.g. (await reclaim(id)).outcome === 'taken-over'",

@@ -177,6 +177,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const token = options.token ?? randomBytes(18).toString('base64url');
   const api = createHttpApi({
     engine,
+    storage: store.storage,
     token,
     basePath: apiBasePath,
     onInternalError: (error, request) =>

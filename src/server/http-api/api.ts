@@ -25,6 +25,7 @@ import { queueHandlers } from '../../host/handlers/queues';
 import { scheduleHandlers } from '../../host/handlers/schedules';
 import type { Handler, HandlerContext, HostPort } from '../../host/handlers/types';
 import { workflowHandlers } from '../../host/handlers/workflows';
+import type { Storage } from '../../storage/types';
 import { describeValue, isPlainObject, paramProblem, type Method } from '../../protocol';
 import { classOfName, type ErrorClass } from '../outcomes';
 import { packageRoot } from '../package-root';
@@ -35,6 +36,12 @@ import { routes, type QueryParam, type Route } from './routes';
 export type HttpApiOptions = {
   /** The engine that serves the requests: a worker's, or an observer (it starts and steers; workers run). */
   engine: Engine;
+  /**
+   * The engine's store, read directly by `GET /activity-limits` for the activity slots held by groups the
+   * engine does not declare (activity limits are declared in code, not stored). Without it, that route lists
+   * only the engine's own groups.
+   */
+  storage?: Storage;
   /**
    * The token every request must carry as `Authorization: Bearer <token>` (at least 16 characters). `null`
    * only when the program authenticates requests itself before they reach the API.
@@ -364,7 +371,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const openapi = openApiDocument(basePath, packageVersion());
   const context: HandlerContext = {
     engine: async () => engine,
-    storage: () => null,
+    storage: () => options.storage ?? null,
     config: () => null,
     now: () => Date.now(),
     authoring: false,

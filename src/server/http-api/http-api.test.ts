@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine, type QueueStartOptions } from '../../engine';
+import { createEngine, defineWorkflow, type Engine, type QueueStartOptions } from '../../engine';
 import { validateQueueStart } from '../../engine/queues/queue-options';
 import { declarations, domains } from '../../protocol';
 import { PostgresStorage } from '../../storage/postgres';
@@ -492,6 +492,51 @@ describe('the HTTP API of shuttle serve', () => {
     ).toBe('completed');
     expect((await call('DELETE', '/schedules/api-nightly')).status).toBe(204);
     expect((await call('GET', '/schedules/api-nightly')).status).toBe(404);
+
+    // Activity limits are declared in code, not stored: the server's engine does not declare 'api-gate', but
+    // GET /activity-limits reads the slot another engine of the fleet holds in the store, with its holder.
+    let open!: () => void;
+    const gateOpen = new Promise<void>((resolve) => (open = resolve));
+    const gatedWorkflow = defineWorkflow({
+      name: 'api-gated',
+      version: 1,
+      *run(ctx) {
+        return yield* ctx.activity('api-gate', () => gateOpen.then(() => 'through'));
+      },
+    });
+    const gated = await createEngine({
+      storage: directStorage,
+      workflows: [gatedWorkflow],
+      ownership: 'workflow-lease',
+      activityLimits: { 'api-gate': { concurrency: 1 } },
+    });
+    try {
+      const declaredOnly = await call('GET', '/activity-limits');
+      expect(declaredOnly.status).toBe(200);
+      expect(declaredOnly.body.items.map((item: { name: string }) => item.name)).not.toContain('api-gate');
+      const handle = await gated.start(gatedWorkflow, undefined, { id: 'api-gated-1' });
+      const held = await until(async () => {
+        const items = (await call('GET', '/activity-limits')).body.items as Loose[];
+        return items.find((item) => item.name === 'api-gate');
+      }, 'the api-gate slot in GET /activity-limits');
+      expect(held).toMatchObject({
+        declared: false,
+        concurrency: null,
+        perEngine: null,
+        runningHere: 0,
+        waitingHere: 0,
+        running: [{ engineId: gated.id, workflowId: 'api-gated-1', attempt: 1 }],
+      });
+      open();
+      expect(await handle.result()).toBe('through');
+      await until(async () => {
+        const items = (await call('GET', '/activity-limits')).body.items as Loose[];
+        return items.some((item) => item.name === 'api-gate') ? undefined : true;
+      }, 'the api-gate slot released');
+    } finally {
+      open();
+      await gated.shutdown();
+    }
 
     const operations = Object.values(
       document.paths as Record<string, Record<string, { operationId: string }>>,

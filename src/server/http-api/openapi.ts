@@ -259,6 +259,52 @@ export const schemas: Readonly<Record<string, Schema>> = {
     additionalProperties: false,
     properties: { items: { type: 'array', items: ref('Queue') } },
   },
+  ActivityLimit: {
+    type: 'object',
+    description:
+      "An activity group (`createEngine({ activityLimits })`): declared on the serving engine (its limits, the fleet's slot holders, running and waiting there), or seen only in the store as slots other engines hold now (`declared: false`: holders only; activity limits are declared in code, not stored).",
+    required: ['name', 'concurrency', 'perEngine', 'running', 'runningHere', 'waitingHere', 'declared'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', description: 'The group: an activity name, or its `limit` option.' },
+      concurrency: {
+        type: ['integer', 'null'],
+        description:
+          'Attempts at once across the fleet; null when only `perEngine` is set, or not declared here.',
+      },
+      perEngine: {
+        type: ['integer', 'null'],
+        description: 'Attempts at once on one engine; null when not set, or not declared here.',
+      },
+      running: {
+        type: 'array',
+        description:
+          'The attempts holding its slots, judged live by their engines’ sessions (across the fleet when slots are kept in the store, the serving engine’s otherwise).',
+        items: {
+          type: 'object',
+          required: ['engineId', 'workflowId', 'position', 'member', 'attempt', 'since'],
+          additionalProperties: false,
+          properties: {
+            engineId: { type: 'string', description: 'The engine running the attempt.' },
+            workflowId: { type: 'string' },
+            position: { type: 'integer', description: 'The activity’s position in the workflow’s history.' },
+            member: { type: 'integer', description: 'Its member in an `all`/`race` (0 otherwise).' },
+            attempt: { type: 'integer' },
+            since: { ...time, description: 'When it took the slot, epoch milliseconds.' },
+          },
+        },
+      },
+      runningHere: { type: 'integer', description: 'Attempts holding a slot on the serving engine.' },
+      waitingHere: { type: 'integer', description: 'Attempts waiting for a slot on the serving engine.' },
+      declared: { type: 'boolean', description: 'The serving engine declares the group.' },
+    },
+  },
+  ActivityLimitList: {
+    type: 'object',
+    required: ['items'],
+    additionalProperties: false,
+    properties: { items: { type: 'array', items: ref('ActivityLimit') } },
+  },
   StartedRun: {
     type: 'object',
     required: ['workflowId', 'run', 'started'],
@@ -789,7 +835,8 @@ export function openApiDocument(basePath: string, version: string): Record<strin
       { name: 'schedules', description: 'Cron schedules.' },
       {
         name: 'queues',
-        description: 'Workflow queues: their limits, slot holders and who waits (read-only).',
+        description:
+          'Workflow queues: their limits, slot holders and who waits; and activity concurrency limits with the attempts holding their slots (read-only).',
       },
       { name: 'meta', description: 'The API itself.' },
     ],

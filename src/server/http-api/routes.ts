@@ -464,6 +464,19 @@ export const routes: readonly Route[] = [
     success: { status: 200, schema: 'QueuePosition', description: 'Its place in the queue.' },
     errors: [404],
   },
+  {
+    method: 'GET',
+    path: '/activity-limits',
+    operationId: 'listActivityLimits',
+    tag: 'queues',
+    summary: 'The activity concurrency limits, and the attempts holding their slots',
+    description:
+      'The activity groups the serving engine declares (`createEngine({ activityLimits })`): limits, the attempts holding their slots across the fleet, running and waiting on the serving engine; then every other group with a slot held in the store now (`declared: false`): its holders only, since activity limits are declared in code and not written to the store. A group nobody holds a slot of now, declared only on other engines, is not listed.',
+    calls: 'activityLimits',
+    shape: 'items',
+    success: { status: 200, schema: 'ActivityLimitList', description: 'The activity groups, by name.' },
+    errors: [],
+  },
 ];
 
 /**
