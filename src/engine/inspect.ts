@@ -797,7 +797,11 @@ async function summarize(
         updatedAt: checkpoint?.updatedAt ?? record.createdAt,
         owner: holderRaw ? (owners[index] ?? null) : null,
         epoch: epoch ?? null,
-        waitingOn: summarizePending(checkpoint?.frontier ?? null)?.summary ?? null,
+        // A queued workflow waits for its queue to admit it (it has no operation open yet).
+        waitingOn:
+          record.status === 'pending' && record.queue
+            ? `queue '${record.queue.name}'`
+            : (summarizePending(checkpoint?.frontier ?? null)?.summary ?? null),
         ...(corrupt ? { corrupt } : {}),
       });
     } catch (error) {

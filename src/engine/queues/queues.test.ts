@@ -65,6 +65,8 @@ describe('a queue on one engine', () => {
     expect(view.next.map((entry) => entry.workflowId)).toEqual(['j3', 'j4', 'j5']);
     expect(await engine.queuePosition('j4')).toMatchObject({ status: 'waiting', position: 2, queue: 'work' });
     expect((await engine.describe('j4')).status).toBe('pending');
+    const rows = await engine.list({ status: 'pending' });
+    expect(rows.items.map((row) => [row.workflowId, row.waitingOn])).toContainEqual(['j4', "queue 'work'"]);
     await engine.signal('j1', 'done');
     await engine.handle('j1').result();
     await until(() => started.length === 3, 'the third admitted');
