@@ -84,13 +84,7 @@ export type TakeoverReason = 'expired' | 'holder-dead' | 'holder-stopped' | 'orp
  * run before held, carried into the run it started (the first entries of the new run's timeline).
  */
 export type AcquireHow =
-  | 'start'
-  | 'child'
-  | 'acquire'
-  | 'resume'
-  | 'delayed-start'
-  | 'queue'
-  | 'continue-as-new';
+  'start' | 'child' | 'acquire' | 'resume' | 'delayed-start' | 'queue' | 'continue-as-new';
 
 /** The entries of one kind of a timeline, typed by that kind. */
 export function entriesOf<K extends TimelineKind>(

@@ -24,7 +24,14 @@
 import type { Condition, Operation } from '../storage/types';
 import { keys } from './keys';
 import { queueReleaseOperations } from './queues/release';
-import { isTerminal, type Checkpoint, type HistoryEntry, type TimelineEntry, type TimelineNote, type WorkflowRecord } from './records';
+import {
+  isTerminal,
+  type Checkpoint,
+  type HistoryEntry,
+  type TimelineEntry,
+  type TimelineNote,
+  type WorkflowRecord,
+} from './records';
 
 export type { TimelineNote } from './records';
 

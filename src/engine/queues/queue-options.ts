@@ -166,7 +166,9 @@ export function resolveQueues(queues: unknown): Map<string, QueueDeclaration> {
           `options.queues[${index}] is not a queue made with defineQueue(name, options); got ${quote(queue)}.`,
         );
       if (queue.name in record)
-        throw new InvalidOptionsError(`options.queues declares queue '${queue.name}' twice; declare each once.`);
+        throw new InvalidOptionsError(
+          `options.queues declares queue '${queue.name}' twice; declare each once.`,
+        );
       record[queue.name] = queue.options;
     }
     return resolveQueues(record);
