@@ -7,6 +7,7 @@
  */
 import { createEngine } from '../../engine';
 import { readEngineDirectory } from '../../host/engine-directory';
+import { activityLimitViews } from '../../host/activity-slots';
 import { readPresence } from '../../host/presence';
 import { hostClaimTimings } from '../../protocol';
 import { loadCodecModule } from '../codec-module';
@@ -51,6 +52,15 @@ export const openForOperator: OperatorIo['open'] = async (flags: StoreFlags) => 
           ...presence.map((engine) => [engine.engineId, engine.label] as const),
         ]);
       },
+      // Activity limits are not stored: the groups this engine declares (none, unless given in code) and the
+      // slots the fleet holds now, read from the store.
+      activityLimits: async () =>
+        activityLimitViews(
+          await engine.activityLimits(),
+          store.storage,
+          Date.now(),
+          hostClaimTimings.graceMs,
+        ),
       close: async () => {
         await engine.shutdown().catch(() => undefined);
         await store.close();

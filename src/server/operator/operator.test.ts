@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEngine, defineQueue, defineWorkflow, type Engine } from '../../engine';
 import { validateQueueStart } from '../../engine/queues/queue-options';
+import { activityLimitViews } from '../../host/activity-slots';
+import { hostClaimTimings } from '../../protocol';
 import { MemoryStorage } from '../../storage/memory';
 import { StartupError } from '../store';
 import { exitCodes, runOperator, type OperatorGroup, type OperatorIo, type StoreFlags } from './operator';
@@ -132,6 +134,8 @@ async function shuttle(group: OperatorGroup, ...argv: string[]): Promise<Ran> {
       return {
         engine,
         labels: async () => new Map([[worker.id, 'worker-1']]),
+        activityLimits: async () =>
+          activityLimitViews(await engine.activityLimits(), storage, Date.now(), hostClaimTimings.graceMs),
         close: async () => {
           closed++;
           await engine.shutdown();
@@ -771,6 +775,66 @@ describe('shuttle queue, and workflow start onto a queue', () => {
     for (const id of ['c-2', 'c-3']) await worker.terminate(id);
     const empty = await shuttle('queue', 'list');
     expect(empty.stdout).toMatch(/^payments\s+.*\s+0\/1\s+0\s+-\s+/m);
+  });
+
+  it('list: a second table, ACTIVITY LIMITS, of the slots held in the store now with their holders (limits are not stored: ?); activity-limits alone, --json', async () => {
+    // Nothing held: no second table.
+    expect((await shuttle('queue', 'list')).stdout).not.toMatch(/ACTIVITY LIMITS/);
+    expect((await shuttle('queue', 'activity-limits')).stdout).toMatch(/^No activity slots held/);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const card = defineWorkflow({
+      name: 'card',
+      version: 1,
+      *run(ctx) {
+        return yield* ctx.activity('charge-card', () => gate.then(() => 'charged'));
+      },
+    });
+    const runner = await createEngine({
+      storage,
+      workflows: [card],
+      activityLimits: { 'charge-card': { concurrency: 1 } },
+      ...timings,
+    });
+    try {
+      for (const id of ['k-1', 'k-2']) await runner.start(card, undefined, { id });
+      const held = async () => {
+        for (;;) {
+          const [group] = await runner.activityLimits();
+          if (group?.running.length === 1 && group.waitingHere === 1) return group.running[0]!.workflowId;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      const holder = await held();
+      const listed = await shuttle('queue', 'list');
+      expect(listed.code).toBe(0);
+      const section = listed.stdout.slice(listed.stdout.indexOf('ACTIVITY LIMITS'));
+      expect(section).toMatch(/^ACTIVITY LIMITS \(slots held in the store now; \? = limits declared in code/);
+      expect(section).toMatch(/\nGROUP\s+CONCURRENCY\s+PER ENGINE\s+RUNNING\s+HOLDERS\n/);
+      expect(section).toMatch(
+        new RegExp(`^charge-card\\s+\\?\\s+\\?\\s+1\\s+${holder}@${runner.id.slice(0, 8)}$`, 'm'),
+      );
+      // --json of list stays the queues; activity-limits --json is the groups as seen from the store.
+      expect(JSON.parse((await shuttle('queue', 'list', '--json')).stdout)).toEqual([
+        expect.objectContaining({ name: 'payments' }),
+      ]);
+      const json = JSON.parse((await shuttle('queue', 'activity-limits', '--json')).stdout);
+      expect(json).toEqual([
+        {
+          name: 'charge-card',
+          concurrency: null,
+          perEngine: null,
+          running: [expect.objectContaining({ engineId: runner.id, workflowId: holder, attempt: 1 })],
+          runningHere: 0,
+          waitingHere: 0,
+          declared: false,
+        },
+      ]);
+    } finally {
+      open();
+      await runner.shutdown();
+    }
+    expect((await shuttle('queue', 'list')).stdout).not.toMatch(/ACTIVITY LIMITS/);
   });
 
   it('singleton and debounce starts: join prints the active one, refuse exits 4; a debounced repeat takes the new input', async () => {

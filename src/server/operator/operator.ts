@@ -50,6 +50,7 @@ import { validateQueueStart } from '../../engine/queues/queue-options';
 import { durationFlag, integerFlag, timeFlag } from '../flags';
 import { classifyError } from '../outcomes';
 import { StartupError } from '../store';
+import type { ActivityLimitView } from '../../protocol';
 import { brief, duration, fields, shortEngineId, table, time } from './format';
 
 /** Exit codes of the operator commands (see the module comment). */
@@ -73,9 +74,16 @@ export type OperatorIo = {
    * `--demos` registered (only `workflow start` needs them). `labels` maps engine ids to the names engines
    * give themselves, as far as the store still knows them.
    */
-  open(
-    flags: StoreFlags,
-  ): Promise<{ engine: Engine; labels(): Promise<Map<string, string>>; close(): Promise<void> }>;
+  open(flags: StoreFlags): Promise<{
+    engine: Engine;
+    labels(): Promise<Map<string, string>>;
+    /**
+     * The activity groups as the store shows them (src/host/activity-slots.ts): the engine's own, then every
+     * group with a slot held now. Without it, the engine's own only (`engine.activityLimits()`).
+     */
+    activityLimits?(): Promise<ActivityLimitView[]>;
+    close(): Promise<void>;
+  }>;
   /** Now, in epoch ms (a test passes its clock). */
   now(): number;
   /** Stops a command that follows changes (`list --watch`): Ctrl-C in the terminal. */
@@ -138,6 +146,7 @@ type Context = {
   io: OperatorIo;
   json: boolean;
   labels(): Promise<Map<string, string>>;
+  activityLimits(): Promise<ActivityLimitView[]>;
 };
 
 const storeHelp = [
@@ -1309,26 +1318,91 @@ const describeQueue: Subcommand = {
   },
 };
 
+/** At most this many slot holders are named in a row of the ACTIVITY LIMITS table (`+N more` after them). */
+const holdersShown = 3;
+
+/**
+ * The ACTIVITY LIMITS table: each group's limits (`?` for a group this process does not declare: activity
+ * limits are declared in code on the engines that run the activities, not stored), the attempts holding its
+ * slots now (of its `concurrency` when known), and who holds them: `workflow@engine`, oldest first.
+ */
+export function activityLimitsTable(
+  groups: readonly ActivityLimitView[],
+  labels: Map<string, string>,
+): string {
+  const rows = groups.map((group) => {
+    const names = group.running.map((slot) => `${slot.workflowId}@${engineName(labels, slot.engineId)}`);
+    const holders =
+      names.length > holdersShown
+        ? `${names.slice(0, holdersShown).join(', ')} +${names.length - holdersShown} more`
+        : names.join(', ') || '-';
+    return [
+      group.name,
+      group.declared ? String(group.concurrency ?? '-') : '?',
+      group.declared ? String(group.perEngine ?? '-') : '?',
+      group.declared && group.concurrency !== null
+        ? `${group.running.length}/${group.concurrency}`
+        : String(group.running.length),
+      holders,
+    ];
+  });
+  const undeclared = groups.some((group) => !group.declared);
+  return [
+    `ACTIVITY LIMITS${undeclared ? ' (slots held in the store now; ? = limits declared in code on the engines that run them)' : ''}`,
+    table(['GROUP', 'CONCURRENCY', 'PER ENGINE', 'RUNNING', 'HOLDERS'], rows),
+  ].join('\n');
+}
+
+const activityLimitsCommand: Subcommand = {
+  args: [],
+  summary: 'The activity concurrency limits seen in the store: the attempts holding their slots now.',
+  options: {},
+  help: [
+    'Activity limits are declared in code (createEngine({ activityLimits })) on the engines that run the',
+    'activities and are not written to the store. This lists every group with a slot held now (a group with',
+    '`concurrency` under workflow-lease keeps one `act-slot:` key per running attempt): its holders, each',
+    'workflow and engine. Its limits are shown when this process declares the group, else `?`.',
+  ],
+  async run(context) {
+    const groups = await context.activityLimits();
+    return print(context, groups, async () =>
+      groups.length === 0
+        ? 'No activity slots held in the store now (activity limits are declared in code, not stored).'
+        : activityLimitsTable(groups, await context.labels()),
+    );
+  },
+};
+
 const queueCommands: Record<string, Subcommand> = {
   list: {
     args: [],
-    summary: 'List the queues declared on the fleet: limits, running of the limit, waiting, rate used.',
+    summary:
+      'List the queues declared on the fleet (limits, running of the limit, waiting, rate used), then the activity slots held now.',
     options: {},
-    help: [],
+    help: [
+      'A second table, ACTIVITY LIMITS, follows when any activity slot is held in the store now (see',
+      "'shuttle queue activity-limits'). --json prints the queues only.",
+    ],
     async run(context) {
       const queues = await context.engine.queues();
-      return print(context, queues, () =>
-        queues.length === 0
-          ? 'No queues: declare one in a --workflows module (export const q = defineQueue(name, { concurrency: … })).'
-          : table(
-              ['NAME', 'LIMITS', 'RUNNING', 'WAITING', 'NEXT WAITED', 'RATE'],
-              queueRows(queues, context.io.now()),
-            ),
-      );
+      return print(context, queues, async () => {
+        const groups = await context.activityLimits();
+        const queueTable =
+          queues.length === 0
+            ? 'No queues: declare one in a --workflows module (export const q = defineQueue(name, { concurrency: … })).'
+            : table(
+                ['NAME', 'LIMITS', 'RUNNING', 'WAITING', 'NEXT WAITED', 'RATE'],
+                queueRows(queues, context.io.now()),
+              );
+        return groups.length === 0
+          ? queueTable
+          : `${queueTable}\n\n${activityLimitsTable(groups, await context.labels())}`;
+      });
     },
   },
   describe: describeQueue,
   show: { ...describeQueue, summary: 'The same as describe.' },
+  'activity-limits': activityLimitsCommand,
 };
 
 /** The operator command groups, by the word after `shuttle`. */
@@ -1452,6 +1526,10 @@ export async function runOperator(
       io,
       json: values.json === true,
       labels: () => (labels ??= opened!.labels().catch(() => new Map())),
+      activityLimits: async () =>
+        opened!.activityLimits
+          ? opened!.activityLimits()
+          : (await opened!.engine.activityLimits()).map((info) => ({ ...info, declared: true })),
     };
     return await command.run(context);
   } catch (error) {
