@@ -21,6 +21,7 @@ export type { ShuttleClient, ProtocolApi, WaitForOptions, ClientConnection } fro
 /** The wire contract: the methods of `client.api`, what they take and give, and what engines push. */
 export { PROTOCOL_VERSION, hostClaimTimings } from '../protocol';
 export type {
+  ActivityLimitView,
   CompileReport,
   DefinitionDiagnostic,
   DefinitionInfo,

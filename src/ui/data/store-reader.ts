@@ -40,9 +40,14 @@ export const readMethods: ReadonlySet<string> = new Set([
 
 /**
  * The methods of the protocol's facade (`client.api`) that only read the store, which the UI calls there
- * because the console does not wrap them (the queues): routed like `readMethods`.
+ * because the console does not wrap them (the queues, the activity limits): routed like `readMethods`.
  */
-export const readApiMethods: ReadonlySet<string> = new Set(['queues', 'describeQueue', 'queuePosition']);
+export const readApiMethods: ReadonlySet<string> = new Set([
+  'queues',
+  'describeQueue',
+  'queuePosition',
+  'activityLimits',
+]);
 
 /** Whether the tab's link to its engine is stopped for good (until a restart), so it cannot answer reads. */
 export function engineStopped(connection: ShuttleClient['connection']): boolean {

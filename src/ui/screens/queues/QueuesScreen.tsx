@@ -39,6 +39,7 @@ import { useWorkflowDescriptions } from '../../data/workflow-queries';
 import { Link } from '../../routing/Link';
 import { routes } from '../../routing/route';
 import { useNow } from '../../state/now';
+import { ActivityLimits } from './ActivityLimits';
 import styles from './QueuesScreen.module.css';
 
 export function QueuesScreen({ selected }: { selected: string | null }) {
@@ -104,6 +105,7 @@ function QueueList() {
           ) : null}
         </div>
       )}
+      <ActivityLimits />
     </section>
   );
 }
