@@ -434,6 +434,9 @@ class Host implements EngineHost {
         engineId: this.engineId,
         workflows: this.#options.workflows,
         ...(this.#options.queues === undefined ? {} : { queues: this.#options.queues }),
+        ...(this.#options.activityLimits === undefined
+          ? {}
+          : { activityLimits: this.#options.activityLimits }),
         ownership: 'workflow-lease',
         workflowClaimTtlMs: this.#options.workflowClaimTtlMs ?? hostClaimTimings.ttlMs,
         workflowClaimRenewIntervalMs:

@@ -77,6 +77,11 @@ export type EngineHostOptions = {
    * same ones. Default: none.
    */
   queues?: EngineOptions['queues'];
+  /**
+   * Activity concurrency limits this engine declares (`EngineOptions.activityLimits`); declare the same on
+   * every engine that runs the activities. Default: none.
+   */
+  activityLimits?: EngineOptions['activityLimits'];
   /** What the studio shows of each built-in (source, title, child-only), by type name. Default: nothing. */
   builtInInfo?: ReadonlyMap<string, BuiltInInfo>;
   /**

@@ -63,6 +63,12 @@ export type WorkerOptions = StoreOptions & {
    * besides those the `workflows` modules export. Declare the same on every engine that shares the store.
    */
   queues?: EngineOptions['queues'];
+  /**
+   * Activity concurrency limits (`createEngine`'s `activityLimits`: group → `{ concurrency?, perEngine? }`).
+   * Declare the same on every engine that runs the activities: they are not stored, and each engine enforces
+   * the limits it was given.
+   */
+  activityLimits?: EngineOptions['activityLimits'];
   /** Run definitions saved in the studio too (`--load-studio-definitions`). Default false. */
   loadStudioDefinitions?: boolean;
   /**
@@ -118,6 +124,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...(options.codec ? { codec: options.codec } : {}),
     ...(queues.length > 0 ? { queues } : {}),
+    ...(options.activityLimits ? { activityLimits: options.activityLimits } : {}),
     ...(liveness
       ? {
           liveness,
@@ -156,6 +163,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workflows: definitions.workflows.map((definition) => `${definition.name}@${definition.version}`),
     from: definitions.sources,
     ...(queues.length > 0 ? { queues: queues.map((queue) => queue.name) } : {}),
+    ...(options.activityLimits ? { activityLimits: Object.keys(options.activityLimits) } : {}),
     ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
   });
