@@ -27,6 +27,7 @@ import { loadDefinitions, serverQueues } from './definitions';
 import { createLogger, logEngineEvent, type Logger } from './log';
 import { serveMetrics } from './metrics';
 import { openStore, type OpenedStore, type StoreOptions } from './store';
+import { builtInActivityLimits } from '../workflows';
 
 /** Options of `startWorker` (the flags of `shuttle worker`). */
 export type WorkerOptions = StoreOptions & {
@@ -102,6 +103,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ? { workflows: [...options.definitions], queues: [], info: new Map(), sources: ['(given in code)'] }
     : await loadDefinitions(options.workflows ?? [], options.demos ?? false);
   const queues = serverQueues(definitions, options.queues);
+  // The demos' activity limits (a worker that runs the demos declares them, as the studio's tabs do), and
+  // those given in code.
+  const activityLimits =
+    options.demos || options.activityLimits
+      ? { ...(options.demos ? builtInActivityLimits : {}), ...options.activityLimits }
+      : undefined;
   const store = options.store ?? (await openStore(options));
   /** Closes the store if this worker opened it. */
   const closeStore = () => (options.store ? Promise.resolve() : store.close());
@@ -124,7 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ...(options.interceptors ? { interceptors: options.interceptors } : {}),
     ...(options.codec ? { codec: options.codec } : {}),
     ...(queues.length > 0 ? { queues } : {}),
-    ...(options.activityLimits ? { activityLimits: options.activityLimits } : {}),
+    ...(activityLimits ? { activityLimits } : {}),
     ...(liveness
       ? {
           liveness,
@@ -163,7 +170,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workflows: definitions.workflows.map((definition) => `${definition.name}@${definition.version}`),
     from: definitions.sources,
     ...(queues.length > 0 ? { queues: queues.map((queue) => queue.name) } : {}),
-    ...(options.activityLimits ? { activityLimits: Object.keys(options.activityLimits) } : {}),
+    ...(activityLimits ? { activityLimits: Object.keys(activityLimits) } : {}),
     ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
     ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
   });

@@ -33,6 +33,11 @@ export type BrowserEngineOptions = {
    */
   queues?: EngineOptions['queues'];
   /**
+   * Activity concurrency limits (`EngineOptions.activityLimits`: group → `{ concurrency?, perEngine? }`).
+   * Every tab must declare the same ones. Default: none.
+   */
+  activityLimits?: EngineOptions['activityLimits'];
+  /**
    * IndexedDB's durability for the engine's commits: `'default'` (the browser's: Chromium's is relaxed,
    * which survives a tab or browser crash but not an operating system crash), `'relaxed'` or `'strict'`
    * (flushed to disk before a commit is acknowledged). Default `'default'`.
@@ -127,6 +132,7 @@ export function serveBrowserEngine(
     },
     workflows: options.workflows,
     ...(options.queues === undefined ? {} : { queues: options.queues }),
+    ...(options.activityLimits === undefined ? {} : { activityLimits: options.activityLimits }),
     loadAuthoredDefinitions: studio?.loadAuthoredDefinitions ?? false,
     allowFreeze: studio?.allowFreeze ?? false,
     ...(studio === null ? {} : { builtInInfo: studio.builtInInfo }),

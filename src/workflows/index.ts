@@ -8,8 +8,10 @@
  *   `builtInChildTypes` lists them all.
  * - `builtInQueues`: the queues the demos start onto (`payment` → `payments`); every engine that registers
  *   the demos declares them.
+ * - `builtInActivityLimits`: the demos' activity limits (`payment`'s capture: one at a time through
+ *   `payment-gateway`); every engine that runs the demos declares them.
  */
-import type { AnyWorkflowDefinition, QueueDefinition } from '../engine';
+import type { AnyWorkflowDefinition, EngineOptions, QueueDefinition } from '../engine';
 import { approval } from './approval';
 import { countdown } from './countdown';
 import { fanOut } from './fan-out';
@@ -17,7 +19,7 @@ import { fanOutTask } from './fan-out-task';
 import { flaky } from './flaky';
 import { manualApproval } from './manual-approval';
 import { order } from './order';
-import { payment, paymentsQueue } from './payment';
+import { payment, paymentActivityLimits, paymentsQueue } from './payment';
 import { saga } from './saga';
 import { shipment } from './shipment';
 import { slowSteps } from './slow-steps';
@@ -101,3 +103,8 @@ export const builtInWorkflows: readonly AnyWorkflowDefinition[] = Object.freeze(
 
 /** The queues the demos start onto: declared by every engine that registers `builtInWorkflows`. */
 export const builtInQueues: readonly QueueDefinition[] = Object.freeze([paymentsQueue]);
+
+/** The demos' activity limits: declared by every engine that runs `builtInWorkflows`. */
+export const builtInActivityLimits: NonNullable<EngineOptions['activityLimits']> = Object.freeze({
+  ...paymentActivityLimits,
+});

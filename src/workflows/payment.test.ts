@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { builtInQueues } from './index';
-import { payment, paymentsQueue, type PaymentInput } from './payment';
+import type { ActivityInterceptor } from '../engine';
+import { builtInActivityLimits, builtInQueues } from './index';
+import { payment, paymentActivityLimits, paymentsQueue, type PaymentInput } from './payment';
 import { TestWorld, entriesOf } from './workflows.test-support';
 
 const input = (customer: string): PaymentInput => ({ customer, amount: 10, workMs: 200 });
@@ -57,5 +58,45 @@ describe('payment (the queue demo)', () => {
       { timeout: 10_000 },
     );
     expect((await engine.describeQueue('payments')).running).toBe(0);
+  });
+
+  it('captures one at a time through the payment gateway (its activity limit) while the queue runs two payments', async () => {
+    expect(builtInActivityLimits).toMatchObject(paymentActivityLimits);
+    let capturing = 0;
+    let most = 0;
+    const captures: ActivityInterceptor = async (call, next) => {
+      if (call.activity !== 'capture') return next(call.context);
+      most = Math.max(most, ++capturing);
+      try {
+        return await next(call.context);
+      } finally {
+        capturing--;
+      }
+    };
+    const world = new TestWorld();
+    const engine = await world.engine([payment], {
+      queues: builtInQueues,
+      activityLimits: builtInActivityLimits,
+      interceptors: { activities: [captures] },
+    });
+    const ids = ['g1', 'g2', 'g3', 'g4'];
+    for (const id of ids)
+      await engine.start(payment, { customer: id, amount: 5, workMs: 400 }, { id, concurrencyKey: id });
+    // Two payments admitted at once: while one captures, the other's capture waits for the gateway's slot.
+    await vi.waitFor(
+      async () => {
+        const [gateway] = await engine.activityLimits();
+        expect(gateway).toMatchObject({ name: 'payment-gateway', concurrency: 1, waitingHere: 1 });
+        expect(gateway!.running).toHaveLength(1);
+      },
+      { timeout: 10_000, interval: 5 },
+    );
+    await vi.waitFor(
+      async () => {
+        for (const id of ids) expect((await engine.describe(id)).status).toBe('completed');
+      },
+      { timeout: 10_000 },
+    );
+    expect(most).toBe(1);
   });
 });

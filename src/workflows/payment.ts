@@ -3,11 +3,19 @@
  * admits at most two at once across every tab, one per concurrency key (start it with a `concurrencyKey`,
  * e.g. the customer), and at most 30 a minute. Start several and watch them wait their turn on the Queues
  * screen; close the tab that runs one and another tab takes it over, its slot with it.
+
+Its capture goes through the payment gateway, which takes one capture at a time across every tab: an
+activity limit (`paymentActivityLimits`, group `payment-gateway`, the capture's `limit`). With two payments
+admitted at once, one capture waits for the other's slot — the Queues screen's "Activity limits" shows who
+holds it, on which tab, and who waits.
  *
  * The queue is declared here, beside the workflow (`defineQueue`), and every studio engine declares it
  * (`builtInQueues`, index.ts): a queue must be declared on every engine that starts or runs its workflows.
  */
 import { defineQueue, defineWorkflow, delay, type ActivityContext, type WorkflowContext } from '../engine';
+
+/** The demos' activity limit: one capture at a time through the payment gateway, across every engine. */
+export const paymentActivityLimits = { 'payment-gateway': { concurrency: 1 } } as const;
 
 /** The demos' queue: two at once, one per key, 30 admissions a minute. */
 export const paymentsQueue = defineQueue('payments', {
@@ -74,8 +82,10 @@ export const payment = defineWorkflow({
       paymentActivities.authorize(ctx.workflowId, input, Math.floor(workMs / 2), activity),
     );
     ctx.state.step = 'capturing';
-    yield* ctx.activity('capture', (activity) =>
-      paymentActivities.capture(authorization, workMs - Math.floor(workMs / 2), activity),
+    yield* ctx.activity(
+      'capture',
+      (activity) => paymentActivities.capture(authorization, workMs - Math.floor(workMs / 2), activity),
+      { limit: 'payment-gateway' },
     );
     ctx.state.step = 'done';
     const result: PaymentResult = {
