@@ -28,6 +28,7 @@ import type { WorkerMessage } from '../protocol';
 import { PollingDeathWatch } from '../host/death-watch';
 import { loadDefinitions, serverQueues } from './definitions';
 import { createHttpApi, sameToken } from './http-api/api';
+import { builtInActivityLimits } from '../workflows';
 import { createLogger, type Logger } from './log';
 import { openStore, StartupError, type StoreOptions } from './store';
 import { packageRoot, runningFromSource } from './package-root';
@@ -159,6 +160,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       : {}),
     ...(options.codec ? { codec: options.codec } : {}),
     ...(queues.length > 0 ? { queues } : {}),
+    // With the demos, the demos' activity limits too: its engine runs no activity, but then the studio and
+    // GET /activity-limits show their limits beside the slots the workers hold (not stored: see
+    // src/host/activity-slots.ts).
+    ...(options.demos ? { activityLimits: builtInActivityLimits } : {}),
     onWarning: (warning) => logger.warn(warning.message, { warning: warning.name }),
   });
   const engine = await host.engine();

@@ -514,6 +514,10 @@ describe('the HTTP API of shuttle serve', () => {
       const declaredOnly = await call('GET', '/activity-limits');
       expect(declaredOnly.status).toBe(200);
       expect(declaredOnly.body.items.map((item: { name: string }) => item.name)).not.toContain('api-gate');
+      // The server's engine declares the demos' limit (shuttle serve --demos): its limits are known here.
+      expect(
+        declaredOnly.body.items.find((item: { name: string }) => item.name === 'payment-gateway'),
+      ).toMatchObject({ declared: true, concurrency: 1, perEngine: null, runningHere: 0, waitingHere: 0 });
       const handle = await gated.start(gatedWorkflow, undefined, { id: 'api-gated-1' });
       const held = await until(async () => {
         const items = (await call('GET', '/activity-limits')).body.items as Loose[];
