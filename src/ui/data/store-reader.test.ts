@@ -28,6 +28,7 @@ function fakeClient(name: string, engineId: string) {
     hello: vi.fn(async () => ({ engineId, answeredBy: name })),
     api: {
       queues: vi.fn(async () => [{ name: 'payments', answeredBy: name }]),
+      activityLimits: vi.fn(async () => [{ name: 'payment-gateway', answeredBy: name }]),
       engineDirectory: vi.fn(async () => [{ engineId, answeredBy: name }]),
     },
     start: vi.fn(async () => `started by ${name}`),
@@ -84,6 +85,7 @@ describe('the store reader', () => {
     expect(await reader.client.describe('w')).toMatchObject({ answeredBy: 'viewer' });
     // The queues, read through the protocol's facade, follow; what is not a read of the store does not.
     expect(await reader.client.api.queues({})).toEqual([{ name: 'payments', answeredBy: 'viewer' }]);
+    expect(await reader.client.api.activityLimits({})).toMatchObject([{ answeredBy: 'viewer' }]);
     expect(await reader.client.api.engineDirectory({})).toMatchObject([{ answeredBy: 'tab' }]);
     // This tab's own facts and every action stay with the tab's client.
     expect(await reader.client.hello()).toMatchObject({ answeredBy: 'tab' });
