@@ -103,6 +103,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     emit,
     warn,
     isEligible: (type) => engine.mayDrive(type),
+    hasRoomFor: (record) => queues.mayHold(record),
     drive: (workflowId, how) =>
       supervisor.drive(workflowId, how === 'takeover' || how === 'recover' ? null : 'queued-start'),
     isDriving: (workflowId) => supervisor.isDriving(workflowId),

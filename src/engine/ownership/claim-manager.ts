@@ -73,6 +73,8 @@ export type ClaimManagerDeps = {
   warn: (warning: EngineWarning) => void;
   /** This engine has a definition for the type (any version), so it may claim such workflows. */
   isEligible: (workflowType: string) => boolean;
+  /** This engine has room for the workflow now (its queue's per-engine limit): else it claims it not. */
+  hasRoomFor: (record: WorkflowRecord) => boolean;
   /** A claim landed for a running workflow: evict any stale local context and drive it from storage. */
   onClaimed: (workflowId: string, how: ClaimHow) => void;
   /** The claim was lost: stop driving the workflow. */
@@ -456,7 +458,10 @@ export class ClaimManager {
         }
         throw error;
       }
-      if (!this.#deps.isEligible(record.type)) return { outcome: 'ineligible' };
+      // An engine at its queue's per-engine limit does not take the workflow (an engine with room will): taking
+      // it to let it go again would make engines at their limits pass it back and forth.
+      if (!this.#deps.isEligible(record.type) || !this.#deps.hasRoomFor(record))
+        return { outcome: 'ineligible' };
       const current = readHolder(holderRaw ?? null);
       let now = clock.now();
       let minted: MintedClaim;

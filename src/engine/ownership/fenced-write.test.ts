@@ -39,6 +39,7 @@ function writerFor(storage: Storage, mode: 'none' | 'workflow-lease' = 'workflow
     emit: (event) => events.push(event),
     warn: () => undefined,
     isEligible: () => true,
+    hasRoomFor: () => true,
     drive: () => undefined,
     isDriving: () => false,
     activeWorkflows: () => [],

@@ -23,6 +23,7 @@ import type { EngineEvent, EngineWarning, WakeKind } from '../events';
 import type { MetricsCounters } from '../metrics';
 import type { OwnershipMode } from '../options';
 import type { Reactions } from '../reactions';
+import type { WorkflowRecord } from '../records';
 import type { EngineLiveness } from './liveness';
 import type { MintedClaim, Transition } from './transitions';
 
@@ -60,6 +61,11 @@ export type OwnershipDeps = {
   warn(warning: EngineWarning): void;
   /** This engine has a definition for the type (any version) and is not an observer. */
   isEligible(workflowType: string): boolean;
+  /**
+   * This engine has room for the running workflow `record` now (false: it is at its queue's per-engine limit:
+   * it does not claim the workflow, and one with room will).
+   */
+  hasRoomFor(record: WorkflowRecord): boolean;
   /** This engine may now drive the running workflow: evict any stale local context and load it. */
   drive(workflowId: string, how: ClaimHow | 'recover'): void;
   /** Workflows with work in flight here (a turn, a load or an activity): a successor takes these first. */

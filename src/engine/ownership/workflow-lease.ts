@@ -76,6 +76,7 @@ export class WorkflowLeaseOwnership implements Ownership {
       emit: (event) => deps.emit(event),
       warn: (warning) => deps.warn(warning),
       isEligible: (type) => deps.isEligible(type),
+      hasRoomFor: (record) => deps.hasRoomFor(record),
       onClaimed: (workflowId, how) => deps.drive(workflowId, how),
       onLost: (workflowId) => deps.stopDriving(workflowId, 'claim-lost'),
       onCorrupt: (workflowId, error) => deps.markCorrupt(workflowId, error),

@@ -10,6 +10,7 @@ import { SimulatedClock, settle } from '../clock';
 import { createEngine, type Engine } from '../engine';
 import { InvalidOptionsError, QueueNotFoundError, SingletonConflictError } from '../errors';
 import { TestWorld, fencing, type TestEngine } from '../engine.test-support';
+import { keys } from '../keys';
 import { defineWorkflow } from '../workflow';
 
 /** Runs until it is signalled `done`; its start order is kept in `started`. */
@@ -131,6 +132,36 @@ describe('a queue on one engine', () => {
     await engine.runMaintenance();
     await calm(engine);
     expect(await running(engine, 'work')).toEqual(['hot-0', 'z-cold']);
+    await engine.shutdown();
+  });
+
+  it('frees a queue slot or key slot left by a workflow that ended outside the engine (the poll backstop)', async () => {
+    const storage = new MemoryStorage();
+    const warnings: string[] = [];
+    const engine = await createEngine({
+      storage,
+      workflows: [job],
+      queues: { work: { concurrency: 1, perKeyConcurrency: 1 } },
+      backgroundTasks: 'manual',
+      clock: new SimulatedClock(),
+      onWarning: (warning) => warnings.push(warning.message),
+    });
+    // Slots named by workflows that no longer exist (as a record written outside the engine would leave).
+    const ghost = JSON.stringify({ id: 'ghost', at: 0, by: 'elsewhere' });
+    await storage.conditionalBatch(
+      [],
+      [
+        { type: 'put', key: keys.queueSlot('work', 0), value: ghost },
+        { type: 'put', key: keys.queueKeySlot('work', 'acme', 0), value: ghost },
+      ],
+    );
+    await engine.start(job, { n: 1 }, { id: 'waiting', queue: 'work', concurrencyKey: 'acme' });
+    await calm(engine);
+    expect((await engine.describe('waiting')).status).toBe('pending');
+    await engine.runMaintenance();
+    await calm(engine);
+    expect((await engine.describe('waiting')).status).toBe('running');
+    expect(warnings.filter((message) => /ghost/.test(message))).toHaveLength(2);
     await engine.shutdown();
   });
 
@@ -367,6 +398,42 @@ describe('queues across engines (workflow-lease)', () => {
     }
     for (const id of ['c0', 'c1', 'c2', 'c3', 'c4']) expect((await c.describe(id)).status).toBe('completed');
     expect(await world.storage.scan('queue-slot:')).toEqual([]);
+    await world.shutdownAll();
+  });
+
+  it('engines at their per-engine limit leave a dead peer’s workflows alone until one has room (no claim ping-pong)', async () => {
+    const world = new TestWorld();
+    const queues = { d: { concurrency: 4, perEngineConcurrency: 1 } };
+    const engines: TestEngine[] = [];
+    for (let n = 0; n < 4; n++)
+      engines.push(await world.engine([job], { ...fencing, liveness: world.liveness, queues }));
+    for (const [n, engine] of engines.entries()) {
+      await engine.start(job, { n }, { id: `d${n}`, queue: 'd' });
+      await world.maintain();
+    }
+    const [a, b, c, e] = engines as [TestEngine, TestEngine, TestEngine, TestEngine];
+    world.crash(b);
+    world.crash(c);
+    const epochs = async () =>
+      Promise.all(['d1', 'd2'].map(async (id) => Number(await world.storage.get(keys.ownerEpoch(id)))));
+    const before = await epochs();
+    await world.advance(10_000, { stepMs: 1_000 });
+    // The two live engines are full: neither took d1 or d2 (taking them only to let them go again would move
+    // their epochs on every pass).
+    expect(await epochs()).toEqual(before);
+    // One ends: its engine has room and takes one of the dead peers' workflows, then the other.
+    for (let round = 0; round < 8; round++) {
+      for (const id of ['d0', 'd1', 'd2', 'd3'])
+        if (
+          (await a.describe(id)).status === 'running' &&
+          (await a.describe(id)).owner?.engineId !== undefined
+        )
+          await a.signal(id, 'done').catch(() => undefined);
+      await world.advance(1_000, { stepMs: 500 });
+    }
+    for (const id of ['d0', 'd1', 'd2', 'd3']) expect((await e.describe(id)).status).toBe('completed');
+    for (const [index, epoch] of (await epochs()).entries())
+      expect(epoch).toBeLessThanOrEqual(before[index]! + 2);
     await world.shutdownAll();
   });
 });

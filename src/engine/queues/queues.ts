@@ -363,7 +363,14 @@ export class Queues {
         if (entry.key !== undefined && queue.perKeyConcurrency !== null) {
           let taken = keySlots.get(entry.key);
           if (!taken) {
-            const held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
+            let held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
+            // The poll's backstop, as for the queue's slots: a full key whose holders ended frees them.
+            if (
+              poll &&
+              held.length >= queue.perKeyConcurrency &&
+              (await this.#freeStaleSlots(queue, held, entry.key))
+            )
+              held = await storage.scan(keys.queueKeySlotPrefix(queue.name, entry.key));
             taken = new Set(held.map(({ key: slotKey }) => slotIndex(slotKey)));
             keySlots.set(entry.key, taken);
           }
@@ -459,7 +466,12 @@ export class Queues {
    * frees its slots in its own batch, so only a record written outside the engine leaves one). Frees those,
    * each conditioned on the slot's and the record's text. True when it freed one.
    */
-  async #freeStaleSlots(queue: QueueDeclaration, slots: { key: string; value: string }[]): Promise<boolean> {
+  async #freeStaleSlots(
+    queue: QueueDeclaration,
+    slots: { key: string; value: string }[],
+    /** The concurrency key whose key slots these are (none: the queue's own slots). */
+    concurrencyKey?: string,
+  ): Promise<boolean> {
     const { storage } = this.#deps;
     const held = slots.map((slot) => ({ ...slot, holder: decodeSlot(slot.value) }));
     const ids = held.map(({ holder }) => holder?.id ?? '');
@@ -478,7 +490,9 @@ export class Queues {
         record !== null &&
         !isTerminal(record.status) &&
         record.queue?.name === queue.name &&
-        record.queue.slot === slotIndex(key);
+        (concurrencyKey === undefined
+          ? record.queue.slot === slotIndex(key)
+          : record.queue.key === concurrencyKey && record.queue.keySlot === slotIndex(key));
       if (holds) continue;
       const outcome = await storage.conditionalBatch(
         [{ key, expected: value }, ...(holder ? [{ key: keys.record(holder.id), expected: raw }] : [])],
@@ -488,7 +502,7 @@ export class Queues {
         freed = true;
         this.#deps.warn({
           name: 'StorageWarning',
-          message: `Queue '${queue.name}': slot ${slotIndex(key)} was held by ${holder ? `workflow '${holder.id}', which ${record ? `is ${record.status}` : 'no longer exists'}` : 'an unreadable value'}; it is free again.`,
+          message: `Queue '${queue.name}': ${concurrencyKey === undefined ? '' : `key '${concurrencyKey}' `}slot ${slotIndex(key)} was held by ${holder ? `workflow '${holder.id}', which ${record ? `is ${record.status}` : 'no longer exists'}` : 'an unreadable value'}; it is free again.`,
         });
       }
     }
