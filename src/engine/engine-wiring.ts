@@ -164,7 +164,7 @@ export function wireEngine(options: ResolvedOptions, engineId: string, engine: E
     timerArmed: (dueAt) => timers.notify(dueAt),
     tracing,
     queues: options.queues,
-    enqueued: (queue) => queues.kick(queue),
+    enqueued: (queue) => queues.enqueued(queue),
     directGrant: (queue, key) => queues.directGrant(queue, key),
     admittedDirectly: (queue, workflowId) => queues.admittedDirectly(queue, workflowId),
   });

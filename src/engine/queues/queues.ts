@@ -100,6 +100,12 @@ export class Queues {
   readonly #passes = new Map<string, Promise<void>>();
   readonly #again = new Set<string>();
   readonly #wakes = new Map<string, { at: number; handle: unknown }>();
+  /**
+   * Queues this engine last saw with workflows waiting (or no room): a start onto one goes straight into the
+   * queue without reading whether it could be admitted at once. Cleared when an admission pass finds nobody
+   * waiting. A hint only: wrong either way, a start is admitted a pass later, or reads once more.
+   */
+  readonly #busy = new Set<string>();
   /** Admitted here and perhaps still loading (not yet among `queueMembers`), by queue. */
   readonly #admittedHere = new Map<string, Set<string>>();
 
@@ -161,7 +167,8 @@ export class Queues {
     key: string | undefined,
   ): Promise<Omit<QueueGrant, 'waitKey' | 'waitRaw'> | null> {
     const queue = this.#deps.declarations.get(name);
-    if (!queue || !this.#deps.admits || mutation() === 'queue-ignores-limit') return null;
+    if (!queue || !this.#deps.admits || mutation() === 'queue-ignores-limit' || this.#busy.has(name))
+      return null;
     if (queue.perEngineConcurrency !== null && this.drivenHere(name) >= queue.perEngineConcurrency)
       return null;
     const { storage, clock } = this.#deps;
@@ -173,7 +180,10 @@ export class Queues {
         ? Promise.resolve([])
         : storage.scan(keys.queueKeySlotPrefix(name, key)),
     ]);
-    if (waiting.length > 0) return null;
+    if (waiting.length > 0) {
+      this.#busy.add(name);
+      return null;
+    }
     const firstFree = (held: { key: string }[], limit: number): number | null => {
       if (held.length >= limit) return null;
       const taken = new Set(held.map((entry) => slotIndex(entry.key)));
@@ -184,7 +194,10 @@ export class Queues {
     const grant: Omit<QueueGrant, 'waitKey' | 'waitRaw'> = {};
     if (queue.concurrency !== null) {
       const index = firstFree(slots, queue.concurrency);
-      if (index === null) return null;
+      if (index === null) {
+        this.#busy.add(name);
+        return null;
+      }
       grant.slot = { index, expected: null };
     }
     if (key !== undefined && queue.perKeyConcurrency !== null) {
@@ -211,6 +224,12 @@ export class Queues {
     const here = this.#admittedHere.get(name) ?? new Set<string>();
     here.add(workflowId);
     this.#admittedHere.set(name, here);
+  }
+
+  /** A workflow was enqueued onto `queue` here: it has waiting workflows now; look for room. */
+  enqueued(queue: string): void {
+    this.#busy.add(queue);
+    this.kick(queue);
   }
 
   /** Look for room in `queue` now (coalesced: one pass at a time per queue, and one more after it). */
@@ -244,7 +263,9 @@ export class Queues {
     if (!key.startsWith('queue-') || key.startsWith(keys.queueDeclarationsPrefix)) return;
     const rest = key.slice(key.indexOf(':') + 1);
     const name = rest.slice(0, rest.indexOf(':'));
-    if (this.#deps.declarations.has(name)) this.kick(name);
+    if (!this.#deps.declarations.has(name)) return;
+    if (key.startsWith(keys.queueWaitsPrefix)) this.#busy.add(name);
+    this.kick(name);
   }
 
   /** The maintenance pass: admission in every declared queue, with the stale-slot check. */
@@ -302,7 +323,10 @@ export class Queues {
         queue.rateLimit === null ? Promise.resolve([]) : storage.scan(keys.queueRatePrefix(queue.name)),
         storage.scan(keys.queueWaitPrefix(queue.name), { limit: waitPage }),
       ]);
-      if (page.length === 0) return;
+      if (page.length === 0) {
+        this.#busy.delete(queue.name); // nobody waits: a start may be admitted at once again
+        return;
+      }
       // The free slot indices below the limit (null: the queue has no limit), in order.
       let freeSlots: number[] | null = null;
       if (queue.concurrency !== null) {
