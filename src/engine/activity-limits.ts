@@ -86,7 +86,7 @@ export interface SlotTicket {
   release(): void;
 }
 
-type StoredSlot = SlotHolder & { engineId: string; at: number; seq: number };
+export type StoredSlot = SlotHolder & { engineId: string; at: number; seq: number };
 
 type Ticket = SlotTicket & {
   group: Group;
@@ -435,7 +435,7 @@ export class ActivityLimits {
   async #read(group: Group): Promise<JudgedSlot[]> {
     const { storage, engineId, clock, liveness, graceMs } = this.#deps;
     const entries = await storage.scan(keys.activitySlotsOf(group.name));
-    const slots = entries.map(({ key, value }) => ({ key, raw: value, slot: decodeSlot(value) }));
+    const slots = entries.map(({ key, value }) => ({ key, raw: value, slot: decodeActivitySlot(value) }));
     const others = [
       ...new Set(slots.flatMap(({ slot }) => (slot && slot.engineId !== engineId ? [slot.engineId] : []))),
     ];
@@ -461,8 +461,11 @@ export class ActivityLimits {
   }
 }
 
-/** A stored slot, or null when it does not decode (then it is free: fail-closed, like a holder). */
-function decodeSlot(raw: string): StoredSlot | null {
+/**
+ * A stored slot (`act-slot:`), or null when it does not decode (then it is free: fail-closed, like a holder).
+ * Also read by the host's view of slots held by engines that do not declare the group.
+ */
+export function decodeActivitySlot(raw: string): StoredSlot | null {
   let value: unknown;
   try {
     value = JSON.parse(raw);

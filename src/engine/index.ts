@@ -15,3 +15,4 @@ export { acceptedCronForm, previewCron } from './schedules/cron';
 export type { StoredKeyKind } from './keys';
 export { describeStoredKey, hostKeys } from './keys';
 export { nextTimerDue } from './timer-scheduler';
+export { decodeActivitySlot } from './activity-limits';

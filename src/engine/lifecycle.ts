@@ -291,6 +291,35 @@ function grantWrites(
   return { conditions, operations };
 }
 
+/**
+ * What a pending workflow's start adds to its batch (a delayed start falling due, a queue admitting it): its
+ * debounce key goes (it is no longer joinable), its execution deadline's timer is armed. Returns that timer's
+ * key (null without a deadline).
+ */
+function startsRunning(
+  write: { operations: Operation[] },
+  next: WorkflowRecord,
+  debounceKey: StartKeyMembership | undefined,
+): string | null {
+  if (debounceKey)
+    write.operations.push({
+      type: 'delete',
+      key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key),
+    });
+  const executionKey = executionTimerKey(next);
+  if (executionKey)
+    write.operations.push({
+      type: 'put',
+      key: executionKey,
+      value: JSON.stringify({
+        workflowId: next.id,
+        purpose: 'execution',
+        run: next.run,
+      } satisfies TimerRecord),
+    });
+  return executionKey;
+}
+
 export class Lifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
 
@@ -1270,18 +1299,7 @@ export class Lifecycle {
     const taken = grantWrites(queue, workflowId, grant, { at: now, by: engineId });
     write.conditions.push(...taken.conditions);
     write.operations.push(...taken.operations);
-    if (debounceKey)
-      write.operations.push({
-        type: 'delete',
-        key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key),
-      });
-    const executionKey = executionTimerKey(next);
-    if (executionKey)
-      write.operations.push({
-        type: 'put',
-        key: executionKey,
-        value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
-      });
+    const executionKey = startsRunning(write, next, debounceKey);
     const outcome = await this.#write(
       write,
       `admit workflow '${workflowId}' from queue '${queue.name}'`,
@@ -1322,18 +1340,7 @@ export class Lifecycle {
       const write = changeStatus(read, next, notes, this.#who(epoch));
       const startKey = startTimerKey(read.record);
       if (startKey) write.operations.push({ type: 'delete', key: startKey });
-      if (debounceKey)
-        write.operations.push({
-          type: 'delete',
-          key: keys.startKey(debounceKey.scope, debounceKey.kind, debounceKey.key),
-        });
-      const executionKey = executionTimerKey(next);
-      if (executionKey)
-        write.operations.push({
-          type: 'put',
-          key: executionKey,
-          value: JSON.stringify({ workflowId, purpose: 'execution', run: next.run } satisfies TimerRecord),
-        });
+      const executionKey = startsRunning(write, next, debounceKey);
       const outcome = await this.#write(write, `start delayed workflow '${workflowId}'`, minted);
       if (outcome.ok) {
         if (executionKey) this.deps.timerArmed(now + next.executionTimeoutMs!);

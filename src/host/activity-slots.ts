@@ -15,34 +15,11 @@
  * the way the engine judges another engine's slot; this reader has no liveness oracle, so a crashed engine's
  * slot is shown until its session expires (the engines judge it free sooner when they have an oracle).
  */
-import type { ActivityLimitInfo, ActivitySlotHolder } from '../engine';
+import { decodeActivitySlot, type ActivityLimitInfo, type ActivitySlotHolder } from '../engine';
 import { keys, unescapeId } from '../engine/keys';
 import { decodeSession, isSessionLive, sessionKey } from '../engine/ownership/session';
 import type { ActivityLimitView } from '../protocol';
 import type { Storage } from '../storage/types';
-
-/** One stored slot, decoded; null when it does not decode (the engines treat it as free). */
-function decodeSlot(raw: string): (Omit<ActivitySlotHolder, 'since'> & { at: number }) | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const slot = value as Record<string, unknown>;
-  if (typeof slot.engineId !== 'string' || typeof slot.workflowId !== 'string') return null;
-  const numbers = [slot.position, slot.member, slot.attempt, slot.at];
-  if (!numbers.every((field) => typeof field === 'number' && Number.isFinite(field))) return null;
-  return {
-    engineId: slot.engineId,
-    workflowId: slot.workflowId,
-    position: slot.position as number,
-    member: slot.member as number,
-    attempt: slot.attempt as number,
-    at: slot.at as number,
-  };
-}
 
 /** The group a slot key belongs to (`act-slot:<escaped group>:<index>`), or null for a key of another shape. */
 export function slotGroup(key: string): string | null {
@@ -64,7 +41,7 @@ export async function readHeldActivitySlots(
   const entries = await storage.scan(keys.activitySlotsPrefix);
   const slots = entries.flatMap(({ key, value }) => {
     const group = slotGroup(key);
-    const slot = decodeSlot(value);
+    const slot = decodeActivitySlot(value);
     return group === null || slot === null ? [] : [{ group, slot }];
   });
   const engineIds = [...new Set(slots.map(({ slot }) => slot.engineId))];
@@ -78,8 +55,9 @@ export async function readHeldActivitySlots(
   const byGroup = new Map<string, ActivitySlotHolder[]>();
   for (const { group, slot } of slots) {
     if (!live.has(slot.engineId)) continue;
-    const { at, ...holder } = slot;
-    byGroup.set(group, [...(byGroup.get(group) ?? []), { ...holder, since: at }]);
+    const { engineId, workflowId, position, member, attempt, at } = slot;
+    const holder: ActivitySlotHolder = { engineId, workflowId, position, member, attempt, since: at };
+    byGroup.set(group, [...(byGroup.get(group) ?? []), holder]);
   }
   for (const holders of byGroup.values()) holders.sort((a, b) => a.since - b.since);
   return new Map([...byGroup].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
