@@ -436,4 +436,28 @@ describe('queues across engines (workflow-lease)', () => {
       expect(epoch).toBeLessThanOrEqual(before[index]! + 2);
     await world.shutdownAll();
   });
+
+  it('two engines racing singleton and debounced starts with one key create one workflow', async () => {
+    const world = new TestWorld();
+    const queues = { work: { concurrency: 5 } };
+    const a = await world.engine([job], { ...fencing, queues });
+    const b = await world.engine([job], { ...fencing, queues });
+    const singles = await Promise.all(
+      [a, b, a, b].map((engine, n) =>
+        engine.start(job, { n }, { id: `s${n}`, queue: 'work', singleton: { key: 'nightly' } }),
+      ),
+    );
+    expect(new Set(singles.map((handle) => handle.workflowId)).size).toBe(1);
+    expect(singles.filter((handle) => handle.started)).toHaveLength(1);
+    const debounced = await Promise.all(
+      [a, b, a, b].map((engine, n) =>
+        engine.start(job, { n }, { id: `d${n}`, queue: 'work', debounce: { key: 'acme', windowMs: 5_000 } }),
+      ),
+    );
+    expect(new Set(debounced.map((handle) => handle.workflowId)).size).toBe(1);
+    expect(debounced.filter((handle) => handle.started)).toHaveLength(1);
+    const rows = await a.list({ status: 'pending' });
+    expect(rows.items.map((row) => row.workflowId)).toEqual([debounced[0]!.workflowId]);
+    await world.shutdownAll();
+  });
 });
