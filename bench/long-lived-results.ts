@@ -10,6 +10,7 @@
  */
 import type { TableRow } from './results';
 import type { Spread } from './stats';
+import { checkExactKeys, checkNumber } from './schema-check';
 
 /** latest.json's `longLived`. */
 export type LongLivedFigures = {
@@ -134,31 +135,6 @@ export function buildLongLivedFigures(input: LongLivedInput | null | undefined):
     recordOpsPerSecond: figure(part.recordOpsPerSecond),
     browser: buildBrowserFigures(part.browser),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkNumber(where: string, value: unknown, problems: string[]): void {
-  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
-    problems.push(`${where} must be a finite number or null`);
-}
-
-function checkExactKeys(
-  where: string,
-  value: unknown,
-  expected: readonly string[],
-  problems: string[],
-): value is Record<string, unknown> {
-  if (!isRecord(value)) {
-    problems.push(`${where} must be an object`);
-    return false;
-  }
-  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
-  for (const key of Object.keys(value))
-    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
-  return true;
 }
 
 function checkHandoffs(where: string, value: unknown, problems: string[]): void {

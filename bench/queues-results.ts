@@ -10,6 +10,7 @@
  * difference is derived here from the two p50s, so it always matches them.
  */
 import type { TableRow } from './results';
+import { checkExactKeys, checkNumber } from './schema-check';
 
 /** p50 and p95 in ms, and how many samples (`count`). */
 export type LatencySpread = { p50: number | null; p95: number | null; count: number | null };
@@ -135,31 +136,6 @@ export function buildQueuesFigures(input: QueuesInput | null | undefined): Queue
 
 // -----------------------------------------------------------------------------------------------------------
 // The schema check
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkNumber(where: string, value: unknown, problems: string[]): void {
-  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
-    problems.push(`${where} must be a finite number or null`);
-}
-
-function checkExactKeys(
-  where: string,
-  value: unknown,
-  expected: readonly string[],
-  problems: string[],
-): value is Record<string, unknown> {
-  if (!isRecord(value)) {
-    problems.push(`${where} must be an object`);
-    return false;
-  }
-  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
-  for (const key of Object.keys(value))
-    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
-  return true;
-}
 
 function checkNumbers(where: string, value: unknown, keys: readonly string[], problems: string[]): void {
   if (!checkExactKeys(where, value, keys, problems)) return;

@@ -47,6 +47,7 @@ import {
   type QueuesFigures,
   type QueuesInput,
 } from './queues-results';
+import { checkExactKeys, checkNumber } from './schema-check';
 
 /** The Node figures (bench/node.ts). */
 export type NodeFigures = {
@@ -159,33 +160,8 @@ export function buildLatestResults(input: {
   };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkKeys(
-  where: string,
-  value: unknown,
-  expected: readonly string[],
-  problems: string[],
-): value is Record<string, unknown> {
-  if (!isRecord(value)) {
-    problems.push(`${where} must be an object`);
-    return false;
-  }
-  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
-  for (const key of Object.keys(value))
-    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
-  return true;
-}
-
-function checkNumber(where: string, value: unknown, problems: string[]): void {
-  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
-    problems.push(`${where} must be a finite number or null`);
-}
-
 function checkSpread(where: string, value: unknown, problems: string[]): void {
-  if (!checkKeys(where, value, ['p50', 'p95'], problems)) return;
+  if (!checkExactKeys(where, value, ['p50', 'p95'], problems)) return;
   checkNumber(`${where}.p50`, value.p50, problems);
   checkNumber(`${where}.p95`, value.p95, problems);
 }
@@ -194,7 +170,7 @@ function checkSpread(where: string, value: unknown, problems: string[]): void {
 export function checkLatestShape(value: unknown): string[] {
   const problems: string[] = [];
   if (
-    !checkKeys(
+    !checkExactKeys(
       'results',
       value,
       ['generatedAt', 'node', 'browser', 'scale', 'server', 'longLived', 'queues'],
@@ -204,7 +180,7 @@ export function checkLatestShape(value: unknown): string[] {
     return problems;
   if (typeof value.generatedAt !== 'string' || Number.isNaN(Date.parse(value.generatedAt)))
     problems.push('results.generatedAt must be an ISO date string');
-  if (checkKeys('node', value.node, nodeKeys, problems))
+  if (checkExactKeys('node', value.node, nodeKeys, problems))
     for (const key of nodeKeys) checkNumber(`node.${key}`, value.node[key], problems);
   const browserKeys = [
     ...browserThroughputKeys,
@@ -214,11 +190,11 @@ export function checkLatestShape(value: unknown): string[] {
     'crossTabResultMs',
     'duplicateCommits',
   ];
-  if (checkKeys('browser', value.browser, browserKeys, problems)) {
+  if (checkExactKeys('browser', value.browser, browserKeys, problems)) {
     const browser = value.browser;
     for (const key of browserThroughputKeys)
       checkFigure(`browser.${key}`, browser[key], throughputKeys, problems);
-    if (checkKeys('browser.handoffMs', browser.handoffMs, handoffKinds, problems))
+    if (checkExactKeys('browser.handoffMs', browser.handoffMs, handoffKinds, problems))
       for (const kind of handoffKinds)
         checkSpread(`browser.handoffMs.${kind}`, browser.handoffMs[kind], problems);
     checkSpread('browser.startupMs', browser.startupMs, problems);

@@ -9,6 +9,7 @@
  */
 import type { Spread } from './stats';
 import type { TableRow } from './results';
+import { checkExactKeys, checkNumber } from './schema-check';
 
 /** The figures of one N (bench/studio/scale.ts says how each is measured; bench/README.md too). */
 export type ScaleCaseFigures = {
@@ -117,31 +118,6 @@ export function startRateRatio(parked: readonly ScaleCaseFigures[]): number | nu
   const largest = parked[parked.length - 1]!.probeStartsPerSecond;
   if (smallest === null || largest === null || smallest <= 0) return null;
   return Math.round((largest / smallest) * 1_000) / 1_000;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkNumber(where: string, value: unknown, problems: string[]): void {
-  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
-    problems.push(`${where} must be a finite number or null`);
-}
-
-function checkExactKeys(
-  where: string,
-  value: unknown,
-  expected: readonly string[],
-  problems: string[],
-): value is Record<string, unknown> {
-  if (!isRecord(value)) {
-    problems.push(`${where} must be an object`);
-    return false;
-  }
-  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
-  for (const key of Object.keys(value))
-    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
-  return true;
 }
 
 /** Appends to `problems` every way `value` differs from the schema of `scale`. */

@@ -20,6 +20,7 @@ import {
   type PeerFigure,
   type ThroughputFigure,
 } from './throughput-figures';
+import { checkExactKeys, checkNumber } from './schema-check';
 
 /** DBOS beside Shuttle: each workload at DBOS's default pool, and the concurrent ones at a tuned pool. */
 export type ServerPeerFigures = {
@@ -149,31 +150,6 @@ export function buildServerFigures(input: ServerInput | null | undefined): Serve
     },
     duplicateCommits: figure(server.duplicateCommits),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function checkNumber(where: string, value: unknown, problems: string[]): void {
-  if (value !== null && (typeof value !== 'number' || !Number.isFinite(value)))
-    problems.push(`${where} must be a finite number or null`);
-}
-
-function checkExactKeys(
-  where: string,
-  value: unknown,
-  expected: readonly string[],
-  problems: string[],
-): value is Record<string, unknown> {
-  if (!isRecord(value)) {
-    problems.push(`${where} must be an object`);
-    return false;
-  }
-  for (const key of expected) if (!(key in value)) problems.push(`${where}.${key} is missing`);
-  for (const key of Object.keys(value))
-    if (!expected.includes(key)) problems.push(`${where}.${key} is not in the schema`);
-  return true;
 }
 
 function checkSpread(where: string, value: unknown, problems: string[]): void {
